@@ -1,0 +1,412 @@
+/*
+ * src/options.c — parsing and validating the agent's option string.
+ *
+ * The string is "key=value,key=value,...". Each key is looked up in one table that
+ * also holds its default, its help text and its parser, so the parser, `help` and
+ * docs/options.md cannot drift apart (tests/test_options.c checks the docs list
+ * every key of the table). A bad option stops everything with one line that names
+ * the option and the values it accepts: an agent that silently ignored
+ * "intervl=1ms" would profile at the wrong rate for weeks.
+ *
+ * Values: durations need a unit (ns, us, ms, s, m or min, h, d), so "interval=10"
+ * is refused rather than guessed; sizes take k, m, g (binary) or plain bytes.
+ */
+#include "options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ringprof/recording.h"
+
+#define NS_PER_S 1000000000ull
+
+/* Per-sample ring record overhead and frame size, for the depth/ring cross-check:
+ * src/sample.h's header plus the ring's own framing, rounded up generously. */
+#define RECORD_HEADER_BYTES 64u
+#define RECORD_FRAME_BYTES 16u
+
+/* ------------------------------------------------------------ value parsers -- */
+
+int rp_parse_duration(const char *s, uint64_t *ns)
+{
+    static const struct { const char *unit; uint64_t ns; } units[] = {
+        {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", NS_PER_S},
+        {"min", 60 * NS_PER_S}, {"m", 60 * NS_PER_S}, {"h", 3600 * NS_PER_S},
+        {"d", 86400 * NS_PER_S},
+    };
+    if (!s || !isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return -1;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(end, units[i].unit) == 0) {
+            if (v > UINT64_MAX / units[i].ns)
+                return -1;
+            *ns = v * units[i].ns;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int rp_parse_size(const char *s, uint64_t *bytes)
+{
+    if (!s || !isdigit((unsigned char)*s))
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return -1;
+    uint64_t mul = 1;
+    switch (tolower((unsigned char)*end)) {
+    case '\0': break;
+    case 'k': mul = 1ull << 10; end++; break;
+    case 'm': mul = 1ull << 20; end++; break;
+    case 'g': mul = 1ull << 30; end++; break;
+    default: return -1;
+    }
+    if (*end == 'b' || *end == 'B')   /* "64kb" and "64KB" read as "64k" */
+        end++;
+    if (*end != '\0' || v > UINT64_MAX / mul)
+        return -1;
+    *bytes = v * mul;
+    return 0;
+}
+
+/* ------------------------------------------------------------- the table -- */
+
+struct opt_def;
+typedef int (*opt_parse_fn)(const struct opt_def *d, const char *v, struct rp_options *o);
+
+struct opt_def {
+    const char *name;
+    const char *def;        /* default, as text (for help and docs)               */
+    const char *accepts;    /* what the error message says is accepted            */
+    const char *help;
+    opt_parse_fn parse;
+    uint64_t min, max;      /* bounds for durations and sizes                     */
+    size_t offset;          /* where the value goes in struct rp_options          */
+};
+
+#define FIELD(f) offsetof(struct rp_options, f)
+
+static int set_u64(struct rp_options *o, size_t off, uint64_t v)
+{
+    memcpy((char *)o + off, &v, sizeof v);
+    return 0;
+}
+
+static int parse_dur(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    uint64_t ns;
+    if (rp_parse_duration(v, &ns) != 0 || ns < d->min || ns > d->max)
+        return -1;
+    return set_u64(o, d->offset, ns);
+}
+
+static int parse_dur_or_off(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    if (!strcmp(v, "off") || !strcmp(v, "0"))
+        return set_u64(o, d->offset, 0);
+    return parse_dur(d, v, o);
+}
+
+static int parse_sz(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    uint64_t b;
+    if (rp_parse_size(v, &b) != 0 || b < d->min || b > d->max)
+        return -1;
+    return set_u64(o, d->offset, b);
+}
+
+static int parse_sz_or_off(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    if (!strcmp(v, "off") || !strcmp(v, "0"))
+        return set_u64(o, d->offset, 0);
+    return parse_sz(d, v, o);
+}
+
+static int parse_ring(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    uint64_t b;
+    if (rp_parse_size(v, &b) != 0 || b < d->min || b > d->max || (b & (b - 1)))
+        return -1;
+    o->ring_bytes = b;
+    return 0;
+}
+
+static int parse_dir(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    (void)d;
+    if (!*v || strlen(v) >= sizeof o->dir)
+        return -1;
+    strcpy(o->dir, v);
+    return 0;
+}
+
+static int parse_engine(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    (void)d;
+    if (!strcmp(v, "async"))
+        o->engine = RP_ENGINE_ASYNC;
+    else if (!strcmp(v, "jvmti"))
+        o->engine = RP_ENGINE_JVMTI;
+    else
+        return -1;
+    return 0;
+}
+
+static int parse_depth(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    if (!isdigit((unsigned char)*v) || *end || errno || n < d->min || n > d->max)
+        return -1;
+    o->depth = (uint32_t)n;
+    return 0;
+}
+
+static int parse_onoff(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    int on;
+    if (!strcmp(v, "on") || !strcmp(v, "true") || !strcmp(v, "yes"))
+        on = 1;
+    else if (!strcmp(v, "off") || !strcmp(v, "false") || !strcmp(v, "no"))
+        on = 0;
+    else
+        return -1;
+    memcpy((char *)o + d->offset, &on, sizeof on);
+    return 0;
+}
+
+/* Signals the JVM itself relies on, or that report faults, are never accepted:
+ * SIGSEGV/SIGBUS/SIGILL/SIGFPE (HotSpot's implicit checks and crash handling),
+ * SIGQUIT (thread dumps, attach), SIGUSR2 (HotSpot's suspend/resume on Linux),
+ * SIGTRAP, SIGPIPE, SIGCHLD, and the uncatchable ones. */
+static int allowed_signal(int sig)
+{
+    if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+        return 1;
+    return sig == SIGPROF || sig == SIGVTALRM || sig == SIGALRM || sig == SIGUSR1 ||
+           sig == SIGURG || sig == SIGWINCH || sig == SIGPWR;
+}
+
+static int parse_signal(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    static const struct { const char *name; int sig; } names[] = {
+        {"PROF", SIGPROF}, {"VTALRM", SIGVTALRM}, {"ALRM", SIGALRM},
+        {"USR1", SIGUSR1}, {"URG", SIGURG}, {"WINCH", SIGWINCH}, {"PWR", SIGPWR},
+    };
+    (void)d;
+    const char *n = strncmp(v, "SIG", 3) == 0 ? v + 3 : v;
+    int sig = -1;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(n, names[i].name))
+            sig = names[i].sig;
+    if (sig < 0 && isdigit((unsigned char)*v)) {
+        char *end;
+        long k = strtol(v, &end, 10);
+        sig = *end ? -1 : (int)k;
+    }
+    if (sig < 0 && !strncmp(n, "RTMIN+", 6) && isdigit((unsigned char)n[6]))
+        sig = SIGRTMIN + atoi(n + 6);
+    if (sig <= 0 || sig > SIGRTMAX || !allowed_signal(sig))
+        return -1;
+    o->signal = sig;
+    return 0;
+}
+
+static const struct opt_def defs[] = {
+    {"dir", "./ringprof-<pid>", "a directory path",
+     "recording directory (created, mode 0700)", parse_dir, 0, 0, FIELD(dir)},
+    {"interval", "10ms", "a duration from 100us to 10s, e.g. 10ms, 1ms, 500us",
+     "CPU sampling period, in CPU time", parse_dur, 100000, 10 * NS_PER_S,
+     FIELD(interval_ns)},
+    {"engine", "async", "async, jvmti",
+     "async: CPU-timer signals + AsyncGetCallTrace; jvmti: portable, "
+     "safepoint-biased", parse_engine, 0, 0, FIELD(engine)},
+    {"depth", "1024", "a number of frames from 1 to 8192",
+     "maximum frames per stack; deeper stacks are marked truncated", parse_depth, 1,
+     8192, FIELD(depth)},
+    {"native", "on", "on, off", "native frames (libunwind) below and between Java frames",
+     parse_onoff, 0, 0, FIELD(native)},
+    {"flush", "1s", "a duration from 10ms to 1h",
+     "segment interval: a kill -9 loses at most this much", parse_dur, 10000000,
+     3600 * NS_PER_S, FIELD(flush_ns)},
+    {"maxsize", "1g", "a size such as 500m or 2g (at least 1m), or off",
+     "retention: total bytes of finished chunks kept", parse_sz_or_off, 1u << 20,
+     UINT64_MAX, FIELD(maxsize)},
+    {"maxage", "7d", "a duration such as 12h or 7d (at least 1min), or off",
+     "retention: finished chunks older than this are deleted", parse_dur_or_off,
+     60 * NS_PER_S, UINT64_MAX, FIELD(maxage_ns)},
+    {"chunksize", "16m", "a size from 64k to 1g",
+     "rotate to a new chunk file at this size", parse_sz, 64u << 10, 1u << 30,
+     FIELD(chunksize)},
+    {"chunktime", "1h", "a duration from 1s to 7d",
+     "rotate to a new chunk file at this age", parse_dur, NS_PER_S, 7 * 86400 * NS_PER_S,
+     FIELD(chunktime_ns)},
+    {"ring", "64k", "a power of two from 4k to 64m",
+     "per-thread ring buffer; a full ring drops samples and counts them", parse_ring,
+     4u << 10, 64u << 20, FIELD(ring_bytes)},
+    {"signal", "PROF", "PROF, VTALRM, ALRM, USR1, URG, WINCH, PWR, RTMIN+N or a number",
+     "signal used by the CPU timers", parse_signal, 0, 0, FIELD(signal)},
+};
+#define NDEFS (sizeof defs / sizeof defs[0])
+
+void rp_options_defaults(struct rp_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->interval_ns = 10000000;
+    o->engine = RP_ENGINE_AUTO;
+    o->depth = 1024;
+    o->native = 1;
+    o->flush_ns = NS_PER_S;
+    o->maxsize = RP_DEFAULT_MAX_SIZE;
+    o->maxage_ns = RP_DEFAULT_MAX_AGE_NS;
+    o->chunksize = RP_DEFAULT_CHUNK_SIZE;
+    o->chunktime_ns = RP_DEFAULT_CHUNK_DURATION_NS;
+    o->ring_bytes = 64u << 10;
+    o->signal = SIGPROF;
+}
+
+/* -------------------------------------------------------------- the parser -- */
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = snprintf(err, errlen, "ringprof: ");
+    if (k >= 0 && (size_t)k < errlen)
+        vsnprintf(err + k, errlen - (size_t)k, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Edit distance, for "did you mean". Keys are short; a small matrix suffices. */
+static size_t distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), d[33][33];
+    if (la > 32 || lb > 32)
+        return 99;
+    for (size_t i = 0; i <= la; i++) d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+    return d[la][lb];
+}
+
+static int unknown_key(const char *key, char *err, size_t errlen)
+{
+    const char *best = NULL;
+    size_t bestd = 3;
+    for (size_t i = 0; i < NDEFS; i++) {
+        size_t dd = distance(key, defs[i].name);
+        if (dd < bestd) {
+            bestd = dd;
+            best = defs[i].name;
+        }
+    }
+    if (best)
+        return fail(err, errlen, "unknown option '%s' (did you mean '%s'?); "
+                                 "'help' lists all options", key, best);
+    return fail(err, errlen, "unknown option '%s'; 'help' lists all options", key);
+}
+
+static int parse_item(char *item, struct rp_options *o, unsigned *seen, char *err,
+                      size_t errlen)
+{
+    char *eq = strchr(item, '=');
+    if (!strcmp(item, "help")) {
+        o->help = 1;
+        return 0;
+    }
+    if (eq)
+        *eq = '\0';
+    for (size_t i = 0; i < NDEFS; i++) {
+        if (strcmp(item, defs[i].name))
+            continue;
+        if (!eq || !eq[1])
+            return fail(err, errlen, "option '%s' needs a value: %s=VALUE, where VALUE "
+                                     "is %s", item, item, defs[i].accepts);
+        if (*seen & (1u << i))
+            return fail(err, errlen, "option '%s' is given twice", item);
+        *seen |= 1u << i;
+        if (defs[i].parse(&defs[i], eq + 1, o) != 0)
+            return fail(err, errlen, "bad value '%s' for %s: accepted values are %s",
+                        eq + 1, item, defs[i].accepts);
+        return 0;
+    }
+    return unknown_key(item, err, errlen);
+}
+
+/* Options that are each valid but not together. */
+static int cross_check(const struct rp_options *o, char *err, size_t errlen)
+{
+    uint64_t need = RECORD_HEADER_BYTES + (uint64_t)o->depth * RECORD_FRAME_BYTES;
+    if (need > o->ring_bytes - 8)
+        return fail(err, errlen, "depth=%u needs ring of at least %llu bytes "
+                                 "(ring=%llu): raise ring or lower depth", o->depth,
+                    (unsigned long long)need + 8, (unsigned long long)o->ring_bytes);
+    if (o->maxsize && o->chunksize > o->maxsize)
+        return fail(err, errlen, "chunksize (%llu) is larger than maxsize (%llu)",
+                    (unsigned long long)o->chunksize, (unsigned long long)o->maxsize);
+    return 0;
+}
+
+int rp_options_parse(const char *s, struct rp_options *o, char *err, size_t errlen)
+{
+    rp_options_defaults(o);
+    if (err && errlen)
+        err[0] = '\0';
+    if (!s || !*s)
+        return 0;
+    if (strlen(s) >= sizeof o->raw)
+        return fail(err, errlen, "the option string is longer than %zu bytes",
+                    sizeof o->raw - 1);
+    strcpy(o->raw, s);
+    char buf[sizeof o->raw];
+    strcpy(buf, s);
+    unsigned seen = 0;
+    char *save = NULL;
+    for (char *p = buf;; p = NULL) {
+        char *item = strtok_r(p, ",", &save);
+        if (!item)
+            break;
+        if (parse_item(item, o, &seen, err, errlen) != 0)
+            return -1;
+    }
+    if (strstr(s, ",,") || s[0] == ',' || s[strlen(s) - 1] == ',')
+        return fail(err, errlen, "empty option in '%s' (options are key=value, "
+                                 "separated by single commas)", s);
+    return cross_check(o, err, errlen);
+}
+
+void rp_options_print_help(void (*out)(void *arg, const char *line), void *arg)
+{
+    char line[512];
+    out(arg, "ringprof agent options: -agentpath:/path/libringprof.so=key=value,...");
+    for (size_t i = 0; i < NDEFS; i++) {
+        snprintf(line, sizeof line, "  %-10s default %-17s %s", defs[i].name,
+                 defs[i].def, defs[i].help);
+        out(arg, line);
+        snprintf(line, sizeof line, "  %-10s accepts %s", "", defs[i].accepts);
+        out(arg, line);
+    }
+    out(arg, "  help       print this table and exit (the JVM does not start)");
+    out(arg, "Durations take a unit (ns, us, ms, s, m, h, d); sizes take k, m, g. "
+             "docs/options.md has the details.");
+}

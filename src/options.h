@@ -1,0 +1,64 @@
+/*
+ * src/options.h — the agent's options: "-agentpath:libringprof.so=key=value,...".
+ *
+ * rp_options_parse turns the option string into a struct rp_options, or refuses it
+ * with one line that names the option and what it accepts, so Agent_OnLoad can fail
+ * and the JVM does not start half-profiled. Every option is documented in
+ * docs/options.md, and `help` prints the same table to stderr.
+ *
+ * Pure C, no JVM: the parser is unit-tested and fuzzed on its own. Not
+ * async-signal-safe (it allocates nothing, but uses snprintf).
+ */
+#ifndef RINGPROF_SRC_OPTIONS_H
+#define RINGPROF_SRC_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum rp_engine {
+    RP_ENGINE_AUTO = 0,   /* async where libjvm exports AsyncGetCallTrace, else jvmti */
+    RP_ENGINE_ASYNC,
+    RP_ENGINE_JVMTI
+};
+
+#define RP_OPT_PATH_MAX 1024
+
+struct rp_options {
+    char dir[RP_OPT_PATH_MAX];    /* recording directory; "" = ./ringprof-<pid>      */
+    uint64_t interval_ns;         /* CPU sampling period                             */
+    enum rp_engine engine;
+    uint32_t depth;               /* maximum frames per stack                        */
+    int native;                   /* 1: native frames via libunwind                  */
+    uint64_t flush_ns;            /* flush (segment) interval                        */
+    uint64_t maxsize;             /* retention: bytes of finished chunks             */
+    uint64_t maxage_ns;           /* retention: age of finished chunks               */
+    uint64_t chunksize;           /* rotate chunks at this size                      */
+    uint64_t chunktime_ns;        /* rotate chunks at this age                       */
+    uint64_t ring_bytes;          /* per-thread ring capacity (power of two)         */
+    int signal;                   /* the CPU-timer signal number                     */
+    int help;                     /* "help" was given: print the table, do nothing   */
+    char raw[RP_OPT_PATH_MAX * 2];/* the option string as given, for chunk metadata   */
+};
+
+/* The defaults, as documented in docs/options.md. */
+void rp_options_defaults(struct rp_options *o);
+
+/*
+ * rp_options_parse: parse `s` (NULL or "" means all defaults) into `o`.
+ * @return 0, or -1 with one line in `err` (errlen bytes) that names the bad option
+ * and the accepted values, e.g.
+ *   "ringprof: bad value 'fast' for engine: accepted values are async, jvmti"
+ *   "ringprof: unknown option 'intervl' (did you mean 'interval'?); 'help' lists all"
+ */
+int rp_options_parse(const char *s, struct rp_options *o, char *err, size_t errlen);
+
+/* The option table (name, default, meaning) as text, for `help`. */
+void rp_options_print_help(void (*out)(void *arg, const char *line), void *arg);
+
+/* Parse a duration ("10ms", "250us", "1s", "500000ns"; a bare number is rejected
+ * so units are never guessed). @return 0 or -1. */
+int rp_parse_duration(const char *s, uint64_t *ns);
+/* Parse a size ("64k", "5m", "1g", "4096"; binary multiples). @return 0 or -1. */
+int rp_parse_size(const char *s, uint64_t *bytes);
+
+#endif

@@ -1,0 +1,415 @@
+/*
+ * tools/cmd_summary.c — `ringprof summary INPUT...`: what a recording holds.
+ *
+ * Like `jfr summary`, it reads every chunk once, streaming, and prints per recording
+ * (a recording is the chunks that share a recording.id; several JVMs may be merged
+ * on one command line): the processes and their time range, samples and weight per
+ * event kind, losses by reason (the lost.* counters summed over segments), the
+ * threads with their samples and CPU time, and the integrity of every chunk (how
+ * many segments were whole, damaged or cut off, and whether it was closed cleanly).
+ * Memory is proportional to threads and chunks, never to samples.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "commands.h"
+#include "inputs.h"
+
+struct name_total {
+    char *name, *unit;
+    uint64_t count, sum;
+};
+
+struct thread_row {
+    uint64_t os_tid;
+    char *name;
+    uint64_t samples, weight_ns, cpu_ns;
+    int java, ended;
+};
+
+struct chunk_row {
+    char *path;
+    struct rp_reader_stats st;
+    uint64_t samples, bytes;
+};
+
+struct recording {
+    char *id, *pid, *host, *jvm, *producer, *options;
+    uint64_t wall_first, wall_last;   /* of events, CLOCK_REALTIME ns; 0: none   */
+    struct name_total *kinds;   size_t nkinds;
+    struct name_total *counters; size_t ncounters;
+    struct thread_row *threads; size_t nthreads;
+    struct chunk_row *chunks;   size_t nchunks;
+};
+
+static struct recording *recs;
+static size_t nrecs;
+
+static void *grow(void *p, size_t n, size_t size)
+{
+    /* Arrays here grow one element at a time but double their storage. */
+    if (n & (n - 1))
+        return p;
+    void *q = realloc(p, (n ? n * 2 : 1) * size);
+    if (!q) {
+        fprintf(stderr, "ringprof: out of memory\n");
+        exit(1);
+    }
+    return q;
+}
+
+static char *dup_or(const char *s, const char *fallback)
+{
+    return strdup(s ? s : fallback);
+}
+
+static struct recording *recording_for(struct rp_reader *r)
+{
+    const char *id = rp_reader_meta(r, RP_META_RECORDING);
+    const char *pid = rp_reader_meta(r, RP_META_PID);
+    char fallback[128];
+    if (!id) {   /* no id: one recording per (pid, host) */
+        snprintf(fallback, sizeof fallback, "pid %s on %s", pid ? pid : "?",
+                 rp_reader_meta(r, RP_META_HOST) ? rp_reader_meta(r, RP_META_HOST)
+                                                 : "?");
+        id = fallback;
+    }
+    for (size_t i = 0; i < nrecs; i++)
+        if (!strcmp(recs[i].id, id))
+            return &recs[i];
+    recs = grow(recs, nrecs, sizeof *recs);
+    struct recording *rec = &recs[nrecs++];
+    memset(rec, 0, sizeof *rec);
+    rec->id = strdup(id);
+    rec->pid = dup_or(pid, "?");
+    rec->host = dup_or(rp_reader_meta(r, RP_META_HOST), "?");
+    rec->jvm = dup_or(rp_reader_meta(r, RP_META_JVM_NAME), "?");
+    rec->producer = dup_or(rp_reader_meta(r, RP_META_PRODUCER), "?");
+    rec->options = dup_or(rp_reader_meta(r, RP_META_OPTIONS), "");
+    return rec;
+}
+
+static struct name_total *total_for(struct name_total **arr, size_t *n, const char *name,
+                                    const char *unit)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*arr)[i].name, name))
+            return &(*arr)[i];
+    *arr = grow(*arr, *n, sizeof **arr);
+    struct name_total *t = &(*arr)[(*n)++];
+    t->name = strdup(name);
+    t->unit = strdup(unit ? unit : "");
+    t->count = t->sum = 0;
+    return t;
+}
+
+static struct thread_row *thread_for(struct recording *rec, uint64_t os_tid,
+                                     const char *name)
+{
+    for (size_t i = 0; i < rec->nthreads; i++)
+        if (rec->threads[i].os_tid == os_tid)
+            return &rec->threads[i];
+    rec->threads = grow(rec->threads, rec->nthreads, sizeof *rec->threads);
+    struct thread_row *t = &rec->threads[rec->nthreads++];
+    memset(t, 0, sizeof *t);
+    t->os_tid = os_tid;
+    t->name = dup_or(name, "?");
+    return t;
+}
+
+/* Per-chunk clock mapping: monotonic event times to wall-clock ns. */
+struct clock_map {
+    uint64_t wall0, mono0;
+    int valid;
+};
+
+static struct clock_map clock_map_of(struct rp_reader *r)
+{
+    struct clock_map m = {0, 0, 0};
+    const char *w = rp_reader_meta(r, RP_META_START_WALL);
+    const char *mo = rp_reader_meta(r, RP_META_START_MONO);
+    if (w && mo) {
+        m.wall0 = strtoull(w, NULL, 10);
+        m.mono0 = strtoull(mo, NULL, 10);
+        m.valid = 1;
+    }
+    return m;
+}
+
+static void note_time(struct recording *rec, const struct clock_map *m, uint64_t mono)
+{
+    if (!m->valid || !mono)
+        return;
+    uint64_t wall = m->wall0 + (mono - m->mono0);
+    if (!rec->wall_first || wall < rec->wall_first)
+        rec->wall_first = wall;
+    if (wall > rec->wall_last)
+        rec->wall_last = wall;
+}
+
+static void on_sample(struct recording *rec, struct rp_reader *r, struct chunk_row *ch,
+                      const struct rp_event *ev)
+{
+    const struct rp_kind_info *k = rp_reader_kind(r, ev->u.sample.kind);
+    struct name_total *t = total_for(&rec->kinds, &rec->nkinds, k ? k->name : "(unknown)",
+                                     k ? k->unit : "");
+    t->count++;
+    t->sum += ev->u.sample.weight;
+    ch->samples++;
+    const struct rp_thread_info *ti = rp_reader_thread(r, ev->u.sample.thread);
+    struct thread_row *th = thread_for(rec, ti ? ti->os_tid : 0, ti ? ti->name : NULL);
+    th->samples++;
+    if (k && !strcmp(k->unit, "ns"))
+        th->weight_ns += ev->u.sample.weight;
+}
+
+static void on_thread(struct recording *rec, struct rp_reader *r, uint32_t id)
+{
+    const struct rp_thread_info *ti = rp_reader_thread(r, id);
+    if (!ti)
+        return;
+    struct thread_row *th = thread_for(rec, ti->os_tid, ti->name);
+    if (ti->name && strcmp(th->name, ti->name)) {   /* renamed: the newest wins */
+        free(th->name);
+        th->name = strdup(ti->name);
+    }
+    th->java = !!(ti->flags & RP_THREAD_JAVA);
+    th->ended = !!(ti->flags & RP_THREAD_ENDED);
+}
+
+static void read_chunk(const char *path, struct rp_diag_counts *diag)
+{
+    struct rp_reader *r = rp_reader_open(path, rp_diag_print, diag);
+    if (!r)
+        return;
+    struct recording *rec = recording_for(r);
+    rec->chunks = grow(rec->chunks, rec->nchunks, sizeof *rec->chunks);
+    struct chunk_row *ch = &rec->chunks[rec->nchunks++];
+    memset(ch, 0, sizeof *ch);
+    ch->path = strdup(path);
+    struct clock_map m = clock_map_of(r);
+    struct rp_event ev;
+    while (rp_reader_next(r, &ev) == 1) {
+        switch (ev.type) {
+        case RP_EV_SEGMENT:
+            ch->bytes = ev.u.seg.offset + RP_SEG_HEADER_LEN + ev.u.seg.comp_len;
+            break;
+        case RP_EV_SAMPLE:
+            on_sample(rec, r, ch, &ev);
+            note_time(rec, &m, ev.u.sample.time);
+            break;
+        case RP_EV_COUNTER:
+            /* The name is NULL when its string was lost to damage. */
+            total_for(&rec->counters, &rec->ncounters,
+                      ev.u.counter.name ? ev.u.counter.name : "(unresolved)", "")->sum +=
+                ev.u.counter.value;
+            break;
+        case RP_EV_THREAD:
+            on_thread(rec, r, ev.u.thread.id);
+            break;
+        case RP_EV_THREAD_CPU: {
+            const struct rp_thread_info *ti = rp_reader_thread(r, ev.u.thread_cpu.thread);
+            struct thread_row *th = thread_for(rec, ti ? ti->os_tid : 0,
+                                               ti ? ti->name : NULL);
+            if (ev.u.thread_cpu.cpu_ns > th->cpu_ns)
+                th->cpu_ns = ev.u.thread_cpu.cpu_ns;
+            break;
+        }
+        case RP_EV_GAUGE:
+            break;
+        }
+    }
+    rp_reader_stats(r, &ch->st);
+    rp_reader_close(r);
+}
+
+/* ------------------------------------------------------------------ printing -- */
+
+static void fmt_wall(char *buf, size_t cap, uint64_t ns)
+{
+    time_t s = (time_t)(ns / 1000000000u);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    size_t k = strftime(buf, cap, "%Y-%m-%d %H:%M:%S", &tm);
+    snprintf(buf + k, cap - k, ".%03u UTC", (unsigned)(ns / 1000000u % 1000u));
+}
+
+/* A weight in its unit, made readable: ns as seconds, bytes as MiB. */
+static void fmt_weight(char *buf, size_t cap, uint64_t v, const char *unit)
+{
+    if (!strcmp(unit, "ns"))
+        snprintf(buf, cap, "%.3f s", (double)v / 1e9);
+    else if (!strcmp(unit, "bytes"))
+        snprintf(buf, cap, "%.1f MiB", (double)v / (1024.0 * 1024.0));
+    else
+        snprintf(buf, cap, "%llu %s", (unsigned long long)v, unit);
+}
+
+static int cmp_threads(const void *a, const void *b)
+{
+    const struct thread_row *x = a, *y = b;
+    if (x->samples != y->samples)
+        return x->samples < y->samples ? 1 : -1;
+    return x->cpu_ns < y->cpu_ns ? 1 : x->cpu_ns > y->cpu_ns ? -1 : 0;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+/* @return the number of chunks with any problem. */
+static int print_chunks(const struct recording *rec, int all)
+{
+    int problems = 0;
+    uint64_t ok = 0, bad = 0, partial = 0, bytes = 0;
+    for (size_t i = 0; i < rec->nchunks; i++) {
+        const struct chunk_row *c = &rec->chunks[i];
+        ok += c->st.segments_ok;
+        bad += c->st.segments_bad;
+        partial += c->st.segments_partial;
+        bytes += c->bytes;
+        int trouble = c->st.segments_bad || c->st.segments_partial ||
+                      c->st.records_bad || c->st.unresolved_refs;
+        problems += trouble;
+        if (!all && !trouble && c->st.clean_close)
+            continue;
+        printf("    %-44s %5llu ok %3llu bad %3llu cut  %s%s\n", base_name(c->path),
+               (unsigned long long)c->st.segments_ok,
+               (unsigned long long)c->st.segments_bad,
+               (unsigned long long)c->st.segments_partial,
+               c->st.clean_close ? "closed" : "unfinished (writer still running or died)",
+               c->st.unresolved_refs ? ", unresolved references" : "");
+    }
+    printf("  chunks      %zu (%llu bytes): %llu segments whole, %llu damaged, "
+           "%llu cut off\n", rec->nchunks, (unsigned long long)bytes,
+           (unsigned long long)ok, (unsigned long long)bad, (unsigned long long)partial);
+    return problems;
+}
+
+static void print_losses(const struct recording *rec)
+{
+    uint64_t lost = 0;
+    size_t plen = strlen(RP_COUNTER_LOST_PREFIX);
+    for (size_t i = 0; i < rec->ncounters; i++)
+        if (!strncmp(rec->counters[i].name, RP_COUNTER_LOST_PREFIX, plen))
+            lost += rec->counters[i].sum;
+    printf("  lost        %llu record%s\n", (unsigned long long)lost, lost == 1 ? "" : "s");
+    for (size_t i = 0; i < rec->ncounters; i++)
+        if (!strncmp(rec->counters[i].name, RP_COUNTER_LOST_PREFIX, plen) &&
+            rec->counters[i].sum)
+            printf("    %-22s %12llu\n", rec->counters[i].name + plen,
+                   (unsigned long long)rec->counters[i].sum);
+    for (size_t i = 0; i < rec->ncounters; i++)
+        if (strncmp(rec->counters[i].name, RP_COUNTER_LOST_PREFIX, plen))
+            printf("  counter     %-22s %12llu\n", rec->counters[i].name,
+                   (unsigned long long)rec->counters[i].sum);
+}
+
+static void print_threads(struct recording *rec, size_t top)
+{
+    qsort(rec->threads, rec->nthreads, sizeof *rec->threads, cmp_threads);
+    printf("  threads     %zu\n", rec->nthreads);
+    printf("    %8s  %-28s %9s %12s %12s\n", "tid", "name", "samples", "sampled",
+           "cpu time");
+    for (size_t i = 0; i < rec->nthreads && i < top; i++) {
+        const struct thread_row *t = &rec->threads[i];
+        printf("    %8llu  %-28.28s %9llu %10.3f s %10.3f s%s\n",
+               (unsigned long long)t->os_tid, t->name, (unsigned long long)t->samples,
+               (double)t->weight_ns / 1e9, (double)t->cpu_ns / 1e9,
+               t->ended ? "  (ended)" : "");
+    }
+    if (rec->nthreads > top)
+        printf("    ... %zu more (--threads N shows more)\n", rec->nthreads - top);
+}
+
+static int print_recording(struct recording *rec, int all_chunks, size_t top)
+{
+    char a[64], b[64], w[64];
+    printf("recording %s\n", rec->id);
+    printf("  process     pid %s on %s\n", rec->pid, rec->host);
+    printf("  jvm         %s\n", rec->jvm);
+    printf("  producer    %s\n", rec->producer);
+    if (*rec->options)
+        printf("  options     %s\n", rec->options);
+    if (rec->wall_first) {
+        fmt_wall(a, sizeof a, rec->wall_first);
+        fmt_wall(b, sizeof b, rec->wall_last);
+        printf("  time        %s .. %s (%.3f s)\n", a, b,
+               (double)(rec->wall_last - rec->wall_first) / 1e9);
+    } else {
+        printf("  time        no events\n");
+    }
+    for (size_t i = 0; i < rec->nkinds; i++) {
+        fmt_weight(w, sizeof w, rec->kinds[i].sum, rec->kinds[i].unit);
+        printf("  samples     %-8s %12llu   weight %s\n", rec->kinds[i].name,
+               (unsigned long long)rec->kinds[i].count, w);
+    }
+    print_losses(rec);
+    print_threads(rec, top);
+    return print_chunks(rec, all_chunks);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: ringprof summary [options] INPUT...\n"
+        "  INPUT          a chunk file (*.rpc), a recording directory, or a glob\n"
+        "  --chunks       list every chunk, not only those with problems\n"
+        "  --threads N    list the N busiest threads of each recording (default 20)\n"
+        "  --strict       exit 1 if any chunk or segment was damaged\n"
+        "  --quiet        do not print each problem as it is found\n");
+}
+
+int rp_cmd_summary(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"chunks", 0, 0, 'c'}, {"threads", 1, 0, 't'}, {"strict", 0, 0, 's'},
+        {"quiet", 0, 0, 'q'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    int all_chunks = 0, strict = 0, ch;
+    long top = 20;
+    struct rp_diag_counts diag = {0, 0, 0};
+    while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'c': all_chunks = 1; break;
+        case 't': top = strtol(optarg, NULL, 10); break;
+        case 's': strict = 1; break;
+        case 'q': diag.quiet = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind == argc || top < 0) {
+        usage(stderr);
+        return 2;
+    }
+    struct rp_inputs in = {0};
+    int missing = rp_inputs_expand(&in, argc - optind, argv + optind);
+    for (size_t i = 0; i < in.n; i++) {
+        rp_progress(i + 1, in.n, in.paths[i]);
+        read_chunk(in.paths[i], &diag);
+    }
+    rp_progress_done();
+    int problems = 0;
+    for (size_t i = 0; i < nrecs; i++) {
+        if (i)
+            putchar('\n');
+        problems += print_recording(&recs[i], all_chunks, (size_t)top);
+    }
+    if (nrecs == 0)
+        fprintf(stderr, "ringprof summary: nothing could be read\n");
+    if (diag.fatal || diag.warnings || problems || missing)
+        fprintf(stderr, "ringprof summary: %llu unreadable file%s, %llu problem%s "
+                        "reported, %d input%s not found\n",
+                (unsigned long long)diag.fatal, diag.fatal == 1 ? "" : "s",
+                (unsigned long long)diag.warnings, diag.warnings == 1 ? "" : "s",
+                missing, missing == 1 ? "" : "s");
+    rp_inputs_free(&in);
+    if (nrecs == 0)
+        return 1;
+    return strict && (problems || diag.fatal || diag.warnings || missing) ? 1 : 0;
+}

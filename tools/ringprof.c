@@ -1,0 +1,54 @@
+/*
+ * tools/ringprof.c — the `ringprof` command: git-style subcommands over chunk files.
+ *
+ * Each subcommand lives in its own cmd_*.c file and has the signature of rp_cmd_fn.
+ * This file only dispatches and prints the command list. The tool needs no JVM:
+ * everything it reads is in the chunk files (docs/format.md).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+static const struct {
+    const char *name;
+    rp_cmd_fn fn;
+    const char *summary;
+} commands[] = {
+    {"summary", rp_cmd_summary,
+     "what a recording holds: time range, samples, losses, threads, integrity"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ringprof COMMAND [options] [INPUT...]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "  %-10s %s\n", "version", "print the version");
+    fprintf(f, "\n'ringprof COMMAND --help' describes a command. INPUT is a chunk file "
+               "(*.rpc), a\nrecording directory, or a glob pattern.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("ringprof %s (chunk format %d.%d)\n", RINGPROF_VERSION, RP_FORMAT_MAJOR,
+               RP_FORMAT_MINOR);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(cmd, commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "ringprof: '%s' is not a command.\n\n", cmd);
+    usage(stderr);
+    return 2;
+}

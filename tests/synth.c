@@ -78,6 +78,7 @@ struct worker {
     /* Flusher-side bookkeeping. */
     uint64_t seen_dropped[RP_RING_DROP_REASONS];
     uint64_t requests;
+    _Atomic uint64_t signals;     /* handler invocations that tried to push     */
 };
 
 static struct options {
@@ -88,7 +89,7 @@ static struct options {
     size_t ring_bytes;
     const char *dir;
     struct rp_recording_limits limits;
-    int slow_flusher;             /* sleep in the flusher to force ring drops  */
+    int slow_flusher;             /* drain only at the end, to force ring drops */
 } opt = {
     .threads = 4,
     .seconds = 3,
@@ -136,6 +137,7 @@ static void on_cpu_timer(int sig, siginfo_t *si, void *uc)
         rec.ids[i] = w->stack[depth - 1 - i];
     size_t len = offsetof(struct sample_rec, ids) + depth * sizeof(uint16_t);
     rp_ring_push(w->ring, &rec, len);
+    atomic_fetch_add_explicit(&w->signals, 1, memory_order_relaxed);
     errno = saved_errno;
 }
 
@@ -363,7 +365,7 @@ static void usage(FILE *f)
         "  --ring-bytes B       per-thread ring capacity, power of two (default 64k)\n"
         "  --maxsize B          retention: bytes of finished chunks kept (default 1g)\n"
         "  --chunk-size B       rotate chunks at this size (default 16m)\n"
-        "  --slow-flusher       drain only every 10th flush, to force ring drops\n",
+        "  --slow-flusher       drain the rings only at the end, to force ring drops\n",
         MAX_WORKERS);
 }
 
@@ -425,10 +427,9 @@ static int start_workers(void)
 static void run_flusher(struct flush_ctx *c, void *scratch)
 {
     uint64_t end = now_ns(CLOCK_MONOTONIC) + (uint64_t)(opt.seconds * 1e9);
-    unsigned tick = 0;
     while (now_ns(CLOCK_MONOTONIC) < end) {
         sleep_ns(opt.flush_ns);
-        if (!opt.slow_flusher || ++tick % 10 == 0)
+        if (!opt.slow_flusher)
             flush_once(c, scratch);
     }
 }
@@ -463,10 +464,11 @@ int main(int argc, char **argv)
         return 1;
     run_flusher(&c, scratch);
     atomic_store(&stop_flag, 1);
-    uint64_t requests = 0;
+    uint64_t requests = 0, signals = 0;
     for (int i = 0; i < opt.threads; i++) {
         pthread_join(workers[i].thread, NULL);
         requests += workers[i].requests;
+        signals += atomic_load(&workers[i].signals);
     }
     flush_once(&c, scratch);     /* what the workers pushed after the last flush */
 
@@ -478,9 +480,10 @@ int main(int argc, char **argv)
     for (int i = 0; i < opt.threads; i++)
         rp_ring_destroy(workers[i].ring);
     free(scratch);
-    printf("rp_synth: %d threads, %llu requests, %llu samples written, "
+    printf("rp_synth: %d threads, %llu requests, %llu signals, %llu samples written, "
            "%llu chunks in %s (last: %s)\n",
-           opt.threads, (unsigned long long)requests, (unsigned long long)c.samples,
+           opt.threads, (unsigned long long)requests, (unsigned long long)signals,
+           (unsigned long long)c.samples,
            (unsigned long long)rs.chunks_finished, opt.dir, path);
     if (c.bad_records || signals_without_worker)
         fprintf(stderr, "rp_synth: %llu malformed ring records, %llu stray signals\n",

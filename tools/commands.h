@@ -11,5 +11,6 @@
 typedef int (*rp_cmd_fn)(int argc, char **argv);
 
 int rp_cmd_summary(int argc, char **argv);
+int rp_cmd_convert(int argc, char **argv);
 
 #endif

@@ -15,6 +15,8 @@ static const struct {
     rp_cmd_fn fn;
     const char *summary;
 } commands[] = {
+    {"convert", rp_cmd_convert,
+     "profiles: call tree, back-traces, flat table, collapsed stacks, ..."},
     {"summary", rp_cmd_summary,
      "what a recording holds: time range, samples, losses, threads, integrity"},
 };

@@ -1,0 +1,387 @@
+#!/usr/bin/env python3
+"""tests/convert/expect.py — what a correct `ringprof convert` must print, computed
+from rp_testwriter's manifests (the list of samples it wrote), never from the
+converter's own output.
+
+usage: expect.py CHECK OUTPUT [options] -- MANIFEST...
+
+  CHECK collapsed   OUTPUT (collapsed text) has exactly the expected stack lines
+        tree        OUTPUT (tree text): root = sum of the samples written; every
+                    node's total = self + its children's totals; self% adds up to
+                    100; each path's self weight is the expected one
+        flat        OUTPUT (flat text, CPU SAMPLES layout): each method's count,
+                    self and total weight (recursion counted once per stack);
+                    accum ends at 100%
+        sites       OUTPUT (flat text for alloc): the SITES rows (bytes, objects,
+                    samples, class) and the allocating methods
+        backtrace   OUTPUT (backtrace text): each root's self/total, and the
+                    figures of its direct callers (outermost occurrence)
+  options (the converter's): --event K, --per-thread, --lines, --bci,
+        --thread RE, --include RE, --exclude RE, --from T, --to T,
+        --value samples
+Prints what differs and exits 1, or exits 0.
+"""
+import json
+import re
+import sys
+from datetime import datetime, timezone
+
+JAVA = {0, 1, 2}
+SUFFIX = {0: "_[0]", 1: "_[j]", 2: "_[i]", 5: "_[k]"}
+TAG = {0: " [interpreted]", 2: " [inlined]", 3: " [native]", 4: " [c++]", 5: " [kernel]"}
+CLASS = 16
+MARKER = 6
+
+
+def parse_args(argv):
+    opts = {"event": None, "per_thread": False, "gran": "method", "thread": None,
+            "include": None, "exclude": None, "from": None, "to": None,
+            "value_samples": False}
+    i = 0
+    while i < len(argv) and argv[i] != "--":
+        a = argv[i]
+        if a == "--per-thread":
+            opts["per_thread"] = True
+        elif a == "--lines":
+            opts["gran"] = "line"
+        elif a == "--bci":
+            opts["gran"] = "bci"
+        elif a in ("--event", "--thread", "--include", "--exclude", "--from", "--to",
+                   "--value", "--top", "--cutoff", "--method", "--format"):
+            i += 1
+            key = a[2:]
+            if key == "value":
+                opts["value_samples"] = argv[i] == "samples"
+            elif key in opts:
+                opts[key] = argv[i]
+        i += 1
+    return opts, argv[i + 1:]
+
+
+def load(manifests):
+    recs = []
+    for m in manifests:
+        with open(m) as f:
+            recs.append(json.load(f))
+    return recs
+
+
+def parse_time(s, first, last):
+    m = re.fullmatch(r"([+-])([0-9.]+)(ns|us|ms|s|m|h)", s)
+    if m:
+        mul = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9, "m": 60e9, "h": 3600e9}[m.group(3)]
+        d = int(round(float(m.group(2)) * mul))
+        return first + d if m.group(1) == "+" else last - d
+    s = s.rstrip("Z").replace(" ", "T")
+    frac = 0
+    if "." in s:
+        s, f = s.split(".")
+        frac = int((f + "000000000")[:9])
+    dt = datetime.strptime(s, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+    return int(dt.timestamp()) * 10**9 + frac
+
+
+def display(fr, gran):
+    if fr["type"] in JAVA:
+        d = fr["class"] + "." + fr["name"] if fr["class"] else fr["name"]
+        if gran == "line":
+            d += ":%d" % fr["line"] if fr["line"] else ":?"
+        elif gran == "bci":
+            d += "@%d" % fr["bci"] if fr["bci"] >= 0 else "@?"
+        return d
+    return fr["name"]
+
+
+def method_name(fr):
+    """The flat table's method: display at method granularity."""
+    return display(fr, "method")
+
+
+class Sample:
+    pass
+
+
+def samples(recs, opts):
+    """Every kept sample as (weight, path) where path is a list of frame dicts
+    root first, synthetic frames included ({"name": ..., "type": MARKER})."""
+    alls = [s for r in recs for s in r["samples"]]
+    first = min(s["t"] for s in alls)
+    last = max(s["t"] for s in alls)
+    kinds = []
+    for s in alls:
+        if s["kind"] not in kinds:
+            kinds.append(s["kind"])
+    event = opts["event"] or ("cpu" if "cpu" in kinds else kinds[0])
+    t_from = parse_time(opts["from"], first, last) if opts["from"] else None
+    t_to = parse_time(opts["to"], first, last) if opts["to"] else None
+    multi = len(recs) > 1
+    out = []
+    for r in recs:
+        for s in r["samples"]:
+            if s["kind"] != event:
+                continue
+            if t_from is not None and s["t"] < t_from:
+                continue
+            if t_to is not None and s["t"] >= t_to:
+                continue
+            if opts["thread"] and not re.search(opts["thread"], s["thread"]):
+                continue
+            st = r["stacks"][s["stack"]]
+            path = []
+            if not st["frames"]:
+                path.append({"class": "", "name": "[no stack]", "type": MARKER})
+            if st["truncated"]:
+                path.append({"class": "", "name": "[truncated]", "type": MARKER})
+            path += st["frames"]
+            if s["class"] is not None:
+                path.append({"class": "", "name": s["class"], "type": CLASS})
+            names = [display(f, opts["gran"]) for f in path]
+            if opts["include"] and not any(re.search(opts["include"], n) for n in names):
+                continue
+            if opts["exclude"] and any(re.search(opts["exclude"], n) for n in names):
+                continue
+            x = Sample()
+            x.weight = 1 if opts["value_samples"] else s["weight"]
+            x.w = s["weight"]
+            x.objects = s["objects"]
+            x.path = path
+            x.thread = s["thread"]
+            x.label = "[%s] (tid %d%s)" % (s["thread"], s["tid"],
+                                           ", " + r["recording"] if multi else "")
+            x.klass = s["class"]
+            out.append(x)
+    return out
+
+
+def fold_name(n):
+    n = n.replace(";", ":")
+    return "".join("?" if ord(c) < 0x20 or ord(c) == 0x7f else c for c in n) or "?"
+
+
+def text_name(n):
+    return "".join("?" if ord(c) < 0x20 or ord(c) == 0x7f else c for c in n)
+
+
+errors = []
+
+
+def fail(msg):
+    errors.append(msg)
+
+
+def check_collapsed(output, opts, recs):
+    exp = {}
+    for s in samples(recs, opts):
+        parts = ["[%s]" % fold_name(s.thread)] if opts["per_thread"] else []
+        parts += [fold_name(display(f, opts["gran"])) + SUFFIX.get(f["type"], "")
+                  for f in s.path]
+        line = ";".join(parts)
+        exp[line] = exp.get(line, 0) + s.weight
+    got = {}
+    for ln in open(output).read().splitlines():
+        stack, _, v = ln.rpartition(" ")
+        if stack in got:
+            fail("duplicate line: " + stack)
+        got[stack] = int(v)
+    for k in sorted(set(exp) | set(got)):
+        if exp.get(k) != got.get(k):
+            fail("collapsed %r: expected %s, got %s" % (k, exp.get(k), got.get(k)))
+
+
+def parse_tree(output):
+    """-> list of (depth, name, total, self, samples, selfpct)."""
+    lines = open(output).read().splitlines()
+    hdr = next(i for i, l in enumerate(lines) if "call tree" in l)
+    times = "total-time" in lines[hdr]
+    col = 57 + (26 if times else 0) + 2
+    rows = []
+    for l in lines[hdr + 1:]:
+        if l.startswith("#"):
+            continue
+        f = l[:col].split()
+        name = l[col:]
+        depth = (len(name) - len(name.lstrip(" "))) // 2
+        rows.append((depth, name.strip(), int(f[0]), int(f[1]), int(f[4]),
+                     float(f[3].rstrip("%"))))
+    return rows
+
+
+def check_tree(output, opts, recs):
+    ss = samples(recs, opts)
+    rows = parse_tree(output)
+    want_w = sum(s.w for s in ss)
+    if rows[0][2] != want_w or rows[0][4] != len(ss):
+        fail("tree root: %d/%d, expected weight %d in %d samples"
+             % (rows[0][2], rows[0][4], want_w, len(ss)))
+    # structure: total = self + children
+    for i, (d, name, tot, slf, _, _) in enumerate(rows):
+        kids = 0
+        for (d2, _, t2, _, _, _) in rows[i + 1:]:
+            if d2 <= d:
+                break
+            if d2 == d + 1:
+                kids += t2
+        if tot != slf + kids:
+            fail("tree node %r: total %d != self %d + children %d" % (name, tot, slf, kids))
+    pct = sum(r[5] for r in rows)
+    if abs(pct - 100.0) > 0.01 * len(rows) + 0.01:
+        fail("tree self%% adds up to %.2f" % pct)
+    # path -> self
+    exp = {}
+    for s in ss:
+        p = [s.label] if opts["per_thread"] else []
+        p += [text_name(display(f, opts["gran"])) + TAG.get(f["type"], "") for f in s.path]
+        exp[tuple(p)] = exp.get(tuple(p), 0) + s.w
+    got = {}
+    stack = []
+    for (d, name, tot, slf, _, _) in rows[1:]:
+        stack = stack[:d - 1] + [name]
+        if slf:
+            got[tuple(stack)] = got.get(tuple(stack), 0) + slf
+    for k in sorted(set(exp) | set(got)):
+        if exp.get(k) != got.get(k):
+            fail("tree path %r: expected self %s, got %s" % (k, exp.get(k), got.get(k)))
+
+
+def method_figures(ss, alloc):
+    """method -> [self_samples, self_weight, total_weight], recursion once."""
+    m = {}
+    for s in ss:
+        names = [method_name(f) if f["type"] != CLASS else None for f in s.path]
+        leaf = len(s.path) - 1
+        if alloc and s.path[leaf]["type"] == CLASS:
+            leaf -= 1
+        for n in set(x for x in names if x is not None):
+            m.setdefault(n, [0, 0, 0])[2] += s.w
+        if leaf >= 0:
+            r = m.setdefault(names[leaf], [0, 0, 0])
+            r[0] += 1
+            r[1] += s.w
+    return m
+
+
+def parse_method_table(text, title):
+    rows = {}
+    last_accum = None
+    inside = False
+    for l in text.splitlines():
+        if l.startswith(title + " BEGIN"):
+            inside = True
+            continue
+        if l.startswith(title + " END"):
+            break
+        if not inside or l.startswith("rank"):
+            continue
+        f = l.split(None, 7)
+        rows[f[7]] = [int(f[3]), int(f[4]), int(f[6])]
+        last_accum = float(f[2].rstrip("%"))
+    return rows, last_accum
+
+
+def check_flat(output, opts, recs, alloc=False):
+    ss = samples(recs, opts)
+    exp = method_figures(ss, alloc)
+    text = open(output).read()
+    title = "ALLOCATING METHODS" if alloc else (opts["event"] or "cpu").upper() + " SAMPLES"
+    got, accum = parse_method_table(text, title)
+    exp = {text_name(k): v for k, v in exp.items()}
+    for k in sorted(set(exp) | set(got)):
+        if exp.get(k) != got.get(k):
+            fail("flat %r: expected [count, self, total] %s, got %s" % (k, exp.get(k), got.get(k)))
+    if ss and (accum is None or abs(accum - 100.0) > 0.01):
+        fail("flat: accum ends at %s, not 100%%" % accum)
+
+
+def check_sites(output, opts, recs):
+    ss = samples(recs, opts)
+    exp = {}
+    for s in ss:
+        key = (tuple((display(f, opts["gran"]), f["type"]) for f in s.path[:-1]), s.klass)
+        e = exp.setdefault(key, [0, 0, 0])
+        e[0] += s.w
+        e[1] += s.objects
+        e[2] += 1
+    want = sorted((v[0], v[1], v[2], k[1]) for k, v in exp.items())
+    got = []
+    inside = False
+    for l in open(output).read().splitlines():
+        if l.startswith("SITES BEGIN"):
+            inside = True
+            continue
+        if l.startswith("SITES END"):
+            break
+        if not inside or not l.strip()[0].isdigit():
+            continue
+        f = l.split(None, 7)
+        got.append((int(f[3]), int(f[4]), int(f[5]), f[7]))
+    if sorted(got) != want:
+        fail("sites: expected %s, got %s" % (want, sorted(got)))
+    check_flat(output, opts, recs, alloc=True)
+
+
+def check_backtrace(output, opts, recs):
+    ss = samples(recs, opts)
+    text = open(output).read().splitlines()
+    blocks = {}
+    cur = None
+    for l in text:
+        if l.startswith("--- "):
+            cur = l.split(": ", 1)[1]
+            blocks[cur] = []
+        elif cur is not None and l and not l.startswith("#"):
+            f = l.split(None, 5)
+            blocks[cur].append((int(f[0]), int(f[1]), l))
+    if not blocks:
+        fail("backtrace: no blocks")
+    for m, rows in blocks.items():
+        tot = slf = 0
+        callers = {}
+        for s in ss:
+            # An allocated class is a root of its own (who allocates byte[]?).
+            names = [text_name(method_name(f)) for f in s.path]
+            if m not in names:
+                continue
+            i = names.index(m)           # outermost occurrence
+            tot += s.w
+            running = names[-1] == m or (s.path[-1]["type"] == CLASS and len(names) > 1
+                                         and names[-2] == m)
+            if running:
+                slf += s.w
+            if i > 0:
+                c = text_name(display(s.path[i - 1], opts["gran"])) + TAG.get(s.path[i - 1]["type"], "")
+            elif opts["per_thread"]:
+                c = s.label
+            else:
+                continue
+            e = callers.setdefault(c, [0, 0])
+            e[0] += s.w
+            e[1] += s.w if running else 0
+        if (rows[0][0], rows[0][1]) != (tot, slf):
+            fail("backtrace %r root: expected total/self %d/%d, got %d/%d"
+                 % (m, tot, slf, rows[0][0], rows[0][1]))
+        got = {}
+        for (t, sf, l) in rows[1:]:
+            prefix, name = l.split("<- ", 1)
+            indent = len(prefix) - len(prefix.rstrip(" "))
+            if indent == 4:              # "  " + one level: a direct caller
+                got[name] = [t, sf]
+        if got != callers:
+            fail("backtrace %r callers: expected %s, got %s" % (m, callers, got))
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    check, output = sys.argv[1], sys.argv[2]
+    opts, manifests = parse_args(sys.argv[3:])
+    recs = load(manifests)
+    {"collapsed": check_collapsed, "tree": check_tree, "flat": check_flat,
+     "sites": check_sites, "backtrace": check_backtrace}[check](output, opts, recs)
+    for e in errors:
+        print("expect.py %s %s: %s" % (check, output, e))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,212 @@
+/*
+ * tools/out_common.c — helpers shared by the text writers (see out_common.h).
+ */
+#include "out_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void *out_alloc(size_t n)
+{
+    return out_realloc(NULL, n);
+}
+
+void *out_realloc(void *q, size_t n)
+{
+    void *r = realloc(q, n ? n : 1);
+    if (!r) {
+        fputs("ringprof: out of memory\n", stderr);
+        exit(1);
+    }
+    return r;
+}
+
+double out_pct(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void fmt_wall(char *buf, size_t cap, uint64_t ns)
+{
+    time_t s = (time_t)(ns / 1000000000u);
+    struct tm tm;
+    gmtime_r(&s, &tm);
+    size_t n = strftime(buf, cap, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, cap - n, ".%03uZ", (unsigned)(ns % 1000000000u / 1000000u));
+}
+
+static const char *gran_name(enum rp_prof_granularity g)
+{
+    return g == RP_GRAN_LINE ? "method:line" : g == RP_GRAN_BCI ? "method@bci" : "method";
+}
+
+void out_header(FILE *out, const struct rp_profile *p, const struct rp_out_options *o,
+                const char *format)
+{
+    const struct rp_prof_node *root = &p->nodes[0];
+    char t[64];
+    fprintf(out, "# ringprof %s: kind ", format);
+    out_text(out, p->kind[0] ? p->kind : "-");
+    fputs(" (unit ", out);
+    out_text(out, p->unit[0] ? p->unit : "-");
+    fprintf(out, "), %llu samples, weight %llu", (unsigned long long)root->total[RP_PV_SAMPLES],
+            (unsigned long long)root->total[RP_PV_WEIGHT]);
+    if (p->ns_per_unit > 0)
+        fprintf(out, " (%s)", rp_prof_fmt_time(p, root->total[RP_PV_WEIGHT], t, sizeof t));
+    fputc('\n', out);
+    if (p->wall_first) {
+        char a[64], b[64];
+        fmt_wall(a, sizeof a, p->wall_first);
+        fmt_wall(b, sizeof b, p->wall_last);
+        fprintf(out, "# time %s .. %s\n", a, b);
+    }
+    for (size_t i = 0; i < p->nsources; i++) {
+        const struct rp_prof_source *s = &p->sources[i];
+        fputs("# recording ", out);
+        out_text(out, s->recording);
+        fputs(": pid ", out);
+        out_text(out, s->pid[0] ? s->pid : "?");
+        fputs(" on ", out);
+        out_text(out, s->host[0] ? s->host : "?");
+        if (s->jvm[0]) {
+            fputs(", jvm ", out);
+            out_text(out, s->jvm);
+        }
+        fputc('\n', out);
+    }
+    fprintf(out, "# frames %s, threads %s", gran_name(p->granularity),
+            p->per_thread ? "separate" : "merged");
+    if (o && o->cutoff_pct > 0)
+        fprintf(out, ", cutoff %.2f%%", o->cutoff_pct);
+    fputc('\n', out);
+    const struct rp_prof_stats *st = &p->stats;
+    if (st->samples_other_kind || st->samples_thread_filtered || st->samples_time_filtered
+        || st->samples_frame_filtered || st->samples_unresolved)
+        fprintf(out, "# samples not shown: %llu of other kinds, %llu by --thread, "
+                     "%llu by --from/--to, %llu by --include/--exclude, "
+                     "%llu of unknown kind\n",
+                (unsigned long long)st->samples_other_kind,
+                (unsigned long long)st->samples_thread_filtered,
+                (unsigned long long)st->samples_time_filtered,
+                (unsigned long long)st->samples_frame_filtered,
+                (unsigned long long)st->samples_unresolved);
+}
+
+void out_text(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        fputc(c < 0x20 || c == 0x7f ? '?' : c, out);
+    }
+}
+
+void out_frame_text(FILE *out, const struct rp_profile *p, const struct rp_prof_frame *f)
+{
+    (void)p;
+    static const char *const tags[RP_FRAME_TYPES] = {
+        [RP_FRAME_INTERPRETED] = " [interpreted]", [RP_FRAME_INLINED] = " [inlined]",
+        [RP_FRAME_NATIVE] = " [native]", [RP_FRAME_CPP] = " [c++]",
+        [RP_FRAME_KERNEL] = " [kernel]",
+    };
+    out_text(out, f->display);
+    if (f->type >= 0 && f->type < RP_FRAME_TYPES && tags[f->type])
+        fputs(tags[f->type], out);
+}
+
+void out_node_text(FILE *out, const struct rp_profile *p, uint32_t node)
+{
+    const struct rp_prof_frame *f = rp_prof_node_frame(p, node);
+    if (f) {
+        out_frame_text(out, p, f);
+        return;
+    }
+    out_text(out, rp_prof_node_name(p, node));
+    if (p->nodes[node].kind == RP_PNODE_THREAD) {
+        /* Name the thread fully: names repeat across JVMs and thread pools. */
+        const struct rp_prof_thread *t = &p->threads[p->nodes[node].ref];
+        fprintf(out, " (tid %llu", (unsigned long long)t->os_tid);
+        if (p->nsources > 1) {
+            fputs(", ", out);
+            out_text(out, p->sources[t->source].recording);
+        }
+        fputc(')', out);
+    }
+}
+
+uint32_t out_node_method(const struct rp_profile *p, uint32_t node)
+{
+    const struct rp_prof_frame *f = rp_prof_node_frame(p, node);
+    return f ? f->method : RP_PROF_NONE;
+}
+
+void out_walk2(const struct rp_profile *p, uint32_t start, out_node_fn enter,
+               out_node_fn leave, void *arg)
+{
+    uint32_t n = start;
+    enter(p, n, arg);
+    for (;;) {
+        if (p->nodes[n].first_child != RP_PROF_NONE) {
+            n = p->nodes[n].first_child;
+            enter(p, n, arg);
+            continue;
+        }
+        leave(p, n, arg);
+        while (n != start && p->nodes[n].next_sibling == RP_PROF_NONE) {
+            n = p->nodes[n].parent;
+            leave(p, n, arg);
+        }
+        if (n == start)
+            return;
+        n = p->nodes[n].next_sibling;
+        enter(p, n, arg);
+    }
+}
+
+struct mrows {
+    struct out_method_row *rows;
+    uint32_t *onpath;          /* per method: occurrences on the current path */
+};
+
+static void rows_enter(const struct rp_profile *p, uint32_t node, void *arg)
+{
+    struct mrows *m = arg;
+    uint32_t meth = out_node_method(p, node);
+    if (meth == RP_PROF_NONE)
+        return;
+    struct out_method_row *r = &m->rows[meth];
+    const struct rp_prof_node *n = &p->nodes[node];
+    for (int v = 0; v < RP_PV_MAX; v++)
+        r->self[v] += n->self[v];
+    /* An allocated class is the leaf below the allocating frame: what it holds is
+     * also the allocating method's self. */
+    uint32_t caller = out_node_method(p, n->parent);
+    if (p->frames[n->ref].type == RP_PFRAME_CLASS && caller != RP_PROF_NONE)
+        for (int v = 0; v < RP_PV_MAX; v++)
+            m->rows[caller].self[v] += n->self[v];
+    if (m->onpath[meth]++ == 0)   /* outermost: its total holds every sample once */
+        for (int v = 0; v < RP_PV_MAX; v++)
+            r->total[v] += n->total[v];
+}
+
+static void rows_leave(const struct rp_profile *p, uint32_t node, void *arg)
+{
+    struct mrows *m = arg;
+    uint32_t meth = out_node_method(p, node);
+    if (meth != RP_PROF_NONE)
+        m->onpath[meth]--;
+}
+
+struct out_method_row *out_method_rows(const struct rp_profile *p)
+{
+    struct mrows m;
+    m.rows = out_alloc((p->nmethods + 1) * sizeof *m.rows);
+    memset(m.rows, 0, (p->nmethods + 1) * sizeof *m.rows);
+    m.onpath = out_alloc((p->nmethods + 1) * sizeof *m.onpath);
+    memset(m.onpath, 0, (p->nmethods + 1) * sizeof *m.onpath);
+    for (size_t i = 0; i < p->nmethods; i++)
+        m.rows[i].method = (uint32_t)i;
+    out_walk2(p, 0, rows_enter, rows_leave, &m);
+    free(m.onpath);
+    return m.rows;
+}

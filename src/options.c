@@ -153,6 +153,22 @@ static int parse_dir(const struct opt_def *d, const char *v, struct rp_options *
     return 0;
 }
 
+static int parse_ctl(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    (void)d;
+    if (!strcmp(v, "off")) {
+        o->ctl_off = 1;
+        o->ctl[0] = '\0';
+        return 0;
+    }
+    /* A Unix socket path must fit sun_path (108 bytes with its terminator). */
+    if (!*v || strlen(v) >= 108)
+        return -1;
+    strcpy(o->ctl, v);
+    o->ctl_off = 0;
+    return 0;
+}
+
 static int parse_engine(const struct opt_def *d, const char *v, struct rp_options *o)
 {
     (void)d;
@@ -238,7 +254,7 @@ static const struct opt_def defs[] = {
     {"depth", "1024", "a number of frames from 1 to 8192",
      "maximum frames per stack; deeper stacks are marked truncated", parse_depth, 1,
      8192, FIELD(depth)},
-    {"native", "on", "on, off", "native frames (libunwind) below and between Java frames",
+    {"native", "on", "on, off", "native frames (DWARF unwind tables) below the Java frames",
      parse_onoff, 0, 0, FIELD(native)},
     {"flush", "1s", "a duration from 10ms to 1h",
      "segment interval: a kill -9 loses at most this much", parse_dur, 10000000,
@@ -258,6 +274,8 @@ static const struct opt_def defs[] = {
     {"ring", "64k", "a power of two from 4k to 64m",
      "per-thread ring buffer; a full ring drops samples and counts them", parse_ring,
      4u << 10, 64u << 20, FIELD(ring_bytes)},
+    {"ctl", "<dir>/ringprof-<pid>.sock", "a socket path shorter than 108 bytes, or off",
+     "control socket for ringprof ctl (docs/control.md)", parse_ctl, 0, 0, FIELD(ctl)},
     {"signal", "PROF", "PROF, VTALRM, ALRM, USR1, URG, WINCH, PWR, RTMIN+N or a number",
      "signal used by the CPU timers", parse_signal, 0, 0, FIELD(signal)},
 };

@@ -36,6 +36,8 @@ struct rp_options {
     uint64_t chunktime_ns;        /* rotate chunks at this age                       */
     uint64_t ring_bytes;          /* per-thread ring capacity (power of two)         */
     int signal;                   /* the CPU-timer signal number                     */
+    char ctl[RP_OPT_PATH_MAX];    /* control socket path; "" = <dir>/ringprof-<pid>.sock */
+    int ctl_off;                  /* ctl=off: no control socket                      */
     int help;                     /* "help" was given: print the table, do nothing   */
     char raw[RP_OPT_PATH_MAX * 2];/* the option string as given, for chunk metadata   */
 };

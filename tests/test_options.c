@@ -64,6 +64,10 @@ static void test_good(void)
     CHECK(rp_options_parse("signal=27", &o, err, sizeof err) == 0 && o.signal == 27,
           "numeric SIGPROF: %s", err);
     CHECK(rp_options_parse("help", &o, err, sizeof err) == 0 && o.help == 1, "help");
+    CHECK(rp_options_parse("ctl=/run/rp.sock", &o, err, sizeof err) == 0 &&
+          !strcmp(o.ctl, "/run/rp.sock") && !o.ctl_off, "ctl path: %s", err);
+    CHECK(rp_options_parse("ctl=off", &o, err, sizeof err) == 0 && o.ctl_off == 1 &&
+          o.ctl[0] == '\0', "ctl=off: %s", err);
     CHECK(rp_options_parse("depth=2048,ring=64k", &o, err, sizeof err) == 0,
           "depth 2048 fits a 64k ring: %s", err);
 }
@@ -94,6 +98,8 @@ static const struct { const char *s, *must, *must2; } bad[] = {
     {"ring=3000", "ring", "power of two"},
     {"ring=1k", "ring", "power of two"},
     {"ring=128m", "ring", "power of two"},
+    {"ctl=", "ctl", "needs a value"},
+    {"ctl=/tmp/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.sock", "ctl", "108"},
     {"signal=SEGV", "signal", "PROF"},
     {"signal=SIGQUIT", "signal", "PROF"},
     {"signal=USR2", "signal", "PROF"},
@@ -160,7 +166,7 @@ static void test_help_and_docs(const char *docs)
 {
     static const char *keys[] = {"dir", "interval", "engine", "depth", "native", "flush",
                                  "maxsize", "maxage", "chunksize", "chunktime", "ring",
-                                 "signal", "help"};
+                                 "ctl", "signal", "help"};
     struct help_ctx h = {{0}, 0};
     rp_options_print_help(collect, &h);
     char *doc = NULL;

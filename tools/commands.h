@@ -11,6 +11,11 @@
 typedef int (*rp_cmd_fn)(int argc, char **argv);
 
 int rp_cmd_summary(int argc, char **argv);
+/* The control client (docs/control.md): ctl_client.c holds what they share. */
+int rp_cmd_ctl(int argc, char **argv);
+int rp_cmd_list(int argc, char **argv);
+int rp_cmd_attach(int argc, char **argv);
 int rp_cmd_convert(int argc, char **argv);
+int rp_cmd_record(int argc, char **argv);
 
 #endif

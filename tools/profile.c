@@ -426,7 +426,10 @@ static uint32_t chunk_frame(struct rp_profile *p, uint32_t id)
     if (!fi) {
         f = marker_frame(p, "[unknown frame]");
     } else {
-        int plain = !frame_is_java(fi->type);
+        /* Native code is named by its bare symbol; a Java method declared native
+         * (RP_METHOD_NATIVE, e.g. Deflater.deflateBytesBytes) keeps its class. */
+        const struct rp_method_info *mi = rp_reader_method(b->r, fi->method);
+        int plain = !frame_is_java(fi->type) && !(mi && (mi->flags & RP_METHOD_NATIVE));
         uint32_t m = chunk_method(p, fi->method, plain);
         int type = (int)fi->type < RP_FRAME_TYPES ? (int)fi->type : RP_FRAME_CPP;
         f = frame_intern(p, m, type, fi->bci, fi->line);

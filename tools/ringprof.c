@@ -15,8 +15,16 @@ static const struct {
     rp_cmd_fn fn;
     const char *summary;
 } commands[] = {
+    {"attach", rp_cmd_attach,
+     "load the agent into a running JVM (as jcmd JVMTI.agent_load does)"},
     {"convert", rp_cmd_convert,
      "profiles: call tree, back-traces, flat table, collapsed stacks, ..."},
+    {"ctl", rp_cmd_ctl,
+     "send a command to a running agent: status, flush, start, stop, set, ..."},
+    {"list", rp_cmd_list,
+     "the running JVMs that have the agent, with their state and socket"},
+    {"record", rp_cmd_record,
+     "run a Java program under the agent; write a flame graph and a text profile"},
     {"summary", rp_cmd_summary,
      "what a recording holds: time range, samples, losses, threads, integrity"},
 };

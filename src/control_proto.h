@@ -1,0 +1,103 @@
+/*
+ * src/control_proto.h — the control protocol's requests: one text line in, one
+ * command struct out (docs/control.md is the prose twin of this file).
+ *
+ * A request is one line of printable ASCII: a command word, then its arguments,
+ * separated by spaces or tabs:
+ *
+ *   status | flush | rotate | version | help
+ *   start [KIND...]          KIND: cpu, alloc; none means every kind
+ *   stop [KIND...]
+ *   set KEY=VALUE...         KEY: interval (a duration), alloc (a size)
+ *
+ * rp_ctl_parse is a pure function: no I/O, no allocation, no global state, so it
+ * can be fuzzed alone. Every refusal comes with one sentence that says what was
+ * wrong and what is accepted. Values use the agent options' syntax (options.h:
+ * rp_parse_duration, rp_parse_size), so `set interval=5ms` means what
+ * `interval=5ms` means on the command line.
+ *
+ * Threads: any. Not async-signal-safe (snprintf).
+ */
+#ifndef RINGPROF_SRC_CONTROL_PROTO_H
+#define RINGPROF_SRC_CONTROL_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The protocol version, sent in every reply. Adding a command, a reply field or
+ * an accepted value keeps it; removing or changing the meaning of anything raises
+ * it (docs/control.md, "Versioning"). */
+#define RP_CONTROL_PROTOCOL 1
+
+/* The longest request line, its "\n" included. Requests are a few words; 4 KiB
+ * leaves room for any future argument while bounding what a client can make the
+ * server hold (one such buffer per connection). */
+#define RP_CONTROL_REQUEST_MAX 4096
+
+/* At most this many KEY=VALUE pairs in one `set` (there are only two keys; a
+ * repeated key is refused anyway). */
+#define RP_CTL_SET_MAX 8
+
+/* The bounds `set` accepts. interval: the same as the agent option `interval`
+ * (docs/options.md): under 100 us the timer signals cost more than they tell,
+ * over 10 s a profile of minutes has too few samples. alloc: JVMTI's heap
+ * sampling interval is a jint, so at most 1 GiB here (a round bound below 2^31);
+ * 0 (every allocation) is refused as a production setting. */
+#define RP_CTL_INTERVAL_MIN_NS 100000ull
+#define RP_CTL_INTERVAL_MAX_NS 10000000000ull
+#define RP_CTL_ALLOC_MIN 1ull
+#define RP_CTL_ALLOC_MAX (1ull << 30)
+
+enum rp_ctl_cmd {
+    RP_CTL_NONE = 0,
+    RP_CTL_STATUS,
+    RP_CTL_FLUSH,
+    RP_CTL_ROTATE,
+    RP_CTL_START,
+    RP_CTL_STOP,
+    RP_CTL_SET,
+    RP_CTL_VERSION,
+    RP_CTL_HELP
+};
+
+/* Event kinds, as bits of rp_ctl_request.kinds. */
+#define RP_CTL_KIND_CPU   (1u << 0)
+#define RP_CTL_KIND_ALLOC (1u << 1)
+#define RP_CTL_KIND_ALL   (RP_CTL_KIND_CPU | RP_CTL_KIND_ALLOC)
+
+enum rp_ctl_key {
+    RP_CTL_KEY_INTERVAL = 1,   /* CPU sampling period, ns                       */
+    RP_CTL_KEY_ALLOC           /* heap sampling interval, bytes                 */
+};
+
+struct rp_ctl_setting {
+    enum rp_ctl_key key;
+    uint64_t value;            /* ns for interval, bytes for alloc              */
+    char text[32];             /* the value as written, e.g. "5ms"              */
+};
+
+struct rp_ctl_request {
+    enum rp_ctl_cmd cmd;
+    unsigned kinds;            /* start, stop: RP_CTL_KIND_* bits, never 0      */
+    size_t nsettings;          /* set: 1..RP_CTL_SET_MAX                         */
+    struct rp_ctl_setting settings[RP_CTL_SET_MAX];
+};
+
+/*
+ * rp_ctl_parse: parse one request line. `line` holds `len` bytes without the
+ * "\n" (a trailing "\r" is ignored, for clients that send CRLF); it need not be
+ * NUL-terminated and may contain any bytes. @return 0 with *req filled, or -1 with
+ * one sentence in `err` (errlen bytes; always NUL-terminated if errlen > 0) and
+ * req->cmd set to the command if the command word itself was understood (so the
+ * error reply can name it), else RP_CTL_NONE.
+ */
+int rp_ctl_parse(const char *line, size_t len, struct rp_ctl_request *req,
+                 char *err, size_t errlen);
+
+/* Names as they appear on the wire: "status", "cpu", "interval". NULL for a value
+ * outside the enums. rp_ctl_kind_name takes a single bit. */
+const char *rp_ctl_cmd_name(enum rp_ctl_cmd cmd);
+const char *rp_ctl_kind_name(unsigned kind_bit);
+const char *rp_ctl_key_name(enum rp_ctl_key key);
+
+#endif

@@ -1,0 +1,353 @@
+/*
+ * src/engine_async.c — the CPU-timer signal handler, AsyncGetCallTrace, the crash
+ * guard and the handler-cost histogram (see engine_async.h).
+ *
+ * Everything reachable from on_timer and on_fault is async-signal-safe: atomics,
+ * clock_gettime, syscall(gettid), sigsetjmp/siglongjmp, pthread_sigmask, the
+ * ring push, the unwinder, and AsyncGetCallTrace.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <jni.h>
+
+#include "engine_async.h"
+#include "sample.h"
+#include "threads.h"
+#include "unwind.h"
+
+/* AsyncGetCallTrace's interface, from HotSpot's forte.cpp (no public header). */
+typedef struct {
+    jint lineno;              /* bci, or -3 for a native method                   */
+    jmethodID method_id;
+} ASGCT_CallFrame;
+typedef struct {
+    JNIEnv *env_id;
+    jint num_frames;          /* frames written, or an error code (< 0)           */
+    ASGCT_CallFrame *frames;
+} ASGCT_CallTrace;
+typedef void (*agct_fn)(ASGCT_CallTrace *trace, jint depth, void *ucontext);
+
+/* The handler pushes AGCT's frame array as it is: the layouts must agree. */
+_Static_assert(sizeof(ASGCT_CallFrame) == sizeof(struct rp_java_frame), "frame size");
+_Static_assert(offsetof(ASGCT_CallFrame, lineno) == offsetof(struct rp_java_frame, bci),
+               "bci offset");
+_Static_assert(offsetof(ASGCT_CallFrame, method_id) ==
+               offsetof(struct rp_java_frame, method), "method offset");
+
+static agct_fn g_agct;
+static struct rp_async_config g_cfg;
+static _Atomic int g_on;
+static _Atomic int g_inflight;           /* handlers between entry and exit       */
+static _Atomic int g_walks;              /* walks in progress, any thread         */
+static _Atomic uint64_t g_stray, g_crashed;
+static struct rp_hist g_hist;
+static struct sigaction g_old_segv, g_old_bus;
+static int g_installed;
+
+#ifdef RP_TEST_HOOKS
+/* Test builds only (tests/agent): RINGPROF_TESTFAULT makes the handler misbehave
+ * on purpose, so the tests can show that their checks catch it. */
+static int g_fault_malloc, g_fault_crash;
+static volatile uintptr_t g_fault_addr = 16;    /* unmapped: page 0 */
+__attribute__((visibility("default"))) int ringprof_test_in_handler(pid_t tid);
+#endif
+
+int rp_async_available(void)
+{
+    if (!g_agct)
+        g_agct = (agct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
+    return g_agct != NULL;
+}
+
+static const char *signame(int signo, char *buf, size_t cap)
+{
+    const char *d = sigabbrev_np(signo);
+    if (d)
+        snprintf(buf, cap, "SIG%s", d);
+    else
+        snprintf(buf, cap, "signal %d", signo);
+    return buf;
+}
+
+int rp_async_check_signal(int signo, char *err, size_t errlen)
+{
+    struct sigaction old;
+    char nm[32];
+    if (sigaction(signo, NULL, &old) != 0) {
+        snprintf(err, errlen, "signal=%d: not a signal this system has", signo);
+        return -1;
+    }
+    int ours = (old.sa_flags & SA_SIGINFO) && g_installed;
+    if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN && !ours) {
+        snprintf(err, errlen, "%s already has a handler in this process (another "
+                 "profiler, or the application uses it); choose a free one with "
+                 "signal=, e.g. signal=VTALRM, or use engine=jvmti",
+                 signame(signo, nm, sizeof nm));
+        return -1;
+    }
+    return 0;
+}
+
+static inline uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------ crash guard -- */
+
+static void chain(const struct sigaction *old, int sig, siginfo_t *si, void *uc)
+{
+    if (old->sa_flags & SA_SIGINFO) {
+        old->sa_sigaction(sig, si, uc);
+        return;
+    }
+    if (old->sa_handler == SIG_IGN && si->si_code <= 0)
+        return;                          /* a sent signal that was being ignored */
+    if (old->sa_handler == SIG_DFL || old->sa_handler == SIG_IGN) {
+        /* A fault cannot be ignored: restore the default action; returning
+         * re-executes the faulting instruction, which then dumps core as it would
+         * have without us. A sent signal is sent again. */
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        sigaction(sig, &dfl, NULL);
+        if (si->si_code <= 0)
+            raise(sig);
+        return;
+    }
+    old->sa_handler(sig);
+}
+
+static void on_fault(int sig, siginfo_t *si, void *ucv)
+{
+    if (atomic_load_explicit(&g_walks, memory_order_relaxed) > 0) {
+        int saved_errno = errno;
+        struct rp_slot *s = rp_threads_by_tid(rp_gettid());
+        errno = saved_errno;
+        const ucontext_t *uc = ucv;
+        if (s && s->in_walk &&
+            rp_unwind_is_native((uint64_t)uc->uc_mcontext.gregs[REG_RIP])) {
+            s->in_walk = 0;
+            siglongjmp(s->walk_env, 1);
+        }
+    }
+    chain(sig == SIGSEGV ? &g_old_segv : &g_old_bus, sig, si, ucv);
+}
+
+static int install_guard(int sig, struct sigaction *saved)
+{
+    struct sigaction old, sa;
+    if (sigaction(sig, NULL, &old) != 0)
+        return -1;
+    if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_fault)
+        return 0;
+    /* Keep the previous handler's mask and flags, so that when we pass a signal on
+     * it runs as it would have been run by the kernel. */
+    sa = old;
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = (old.sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
+    if (sigaction(sig, &sa, saved) != 0)
+        return -1;
+    return 0;
+}
+
+/* -------------------------------------------------------------- the sample -- */
+
+static void take_sample(struct rp_slot *s, siginfo_t *si, ucontext_t *uc)
+{
+    uint64_t t0 = now_ns();
+    s->in_handler = 1;
+    int overrun = si->si_overrun > 0 ? si->si_overrun : 0;
+    struct rp_sample_hdr h;
+    h.type = RP_SAMPLE_CPU;
+    h.flags = 0;
+    h.time = t0;
+    h.weight = g_cfg.interval_ns * (uint64_t)(1 + overrun);
+    h.slot = s->index;
+    h.gen = atomic_load_explicit(&s->gen, memory_order_relaxed);
+    h.reserved = 0;
+
+    volatile int nn = 0, nj = 0, status = RP_WALK_OK, trunc = 0;
+    atomic_fetch_add_explicit(&g_walks, 1, memory_order_relaxed);
+    s->in_walk = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (sigsetjmp(s->walk_env, 0) == 0) {
+        int depth = (int)g_cfg.depth, t = 0;
+        if (g_cfg.native)
+            nn = rp_unwind_walk(uc, s->pcs, depth, &t);
+        trunc = t;
+#ifdef RP_TEST_HOOKS
+        if (g_fault_crash && (h.time / 1000) % 8 == 0)
+            status = *(volatile int *)g_fault_addr;     /* a fault inside the walk */
+#endif
+        JNIEnv *env = atomic_load_explicit(&s->env, memory_order_acquire);
+        if (t) {
+            /* The native frames filled the stack: no room for Java frames. */
+        } else if (!env) {
+            status = RP_WALK_NOT_JAVA;
+        } else if (!g_agct) {
+            status = RP_WALK_NO_AGCT;
+        } else {
+            ASGCT_CallTrace tr = {env, 0, (ASGCT_CallFrame *)(void *)s->java};
+            g_agct(&tr, depth - nn, uc);
+            if (tr.num_frames > 0) {
+                nj = tr.num_frames;
+                trunc = nj == depth - nn;
+            } else {
+                status = tr.num_frames == 0 ? RP_WALK_NO_JAVA_FRAMES : tr.num_frames;
+            }
+        }
+    } else {
+        /* Back from on_fault: SIGSEGV/SIGBUS are still blocked (we left their
+         * handler by siglongjmp without restoring the mask). */
+        sigset_t m;
+        sigemptyset(&m);
+        sigaddset(&m, SIGSEGV);
+        sigaddset(&m, SIGBUS);
+        pthread_sigmask(SIG_UNBLOCK, &m, NULL);
+        status = RP_WALK_CRASHED;
+        nn = 0;
+        nj = 0;
+        atomic_fetch_add_explicit(&g_crashed, 1, memory_order_relaxed);
+    }
+    s->in_walk = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    atomic_fetch_sub_explicit(&g_walks, 1, memory_order_relaxed);
+
+#ifdef RP_TEST_HOOKS
+    if (g_fault_malloc) {
+        void *p = malloc(32);
+        free(p);
+    }
+#endif
+    h.status = status;
+    h.flags = trunc ? RP_SAMPLE_TRUNCATED : 0;
+    h.nnative = (uint32_t)nn;
+    h.njava = (uint32_t)nj;
+    uint64_t t1 = now_ns();
+    h.handler_ns = t1 - t0 > UINT32_MAX ? UINT32_MAX : (uint32_t)(t1 - t0);
+    rp_hist_add(&g_hist, t1 - t0);
+    struct iovec iov[3] = {
+        {&h, sizeof h},
+        {s->pcs, (size_t)nn * sizeof(uint64_t)},
+        {s->java, (size_t)nj * sizeof(struct rp_java_frame)},
+    };
+    rp_ring_pushv(s->ring, iov, 3);
+    s->in_handler = 0;
+}
+
+static void on_timer(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    int saved_errno = errno;
+    atomic_fetch_add_explicit(&g_inflight, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&g_on, memory_order_seq_cst)) {
+        struct rp_slot *s = si->si_code == SI_TIMER ?
+                            rp_threads_from_sigval(si->si_value) : NULL;
+        if (s && s->ring && s->pcs)
+            take_sample(s, si, uc);
+        else
+            atomic_fetch_add_explicit(&g_stray, 1, memory_order_relaxed);
+    }
+    atomic_fetch_sub_explicit(&g_inflight, 1, memory_order_release);
+    errno = saved_errno;
+}
+
+/* ------------------------------------------------------------- lifecycle -- */
+
+int rp_async_start(const struct rp_async_config *cfg, char *err, size_t errlen)
+{
+    g_cfg = *cfg;
+    rp_async_available();
+#ifdef RP_TEST_HOOKS
+    const char *f = getenv("RINGPROF_TESTFAULT");
+    g_fault_malloc = f && strstr(f, "malloc_in_handler");
+    g_fault_crash = f && strstr(f, "crash_in_walk");
+    /* The malloc/lock shim (an LD_PRELOAD library) asks us whether a thread is in
+     * the handler; hand it the question's function. */
+    void (*reg)(int (*)(pid_t)) = (void (*)(int (*)(pid_t)))dlsym(RTLD_DEFAULT,
+                                                                  "ringprof_shim_register");
+    if (reg)
+        reg(ringprof_test_in_handler);
+#endif
+    if (rp_async_check_signal(cfg->signo, err, errlen) < 0)
+        return -1;
+    if (install_guard(SIGSEGV, &g_old_segv) < 0 || install_guard(SIGBUS, &g_old_bus) < 0) {
+        snprintf(err, errlen, "cannot install the crash guard: %s", strerror(errno));
+        return -1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_timer;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(cfg->signo, &sa, NULL) != 0) {
+        snprintf(err, errlen, "cannot install the handler for signal %d: %s",
+                 cfg->signo, strerror(errno));
+        return -1;
+    }
+    g_installed = 1;
+    atomic_store(&g_on, 1);
+    return 0;
+}
+
+void rp_async_stop(unsigned wait_ms)
+{
+    atomic_store_explicit(&g_on, 0, memory_order_seq_cst);
+    for (unsigned i = 0; i < wait_ms * 10 &&
+                         atomic_load_explicit(&g_inflight, memory_order_seq_cst) > 0; i++) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+int rp_async_handler_intact(void)
+{
+    struct sigaction cur;
+    if (!g_installed || sigaction(g_cfg.signo, NULL, &cur) != 0)
+        return 0;
+    return (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_timer;
+}
+
+int rp_async_guard_intact(void)
+{
+    struct sigaction segv, bus;
+    if (!g_installed || sigaction(SIGSEGV, NULL, &segv) != 0 ||
+        sigaction(SIGBUS, NULL, &bus) != 0)
+        return 0;
+    return (segv.sa_flags & SA_SIGINFO) && segv.sa_sigaction == on_fault &&
+           (bus.sa_flags & SA_SIGINFO) && bus.sa_sigaction == on_fault;
+}
+
+void rp_async_stats(struct rp_async_stats *out)
+{
+    out->stray = atomic_load(&g_stray);
+    out->crashed = atomic_load(&g_crashed);
+}
+
+void rp_async_hist(struct rp_hist_snap *out)
+{
+    rp_hist_snapshot(&g_hist, out);
+}
+
+#ifdef RP_TEST_HOOKS
+/* For the LD_PRELOAD shim of tests/agent: is thread `tid` inside the handler? The
+ * shim calls it from malloc/free/pthread_mutex_lock; it is async-signal-safe. */
+int ringprof_test_in_handler(pid_t tid)
+{
+    struct rp_slot *s = rp_threads_by_tid(tid);
+    return s && s->in_handler;
+}
+#endif

@@ -1,0 +1,84 @@
+/*
+ * src/engine_async.h — the async engine: the CPU-timer signal handler.
+ *
+ * Each sampled thread has a CPU-time timer (threads.h) that sends it `signo`
+ * (SIGPROF by default) when it has used `interval` of CPU. The handler, running on
+ * that thread, walks its native frames (unwind.h, with native=on) and its Java
+ * frames (AsyncGetCallTrace), and pushes one record (sample.h) to the thread's
+ * ring. The record weighs interval × (1 + timer overruns): the kernel checks CPU
+ * timers on the scheduler tick, so at 1 ms and HZ=250 a timer fires every 4 ms
+ * with 3 overruns, and the weight keeps the total right.
+ *
+ * The handler is async-signal-safe (design invariant 1): it allocates nothing,
+ * takes no locks, uses no TLS (the slot comes from the timer's si_value), calls
+ * no JVMTI or JNI function except AsyncGetCallTrace, and saves errno. A fault
+ * inside the walk (AGCT reading a half-built frame, the unwinder reading a corrupt
+ * stack) is caught: a SIGSEGV/SIGBUS handler, installed in front of HotSpot's,
+ * siglongjmps back into the handler when the faulting thread is inside a walk and
+ * the fault is in native code, and passes every other fault on to the previous
+ * handler exactly (same arguments; SA_SIGINFO or not; SIG_DFL and SIG_IGN handled).
+ * HotSpot takes SIGSEGV on purpose (implicit null checks, safepoint polls,
+ * SafeFetch in its stubs); those faults are in generated code or in threads not
+ * walking, and reach HotSpot untouched.
+ *
+ * Shutdown: rp_async_stop clears the "on" flag that the handler checks first,
+ * then waits until no handler is running (an atomic in-flight count). Timers are
+ * deleted by threads.h before; a signal that was already pending finds the flag
+ * off and returns. Slot memory is never freed, so even that late signal reads
+ * valid memory.
+ *
+ * Threads: rp_async_* are called from the agent's lifecycle (not signal-safe);
+ * the handlers run on any thread.
+ */
+#ifndef RINGPROF_SRC_ENGINE_ASYNC_H
+#define RINGPROF_SRC_ENGINE_ASYNC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "histogram.h"
+
+struct rp_async_config {
+    uint64_t interval_ns;
+    uint32_t depth;
+    int native;               /* walk native frames too                           */
+    int signo;
+};
+
+/* Is AsyncGetCallTrace exported by this JVM? (dlsym RTLD_DEFAULT). */
+int rp_async_available(void);
+
+/* Refuse a signal that already has a handler (another profiler, the
+ * application). @return 0 if `signo` is at SIG_DFL or SIG_IGN, else -1 with the
+ * reason in err. */
+int rp_async_check_signal(int signo, char *err, size_t errlen);
+
+/* Install the timer handler and the crash guard, and switch sampling on. Call after
+ * the JVM has installed its own signal handlers (VMInit, or attach). @return 0, or
+ * -1 with the reason in err. */
+int rp_async_start(const struct rp_async_config *cfg, char *err, size_t errlen);
+
+/* Switch sampling off and wait (up to `wait_ms`) for running handlers to leave.
+ * Timers should be deleted first (rp_threads_disarm_all). The handlers stay
+ * installed: a late signal finds sampling off. */
+void rp_async_stop(unsigned wait_ms);
+
+/* Is our handler still the one installed for the timer signal? (The application
+ * may replace it; the flusher checks this every flush and says so once.) */
+int rp_async_handler_intact(void);
+
+/* Is the crash guard still in front of the SIGSEGV and SIGBUS handlers? Someone
+ * who installs a handler after us takes faults in walks away from it (the flusher
+ * checks and says so once). */
+int rp_async_guard_intact(void);
+
+/* Handler statistics for the flusher. */
+struct rp_async_stats {
+    uint64_t stray;           /* timer signals that matched no live slot          */
+    uint64_t crashed;         /* walks ended by the crash guard                   */
+};
+void rp_async_stats(struct rp_async_stats *out);
+/* The handler-duration histogram (ns, entry to just before the push). */
+void rp_async_hist(struct rp_hist_snap *out);
+
+#endif

@@ -1,0 +1,147 @@
+/*
+ * src/engine_jvmti.c — the jvmti engine's sampler thread (see engine_jvmti.h).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent.h"
+#include "engine_jvmti.h"
+#include "log.h"
+#include "sample.h"
+#include "threads.h"
+
+static struct rp_jvmti_config g_cfg;
+static struct rp_ring *g_ring;
+static _Atomic int g_stop, g_running, g_tid;
+static jvmtiFrameInfo *g_frames;
+static struct rp_java_frame *g_java;
+
+struct rp_ring *rp_jvmti_ring(void)
+{
+    return g_ring;
+}
+
+int rp_jvmti_sampler_tid(void)
+{
+    return atomic_load(&g_tid);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Sample one slot if its thread used CPU since the last look. */
+static void sample_slot(jvmtiEnv *jvmti, JNIEnv *jni, struct rp_slot *s)
+{
+    uint32_t gen = atomic_load(&s->gen);
+    jobject t = rp_threads_local_ref(jni, s);
+    if (!t)
+        return;
+    jlong cpu = 0;
+    if ((*jvmti)->GetThreadCpuTime(jvmti, t, &cpu) != JVMTI_ERROR_NONE || cpu < 0)
+        goto out;
+    if (s->sampler_gen != gen + 1) {
+        /* First look at this occupant: a thread we saw start has used its CPU
+         * since 0; one that ran before us starts from now. */
+        s->sampler_gen = gen + 1;
+        s->sampler_cpu_ns = (s->flags & RP_SLOT_FROM_START) ? 0 : (uint64_t)cpu;
+    }
+    if ((uint64_t)cpu <= s->sampler_cpu_ns)
+        goto out;
+    uint64_t weight = (uint64_t)cpu - s->sampler_cpu_ns;
+    s->sampler_cpu_ns = (uint64_t)cpu;
+    jint n = 0;
+    struct rp_sample_hdr h;
+    memset(&h, 0, sizeof h);
+    h.type = RP_SAMPLE_CPU_JVMTI;
+    h.time = mono_ns();
+    h.weight = weight;
+    h.slot = s->index;
+    h.gen = gen;
+    jvmtiError e = (*jvmti)->GetStackTrace(jvmti, t, 0, (jint)g_cfg.depth, g_frames, &n);
+    if (e != JVMTI_ERROR_NONE) {
+        h.status = RP_WALK_JVMTI_ERROR;
+        n = 0;
+    } else if (n == 0) {
+        h.status = RP_WALK_NO_JAVA_FRAMES;
+    }
+    for (jint i = 0; i < n; i++) {
+        g_java[i].method = (uint64_t)(uintptr_t)g_frames[i].method;
+        g_java[i].bci = g_frames[i].location < 0 ? RP_BCI_NATIVE
+                                                 : (int32_t)g_frames[i].location;
+        g_java[i].pad = 0;
+    }
+    h.njava = (uint32_t)n;
+    h.flags = (uint32_t)n == g_cfg.depth ? RP_SAMPLE_TRUNCATED : 0;
+    struct iovec iov[2] = {{&h, sizeof h}, {g_java, (size_t)n * sizeof *g_java}};
+    rp_ring_pushv(g_ring, iov, 2);
+out:
+    (*jni)->DeleteLocalRef(jni, t);
+}
+
+static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
+{
+    (void)arg;
+    atomic_store(&g_tid, rp_gettid());
+    rp_threads_add_agent(atomic_load(&g_tid));
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    while (!atomic_load(&g_stop)) {
+        uint64_t ns = (uint64_t)next.tv_nsec + g_cfg.interval_ns;
+        next.tv_sec += (time_t)(ns / 1000000000u);
+        next.tv_nsec = (long)(ns % 1000000000u);
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+            ;
+        /* After a long stall (a pause, a suspended process) do not try to catch
+         * up: the CPU deltas already carry the weight. */
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > next.tv_sec + 1)
+            next = now;
+        uint32_t n = rp_threads_count();
+        for (uint32_t i = 0; i < n && !atomic_load(&g_stop); i++) {
+            struct rp_slot *s = rp_threads_slot(i);
+            if (atomic_load(&s->state) == RP_SLOT_LIVE && (s->flags & RP_SLOT_JAVA))
+                sample_slot(jvmti, jni, s);
+        }
+    }
+    atomic_store(&g_running, 0);
+}
+
+int rp_jvmti_start(jvmtiEnv *jvmti, JNIEnv *jni, const struct rp_jvmti_config *cfg,
+                   char *err, size_t errlen)
+{
+    g_cfg = *cfg;
+    g_ring = rp_ring_create(cfg->ring_bytes);
+    g_frames = calloc(cfg->depth, sizeof *g_frames);
+    g_java = calloc(cfg->depth, sizeof *g_java);
+    if (!g_ring || !g_frames || !g_java) {
+        snprintf(err, errlen, "out of memory for the sampler (ring of %zu bytes)",
+                 cfg->ring_bytes);
+        return -1;
+    }
+    atomic_store(&g_running, 1);
+    if (rp_agent_run_thread(jvmti, jni, "ringprof-sampler", sampler_main, NULL,
+                            JVMTI_THREAD_MAX_PRIORITY, err, errlen) < 0) {
+        atomic_store(&g_running, 0);
+        return -1;
+    }
+    return 0;
+}
+
+void rp_jvmti_stop(unsigned wait_ms)
+{
+    atomic_store(&g_stop, 1);
+    for (unsigned i = 0; i < wait_ms && atomic_load(&g_running); i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}

@@ -1,0 +1,685 @@
+/*
+ * src/flusher.c — the flusher thread (see flusher.h).
+ *
+ * Layout of a pass (every DRAIN_NS): make sure there is a chunk writer (a new
+ * generation drops the chunk-id caches), drain the jvmti sampler's ring, then each
+ * slot's ring, finishing slots whose thread ended; then, when due, the flush step
+ * and the rescan. Records are copied out of the ring into an aligned buffer
+ * before they are read (ring payloads are only 4-byte aligned).
+ *
+ * Stack ids. A sample's raw frames (status, flags, pcs, jmethodIDs, bcis) are
+ * hashed; the hash maps to a cached copy of those bytes and the chunk stack id
+ * made from them. A hit costs one hash and one compare. The cache is dropped when
+ * the chunk changes, when it reaches CACHE_MAX_BYTES, and at the first flush after
+ * the compiled-code map changed (frame types may differ now).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent.h"
+#include "engine_async.h"
+#include "engine_jvmti.h"
+#include "flusher.h"
+#include "log.h"
+#include "methods.h"
+#include "sample.h"
+#include "symbols.h"
+#include "threads.h"
+#include "u64map.h"
+#include "unwind.h"
+
+#define DRAIN_NS   100000000ull         /* rings are drained every 100 ms         */
+#define SCAN_NS    500000000ull         /* /proc/self/task, every 500 ms          */
+#define CACHE_MAX_BYTES (32u << 20)
+
+struct raw_stack {
+    uint32_t stack;
+    uint32_t len;
+    uint8_t bytes[];
+};
+
+struct flusher {
+    struct rp_flusher_config cfg;
+    jvmtiEnv *jvmti;
+    JNIEnv *jni;
+    struct rp_chunk_writer *w;
+    uint64_t generation;
+    uint32_t kind;
+    /* Per-generation caches of chunk ids. */
+    struct rp_u64map methods;       /* jmethodID → chunk method id                  */
+    struct rp_u64map natives;       /* pc → chunk frame id                          */
+    struct rp_u64map markers;       /* status → chunk frame id                      */
+    struct rp_u64map raw;           /* raw-frames hash → struct raw_stack*          */
+    size_t raw_bytes;
+    struct rp_u64map tids;          /* slot index → chunk thread id, this pass      */
+    uint64_t epoch;                 /* compiled-code epoch the raw cache matches    */
+    /* Buffers. */
+    uint64_t *rec;                  /* aligned copy of the record being read        */
+    size_t rec_cap;
+    void *scratch;                  /* for rp_ring_drain                            */
+    uint32_t *frames;               /* depth + 1 (a marker)                         */
+    struct rp_slot *cur;            /* the slot whose ring is drained, or NULL      */
+    uint64_t now;
+    /* Counts for the next segment. */
+    struct rp_u64map status;        /* status → samples                             */
+    uint64_t lost_gone, lost_no_chunk, lost_memory, bad_records;
+    uint64_t jvmti_seen_dropped[RP_RING_DROP_REASONS];
+    uint64_t stray_seen;
+    struct rp_hist_snap hist_prev, hist_now, hist_delta;
+    int warned_handler, warned_guard, warned_chunk;
+};
+
+static struct flusher g_f;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_wake, g_done_cond;
+static int g_stop, g_done, g_close_ok = -1;
+static _Atomic int g_tid;
+
+int rp_flusher_tid(void)
+{
+    return atomic_load(&g_tid);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------- chunk ids -- */
+
+static void drop_raw_cache(struct flusher *f)
+{
+    for (size_t i = 0; i < f->raw.cap; i++)
+        if (f->raw.used[i])
+            free((void *)(uintptr_t)f->raw.vals[i]);
+    rp_u64map_clear(&f->raw);
+    f->raw_bytes = 0;
+}
+
+static void drop_caches(struct flusher *f)
+{
+    rp_u64map_clear(&f->methods);
+    rp_u64map_clear(&f->natives);
+    rp_u64map_clear(&f->markers);
+    rp_u64map_clear(&f->tids);
+    drop_raw_cache(f);
+}
+
+/* The current chunk writer; a new chunk drops every cached id. */
+static int ensure_writer(struct flusher *f)
+{
+    f->w = rp_recording_writer(f->cfg.rec);
+    if (!f->w) {
+        rp_log_once(&f->warned_chunk, "cannot open a chunk in %s; samples are dropped "
+                    "and counted until it works again", rp_recording_dir(f->cfg.rec));
+        return 0;
+    }
+    f->warned_chunk = 0;
+    uint64_t g = rp_recording_generation(f->cfg.rec);
+    if (g != f->generation || !f->kind) {
+        drop_caches(f);
+        f->generation = g;
+        f->kind = rp_chunk_kind(f->w, "cpu", "ns", f->cfg.interval_ns, NULL, 0);
+    }
+    return f->kind != 0;
+}
+
+static uint32_t str(struct flusher *f, const char *s)
+{
+    return rp_chunk_cstring(f->w, s);
+}
+
+static uint32_t java_method_id(struct flusher *f, jmethodID jm)
+{
+    uint64_t v;
+    if (rp_u64map_get(&f->methods, (uint64_t)(uintptr_t)jm, &v))
+        return (uint32_t)v;
+    const struct rp_method *m = rp_methods_get(f->jni, jm);
+    uint32_t k = rp_chunk_class(f->w, str(f, m->klass));
+    uint32_t id = rp_chunk_method(f->w, k, str(f, m->name), str(f, m->signature),
+                                  str(f, m->file), m->flags);
+    if (id)
+        rp_u64map_put(&f->methods, (uint64_t)(uintptr_t)jm, id);
+    return id;
+}
+
+static uint32_t java_frame_id(struct flusher *f, const struct rp_java_frame *fr,
+                              const struct rp_java_frame *caller)
+{
+    jmethodID jm = (jmethodID)(uintptr_t)fr->method;
+    uint32_t method = java_method_id(f, jm);
+    if (!method)
+        return 0;
+    if (fr->bci == RP_BCI_NATIVE)
+        return rp_chunk_frame(f->w, method, RP_FRAME_NATIVE, -1, 0);
+    enum rp_frame_type t = rp_methods_frame_type(
+        jm, caller ? (jmethodID)(uintptr_t)caller->method : NULL, caller ? caller->bci : 0);
+    uint32_t line = rp_method_line(rp_methods_get(f->jni, jm), fr->bci);
+    return rp_chunk_frame(f->w, method, t, fr->bci < 0 ? -1 : fr->bci, line);
+}
+
+static uint32_t native_frame_id(struct flusher *f, uint64_t pc)
+{
+    uint64_t v;
+    if (rp_u64map_get(&f->natives, pc, &v))
+        return (uint32_t)v;
+    struct rp_native_sym sym;
+    rp_symbols_resolve(pc, &sym);
+    uint32_t k = rp_chunk_class(f->w, str(f, sym.lib));
+    uint32_t m = rp_chunk_method(f->w, k, str(f, sym.name), str(f, ""), str(f, ""), 0);
+    uint32_t id = m ? rp_chunk_frame(f->w, m, sym.is_jvm ? RP_FRAME_CPP : RP_FRAME_NATIVE,
+                                     -1, 0) : 0;
+    if (id)
+        rp_u64map_put(&f->natives, pc, id);
+    return id;
+}
+
+/* ----------------------------------------------------------- walk status -- */
+
+/* What a walk status means: its counter, its marker frame, and whether the stack
+ * is an error (RP_STACK_ERROR) or only lacks Java frames. */
+struct status_info {
+    char counter[48];
+    char marker[48];
+    int error;
+    int marker_if_empty_only;
+};
+
+static void status_describe(int status, int jvmti, struct status_info *o)
+{
+    static const char *const agct[] = {
+        "no_class_load", "gc_active", "unknown_not_java", "not_walkable_not_java",
+        "unknown_java", "not_walkable_java", "unknown_state", "thread_exit",
+        "deopt", "safepoint"};
+    o->error = 1;
+    o->marker_if_empty_only = 0;
+    if (status <= -1 && status >= -10) {
+        snprintf(o->counter, sizeof o->counter, "agct.%s", agct[-status - 1]);
+        snprintf(o->marker, sizeof o->marker, "[agct:%s]", agct[-status - 1]);
+        return;
+    }
+    switch (status) {
+    case RP_WALK_CRASHED:
+        snprintf(o->counter, sizeof o->counter, "walk.crashed");
+        snprintf(o->marker, sizeof o->marker, "[walk:crashed]");
+        return;
+    case RP_WALK_NO_AGCT:
+        snprintf(o->counter, sizeof o->counter, "walk.no_agct");
+        snprintf(o->marker, sizeof o->marker, "[no_agct]");
+        return;
+    case RP_WALK_NOT_JAVA:
+        snprintf(o->counter, sizeof o->counter, "walk.not_java");
+        snprintf(o->marker, sizeof o->marker, "[not_java]");
+        o->error = 0;
+        o->marker_if_empty_only = 1;
+        return;
+    case RP_WALK_NO_JAVA_FRAMES:
+        snprintf(o->counter, sizeof o->counter, "%s.no_java_frames",
+                 jvmti ? "jvmti" : "agct");
+        snprintf(o->marker, sizeof o->marker, "[no_java_frames]");
+        o->error = 0;
+        o->marker_if_empty_only = 1;
+        return;
+    case RP_WALK_JVMTI_ERROR:
+        snprintf(o->counter, sizeof o->counter, "jvmti.get_stack_trace_failed");
+        snprintf(o->marker, sizeof o->marker, "[jvmti:error]");
+        return;
+    default:
+        snprintf(o->counter, sizeof o->counter, "agct.error_%d", -status);
+        snprintf(o->marker, sizeof o->marker, "[agct:error_%d]", -status);
+    }
+}
+
+static uint32_t marker_frame_id(struct flusher *f, int status, int jvmti,
+                                const struct status_info *si)
+{
+    uint64_t key = (uint64_t)(uint32_t)status | (uint64_t)jvmti << 32, v;
+    if (rp_u64map_get(&f->markers, key, &v))
+        return (uint32_t)v;
+    uint32_t k = rp_chunk_class(f->w, str(f, ""));
+    uint32_t m = rp_chunk_method(f->w, k, str(f, si->marker), str(f, ""), str(f, ""), 0);
+    uint32_t id = m ? rp_chunk_frame(f->w, m, RP_FRAME_MARKER, -1, 0) : 0;
+    if (id)
+        rp_u64map_put(&f->markers, key, id);
+    return id;
+}
+
+/* ------------------------------------------------------------------ stacks -- */
+
+static uint64_t raw_hash(const uint8_t *p, size_t len)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = rp_mix64(h ^ w);
+    }
+    uint64_t tail = 0;
+    memcpy(&tail, p + i, len - i);
+    return rp_mix64(h ^ tail);
+}
+
+/* Build the chunk stack of a record (cache miss). */
+static uint32_t build_stack(struct flusher *f, const struct rp_sample_hdr *h)
+{
+    uint32_t n = 0;
+    const uint64_t *pcs = rp_sample_pcs(h);
+    const struct rp_java_frame *java = rp_sample_java(h);
+    for (uint32_t i = 0; i < h->nnative; i++)
+        if (!(f->frames[n++] = native_frame_id(f, pcs[i])))
+            return 0;
+    for (uint32_t i = 0; i < h->njava; i++)
+        if (!(f->frames[n++] = java_frame_id(f, &java[i],
+                                             i + 1 < h->njava ? &java[i + 1] : NULL)))
+            return 0;
+    uint32_t flags = (h->flags & RP_SAMPLE_TRUNCATED) ? RP_STACK_TRUNCATED : 0;
+    if (h->status != RP_WALK_OK) {
+        struct status_info si;
+        int jvmti = h->type == RP_SAMPLE_CPU_JVMTI;
+        status_describe(h->status, jvmti, &si);
+        if (!si.marker_if_empty_only || n == 0) {
+            if (!(f->frames[n++] = marker_frame_id(f, h->status, jvmti, &si)))
+                return 0;
+        }
+        if (si.error)
+            flags |= RP_STACK_ERROR;
+    }
+    return rp_chunk_stack(f->w, f->frames, n, flags);
+}
+
+static uint32_t stack_id(struct flusher *f, const struct rp_sample_hdr *h, size_t len)
+{
+    /* The key: type, flags, status and the frames (time, weight, slot excluded). */
+    const uint8_t *key = (const uint8_t *)(h + 1);
+    size_t klen = len - sizeof *h;
+    uint64_t hash = raw_hash(key, klen) ^ rp_mix64((uint64_t)h->type << 48 |
+                                                   (uint64_t)h->flags << 32 |
+                                                   (uint32_t)h->status);
+    hash ^= rp_mix64((uint64_t)h->nnative << 32 | h->njava);
+    uint64_t v;
+    if (rp_u64map_get(&f->raw, hash, &v)) {
+        const struct raw_stack *r = (const void *)(uintptr_t)v;
+        if (r->len == klen && memcmp(r->bytes, key, klen) == 0)
+            return r->stack;
+        return build_stack(f, h);         /* a hash collision: do not cache */
+    }
+    uint32_t id = build_stack(f, h);
+    if (!id)
+        return 0;
+    if (f->raw_bytes + klen > CACHE_MAX_BYTES)
+        drop_raw_cache(f);
+    struct raw_stack *r = malloc(sizeof *r + klen);
+    if (r) {
+        r->stack = id;
+        r->len = (uint32_t)klen;
+        memcpy(r->bytes, key, klen);
+        if (rp_u64map_put(&f->raw, hash, (uint64_t)(uintptr_t)r) == 0)
+            f->raw_bytes += sizeof *r + klen;
+        else
+            free(r);
+    }
+    return id;
+}
+
+/* ----------------------------------------------------------------- threads -- */
+
+static uint32_t thread_id(struct flusher *f, struct rp_slot *s)
+{
+    uint64_t v;
+    if (rp_u64map_get(&f->tids, s->index, &v))
+        return (uint32_t)v;
+    struct rp_slot_meta m;
+    rp_threads_meta(s, &m);
+    uint32_t flags = 0;
+    if (m.flags & RP_SLOT_JAVA)
+        flags |= RP_THREAD_JAVA;
+    if (m.flags & RP_SLOT_DAEMON)
+        flags |= RP_THREAD_DAEMON;
+    if (atomic_load(&s->state) == RP_SLOT_ENDED)
+        flags |= RP_THREAD_ENDED;
+    uint64_t key = (uint64_t)atomic_load(&s->gen) << 32 | s->index;
+    uint32_t id = rp_chunk_thread(f->w, key, (uint64_t)(m.tid > 0 ? m.tid : 0),
+                                  (uint64_t)(m.java_tid > 0 ? m.java_tid : 0),
+                                  m.name[0] ? m.name : "[unnamed]", flags, f->now);
+    if (id)
+        rp_u64map_put(&f->tids, s->index, id);
+    return id;
+}
+
+static uint64_t slot_cpu(struct rp_slot *s)
+{
+    struct timespec ts;
+    if (s->tid && clock_gettime(s->cpu_clock, &ts) == 0)
+        s->last_cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    else if (!s->tid && s->sampler_cpu_ns)
+        s->last_cpu_ns = s->sampler_cpu_ns;      /* jvmti engine, tid unknown */
+    return s->last_cpu_ns;
+}
+
+/* New names of Java threads that took samples (Thread.setName). */
+static void poll_names(struct flusher *f)
+{
+    uint32_t n = rp_threads_count();
+    for (uint32_t i = 0; i < n; i++) {
+        struct rp_slot *s = rp_threads_slot(i);
+        if (atomic_load(&s->state) != RP_SLOT_LIVE || !(s->flags & RP_SLOT_JAVA) ||
+            !s->sampled)
+            continue;
+        s->sampled = 0;
+        jobject t = rp_threads_local_ref(f->jni, s);
+        if (!t)
+            continue;
+        jvmtiThreadInfo info;
+        memset(&info, 0, sizeof info);
+        if ((*f->jvmti)->GetThreadInfo(f->jvmti, t, &info) == JVMTI_ERROR_NONE) {
+            if (info.name) {
+                rp_threads_set_name(s, info.name);
+                (*f->jvmti)->Deallocate(f->jvmti, (unsigned char *)info.name);
+            }
+            if (info.thread_group)
+                (*f->jni)->DeleteLocalRef(f->jni, info.thread_group);
+            if (info.context_class_loader)
+                (*f->jni)->DeleteLocalRef(f->jni, info.context_class_loader);
+        }
+        (*f->jni)->DeleteLocalRef(f->jni, t);
+    }
+}
+
+static void count_losses(struct flusher *f, const struct rp_ring *ring, uint64_t *seen)
+{
+    struct rp_ring_stats st;
+    rp_ring_stats(ring, &st);
+    for (int r = 0; r < RP_RING_DROP_REASONS; r++) {
+        uint64_t d = st.dropped[r] - seen[r];
+        if (d) {
+            char name[64];
+            snprintf(name, sizeof name, "%s%s", RP_COUNTER_LOST_PREFIX,
+                     rp_ring_drop_name((enum rp_ring_drop)r));
+            if (rp_chunk_counter(f->w, name, d) == 0)
+                seen[r] = st.dropped[r];
+        }
+    }
+}
+
+/* A slot whose thread ended: its last thread record and CPU time, then release. */
+static void finish_slot(struct flusher *f, struct rp_slot *s)
+{
+    rp_u64map_del(&f->tids, s->index);    /* so that the ENDED record is written */
+    if (f->w) {
+        uint32_t id = thread_id(f, s);
+        struct rp_slot_meta m;
+        rp_threads_meta(s, &m);
+        uint64_t cpu = m.end_cpu_ns ? m.end_cpu_ns : s->last_cpu_ns;
+        if (id && cpu)
+            rp_chunk_thread_cpu(f->w, id, f->now, cpu);
+        if (s->ring)
+            count_losses(f, s->ring, s->seen_dropped);
+    }
+    rp_u64map_del(&f->tids, s->index);    /* the slot's next thread is another key */
+    rp_threads_release(f->jni, s);
+}
+
+/* ------------------------------------------------------------------- drain -- */
+
+static int on_record(void *arg, const void *p, size_t len)
+{
+    struct flusher *f = arg;
+    if (len < sizeof(struct rp_sample_hdr) || len > f->rec_cap) {
+        f->bad_records++;
+        return 0;
+    }
+    memcpy(f->rec, p, len);
+    const struct rp_sample_hdr *h = (const void *)f->rec;
+    if ((uint64_t)h->nnative + h->njava > f->cfg.depth ||
+        rp_sample_size(h->nnative, h->njava) != len) {
+        f->bad_records++;
+        return 0;
+    }
+    /* Every record names its slot and generation; one that does not match the
+     * slot's present occupant (never expected in a thread's own ring, possible in
+     * the jvmti sampler's) is dropped, not given to the wrong thread. */
+    struct rp_slot *s = f->cur ? f->cur : rp_threads_slot(h->slot);
+    if (!s || h->slot != s->index || atomic_load(&s->gen) != h->gen ||
+        atomic_load(&s->state) == RP_SLOT_FREE) {
+        f->lost_gone++;
+        return 0;
+    }
+    if (!f->w) {
+        f->lost_no_chunk++;
+        return 0;
+    }
+    uint32_t thread = thread_id(f, s);
+    uint32_t stack = thread ? stack_id(f, h, len) : 0;
+    if (!stack || rp_chunk_sample(f->w, f->kind, thread, h->time, stack, h->weight,
+                                  NULL) != 0) {
+        f->lost_memory++;
+        return 0;
+    }
+    s->sampled++;
+    uint64_t key = (uint64_t)(uint32_t)h->status | (uint64_t)(h->type == RP_SAMPLE_CPU_JVMTI) << 32;
+    if (h->status != RP_WALK_OK) {
+        uint64_t c = 0;
+        rp_u64map_get(&f->status, key, &c);
+        rp_u64map_put(&f->status, key, c + 1);
+    }
+    return 0;
+}
+
+/* --------------------------------------------------------------- the flush -- */
+
+static void counter(struct flusher *f, const char *name, uint64_t *value)
+{
+    if (*value && rp_chunk_counter(f->w, name, *value) == 0)
+        *value = 0;
+}
+
+static uint64_t agent_cpu_ns(void)
+{
+    uint64_t sum = 0;
+    int tids[2] = {rp_flusher_tid(), rp_jvmti_sampler_tid()};
+    for (int i = 0; i < 2; i++) {
+        struct timespec ts;
+        clockid_t c = (clockid_t)(((unsigned)~tids[i] << 3) | 6u);
+        if (tids[i] > 0 && clock_gettime(c, &ts) == 0)
+            sum += (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    }
+    return sum;
+}
+
+static void flush_step(struct flusher *f)
+{
+    poll_names(f);
+    rp_u64map_clear(&f->tids);        /* new names must reach thread records */
+    uint32_t n = rp_threads_count(), live = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct rp_slot *s = rp_threads_slot(i);
+        if (s->ring)
+            count_losses(f, s->ring, s->seen_dropped);
+        if (atomic_load(&s->state) != RP_SLOT_LIVE)
+            continue;
+        live++;
+        uint32_t id = thread_id(f, s);
+        uint64_t cpu = slot_cpu(s);
+        if (id && cpu)
+            rp_chunk_thread_cpu(f->w, id, f->now, cpu);
+    }
+    if (!f->cfg.async && rp_jvmti_ring())
+        count_losses(f, rp_jvmti_ring(), f->jvmti_seen_dropped);
+    counter(f, RP_COUNTER_LOST_PREFIX "thread_gone", &f->lost_gone);
+    counter(f, RP_COUNTER_LOST_PREFIX "no_chunk", &f->lost_no_chunk);
+    counter(f, RP_COUNTER_LOST_PREFIX "no_memory", &f->lost_memory);
+    counter(f, RP_COUNTER_LOST_PREFIX "bad_record", &f->bad_records);
+    for (size_t i = 0; i < f->status.cap; i++) {
+        if (!f->status.used[i] || !f->status.vals[i])
+            continue;
+        struct status_info si;
+        status_describe((int)(int32_t)(uint32_t)f->status.keys[i],
+                        (int)(f->status.keys[i] >> 32), &si);
+        if (rp_chunk_counter(f->w, si.counter, f->status.vals[i]) == 0)
+            f->status.vals[i] = 0;
+    }
+    if (f->cfg.async) {
+        struct rp_async_stats st;
+        rp_async_stats(&st);
+        uint64_t stray = st.stray - f->stray_seen;
+        if (stray && rp_chunk_counter(f->w, RP_COUNTER_LOST_PREFIX "no_slot", stray) == 0)
+            f->stray_seen = st.stray;
+        rp_async_hist(&f->hist_now);
+        rp_hist_delta(&f->hist_now, &f->hist_prev, &f->hist_delta);
+        if (rp_hist_total(&f->hist_delta)) {
+            rp_chunk_gauge(f->w, "agent.handler_ns.p50", f->now,
+                           rp_hist_quantile(&f->hist_delta, 0.50));
+            rp_chunk_gauge(f->w, "agent.handler_ns.p99", f->now,
+                           rp_hist_quantile(&f->hist_delta, 0.99));
+        }
+        rp_chunk_gauge(f->w, "agent.handler_ns.total", f->now, f->hist_now.sum);
+        f->hist_prev = f->hist_now;
+        if (!rp_async_handler_intact())
+            rp_log_once(&f->warned_handler, "the CPU-timer signal handler was replaced "
+                        "by someone else: CPU samples have stopped");
+        if (!rp_async_guard_intact())
+            rp_log_once(&f->warned_guard, "a SIGSEGV/SIGBUS handler was installed after "
+                        "ringprof's: a fault in a stack walk is no longer contained");
+    }
+    rp_chunk_gauge(f->w, "agent.cpu_ns", f->now, agent_cpu_ns());
+    rp_chunk_gauge(f->w, "agent.threads", f->now, live);
+    rp_chunk_gauge(f->w, "agent.slots", f->now, n);
+    if (rp_recording_flush(f->cfg.rec) != 0)
+        rp_log("a segment could not be written to %s: %s (counted; writing goes on)",
+               rp_recording_dir(f->cfg.rec), strerror(errno));
+    if (rp_methods_compiled_epoch() != f->epoch) {
+        f->epoch = rp_methods_compiled_epoch();
+        drop_raw_cache(f);
+    }
+}
+
+static void pass(struct flusher *f, int flush_now)
+{
+    f->now = mono_ns();
+    if (!ensure_writer(f))
+        f->w = NULL;
+    rp_u64map_clear(&f->tids);
+    if (!f->cfg.async && rp_jvmti_ring()) {
+        f->cur = NULL;
+        rp_ring_drain(rp_jvmti_ring(), on_record, f, f->scratch);
+    }
+    uint32_t n = rp_threads_count();
+    for (uint32_t i = 0; i < n; i++) {
+        struct rp_slot *s = rp_threads_slot(i);
+        int st = atomic_load(&s->state);
+        if (st == RP_SLOT_FREE)
+            continue;
+        if (s->ring) {
+            f->cur = s;
+            rp_ring_drain(s->ring, on_record, f, f->scratch);
+            f->cur = NULL;
+        }
+        if (st == RP_SLOT_ENDED)
+            finish_slot(f, s);
+    }
+    if (flush_now && f->w)
+        flush_step(f);
+}
+
+/* ------------------------------------------------------------ the thread -- */
+
+static void JNICALL flusher_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
+{
+    (void)arg;
+    struct flusher *f = &g_f;
+    f->jvmti = jvmti;
+    f->jni = jni;
+    atomic_store(&g_tid, rp_gettid());
+    rp_threads_add_agent(atomic_load(&g_tid));
+    if (f->cfg.async) {
+        rp_unwind_refresh();
+        rp_threads_scan();
+    }
+    uint64_t start = mono_ns();
+    uint64_t next_flush = start + f->cfg.flush_ns, next_scan = start + SCAN_NS;
+    pthread_mutex_lock(&g_lock);
+    while (!g_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        uint64_t ns = (uint64_t)until.tv_nsec + DRAIN_NS;
+        until.tv_sec += (time_t)(ns / 1000000000u);
+        until.tv_nsec = (long)(ns % 1000000000u);
+        pthread_cond_timedwait(&g_wake, &g_lock, &until);
+        if (g_stop)
+            break;
+        pthread_mutex_unlock(&g_lock);
+        uint64_t now = mono_ns();
+        int flush_now = now >= next_flush;
+        if (flush_now)
+            next_flush = now + f->cfg.flush_ns;
+        /* A library loaded since the last pass is unknown to the native walker
+         * until this runs; the check is O(1) when nothing changed. */
+        if (f->cfg.async)
+            rp_unwind_refresh();
+        pass(f, flush_now);
+        if (f->cfg.async && now >= next_scan) {
+            next_scan = now + SCAN_NS;
+            rp_threads_scan();
+        }
+        pthread_mutex_lock(&g_lock);
+    }
+    pthread_mutex_unlock(&g_lock);
+    /* Sampling has stopped: drain everything, write the last segment, close. */
+    pass(f, 1);
+    int ok = rp_recording_close(f->cfg.rec);
+    pthread_mutex_lock(&g_lock);
+    g_close_ok = ok;
+    g_done = 1;
+    pthread_cond_broadcast(&g_done_cond);
+    pthread_mutex_unlock(&g_lock);
+}
+
+int rp_flusher_start(jvmtiEnv *jvmti, JNIEnv *jni, const struct rp_flusher_config *cfg,
+                     char *err, size_t errlen)
+{
+    struct flusher *f = &g_f;
+    f->cfg = *cfg;
+    f->rec_cap = cfg->ring_bytes;
+    f->rec = malloc(f->rec_cap + 8);
+    f->scratch = malloc(cfg->ring_bytes);
+    f->frames = malloc(((size_t)cfg->depth + 1) * sizeof *f->frames);
+    if (!f->rec || !f->scratch || !f->frames) {
+        snprintf(err, errlen, "out of memory for the flusher");
+        return -1;
+    }
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g_wake, &ca);
+    pthread_cond_init(&g_done_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    return rp_agent_run_thread(jvmti, jni, "ringprof-flusher", flusher_main, NULL,
+                               JVMTI_THREAD_NORM_PRIORITY, err, errlen);
+}
+
+int rp_flusher_stop(unsigned wait_ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    uint64_t ns = (uint64_t)until.tv_nsec + (uint64_t)wait_ms * 1000000u;
+    until.tv_sec += (time_t)(ns / 1000000000u);
+    until.tv_nsec = (long)(ns % 1000000000u);
+    pthread_mutex_lock(&g_lock);
+    g_stop = 1;
+    pthread_cond_broadcast(&g_wake);
+    while (!g_done) {
+        if (pthread_cond_timedwait(&g_done_cond, &g_lock, &until) == ETIMEDOUT)
+            break;
+    }
+    int ok = g_done ? g_close_ok : -1;
+    pthread_mutex_unlock(&g_lock);
+    return ok;
+}

@@ -1,0 +1,52 @@
+/*
+ * src/flusher.h — the flusher: rings to chunk files.
+ *
+ * One JVMTI agent thread (it must be attached to call JVMTI) that, every 100 ms,
+ * drains every ring (so rings stay small) and turns raw records into chunk
+ * records: it resolves jmethodIDs (methods.h) and native pcs (symbols.h), types
+ * Java frames, adds marker frames for failed walks, deduplicates stacks (a hash of
+ * the raw frames → the chunk's stack id, per rp_recording_generation), and
+ * appends samples. Every flush interval it writes each thread's cumulative CPU
+ * time, the loss counters (lost.<reason>, from ring statistics and its own drops),
+ * the walk counters (agct.<reason>, walk.crashed, ...), the agent's own gauges
+ * (handler cost p50/p99, agent CPU), and ends the segment (rp_recording_flush).
+ * Every 500 ms it also rescans /proc/self/task (async engine), and every pass it
+ * checks whether objects were loaded (for the native walker). Threads that ended
+ * are drained one last time and their slots released for reuse.
+ *
+ * Names of Java threads come from ThreadStart and are polled with GetThreadInfo,
+ * once per flush, for threads that took samples, so renames show up.
+ *
+ * Threads: start/stop from the agent's lifecycle; everything else on the flusher
+ * thread. Never blocks an application thread: producers never wait for it.
+ */
+#ifndef RINGPROF_SRC_FLUSHER_H
+#define RINGPROF_SRC_FLUSHER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jvmti.h>
+
+#include "ringprof/recording.h"
+
+struct rp_flusher_config {
+    struct rp_recording *rec;      /* owned by the flusher from start on            */
+    int async;                     /* 1: async engine (per-thread rings, scans)     */
+    uint64_t interval_ns;          /* the "cpu" kind's period                       */
+    uint64_t flush_ns;             /* segment interval                              */
+    uint32_t depth;
+    size_t ring_bytes;             /* the largest record a ring can hold            */
+};
+
+/* Start the flusher thread. @return 0, or -1 with the reason in err. */
+int rp_flusher_start(jvmtiEnv *jvmti, JNIEnv *jni, const struct rp_flusher_config *cfg,
+                     char *err, size_t errlen);
+
+/* The flusher's kernel tid (0 before it runs). */
+int rp_flusher_tid(void);
+
+/* Final drain, flush and close; wait up to `wait_ms`. Call after sampling has
+ * stopped. @return 0 if the recording was closed cleanly, -1 otherwise. */
+int rp_flusher_stop(unsigned wait_ms);
+
+#endif

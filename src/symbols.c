@@ -1,0 +1,196 @@
+/*
+ * src/symbols.c — native pc → symbol and library (see symbols.h).
+ *
+ * One `struct object` per loaded object, keyed by its load address, holding a
+ * sorted array of (start, size, name) read from the file's symbol table. Lookups
+ * are a binary search; results are cached per pc.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "symbols.h"
+#include "u64map.h"
+
+struct sym {
+    uint64_t start, size;
+    const char *name;
+};
+
+struct object {
+    uint64_t base;              /* link_map l_addr                                  */
+    char *lib;                  /* basename                                         */
+    int is_jvm;
+    struct sym *syms;           /* sorted by start; NULL if the file had none       */
+    size_t nsyms;
+};
+
+struct cached {
+    const struct object *obj;
+    const char *name;
+};
+
+static struct rp_u64map g_objects;       /* l_addr → struct object*               */
+static struct rp_u64map g_pcs;           /* pc → struct cached*                   */
+static struct object g_none = {0, "[unknown]", 0, NULL, 0};
+
+static int by_start(const void *a, const void *b)
+{
+    const struct sym *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Read the FUNC symbols of the ELF file at `path`: .symtab if present, else
+ * .dynsym. The file stays mapped (names point into it). */
+static void load_symbols(struct object *o, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+        close(fd);
+        return;
+    }
+    size_t size = (size_t)st.st_size;
+    const uint8_t *f = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (f == MAP_FAILED)
+        return;
+    const Elf64_Ehdr *eh = (const void *)f;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_shoff == 0 || eh->e_shentsize != sizeof(Elf64_Shdr) ||
+        eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > size)
+        goto unmap;
+    const Elf64_Shdr *sh = (const void *)(f + eh->e_shoff);
+    const Elf64_Shdr *tab = NULL;
+    for (int pass = 0; pass < 2 && !tab; pass++)
+        for (unsigned i = 0; i < eh->e_shnum; i++)
+            if (sh[i].sh_type == (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM)) {
+                tab = &sh[i];
+                break;
+            }
+    if (!tab || tab->sh_link >= eh->e_shnum || tab->sh_entsize != sizeof(Elf64_Sym) ||
+        tab->sh_offset + tab->sh_size > size)
+        goto unmap;
+    const Elf64_Shdr *strs = &sh[tab->sh_link];
+    if (strs->sh_offset + strs->sh_size > size)
+        goto unmap;
+    const Elf64_Sym *syms = (const void *)(f + tab->sh_offset);
+    size_t n = tab->sh_size / sizeof(Elf64_Sym), k = 0;
+    struct sym *out = malloc((n ? n : 1) * sizeof *out);
+    if (!out)
+        goto unmap;
+    for (size_t i = 0; i < n; i++) {
+        unsigned type = ELF64_ST_TYPE(syms[i].st_info);
+        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || syms[i].st_value == 0 ||
+            syms[i].st_size == 0 || syms[i].st_name >= strs->sh_size)
+            continue;
+        out[k].start = syms[i].st_value;
+        out[k].size = syms[i].st_size;
+        out[k].name = (const char *)f + strs->sh_offset + syms[i].st_name;
+        k++;
+    }
+    qsort(out, k, sizeof *out, by_start);
+    o->syms = out;
+    o->nsyms = k;
+    return;                       /* the mapping is kept: names point into it */
+unmap:
+    munmap((void *)f, size);
+}
+
+static const struct object *object_for(const struct link_map *lm)
+{
+    uint64_t v;
+    if (rp_u64map_get(&g_objects, lm->l_addr, &v))
+        return (const struct object *)(uintptr_t)v;
+    struct object *o = calloc(1, sizeof *o);
+    if (!o)
+        return &g_none;
+    const char *path = lm->l_name && lm->l_name[0] ? lm->l_name : "/proc/self/exe";
+    const char *slash = strrchr(path, '/');
+    char exe[4096];
+    if (!lm->l_name || !lm->l_name[0]) {
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[n > 0 ? n : 0] = '\0';
+        slash = strrchr(exe, '/');
+        o->lib = strdup(slash ? slash + 1 : exe);
+    } else {
+        o->lib = strdup(slash ? slash + 1 : path);
+    }
+    if (!o->lib)
+        o->lib = "[unknown]";
+    o->base = lm->l_addr;
+    o->is_jvm = strcmp(o->lib, "libjvm.so") == 0;
+    if (path[0] == '/')
+        load_symbols(o, path);
+    rp_u64map_put(&g_objects, lm->l_addr, (uint64_t)(uintptr_t)o);
+    return o;
+}
+
+static const char *lookup(const struct object *o, uint64_t pc)
+{
+    uint64_t off = pc - o->base;
+    size_t lo = 0, hi = o->nsyms;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->syms[mid].start <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* lo is the first symbol after off; look back over overlapping aliases. */
+    for (size_t i = lo; i-- > 0 && lo - i <= 8;)
+        if (off >= o->syms[i].start && off < o->syms[i].start + o->syms[i].size)
+            return o->syms[i].name;
+    return NULL;
+}
+
+void rp_symbols_resolve(uint64_t pc, struct rp_native_sym *out)
+{
+    uint64_t v;
+    const struct cached *c = NULL;
+    if (rp_u64map_get(&g_pcs, pc, &v)) {
+        c = (const struct cached *)(uintptr_t)v;
+    } else {
+        Dl_info info;
+        struct link_map *lm = NULL;
+        const struct object *o = &g_none;
+        const char *name = NULL;
+        if (dladdr1((void *)(uintptr_t)pc, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm) {
+            o = object_for(lm);
+            name = lookup(o, pc);
+            if (!name && !o->nsyms && info.dli_sname) {
+                /* No file symbols (the vDSO): trust dladdr only inside the
+                 * symbol's extent. */
+                const ElfW(Sym) *sym = NULL;
+                if (dladdr1((void *)(uintptr_t)pc, &info, (void **)&sym,
+                            RTLD_DL_SYMENT) && sym && info.dli_saddr &&
+                    pc - (uint64_t)(uintptr_t)info.dli_saddr < sym->st_size)
+                    name = strdup(info.dli_sname);
+            }
+        }
+        struct cached *n = malloc(sizeof *n);
+        if (n) {
+            n->obj = o;
+            n->name = name ? name : "[unknown]";
+            rp_u64map_put(&g_pcs, pc, (uint64_t)(uintptr_t)n);
+            c = n;
+        }
+    }
+    if (!c) {
+        out->lib = "[unknown]";
+        out->name = "[unknown]";
+        out->is_jvm = 0;
+        return;
+    }
+    out->lib = c->obj->lib;
+    out->name = c->name;
+    out->is_jvm = c->obj->is_jvm;
+}

@@ -1,0 +1,32 @@
+/*
+ * src/symbols.h — native pc → function name and library, for the flusher.
+ *
+ * dladdr alone is not enough: it sees only a library's exported symbols (.dynsym),
+ * and for a pc in a static function it names the nearest exported one, which is
+ * wrong. libjvm.so exports a few hundred symbols but its .symtab (shipped
+ * unstripped by Debian) names every C++ function, and a GC or JIT thread's stack
+ * is meaningless without them. So: dladdr finds the object (its path and load
+ * address); the object's file is mapped once and its .symtab (or, if stripped,
+ * .dynsym) FUNC symbols are sorted for lookup; a pc inside no symbol's extent is
+ * "[unknown]" rather than a wrong name. Objects with no file (the vDSO) fall back
+ * to dladdr with its size check. Names are not demangled (C++ names stay in their
+ * _ZN... form). Results are cached per pc; mapped files stay mapped.
+ *
+ * Threads: the flusher only. Not async-signal-safe.
+ */
+#ifndef RINGPROF_SRC_SYMBOLS_H
+#define RINGPROF_SRC_SYMBOLS_H
+
+#include <stdint.h>
+
+struct rp_native_sym {
+    const char *lib;           /* basename of the object, e.g. "libz.so.1"        */
+    const char *name;          /* function name, or "[unknown]"                   */
+    int is_jvm;                /* the object is libjvm.so                          */
+};
+
+/* Resolve `pc` (a pc inside the function: see rp_unwind_walk). Never fails; the
+ * strings live as long as the process. */
+void rp_symbols_resolve(uint64_t pc, struct rp_native_sym *out);
+
+#endif

@@ -1,0 +1,548 @@
+/*
+ * src/threads.c — slot registry, tid table and per-thread CPU timers (threads.h).
+ *
+ * Slots are allocated in blocks of 64 that are never freed; a fixed array of block
+ * pointers (published with release stores) gives the handler a lock-free index →
+ * slot lookup. Everything else happens under one mutex with short critical
+ * sections. A slot moves FREE → LIVE (timer armed) → ENDED (timer deleted) →
+ * FREE (released by the flusher after its final drain).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "log.h"
+#include "threads.h"
+
+#define BLOCK_SLOTS 64u
+#define MAX_BLOCKS 4096u                      /* 262144 slots at most            */
+#define TID_TABLE_SIZE (4u << 20)             /* PID_MAX_LIMIT on 64-bit Linux   */
+#define SIGVAL_TAG 0x52ull                    /* 'R' in the top byte            */
+#define GEN_MASK 0xffffffu
+#define MAX_AGENTS 8
+
+static struct rp_slot *_Atomic g_blocks[MAX_BLOCKS];
+static _Atomic uint32_t g_count;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t *g_free;
+static size_t g_nfree, g_capfree;
+static _Atomic uint32_t *g_tid_table;
+static struct rp_threads_config g_cfg;
+static _Atomic pid_t g_agents[MAX_AGENTS];
+static struct rp_threads_stats g_stats;
+static int g_logged_timer, g_logged_full;
+static int g_closed;                          /* disarm_all ran: no new timers    */
+
+pid_t rp_gettid(void)
+{
+    return (pid_t)syscall(SYS_gettid);
+}
+
+int rp_threads_init(const struct rp_threads_config *cfg, char *err, size_t errlen)
+{
+    g_cfg = *cfg;
+    if (g_tid_table)
+        return 0;
+    void *p = mmap(NULL, TID_TABLE_SIZE * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        snprintf(err, errlen, "cannot map the thread table (%zu MiB of address space): %s",
+                 (size_t)(TID_TABLE_SIZE * sizeof(uint32_t)) >> 20, strerror(errno));
+        return -1;
+    }
+    g_tid_table = p;
+    return 0;
+}
+
+void rp_threads_add_agent(pid_t tid)
+{
+    for (int i = 0; i < MAX_AGENTS; i++) {
+        pid_t z = 0;
+        if (atomic_compare_exchange_strong(&g_agents[i], &z, tid))
+            return;
+    }
+}
+
+int rp_threads_is_agent(pid_t tid)
+{
+    for (int i = 0; i < MAX_AGENTS; i++)
+        if (atomic_load_explicit(&g_agents[i], memory_order_relaxed) == tid)
+            return 1;
+    return 0;
+}
+
+/* ------------------------------------------------------- lock-free lookups -- */
+
+uint32_t rp_threads_count(void)
+{
+    return atomic_load_explicit(&g_count, memory_order_acquire);
+}
+
+struct rp_slot *rp_threads_slot(uint32_t index)
+{
+    if (index >= rp_threads_count())
+        return NULL;
+    struct rp_slot *b = atomic_load_explicit(&g_blocks[index / BLOCK_SLOTS],
+                                             memory_order_acquire);
+    return b ? &b[index % BLOCK_SLOTS] : NULL;
+}
+
+static union sigval encode(const struct rp_slot *s)
+{
+    uint64_t gen = atomic_load_explicit(&s->gen, memory_order_relaxed) & GEN_MASK;
+    union sigval v;
+    v.sival_ptr = (void *)(uintptr_t)(SIGVAL_TAG << 56 | gen << 32 | s->index);
+    return v;
+}
+
+struct rp_slot *rp_threads_from_sigval(union sigval v)
+{
+    uint64_t x = (uint64_t)(uintptr_t)v.sival_ptr;
+    if (x >> 56 != SIGVAL_TAG)
+        return NULL;
+    struct rp_slot *s = rp_threads_slot((uint32_t)x);
+    if (!s)
+        return NULL;
+    if ((atomic_load_explicit(&s->gen, memory_order_acquire) & GEN_MASK) !=
+        ((x >> 32) & GEN_MASK))
+        return NULL;
+    if (atomic_load_explicit(&s->state, memory_order_acquire) != RP_SLOT_LIVE)
+        return NULL;
+    return s;
+}
+
+struct rp_slot *rp_threads_by_tid(pid_t tid)
+{
+    if (!g_tid_table || tid <= 0 || (uint32_t)tid >= TID_TABLE_SIZE)
+        return NULL;
+    uint32_t v = atomic_load_explicit(&g_tid_table[tid], memory_order_acquire);
+    return v ? rp_threads_slot(v - 1) : NULL;
+}
+
+static void tid_set(pid_t tid, uint32_t v)
+{
+    if (tid > 0 && (uint32_t)tid < TID_TABLE_SIZE)
+        atomic_store_explicit(&g_tid_table[tid], v, memory_order_release);
+}
+
+/* ------------------------------------------------------- slots, under lock -- */
+
+static int prepare_buffers(struct rp_slot *s)
+{
+    if (g_cfg.depth && !s->pcs) {
+        s->pcs = calloc(g_cfg.depth, sizeof *s->pcs);
+        s->java = calloc(g_cfg.depth, sizeof *s->java);
+        if (!s->pcs || !s->java) {
+            free(s->pcs);
+            free(s->java);
+            s->pcs = NULL;
+            s->java = NULL;
+            return -1;
+        }
+    }
+    if (g_cfg.ring_bytes && !s->ring) {
+        s->ring = rp_ring_create(g_cfg.ring_bytes);
+        if (!s->ring)
+            return -1;
+    }
+    return 0;
+}
+
+static void push_free(uint32_t index)
+{
+    if (g_nfree == g_capfree) {
+        size_t ncap = g_capfree ? g_capfree * 2 : 256;
+        uint32_t *n = realloc(g_free, ncap * sizeof *n);
+        if (!n)
+            return;          /* the slot is leaked, never reused: memory, not safety */
+        g_free = n;
+        g_capfree = ncap;
+    }
+    g_free[g_nfree++] = index;
+}
+
+/* A FREE slot with its buffers ready, or NULL. Lock held. */
+static struct rp_slot *new_slot_locked(void)
+{
+    struct rp_slot *s;
+    if (g_nfree) {
+        s = rp_threads_slot(g_free[--g_nfree]);
+        atomic_fetch_add_explicit(&s->gen, 1, memory_order_release);
+        g_stats.reused++;
+    } else {
+        uint32_t idx = atomic_load_explicit(&g_count, memory_order_relaxed);
+        if (idx / BLOCK_SLOTS >= MAX_BLOCKS) {
+            rp_log_once(&g_logged_full, "more than %u threads at once: the rest are "
+                        "not sampled", MAX_BLOCKS * BLOCK_SLOTS);
+            return NULL;
+        }
+        struct rp_slot *b = atomic_load_explicit(&g_blocks[idx / BLOCK_SLOTS],
+                                                 memory_order_relaxed);
+        if (!b) {
+            b = calloc(BLOCK_SLOTS, sizeof *b);
+            if (!b)
+                return NULL;
+            atomic_store_explicit(&g_blocks[idx / BLOCK_SLOTS], b, memory_order_release);
+        }
+        s = &b[idx % BLOCK_SLOTS];
+        s->index = idx;
+        atomic_store_explicit(&g_count, idx + 1, memory_order_release);
+        g_stats.created++;
+    }
+    if (prepare_buffers(s) < 0) {
+        push_free(s->index);
+        return NULL;
+    }
+    s->tid = 0;
+    s->cpu_clock = 0;
+    atomic_store_explicit(&s->env, NULL, memory_order_relaxed);
+    s->flags = 0;
+    s->name[0] = '\0';
+    s->name_version++;
+    s->ref = NULL;
+    s->java_tid = 0;
+    s->end_cpu_ns = 0;
+    s->last_cpu_ns = 0;
+    s->sampled = 0;
+    return s;
+}
+
+static void set_name_locked(struct rp_slot *s, const char *name)
+{
+    if (!name || strncmp(s->name, name, sizeof s->name - 1) == 0)
+        return;
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->name_version++;
+}
+
+static clockid_t thread_clock(pid_t tid)
+{
+    /* Linux: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED), see threads.h. */
+    return (clockid_t)(((unsigned)~tid << 3) | 4u | 2u);
+}
+
+/* Create and arm the slot's timer (async engine). Lock held, slot LIVE. */
+static int arm_locked(struct rp_slot *s)
+{
+    if (!g_cfg.interval_ns)
+        return 0;
+    if (g_closed) {
+        errno = ESHUTDOWN;
+        return -1;
+    }
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = g_cfg.signo;
+    sev.sigev_value = encode(s);
+    sev._sigev_un._tid = s->tid;
+    if (timer_create(s->cpu_clock, &sev, &s->timer) != 0)
+        goto fail;
+    /* The first expiry falls at a random point of the first interval: a thread
+     * that uses less than one interval of CPU is then sampled with a probability
+     * proportional to what it used, so short-lived threads are not all invisible
+     * and the weights stay unbiased. */
+    static uint64_t seed = 0x9e3779b97f4a7c15ull;
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    uint64_t first = 1 + (seed ^ (uint64_t)s->tid) % g_cfg.interval_ns;
+    struct itimerspec its;
+    its.it_interval.tv_sec = (time_t)(g_cfg.interval_ns / 1000000000u);
+    its.it_interval.tv_nsec = (long)(g_cfg.interval_ns % 1000000000u);
+    its.it_value.tv_sec = (time_t)(first / 1000000000u);
+    its.it_value.tv_nsec = (long)(first % 1000000000u);
+    if (timer_settime(s->timer, 0, &its, NULL) != 0) {
+        timer_delete(s->timer);
+        goto fail;
+    }
+    atomic_store_explicit(&s->armed, 1, memory_order_release);
+    return 0;
+fail:
+    g_stats.timer_failures++;
+    if (errno != EINVAL && errno != ESHUTDOWN)     /* EINVAL: the thread died first; not worth a line */
+        rp_log_once(&g_logged_timer, "cannot create a CPU timer for thread %d: %s "
+                    "(threads without one are not sampled)", (int)s->tid,
+                    strerror(errno));
+    return -1;
+}
+
+/* Make a new LIVE slot for `tid` and arm its timer. Everything the handler reads,
+ * the JNIEnv included, is in place before the timer can fire. Lock held. */
+static struct rp_slot *add_locked(pid_t tid, clockid_t clock, uint32_t flags,
+                                  const char *name, JNIEnv *env)
+{
+    struct rp_slot *s = new_slot_locked();
+    if (!s)
+        return NULL;
+    s->tid = tid;
+    s->cpu_clock = clock;
+    s->flags = flags;
+    set_name_locked(s, name);
+    atomic_store_explicit(&s->env, env, memory_order_release);
+    atomic_store_explicit(&s->state, RP_SLOT_LIVE, memory_order_release);
+    if (tid && arm_locked(s) < 0) {
+        atomic_store_explicit(&s->state, RP_SLOT_FREE, memory_order_release);
+        push_free(s->index);
+        return NULL;
+    }
+    tid_set(tid, s->index + 1);
+    g_stats.live++;
+    return s;
+}
+
+static struct rp_slot *live_by_tid_locked(pid_t tid)
+{
+    struct rp_slot *s = rp_threads_by_tid(tid);
+    if (s && atomic_load(&s->state) == RP_SLOT_LIVE)
+        return s;
+    return NULL;
+}
+
+/* Retire a LIVE slot: delete its timer, mark ENDED. Lock held. */
+static void end_locked(struct rp_slot *s, uint64_t cpu_ns)
+{
+    if (atomic_load(&s->armed)) {
+        timer_delete(s->timer);
+        atomic_store(&s->armed, 0);
+    }
+    atomic_store_explicit(&s->env, NULL, memory_order_release);
+    s->end_cpu_ns = cpu_ns;
+    if (s->tid && rp_threads_by_tid(s->tid) == s)
+        tid_set(s->tid, 0);
+    atomic_store_explicit(&s->state, RP_SLOT_ENDED, memory_order_release);
+    g_stats.live--;
+}
+
+/* ---------------------------------------------------------------- the API -- */
+
+struct rp_slot *rp_threads_attach_current(JNIEnv *env, jweak thread_ref, const char *name,
+                                          int daemon, int64_t java_tid)
+{
+    pid_t tid = rp_gettid();
+    clockid_t clock;
+    if (pthread_getcpuclockid(pthread_self(), &clock) != 0)
+        clock = thread_clock(tid);
+    uint32_t flags = RP_SLOT_JAVA | RP_SLOT_FROM_START | (daemon ? RP_SLOT_DAEMON : 0);
+    pthread_mutex_lock(&g_lock);
+    struct rp_slot *s = live_by_tid_locked(tid);
+    if (s) {
+        /* The scan (or adoption) got here first: take the slot over. */
+        s->flags = (s->flags & ~RP_SLOT_SCANNED) | flags;
+        set_name_locked(s, name);
+        if (!s->ref) {
+            s->ref = thread_ref;
+            thread_ref = NULL;
+        }
+        s->java_tid = java_tid;
+    } else {
+        s = add_locked(tid, clock, flags, name, env);
+        if (s) {
+            s->ref = thread_ref;
+            s->java_tid = java_tid;
+            thread_ref = NULL;
+        }
+    }
+    if (s)
+        atomic_store_explicit(&s->env, env, memory_order_release);
+    pthread_mutex_unlock(&g_lock);
+    if (thread_ref)
+        (*env)->DeleteWeakGlobalRef(env, thread_ref);
+    return s;
+}
+
+void rp_threads_detach_current(void)
+{
+    pid_t tid = rp_gettid();
+    struct timespec ts;
+    uint64_t cpu = 0;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+        cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    pthread_mutex_lock(&g_lock);
+    struct rp_slot *s = live_by_tid_locked(tid);
+    if (s)
+        end_locked(s, cpu);
+    pthread_mutex_unlock(&g_lock);
+}
+
+void rp_threads_adopt(JNIEnv *jni, pid_t tid, JNIEnv *env, jweak thread_ref,
+                      const char *name, int daemon, int64_t java_tid)
+{
+    uint32_t flags = RP_SLOT_JAVA | (daemon ? RP_SLOT_DAEMON : 0);
+    pthread_mutex_lock(&g_lock);
+    struct rp_slot *s = tid ? live_by_tid_locked(tid) : NULL;
+    if (s) {
+        s->flags = (s->flags & ~RP_SLOT_SCANNED) | flags;
+    } else if (!tid && !g_cfg.interval_ns) {
+        s = add_locked(0, 0, flags, name, env);  /* jvmti engine: no tid needed */
+    } else if (tid && !rp_threads_is_agent(tid)) {
+        s = add_locked(tid, thread_clock(tid), flags, name, env);
+    }
+    if (s) {
+        set_name_locked(s, name);
+        if (!s->ref) {
+            s->ref = thread_ref;
+            thread_ref = NULL;
+        }
+        s->java_tid = java_tid;
+        if (env && !atomic_load(&s->env))
+            atomic_store_explicit(&s->env, env, memory_order_release);
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (thread_ref && jni)
+        (*jni)->DeleteWeakGlobalRef(jni, thread_ref);
+}
+
+static void read_comm(pid_t tid, char *out, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+    out[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, out, cap - 1);
+    close(fd);
+    if (n <= 0) {
+        out[0] = '\0';
+        return;
+    }
+    out[n] = '\0';
+    if (out[n - 1] == '\n')
+        out[n - 1] = '\0';
+}
+
+/* Scanned threads that died since the last scan: their CPU timer reads disarmed. */
+static void retire_dead(void)
+{
+    uint32_t n = rp_threads_count();
+    for (uint32_t i = 0; i < n; i++) {
+        struct rp_slot *s = rp_threads_slot(i);
+        if (atomic_load(&s->state) != RP_SLOT_LIVE || !(s->flags & RP_SLOT_SCANNED))
+            continue;
+        pthread_mutex_lock(&g_lock);
+        struct itimerspec cur;
+        if (atomic_load(&s->state) == RP_SLOT_LIVE && (s->flags & RP_SLOT_SCANNED) &&
+            atomic_load(&s->armed) && timer_gettime(s->timer, &cur) == 0 &&
+            cur.it_value.tv_sec == 0 && cur.it_value.tv_nsec == 0) {
+            end_locked(s, s->last_cpu_ns);
+            g_stats.retired_by_scan++;
+        }
+        pthread_mutex_unlock(&g_lock);
+    }
+}
+
+/* New names of scanned threads that took samples (they may rename themselves). */
+static void refresh_scanned_names(void)
+{
+    uint32_t n = rp_threads_count();
+    for (uint32_t i = 0; i < n; i++) {
+        struct rp_slot *s = rp_threads_slot(i);
+        if (atomic_load(&s->state) != RP_SLOT_LIVE || !(s->flags & RP_SLOT_SCANNED) ||
+            !s->sampled)
+            continue;
+        s->sampled = 0;
+        char name[RP_THREAD_NAME_MAX];
+        read_comm(s->tid, name, sizeof name);
+        if (name[0])
+            rp_threads_set_name(s, name);
+    }
+}
+
+int rp_threads_scan(void)
+{
+    retire_dead();
+    refresh_scanned_names();
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return 0;
+    int added = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        long tid = strtol(e->d_name, &end, 10);
+        if (*end || tid <= 0 || tid >= (long)TID_TABLE_SIZE)
+            continue;
+        if (atomic_load(&g_tid_table[tid]) || rp_threads_is_agent((pid_t)tid))
+            continue;
+        char name[RP_THREAD_NAME_MAX];
+        read_comm((pid_t)tid, name, sizeof name);
+        pthread_mutex_lock(&g_lock);
+        if (!atomic_load(&g_tid_table[tid]) &&
+            add_locked((pid_t)tid, thread_clock((pid_t)tid), RP_SLOT_SCANNED, name, NULL))
+            added++;
+        pthread_mutex_unlock(&g_lock);
+    }
+    closedir(d);
+    return added;
+}
+
+void rp_threads_meta(struct rp_slot *s, struct rp_slot_meta *out)
+{
+    pthread_mutex_lock(&g_lock);
+    out->tid = s->tid;
+    out->flags = s->flags;
+    out->java_tid = s->java_tid;
+    out->name_version = s->name_version;
+    out->end_cpu_ns = s->end_cpu_ns;
+    memcpy(out->name, s->name, sizeof out->name);
+    pthread_mutex_unlock(&g_lock);
+}
+
+void rp_threads_set_name(struct rp_slot *s, const char *name)
+{
+    pthread_mutex_lock(&g_lock);
+    set_name_locked(s, name);
+    pthread_mutex_unlock(&g_lock);
+}
+
+jobject rp_threads_local_ref(JNIEnv *jni, struct rp_slot *s)
+{
+    pthread_mutex_lock(&g_lock);
+    jobject o = s->ref ? (*jni)->NewLocalRef(jni, s->ref) : NULL;
+    pthread_mutex_unlock(&g_lock);
+    return o;
+}
+
+void rp_threads_release(JNIEnv *jni, struct rp_slot *s)
+{
+    pthread_mutex_lock(&g_lock);
+    jweak ref = s->ref;
+    s->ref = NULL;
+    if (atomic_load(&s->state) == RP_SLOT_ENDED) {
+        atomic_store_explicit(&s->state, RP_SLOT_FREE, memory_order_release);
+        push_free(s->index);
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (ref && jni)
+        (*jni)->DeleteWeakGlobalRef(jni, ref);
+}
+
+void rp_threads_disarm_all(void)
+{
+    pthread_mutex_lock(&g_lock);
+    g_closed = 1;
+    uint32_t n = rp_threads_count();
+    for (uint32_t i = 0; i < n; i++) {
+        struct rp_slot *s = rp_threads_slot(i);
+        if (atomic_load(&s->armed)) {
+            timer_delete(s->timer);
+            atomic_store(&s->armed, 0);
+        }
+    }
+    pthread_mutex_unlock(&g_lock);
+}
+
+void rp_threads_stats(struct rp_threads_stats *out)
+{
+    pthread_mutex_lock(&g_lock);
+    *out = g_stats;
+    pthread_mutex_unlock(&g_lock);
+}

@@ -1,0 +1,197 @@
+/*
+ * src/threads.h — the thread registry: one slot per sampled thread, a tid table,
+ * and the per-thread CPU timers.
+ *
+ * A slot holds everything the signal handler touches for one thread: its ring, its
+ * timer, its JNIEnv (for AsyncGetCallTrace), preallocated frame buffers and the
+ * crash guard's jump buffer. Slots live in blocks that are never freed, so a
+ * pointer to a slot stays valid for the life of the process: a late signal, a
+ * racing flusher or a crash handler can never touch freed memory. A thread that
+ * ends leaves its slot ENDED; the flusher drains its ring one last time and
+ * releases it to a free list, from which the next new thread takes it (its ring and
+ * buffers included). So memory follows the peak number of live threads, not the
+ * number ever started. Each reuse bumps the slot's generation, and the timer's
+ * signal value carries (generation, index): a signal from a previous occupant's
+ * timer is recognised and ignored.
+ *
+ * Where slots come from:
+ *   - ThreadStart (rp_threads_attach_current), on the new Java thread itself: its
+ *     own CPU clock, JNIEnv from the event.
+ *   - Adoption (rp_threads_adopt): Java threads that existed before the agent
+ *     started (attach, or JVM threads started before VMInit); their tid and JNIEnv
+ *     come from vmstructs.h.
+ *   - The /proc/self/task scan (rp_threads_scan, on the flusher): every other
+ *     thread (GC, JIT compilers, VM thread, native threads). These get a timer on
+ *     their CPU clock created from the flusher: clock id ((~tid) << 3) | 6, i.e.
+ *     CPUCLOCK_PERTHREAD_MASK | CPUCLOCK_SCHED, with SIGEV_THREAD_ID to that tid.
+ *     The scan also retires such threads once they are gone: a CPU timer whose
+ *     thread has died reads as disarmed (timer_gettime gives a zero it_value).
+ *
+ * The tid table maps a kernel tid to its slot. It is an mmap'ed array of pid_max
+ * (4 Mi, the 64-bit kernel limit) 32-bit entries, MAP_NORESERVE: only the pages of
+ * tids in use are ever touched. The crash handler uses it (with gettid) to find the
+ * faulting thread's slot without TLS.
+ *
+ * Locking: one registry mutex serialises slot allocation, upgrades, metadata
+ * (names, refs) and retirement. It is held for list and table updates and a
+ * timer syscall, never across I/O or JVMTI calls, and never by the signal handler.
+ * The handler reads only fields that are written before the slot's timer is armed
+ * (or atomics).
+ */
+#ifndef RINGPROF_SRC_THREADS_H
+#define RINGPROF_SRC_THREADS_H
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+#include <jni.h>
+
+#include "ringprof/ring.h"
+#include "sample.h"
+
+enum rp_slot_state {
+    RP_SLOT_FREE = 0,
+    RP_SLOT_LIVE,        /* the thread runs; its timer (if any) is armed         */
+    RP_SLOT_ENDED        /* the thread is gone; the flusher drains and releases  */
+};
+
+enum rp_slot_flags {
+    RP_SLOT_JAVA = 1u << 0,      /* a Java thread (has, or had, a JNIEnv)          */
+    RP_SLOT_DAEMON = 1u << 1,
+    RP_SLOT_SCANNED = 1u << 2,   /* found by the /proc scan: liveness by timer     */
+    RP_SLOT_FROM_START = 1u << 3 /* registered at its ThreadStart: CPU since 0     */
+};
+
+#define RP_THREAD_NAME_MAX 128
+
+struct rp_slot {
+    /* Identity. Written under the registry lock before the slot is LIVE. */
+    uint32_t index;
+    _Atomic uint32_t gen;
+    _Atomic int state;               /* enum rp_slot_state                          */
+    pid_t tid;                       /* 0: not known (jvmti engine, no vmstructs)   */
+    clockid_t cpu_clock;             /* the thread's CPU clock (valid if tid)       */
+    timer_t timer;
+    _Atomic int armed;
+    struct rp_ring *ring;            /* async engine only                            */
+    _Atomic(JNIEnv *) env;           /* for AGCT; NULL: not a Java thread (yet)      */
+
+    /* The handler's own state: only this thread's signal handlers touch it. */
+    volatile sig_atomic_t in_handler;
+    volatile sig_atomic_t in_walk;
+    sigjmp_buf walk_env;
+    uint64_t *pcs;                   /* depth entries                                */
+    struct rp_java_frame *java;      /* depth entries                                */
+
+    /* Metadata, under the registry lock. */
+    uint32_t flags;                  /* enum rp_slot_flags                           */
+    char name[RP_THREAD_NAME_MAX];
+    uint32_t name_version;           /* bumped when the name changes                 */
+    jweak ref;                       /* the java.lang.Thread, or NULL                */
+    int64_t java_tid;
+    uint64_t end_cpu_ns;             /* CPU clock read when it ended (0: unknown)    */
+
+    /* Flusher-private. */
+    uint64_t seen_dropped[RP_RING_DROP_REASONS];
+    uint64_t last_cpu_ns;
+    uint32_t sampled;                /* samples drained since the last name check    */
+
+    /* jvmti-sampler-private. */
+    uint64_t sampler_cpu_ns;
+    uint32_t sampler_gen;            /* generation the baseline belongs to           */
+};
+
+struct rp_threads_config {
+    uint32_t depth;                  /* frames per stack (buffer sizes)              */
+    size_t ring_bytes;               /* 0: no per-thread rings (jvmti engine)        */
+    uint64_t interval_ns;            /* timer period; 0: no timers (jvmti engine)    */
+    int signo;
+};
+
+/* A copy of a slot's metadata, taken under the lock. */
+struct rp_slot_meta {
+    pid_t tid;
+    uint32_t flags;
+    int64_t java_tid;
+    uint32_t name_version;
+    uint64_t end_cpu_ns;
+    char name[RP_THREAD_NAME_MAX];
+};
+
+/* Set up the tid table and remember the configuration. @return 0, or -1 with a
+ * message in err. Not signal-safe. Called once, before any other function. */
+int rp_threads_init(const struct rp_threads_config *cfg, char *err, size_t errlen);
+
+/* Record an agent thread (the flusher, the sampler): never sampled. Called by the
+ * agent thread itself first thing. */
+void rp_threads_add_agent(pid_t tid);
+int rp_threads_is_agent(pid_t tid);
+
+/*
+ * rp_threads_attach_current: the calling Java thread starts (ThreadStart). Takes
+ * over a slot the scan made for this tid, or makes one, arms the timer (async).
+ * `thread_ref` (a weak global ref, owned by the slot from now on) may be NULL.
+ * @return the slot, or NULL if out of memory or timers (counted, logged once).
+ */
+struct rp_slot *rp_threads_attach_current(JNIEnv *env, jweak thread_ref, const char *name,
+                                          int daemon, int64_t java_tid);
+
+/* rp_threads_detach_current: the calling thread ends (ThreadEnd). Deletes its
+ * timer (after which no signal of it can arrive), records its CPU time, and marks
+ * the slot ENDED. */
+void rp_threads_detach_current(void);
+
+/* rp_threads_adopt: a Java thread that was running before the agent started.
+ * `tid` 0 and `env` NULL are allowed (unknown); with a tid, the timer targets it
+ * from the calling thread. `thread_ref` as above; one that is not kept is deleted
+ * with `jni` (the caller's JNIEnv). */
+void rp_threads_adopt(JNIEnv *jni, pid_t tid, JNIEnv *env, jweak thread_ref,
+                      const char *name, int daemon, int64_t java_tid);
+
+/* rp_threads_scan: the flusher's /proc/self/task pass: retire scanned threads that
+ * are gone, register new ones (name from /proc/self/task/<tid>/comm), refresh the
+ * names of scanned threads that `sampled`. @return threads added. */
+int rp_threads_scan(void);
+
+/* Iteration for the flusher and the sampler: indexes 0 .. rp_threads_count()-1. A
+ * slot pointer, once returned, stays valid forever. */
+uint32_t rp_threads_count(void);
+struct rp_slot *rp_threads_slot(uint32_t index);
+
+/* Copy a slot's metadata (under the lock). */
+void rp_threads_meta(struct rp_slot *s, struct rp_slot_meta *out);
+/* Update a slot's name (under the lock); bumps name_version if it changed. */
+void rp_threads_set_name(struct rp_slot *s, const char *name);
+/* A new local reference to the slot's java.lang.Thread, or NULL. */
+jobject rp_threads_local_ref(JNIEnv *jni, struct rp_slot *s);
+
+/* rp_threads_release: the flusher has drained an ENDED slot for the last time:
+ * back to the free list. Deletes its weak ref with `jni` (may be NULL). */
+void rp_threads_release(JNIEnv *jni, struct rp_slot *s);
+
+/* rp_threads_disarm_all: delete every timer (shutdown). After it returns no new
+ * timer signal is generated; one already pending may still be delivered, which is
+ * why the handler checks the engine's "on" flag first. */
+void rp_threads_disarm_all(void);
+
+/* Counts since start: slots made, slots reused, threads retired by the scan,
+ * timers that could not be created. */
+struct rp_threads_stats {
+    uint64_t created, reused, retired_by_scan, timer_failures, live;
+};
+void rp_threads_stats(struct rp_threads_stats *out);
+
+/* ------------------------------------------------ async-signal-safe lookups -- */
+
+/* The slot a timer signal belongs to: NULL if the value is not one of ours or
+ * the slot has since been reused or is not LIVE. */
+struct rp_slot *rp_threads_from_sigval(union sigval v);
+/* The slot of a tid, or NULL. */
+struct rp_slot *rp_threads_by_tid(pid_t tid);
+/* gettid(2) without libc's wrapper (glibc 2.30+ has one; this works everywhere). */
+pid_t rp_gettid(void);
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * src/unwind.h — native stack walking that is safe inside a signal handler.
+ *
+ * The handler needs the native frames of the thread it interrupted (libc, libz,
+ * the JVM's C++) down to the first frame that is not native code (JIT code, the
+ * interpreter, stubs), below which AsyncGetCallTrace takes over. It walks them with
+ * the DWARF call-frame information (.eh_frame) that every x86-64 object carries.
+ *
+ * Why not libunwind in the handler. libunwind 1.6.2 (Debian 12) cannot be configured
+ * to take no locks: UNW_CACHE_GLOBAL takes a pthread mutex on every step;
+ * UNW_CACHE_PER_THREAD is silently mapped to GLOBAL because the library was built
+ * without __thread support; UNW_CACHE_NONE calls dl_iterate_phdr (glibc's loader
+ * lock) on every step. And in every mode a DW_CFA_remember_state instruction (more
+ * than half of libjvm's FDEs use one) allocates its state from a mempool guarded
+ * by a pthread mutex. Design invariant 1 forbids locks in the handler, and the test
+ * shim (tests/agent) aborts on them. So the walk is done here, in about 300 lines,
+ * with libunwind kept as the oracle that tests/agent/test_unwind.c compares it to.
+ * docs/engines.md has the details.
+ *
+ * How. Off the hot path (rp_unwind_refresh, on the flusher) dl_iterate_phdr lists
+ * the loaded objects: the executable segments and each object's .eh_frame_hdr
+ * search table, published as one immutable, sorted array behind an atomic pointer.
+ * The handler looks a pc up in that array (binary search), then in the object's
+ * search table (binary search), decodes the CIE and FDE, runs the CFI program up to
+ * the pc with a fixed-size remember/restore stack, and computes the caller's
+ * rip/rsp/rbp. It supports what compilers emit for x86-64 code: a CFA of rsp or
+ * rbp plus an offset, rbp saved at a CFA offset, the return address at a CFA
+ * offset. A frame with anything else (a CFA expression, as in PLT stubs and signal
+ * trampolines) ends the walk there. No allocation, no locks, no syscalls.
+ *
+ * Memory safety. The walk reads the interrupted thread's stack and the objects'
+ * unwind tables. A corrupt stack, or an object unloaded after the table was built,
+ * can fault: callers run the walk under the crash guard (engine_async.c), which
+ * turns the fault into a lost sample. Sanity checks (the stack must grow towards
+ * higher addresses, by less than 16 MiB a frame) stop walks that go astray first.
+ * Old module arrays are never freed (a handler may still hold one); a new one is
+ * made only when the set of loaded objects changes, so the leak is bounded by the
+ * number of dlopen/dlclose events.
+ */
+#ifndef RINGPROF_SRC_UNWIND_H
+#define RINGPROF_SRC_UNWIND_H
+
+#include <stdint.h>
+#include <ucontext.h>
+
+/*
+ * rp_unwind_refresh: rebuild the module array if objects were loaded or unloaded
+ * since the last call (dl_iterate_phdr's adds/subs counters). @return 1 if a new
+ * array was published, 0 if nothing changed, -1 if memory ran out (the old array
+ * stays). Not async-signal-safe. Callers: agent start, the flusher.
+ */
+int rp_unwind_refresh(void);
+
+/* rp_unwind_is_native: is `pc` inside an executable segment of a loaded object?
+ * Async-signal-safe. */
+int rp_unwind_is_native(uint64_t pc);
+
+/*
+ * rp_unwind_walk: the native frames of the context `uc`, leaf first, into pcs[0..max).
+ * pcs[0] is the interrupted pc; the others are return addresses minus one (inside
+ * the call instruction, so they symbolise to the caller). Stops at the first pc
+ * that is not native code, at a frame it cannot unwind, or at `max` frames (then
+ * *truncated is set if the next frame was native too). @return the number of
+ * frames. Async-signal-safe; may fault on corrupt memory (run it under a guard).
+ */
+int rp_unwind_walk(const ucontext_t *uc, uint64_t *pcs, int max, int *truncated);
+
+#endif

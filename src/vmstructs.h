@@ -1,0 +1,50 @@
+/*
+ * src/vmstructs.h — the native tid and JNIEnv of a Java thread that the agent did
+ * not see start.
+ *
+ * AsyncGetCallTrace needs the interrupted thread's own JNIEnv, and the CPU timer
+ * needs its kernel tid. A thread that starts after the agent gives both in its
+ * ThreadStart event. Threads that were already running (every thread, when the
+ * agent is attached; JVM threads started before VMInit at start-up) do not, and
+ * JVMTI has no call that returns them. HotSpot does publish them, to the
+ * Serviceability Agent, through its VMStructs tables (the exported symbols
+ * gHotSpotVMStructs and friends): the offsets of JavaThread::_osthread and
+ * OSThread::_thread_id. java.lang.Thread's private field `eetop` holds the
+ * JavaThread*. The JNIEnv lives inside the JavaThread at a fixed offset that is
+ * not in VMStructs; it is learned from a thread whose JNIEnv and java.lang.Thread
+ * are both known (the thread running VMInit or Agent_OnAttach), and checked again
+ * at every ThreadStart.
+ *
+ * Reads of JavaThread memory use process_vm_readv, so a thread that exits while
+ * it is being looked at costs a failed read, not a fault. On a JVM without these
+ * symbols (not HotSpot), rp_vmstructs_init fails and pre-existing Java threads are
+ * sampled as native threads (no Java frames) by the async engine; the jvmti engine
+ * does not need any of this.
+ *
+ * Threads: any thread that may make JNI calls (not the signal handler).
+ */
+#ifndef RINGPROF_SRC_VMSTRUCTS_H
+#define RINGPROF_SRC_VMSTRUCTS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <jni.h>
+
+/* Find the offsets. @return 0 if usable, -1 if not (not HotSpot, or changed). */
+int rp_vmstructs_init(void);
+
+/* Learn the JNIEnv offset from the calling thread: `jni` is its JNIEnv, `self` its
+ * java.lang.Thread. Later calls check it. @return 0, or -1 if unusable. */
+int rp_vmstructs_learn_env(JNIEnv *jni, jobject self);
+
+/* The JavaThread* of `thread` (its eetop field), 0 if it has none (not started,
+ * or ended). */
+uint64_t rp_vmstructs_java_thread(JNIEnv *jni, jobject thread);
+
+/* The kernel tid of a JavaThread*, or 0. */
+pid_t rp_vmstructs_tid(uint64_t java_thread);
+
+/* The JNIEnv of a JavaThread*, or NULL if the offset is not known. */
+JNIEnv *rp_vmstructs_env(uint64_t java_thread);
+
+#endif

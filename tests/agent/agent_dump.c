@@ -1,0 +1,261 @@
+/*
+ * tests/agent/agent_dump.c — rp_agent_dump: what the agent tests read from a
+ * recording, through the reader API only (so the tests do not depend on the
+ * converter).
+ *
+ *   rp_agent_dump stacks DIR    one line per distinct (thread, stack):
+ *                               "WEIGHT_NS<TAB>SAMPLES<TAB>THREAD;ROOT;...;LEAF",
+ *                               frames named Class.method with the converter's
+ *                               suffixes: _[j] JIT, _[i] inlined, _[0] interpreted,
+ *                               _[c] JVM C++, _[m] marker, none for native
+ *   rp_agent_dump self DIR      per Java method, the weight of samples whose
+ *                               innermost Java frame it is: "WEIGHT<TAB>SAMPLES<TAB>M"
+ *   rp_agent_dump total DIR     per method, the weight of samples it is on (once
+ *                               per sample): "WEIGHT<TAB>SAMPLES<TAB>M"
+ *   rp_agent_dump threads DIR   per thread name: "WEIGHT<TAB>SAMPLES<TAB>CPU_NS<TAB>NAME"
+ *   rp_agent_dump counters DIR  "NAME<TAB>TOTAL" for every counter
+ *   rp_agent_dump gauges DIR    "NAME<TAB>LAST<TAB>MIN<TAB>MAX" for every gauge
+ *   rp_agent_dump series DIR NAME  every value of gauge NAME, one a line, in order
+ *   rp_agent_dump check DIR     "files N chunks_closed N last_closed 0|1 samples N
+ *                               damaged N" and exit 1 if anything was damaged
+ *
+ * DIR's *.rpc and *.rpc.part files are read in name order (oldest first). Every
+ * line of output is sorted, so tests can compare and grep it.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ringprof/recorder.h"
+
+struct agg {
+    char *key;
+    uint64_t weight, samples, min, max;
+};
+
+static struct agg *aggs;
+static size_t naggs, capaggs;
+
+static struct agg *find(const char *key)
+{
+    for (size_t i = 0; i < naggs; i++)
+        if (!strcmp(aggs[i].key, key))
+            return &aggs[i];
+    if (naggs == capaggs) {
+        capaggs = capaggs ? capaggs * 2 : 256;
+        aggs = realloc(aggs, capaggs * sizeof *aggs);
+        if (!aggs)
+            exit(3);
+    }
+    struct agg *a = &aggs[naggs++];
+    memset(a, 0, sizeof *a);
+    a->key = strdup(key);
+    a->min = UINT64_MAX;
+    return a;
+}
+
+static int cmp_agg(const void *x, const void *y)
+{
+    return strcmp(((const struct agg *)x)->key, ((const struct agg *)y)->key);
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+static const char *suffix(enum rp_frame_type t)
+{
+    switch (t) {
+    case RP_FRAME_JIT: return "_[j]";
+    case RP_FRAME_INLINED: return "_[i]";
+    case RP_FRAME_INTERPRETED: return "_[0]";
+    case RP_FRAME_CPP: return "_[c]";
+    case RP_FRAME_MARKER: return "_[m]";
+    case RP_FRAME_KERNEL: return "_[k]";
+    default: return "";
+    }
+}
+
+static int is_java(const struct rp_frame_info *fi, const struct rp_method_info *mi)
+{
+    return fi->type == RP_FRAME_INTERPRETED || fi->type == RP_FRAME_JIT ||
+           fi->type == RP_FRAME_INLINED ||
+           (fi->type == RP_FRAME_NATIVE && (mi->flags & RP_METHOD_NATIVE));
+}
+
+static void frame_name(struct rp_reader *r, uint32_t fid, char *out, size_t cap,
+                       int with_suffix)
+{
+    const struct rp_frame_info *fi = rp_reader_frame(r, fid);
+    const struct rp_method_info *mi = fi ? rp_reader_method(r, fi->method) : NULL;
+    if (!mi) {
+        snprintf(out, cap, "[bad frame %u]", fid);
+        return;
+    }
+    const char *k = mi->klass ? mi->klass : "";
+    snprintf(out, cap, "%s%s%s%s", k, *k ? "." : "", mi->name ? mi->name : "?",
+             with_suffix ? suffix(fi->type) : "");
+}
+
+enum mode { STACKS, SELF, TOTAL, THREADS, COUNTERS, GAUGES, CHECK, SERIES };
+
+static const char *series_name;
+
+static uint64_t files, closed, last_closed, samples, damaged;
+
+static void read_file(const char *path, enum mode m)
+{
+    struct rp_reader *r = rp_reader_open(path, NULL, NULL);
+    if (!r) {
+        damaged++;
+        return;
+    }
+    files++;
+    struct rp_event ev;
+    char line[65536], name[1024];
+    while (rp_reader_next(r, &ev)) {
+        if (ev.type == RP_EV_COUNTER && m == COUNTERS && ev.u.counter.name) {
+            find(ev.u.counter.name)->weight += ev.u.counter.value;
+        } else if (ev.type == RP_EV_GAUGE && m == SERIES && ev.u.gauge.name &&
+                   !strcmp(ev.u.gauge.name, series_name)) {
+            printf("%llu\n", (unsigned long long)ev.u.gauge.value);
+        } else if (ev.type == RP_EV_GAUGE && m == GAUGES && ev.u.gauge.name) {
+            struct agg *a = find(ev.u.gauge.name);
+            a->weight = ev.u.gauge.value;
+            if (ev.u.gauge.value < a->min) a->min = ev.u.gauge.value;
+            if (ev.u.gauge.value > a->max) a->max = ev.u.gauge.value;
+        } else if (ev.type == RP_EV_THREAD_CPU && m == THREADS) {
+            const struct rp_thread_info *ti = rp_reader_thread(r, ev.u.thread_cpu.thread);
+            if (ti && ti->name) {
+                struct agg *a = find(ti->name);
+                a->max = ev.u.thread_cpu.cpu_ns;
+            }
+        } else if (ev.type == RP_EV_SAMPLE) {
+            samples++;
+            uint32_t n = 0, flags = 0;
+            const uint32_t *fr = rp_reader_stack(r, ev.u.sample.stack, &n, &flags);
+            const struct rp_thread_info *ti = rp_reader_thread(r, ev.u.sample.thread);
+            const char *tname = ti && ti->name ? ti->name : "[no thread]";
+            if (m == THREADS) {
+                struct agg *a = find(tname);
+                a->weight += ev.u.sample.weight;
+                a->samples++;
+            } else if (m == STACKS) {
+                size_t off = (size_t)snprintf(line, sizeof line, "%s", tname);
+                for (uint32_t i = n; i-- > 0 && off < sizeof line - 1;) {
+                    frame_name(r, fr[i], name, sizeof name, 1);
+                    off += (size_t)snprintf(line + off, sizeof line - off, ";%s", name);
+                }
+                if (flags & RP_STACK_TRUNCATED && off < sizeof line - 1)
+                    snprintf(line + off, sizeof line - off, ";[truncated]");
+                struct agg *a = find(line);
+                a->weight += ev.u.sample.weight;
+                a->samples++;
+            } else if (m == SELF) {
+                for (uint32_t i = 0; i < n; i++) {
+                    const struct rp_frame_info *fi = rp_reader_frame(r, fr[i]);
+                    const struct rp_method_info *mi = fi ? rp_reader_method(r, fi->method) : NULL;
+                    if (fi && mi && is_java(fi, mi)) {
+                        frame_name(r, fr[i], name, sizeof name, 0);
+                        struct agg *a = find(name);
+                        a->weight += ev.u.sample.weight;
+                        a->samples++;
+                        break;
+                    }
+                }
+            } else if (m == TOTAL) {
+                /* Each method once per sample. */
+                char *seen[512];
+                uint32_t nseen = 0;
+                for (uint32_t i = 0; i < n && nseen < 512; i++) {
+                    frame_name(r, fr[i], name, sizeof name, 0);
+                    int dup = 0;
+                    for (uint32_t j = 0; j < nseen && !dup; j++)
+                        dup = !strcmp(seen[j], name);
+                    if (dup)
+                        continue;
+                    struct agg *a = find(name);
+                    a->weight += ev.u.sample.weight;
+                    a->samples++;
+                    seen[nseen++] = a->key;
+                }
+            }
+        }
+    }
+    struct rp_reader_stats st;
+    rp_reader_stats(r, &st);
+    closed += st.clean_close ? 1 : 0;
+    last_closed = st.clean_close ? 1 : 0;
+    damaged += st.segments_bad + st.records_bad + st.unresolved_refs;
+    rp_reader_close(r);
+}
+
+static int is_chunk(const char *n)
+{
+    size_t l = strlen(n);
+    return (l > 4 && !strcmp(n + l - 4, ".rpc")) || (l > 9 && !strcmp(n + l - 9, ".rpc.part"));
+}
+
+int main(int argc, char **argv)
+{
+    static const char *modes[] = {"stacks", "self", "total", "threads", "counters",
+                                  "gauges", "check", "series"};
+    int m = -1;
+    for (int i = 0; i < 8; i++)
+        if (argc > 1 && !strcmp(argv[1], modes[i]))
+            m = i;
+    if (argc != (m == SERIES ? 4 : 3)) {
+        fprintf(stderr, "usage: rp_agent_dump stacks|self|total|threads|counters|gauges|check DIR\n"
+                        "       rp_agent_dump series DIR GAUGE\n");
+        return 2;
+    }
+    series_name = m == SERIES ? argv[3] : NULL;
+    if (m < 0) {
+        fprintf(stderr, "rp_agent_dump: unknown mode '%s'\n", argv[1]);
+        return 2;
+    }
+    DIR *d = opendir(argv[2]);
+    if (!d) {
+        perror(argv[2]);
+        return 2;
+    }
+    char **names = NULL;
+    size_t nn = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!is_chunk(e->d_name))
+            continue;
+        names = realloc(names, (nn + 1) * sizeof *names);
+        names[nn] = malloc(strlen(argv[2]) + strlen(e->d_name) + 2);
+        sprintf(names[nn++], "%s/%s", argv[2], e->d_name);
+    }
+    closedir(d);
+    qsort(names, nn, sizeof *names, cmp_str);
+    for (size_t i = 0; i < nn; i++)
+        read_file(names[i], (enum mode)m);
+    if (m == CHECK) {
+        printf("files %llu chunks_closed %llu last_closed %llu samples %llu damaged %llu\n",
+               (unsigned long long)files, (unsigned long long)closed,
+               (unsigned long long)last_closed, (unsigned long long)samples,
+               (unsigned long long)damaged);
+        return damaged ? 1 : 0;
+    }
+    qsort(aggs, naggs, sizeof *aggs, cmp_agg);
+    for (size_t i = 0; i < naggs; i++) {
+        struct agg *a = &aggs[i];
+        if (m == COUNTERS)
+            printf("%s\t%llu\n", a->key, (unsigned long long)a->weight);
+        else if (m == GAUGES)
+            printf("%s\t%llu\t%llu\t%llu\n", a->key, (unsigned long long)a->weight,
+                   (unsigned long long)a->min, (unsigned long long)a->max);
+        else if (m == THREADS)
+            printf("%llu\t%llu\t%llu\t%s\n", (unsigned long long)a->weight,
+                   (unsigned long long)a->samples, (unsigned long long)a->max, a->key);
+        else
+            printf("%llu\t%llu\t%s\n", (unsigned long long)a->weight,
+                   (unsigned long long)a->samples, a->key);
+    }
+    return 0;
+}

@@ -1,0 +1,289 @@
+#!/usr/bin/env bash
+# tests/agent/agent_tests.sh — the agent in real JVMs. One test per invocation:
+#
+#   agent_tests.sh TEST [ENGINE]
+#
+# TEST is cpu_split, sleeping, native_frames, churn, attach, bad_options,
+# signal_safety, shutdown, crash_guard or unloading; ENGINE is async or jvmti where both are
+# meaningful. meson (tests/agent/meson.build) passes the programs in the
+# environment: RP_JAVA, RP_JCMD, RP_AGENT (libringprof.so), RP_TEST_AGENT (the
+# RP_TEST_HOOKS build), RP_JAR (tests/java), RP_DUMP (rp_agent_dump), RP_SHIM and
+# RP_TAKEN (LD_PRELOAD libraries). Each test asserts something that fails if the
+# agent is wrong; tolerances are generous because other work may share the machine.
+# The scratch directory is kept (and named) when a test fails.
+set -uo pipefail
+
+test_name=${1:?usage: agent_tests.sh TEST [ENGINE]}
+engine=${2:-async}
+work=$(mktemp -d "${TMPDIR:-/tmp}/rp-agent-$test_name-$engine.XXXXXX")
+keep=0
+trap '[ $keep -eq 1 ] && echo "scratch kept: $work" || rm -rf "$work"' EXIT
+ulimit -c 0
+
+fail() {
+    echo "FAIL ($test_name $engine): $*"
+    keep=1
+    exit 1
+}
+# A shell error (a command that fails outside a condition, a bad number in $((...)))
+# must fail the test, never skip the rest of it: mawk prints large sums as 1.5e+09,
+# which is why every sum below is printed with %.0f.
+set -E
+trap 'fail "shell error at line $LINENO"' ERR
+note() { echo "# $*"; }
+
+# java [java options...] -- CLASS ARGS...: run a test program; stdout and stderr
+# go to $work/out and $work/err; returns java's exit status.
+java_run() {
+    local opts=()
+    while [ "$1" != "--" ]; do opts+=("$1"); shift; done
+    shift
+    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" "${opts[@]}" -cp "$RP_JAR" "$@" \
+        >"$work/out" 2>"$work/err"
+}
+
+show_err() { sed 's/^/  stderr: /' "$work/err" | head -20; }
+
+# The weight of the line whose last field is exactly $2, in rp_agent_dump output $1.
+weight_of() { awk -F'\t' -v k="$2" '$NF == k { w += $1 } END { printf "%.0f\n", w }' "$1"; }
+
+# share A B C...: A's percentage of the sum (integer arithmetic in awk).
+pct() { awk -v a="$1" -v t="$2" 'BEGIN { printf "%.1f", t ? 100 * a / t : 0 }'; }
+within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
+
+agent_opts() { echo "dir=$work/rec,engine=$engine$1"; }
+
+# ---------------------------------------------------------------- the tests --
+
+# CPU split 50/30/20 between three methods: each share within 5 points.
+test_cpu_split() {
+    java_run -agentpath:"$RP_AGENT=$(agent_opts ,interval=1ms)" -- CpuSplit 6 ||
+        { show_err; fail "java exited $?"; }
+    "$RP_DUMP" total "$work/rec" >"$work/total" || fail "rp_agent_dump failed"
+    local a b c sum
+    a=$(weight_of "$work/total" CpuSplit.fifty)
+    b=$(weight_of "$work/total" CpuSplit.thirty)
+    c=$(weight_of "$work/total" CpuSplit.twenty)
+    sum=$((a + b + c))
+    [ "$sum" -gt 1000000000 ] || fail "only ${sum} ns sampled in the three methods"
+    local pa pb pc
+    pa=$(pct $a $sum); pb=$(pct $b $sum); pc=$(pct $c $sum)
+    note "fifty $pa%, thirty $pb%, twenty $pc% of $((sum / 1000000)) ms"
+    within "$pa" 45 55 || fail "fifty() got $pa%, expected 50 ± 5"
+    within "$pb" 25 35 || fail "thirty() got $pb%, expected 30 ± 5"
+    within "$pc" 15 25 || fail "twenty() got $pc%, expected 20 ± 5"
+    "$RP_DUMP" threads "$work/rec" >"$work/threads"
+    local st
+    st=$(awk -F'\t' '$4 == "splitter" { print $1 }' "$work/threads")
+    [ "${st:-0}" -ge "$sum" ] || fail "the samples are not in thread 'splitter'"
+}
+
+# A thread that only sleeps gets no CPU samples while another burns.
+test_sleeping() {
+    java_run -agentpath:"$RP_AGENT=$(agent_opts ,interval=10ms)" -- Sleeper 3 ||
+        { show_err; fail "java exited $?"; }
+    "$RP_DUMP" threads "$work/rec" >"$work/threads"
+    grep -q $'\tsleeper$' "$work/threads" || fail "thread 'sleeper' is not in the recording"
+    local bw sw ss
+    bw=$(awk -F'\t' '$4 == "burner" { print $1 }' "$work/threads")
+    sw=$(awk -F'\t' '$4 == "sleeper" { print $1 }' "$work/threads")
+    ss=$(awk -F'\t' '$4 == "sleeper" { print $2 }' "$work/threads")
+    note "burner ${bw:-0} ns, sleeper ${sw:-0} ns in ${ss:-0} samples"
+    [ "${bw:-0}" -gt 1000000000 ] || fail "burner sampled only ${bw:-0} ns"
+    if [ "$engine" = async ]; then
+        [ "${ss:-0}" -eq 0 ] || fail "the sleeping thread got $ss samples"
+    else
+        # The jvmti engine reads CPU time: the sleeper's one reading after it
+        # started may carry its start-up CPU (microseconds), never more.
+        [ "${sw:-0}" -lt 5000000 ] || fail "the sleeping thread got ${sw} ns"
+    fi
+}
+
+# Native frames (libz) appear below Java's Deflater frames.
+test_native_frames() {
+    java_run -agentpath:"$RP_AGENT=$(agent_opts ,interval=1ms,native=on)" -- DeflateWork 4 ||
+        { show_err; fail "java exited $?"; }
+    "$RP_DUMP" stacks "$work/rec" >"$work/stacks"
+    local all mixed
+    all=$(awk -F'\t' 'index($3, "deflater;") == 1 { w += $1 } END { printf "%.0f\n", w }' "$work/stacks")
+    mixed=$(awk -F'\t' 'index($3, "deflater;") == 1 &&
+                        $3 ~ /java\.util\.zip\.Deflater\.deflate[A-Za-z]*;(.*;)?libz\.so[^;]*\.deflate/ { w += $1 }
+                        END { printf "%.0f\n", w }' "$work/stacks")
+    note "deflater: $((all / 1000000)) ms, of which $((mixed / 1000000)) ms with libz deflate below Deflater"
+    [ "$all" -gt 500000000 ] || fail "thread 'deflater' sampled only $all ns"
+    within "$(pct $mixed $all)" 50 100 ||
+        fail "only $(pct $mixed $all)% of deflater's samples show libz frames below Java"
+}
+
+# 10 000 threads started and ended at 1 ms: the JVM finishes, samples stay with
+# their threads, and slots are reused instead of growing.
+test_churn() {
+    java_run -agentpath:"$RP_AGENT=$(agent_opts ,interval=1ms)" -- Churn 10000 4 ||
+        { show_err; fail "java exited $?"; }
+    grep -q "Churn done 10000" "$work/out" || fail "Churn did not finish"
+    "$RP_DUMP" stacks "$work/rec" >"$work/stacks"
+    # Shares count only stacks with Java frames: thread start and exit run no Java
+    # code, and the jvmti engine charges a short thread's whole CPU to whatever
+    # stack it finds, often "[no_java_frames]" at exit (docs/engines.md).
+    awk -F'\t' '
+        { split($3, f, ";"); t = f[1]; java = $3 ~ /_\[[ji0]\](;|$)/ }
+        t ~ /^hasher-/ { if (java) hw += $1; if (index($3, "Churn.hash")) hok += $1; if (index($3, "Churn.sort")) bad++ }
+        t ~ /^sorter-/ { if (java) sw += $1; if (index($3, "Churn.sort")) sok += $1; if (index($3, "Churn.hash")) bad++ }
+        END { printf "%.0f %.0f %.0f %.0f %.0f\n", hw, hok, sw, sok, bad }' "$work/stacks" >"$work/churn"
+    local hw hok sw sok bad
+    read -r hw hok sw sok bad <"$work/churn"
+    note "hasher threads $((hw / 1000000)) ms in Java ($((hok / 1000000)) in hash), sorter threads $((sw / 1000000)) ms in Java ($((sok / 1000000)) in sort), misattributed stacks: $bad"
+    [ "$bad" -eq 0 ] || fail "$bad stacks were attributed to the wrong kind of thread"
+    [ "$hw" -gt 100000000 ] && [ "$sw" -gt 100000000 ] || fail "too little sampled in the churned threads"
+    within "$(pct $hok $hw)" 80 100 || fail "only $(pct $hok $hw)% of hasher samples are in hash()"
+    within "$(pct $sok $sw)" 80 100 || fail "only $(pct $sok $sw)% of sorter samples are in sort()"
+    local named
+    named=$(grep -c -E $'\t(hasher|sorter)-[0-9]+$' <("$RP_DUMP" threads "$work/rec") || true)
+    note "$named churned threads are in the recording"
+    [ "$named" -ge 5000 ] || fail "only $named of 10000 churned threads are in the recording"
+    "$RP_DUMP" gauges "$work/rec" >"$work/gauges"
+    local slots
+    slots=$(awk -F'\t' '$1 == "agent.slots" { print $4 }' "$work/gauges")
+    note "slots allocated at most: ${slots:-?}"
+    [ -n "$slots" ] && [ "$slots" -lt 500 ] || fail "slots grew to ${slots:-?} for 4 concurrent threads"
+}
+
+# jcmd JVMTI.agent_load into a running JVM: a bad option is refused with a
+# non-zero return code; then a good load samples the running thread.
+test_attach() {
+    [ -x "$RP_JCMD" ] || { echo "jcmd not found: skipped"; exit 77; }
+    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -cp "$RP_JAR" AttachTarget "$work/stop" \
+        >"$work/out" 2>"$work/err" &
+    local pid=$!
+    for _ in $(seq 200); do grep -q ready "$work/out" && break; sleep 0.1; done
+    grep -q ready "$work/out" || { kill $pid; fail "the target did not start"; }
+    # jcmd's own parser splits key=value arguments: the option string goes inside
+    # quotes within the argument.
+    "$RP_JCMD" $pid JVMTI.agent_load "$RP_AGENT" "\"dir=$work/rec,interval=fast\"" \
+        >"$work/jcmd_bad" 2>&1 || true
+    note "bad option: $(tr '\n' ' ' <"$work/jcmd_bad")"
+    grep -q "return code: 0" "$work/jcmd_bad" && { kill $pid; fail "a bad option was accepted on attach"; }
+    grep -q "return code: -\?[1-9]" "$work/jcmd_bad" || { kill $pid; fail "jcmd shows no error code"; }
+    grep -q "bad value 'fast' for interval" "$work/err" || { kill $pid; fail "no message naming the option"; }
+    "$RP_JCMD" $pid JVMTI.agent_load "$RP_AGENT" "\"dir=$work/rec,engine=$engine,interval=1ms\"" \
+        >"$work/jcmd_ok" 2>&1 || true
+    note "good option: $(tr '\n' ' ' <"$work/jcmd_ok")"
+    grep -q "return code: 0" "$work/jcmd_ok" || { kill $pid; show_err; fail "attach failed"; }
+    sleep 3
+    touch "$work/stop"
+    wait $pid || { show_err; fail "the target exited $?"; }
+    "$RP_DUMP" total "$work/rec" >"$work/total"
+    "$RP_DUMP" threads "$work/rec" >"$work/threads"
+    local w bw
+    w=$(weight_of "$work/total" AttachTarget.attachBurn)
+    bw=$(awk -F'\t' '$4 == "burner" { print $1 }' "$work/threads")
+    note "after attach: attachBurn $((w / 1000000)) ms, thread burner $((${bw:-0} / 1000000)) ms"
+    [ "$w" -gt 500000000 ] || fail "attachBurn sampled only $w ns after attach"
+    [ "${bw:-0}" -ge "$w" ] || fail "the samples are not in thread 'burner'"
+}
+
+# Every bad option stops the JVM with one line naming the option.
+test_bad_options() {
+    local cases=(
+        "interval=fast|interval"
+        "engine=turbo|engine"
+        "intervl=1ms|intervl"
+        "depth=0|depth"
+        "signal=SEGV|signal"
+        "interval=10|interval"
+        "dir=/proc/ringprof-cannot-exist/x|dir=/proc/ringprof-cannot-exist/x"
+    )
+    local c opt word
+    for c in "${cases[@]}"; do
+        opt=${c%%|*}; word=${c#*|}
+        java_run -agentpath:"$RP_AGENT=$opt" -- -version && fail "'$opt' was accepted"
+        grep -q "^ringprof: .*$word" "$work/err" || { show_err; fail "'$opt': no line naming '$word'"; }
+        note "$opt: $(grep -m1 '^ringprof:' "$work/err")"
+    done
+    # The timer signal already has a handler (another profiler): refused...
+    LD_PRELOAD="$RP_TAKEN" java_run -agentpath:"$RP_AGENT=dir=$work/rec" -- -version &&
+        fail "a taken SIGPROF was accepted"
+    grep -q "^ringprof: SIGPROF already has a handler" "$work/err" ||
+        { show_err; fail "no clear message for a taken SIGPROF"; }
+    note "taken: $(grep -m1 '^ringprof:' "$work/err")"
+    # ...and another signal works.
+    LD_PRELOAD="$RP_TAKEN" java_run -agentpath:"$RP_AGENT=dir=$work/rec,signal=VTALRM" -- -version ||
+        { show_err; fail "signal=VTALRM did not work around a taken SIGPROF"; }
+}
+
+# No malloc/free/pthread_mutex_lock inside the handler at 1 kHz in a busy JVM,
+# and the check can fail: the same run with a malloc in the handler aborts.
+test_signal_safety() {
+    LD_PRELOAD="$RP_SHIM" java_run \
+        -agentpath:"$RP_TEST_AGENT=dir=$work/rec,interval=1ms,native=on" -- Busy 5 ||
+        { show_err; fail "java exited $? under the shim"; }
+    grep -q "hook is registered" "$work/err" || { show_err; fail "the shim never got the hook"; }
+    grep -q "none inside the handler" "$work/err" || { show_err; fail "no shim report"; }
+    local n
+    n=$("$RP_DUMP" check "$work/rec" | awk '{ print $8 }')
+    note "$(grep -m1 'calls checked' "$work/err"); $n samples"
+    [ "${n:-0}" -gt 200 ] || fail "only ${n:-0} samples: the handler hardly ran"
+    rm -rf "$work/rec"
+    local rc=0
+    RINGPROF_TESTFAULT=malloc_in_handler LD_PRELOAD="$RP_SHIM" java_run \
+        -agentpath:"$RP_TEST_AGENT=dir=$work/rec,interval=1ms" -- Busy 3 || rc=$?
+    note "with a malloc in the handler: exit $rc, $(grep -m1 'inside the ringprof' "$work/err")"
+    [ $rc -ne 0 ] || fail "the shim did not catch a malloc in the handler"
+    grep -q "called inside the ringprof signal handler" "$work/err" ||
+        { show_err; fail "the run failed for another reason"; }
+}
+
+# The JVM exits cleanly (System.exit from a busy thread) and the last chunk is
+# closed.
+test_shutdown() {
+    java_run -agentpath:"$RP_AGENT=$(agent_opts ,interval=1ms)" -- ExitWhileBusy 2000 ||
+        { show_err; fail "java exited $?"; }
+    "$RP_DUMP" check "$work/rec" >"$work/check" || fail "damaged recording: $(cat "$work/check")"
+    note "$(cat "$work/check")"
+    grep -q "last_closed 1" "$work/check" || fail "the last chunk was not closed cleanly"
+    ls "$work/rec" | grep -q '\.part$' && fail "a .part file was left behind"
+    [ "$(awk '{ print $8 }' "$work/check")" -gt 100 ] || fail "too few samples"
+    grep -q "^ringprof:" "$work/err" && { show_err; fail "the agent complained"; }
+    return 0
+}
+
+# A fault inside the stack walk ends that sample only: the JVM runs on, the crash
+# is counted, and sampling goes on.
+test_crash_guard() {
+    RINGPROF_TESTFAULT=crash_in_walk java_run \
+        -agentpath:"$RP_TEST_AGENT=dir=$work/rec,interval=1ms" -- CpuSplit 3 ||
+        { show_err; fail "java exited $? with faults in the walk"; }
+    "$RP_DUMP" counters "$work/rec" >"$work/counters"
+    local crashed
+    crashed=$(awk -F'\t' '$1 == "walk.crashed" { print $2 }' "$work/counters")
+    "$RP_DUMP" total "$work/rec" >"$work/total"
+    local w
+    w=$(weight_of "$work/total" CpuSplit.fifty)
+    note "walk.crashed ${crashed:-0}; fifty() still got $((w / 1000000)) ms"
+    [ "${crashed:-0}" -gt 10 ] || fail "crashes were not counted"
+    [ "$w" -gt 100000000 ] || fail "sampling stopped after the crashes"
+}
+
+# Samples in classes that are unloaded before the flusher resolves them: named
+# "[unloaded]" (or their real name, if resolved first), never a crash.
+test_unloading() {
+    java_run -Xlog:class+unload=info:file="$work/unload.log" \
+        -agentpath:"$RP_AGENT=$(agent_opts ,interval=1ms)" -- Unloading 100 ||
+        { show_err; fail "java exited $?"; }
+    "$RP_DUMP" check "$work/rec" >"$work/check" || fail "damaged recording: $(cat "$work/check")"
+    "$RP_DUMP" total "$work/rec" >"$work/total"
+    local unloads named gone
+    unloads=$(grep -c 'Unloading\$Victim' "$work/unload.log" || true)
+    named=$(weight_of "$work/total" 'Unloading$Victim.burn')
+    gone=$(weight_of "$work/total" '[unloaded]')
+    note "$unloads classes unloaded; burn() $((named / 1000000)) ms by name, $((gone / 1000000)) ms as [unloaded]"
+    [ "$unloads" -ge 50 ] || fail "the JVM unloaded only $unloads classes: the test tests nothing"
+    [ $((named + gone)) -gt 200000000 ] || fail "the victims' samples are missing"
+}
+
+case "$test_name" in
+cpu_split|sleeping|native_frames|churn|attach|bad_options|signal_safety|shutdown|crash_guard|unloading)
+    "test_$test_name" ;;
+*) echo "unknown test '$test_name'"; exit 2 ;;
+esac
+echo "ok ($test_name $engine)"

@@ -1,0 +1,37 @@
+/*
+ * Sleeper — thread "sleeper" only sleeps while thread "burner" burns CPU in burn().
+ *
+ *   java Sleeper SECONDS
+ */
+public class Sleeper {
+    static volatile long sink;
+
+    static long burn(long x) {
+        for (int i = 0; i < 1_000_000; i++)
+            x = x * 6364136223846793005L + 1442695040888963407L;
+        return x;
+    }
+
+    public static void main(String[] args) throws Exception {
+        long seconds = Long.parseLong(args[0]);
+        Thread sleeper = new Thread(() -> {
+            try {
+                Thread.sleep(3_600_000L);
+            } catch (InterruptedException e) {
+                // the end of the run
+            }
+        }, "sleeper");
+        Thread burner = new Thread(() -> {
+            long end = System.nanoTime() + seconds * 1_000_000_000L, x = 1;
+            while (System.nanoTime() < end)
+                x = burn(x);
+            sink = x;
+        }, "burner");
+        sleeper.start();
+        burner.start();
+        burner.join();
+        sleeper.interrupt();
+        sleeper.join();
+        System.out.println("Sleeper done");
+    }
+}

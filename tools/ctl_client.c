@@ -1,0 +1,886 @@
+/*
+ * tools/ctl_client.c — the client half of the control protocol (ctl_client.h).
+ *
+ * The JSON reader is a plain recursive-descent parser over RFC 8259 with a depth
+ * limit; it is used for replies and discovery files, both small. Exchanges use a
+ * blocking socket with SO_SNDTIMEO/SO_RCVTIMEO (Linux honours the send timeout in
+ * connect, which waits while the server's backlog is full) and an overall deadline.
+ */
+#include "ctl_client.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#define JV_DEPTH_MAX 64
+/* Replies are at most 1 MiB (RP_CONTROL_REPLY_MAX in src/control.h). */
+#define REPLY_MAX ((size_t)1 << 20)
+
+__attribute__((format(printf, 3, 4)))
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* ================================================================== JSON == */
+
+struct jp {
+    const char *s;
+    size_t len, pos;
+    int depth;
+    char *err;
+    size_t errlen;
+};
+
+static int jp_fail(struct jp *p, const char *what)
+{
+    return fail(p->err, p->errlen, "%s at offset %zu", what, p->pos);
+}
+
+static void jp_ws(struct jp *p)
+{
+    while (p->pos < p->len && (p->s[p->pos] == ' ' || p->s[p->pos] == '\t' ||
+                               p->s[p->pos] == '\n' || p->s[p->pos] == '\r'))
+        p->pos++;
+}
+
+static int jp_lit(struct jp *p, const char *lit)
+{
+    size_t n = strlen(lit);
+    if (p->len - p->pos < n || memcmp(p->s + p->pos, lit, n) != 0)
+        return jp_fail(p, "invalid literal");
+    p->pos += n;
+    return 0;
+}
+
+static int hex4(const char *s, unsigned *v)
+{
+    *v = 0;
+    for (int i = 0; i < 4; i++) {
+        int c = (unsigned char)s[i], d;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        else return -1;
+        *v = *v * 16 + (unsigned)d;
+    }
+    return 0;
+}
+
+static size_t utf8_put(char *o, unsigned cp)
+{
+    if (cp < 0x80) { o[0] = (char)cp; return 1; }
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | cp >> 6); o[1] = (char)(0x80 | (cp & 0x3F)); return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | cp >> 12); o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F)); return 3;
+    }
+    o[0] = (char)(0xF0 | cp >> 18); o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* A string at p->pos (the opening quote). The decoded text is never longer than
+ * the escaped one, so one allocation of the source length suffices. */
+static int jp_string(struct jp *p, char **out, size_t *outlen)
+{
+    p->pos++;
+    size_t start = p->pos;
+    while (p->pos < p->len && p->s[p->pos] != '"') {
+        if (p->s[p->pos] == '\\')
+            p->pos++;
+        p->pos++;
+    }
+    if (p->pos >= p->len)
+        return jp_fail(p, "unterminated string");
+    size_t end = p->pos;
+    char *o = malloc(end - start + 1);
+    if (!o)
+        return jp_fail(p, "out of memory");
+    size_t n = 0;
+    for (size_t i = start; i < end; i++) {
+        unsigned char c = (unsigned char)p->s[i];
+        if (c < 0x20) {
+            free(o);
+            p->pos = i;
+            return jp_fail(p, "control character in string");
+        }
+        if (c != '\\') {
+            o[n++] = (char)c;
+            continue;
+        }
+        char e = p->s[++i];
+        switch (e) {
+        case '"': case '\\': case '/': o[n++] = e; break;
+        case 'b': o[n++] = '\b'; break;
+        case 'f': o[n++] = '\f'; break;
+        case 'n': o[n++] = '\n'; break;
+        case 'r': o[n++] = '\r'; break;
+        case 't': o[n++] = '\t'; break;
+        case 'u': {
+            unsigned cp, lo;
+            if (end - i < 5 || hex4(p->s + i + 1, &cp) != 0) {
+                free(o);
+                p->pos = i;
+                return jp_fail(p, "bad \\u escape");
+            }
+            i += 4;
+            if (cp >= 0xD800 && cp <= 0xDBFF && end - i >= 7 && p->s[i + 1] == '\\' &&
+                p->s[i + 2] == 'u' && hex4(p->s + i + 3, &lo) == 0 &&
+                lo >= 0xDC00 && lo <= 0xDFFF) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                i += 6;
+            } else if (cp >= 0xD800 && cp <= 0xDFFF) {
+                cp = 0xFFFD;     /* a lone surrogate */
+            }
+            n += utf8_put(o + n, cp);
+            break;
+        }
+        default:
+            free(o);
+            p->pos = i;
+            return jp_fail(p, "bad escape in string");
+        }
+    }
+    o[n] = '\0';
+    p->pos = end + 1;
+    *out = o;
+    *outlen = n;
+    return 0;
+}
+
+static int jp_number(struct jp *p, struct rp_jv *v)
+{
+    size_t start = p->pos;
+    const char *s = p->s;
+    size_t i = p->pos;
+    if (i < p->len && s[i] == '-')
+        i++;
+    if (i < p->len && s[i] == '0')
+        i++;
+    else if (i < p->len && s[i] >= '1' && s[i] <= '9')
+        while (i < p->len && isdigit((unsigned char)s[i]))
+            i++;
+    else
+        return jp_fail(p, "invalid number");
+    if (i < p->len && s[i] == '.') {
+        i++;
+        if (i >= p->len || !isdigit((unsigned char)s[i]))
+            return jp_fail(p, "invalid number");
+        while (i < p->len && isdigit((unsigned char)s[i]))
+            i++;
+    }
+    if (i < p->len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < p->len && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (i >= p->len || !isdigit((unsigned char)s[i]))
+            return jp_fail(p, "invalid number");
+        while (i < p->len && isdigit((unsigned char)s[i]))
+            i++;
+    }
+    v->type = RP_JV_NUM;
+    v->len = i - start;
+    if (!(v->str = strndup(s + start, v->len)))
+        return jp_fail(p, "out of memory");
+    p->pos = i;
+    return 0;
+}
+
+static void jv_clear(struct rp_jv *v);
+static int jp_value(struct jp *p, struct rp_jv *v);
+
+/* Append a zeroed child (and for objects, its key). @return it, or NULL. */
+static struct rp_jv *jv_push(struct rp_jv *v, char *key)
+{
+    size_t n = v->n + 1;
+    if ((n & (n - 1)) == 0 || v->n == 0) {      /* grow at powers of two */
+        size_t cap = n < 4 ? 4 : n * 2;
+        struct rp_jv *items = realloc(v->items, cap * sizeof *items);
+        if (!items)
+            return NULL;
+        v->items = items;
+        if (v->type == RP_JV_OBJ) {
+            char **keys = realloc(v->keys, cap * sizeof *keys);
+            if (!keys)
+                return NULL;
+            v->keys = keys;
+        }
+    }
+    memset(&v->items[v->n], 0, sizeof v->items[0]);
+    if (v->type == RP_JV_OBJ)
+        v->keys[v->n] = key;
+    return &v->items[v->n++];
+}
+
+static int jp_container(struct jp *p, struct rp_jv *v, char close)
+{
+    if (++p->depth > JV_DEPTH_MAX)
+        return jp_fail(p, "nested too deeply");
+    p->pos++;
+    jp_ws(p);
+    if (p->pos < p->len && p->s[p->pos] == close) {
+        p->pos++;
+        p->depth--;
+        return 0;
+    }
+    for (;;) {
+        char *key = NULL;
+        if (v->type == RP_JV_OBJ) {
+            size_t klen;
+            if (p->pos >= p->len || p->s[p->pos] != '"')
+                return jp_fail(p, "expected a key");
+            if (jp_string(p, &key, &klen) != 0)
+                return -1;
+            jp_ws(p);
+            if (p->pos >= p->len || p->s[p->pos] != ':') {
+                free(key);
+                return jp_fail(p, "expected ':'");
+            }
+            p->pos++;
+        }
+        struct rp_jv *child = jv_push(v, key);
+        if (!child) {
+            free(key);
+            return jp_fail(p, "out of memory");
+        }
+        if (jp_value(p, child) != 0)
+            return -1;
+        jp_ws(p);
+        if (p->pos < p->len && p->s[p->pos] == ',') {
+            p->pos++;
+            jp_ws(p);
+            continue;
+        }
+        if (p->pos < p->len && p->s[p->pos] == close) {
+            p->pos++;
+            p->depth--;
+            return 0;
+        }
+        return jp_fail(p, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
+}
+
+static int jp_value(struct jp *p, struct rp_jv *v)
+{
+    jp_ws(p);
+    if (p->pos >= p->len)
+        return jp_fail(p, "unexpected end");
+    switch (p->s[p->pos]) {
+    case '{': v->type = RP_JV_OBJ; return jp_container(p, v, '}');
+    case '[': v->type = RP_JV_ARR; return jp_container(p, v, ']');
+    case '"': v->type = RP_JV_STR; return jp_string(p, &v->str, &v->len);
+    case 't': v->type = RP_JV_BOOL; v->b = 1; return jp_lit(p, "true");
+    case 'f': v->type = RP_JV_BOOL; v->b = 0; return jp_lit(p, "false");
+    case 'n': v->type = RP_JV_NULL; return jp_lit(p, "null");
+    default: return jp_number(p, v);
+    }
+}
+
+static void jv_clear(struct rp_jv *v)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        jv_clear(&v->items[i]);
+        if (v->keys)
+            free(v->keys[i]);
+    }
+    free(v->items);
+    free(v->keys);
+    free(v->str);
+}
+
+void rp_jv_free(struct rp_jv *v)
+{
+    if (!v)
+        return;
+    jv_clear(v);
+    free(v);
+}
+
+struct rp_jv *rp_jv_parse(const char *text, size_t len, char *err, size_t errlen)
+{
+    struct jp p = {.s = text, .len = len, .err = err, .errlen = errlen};
+    struct rp_jv *v = calloc(1, sizeof *v);
+    if (!v) {
+        fail(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (jp_value(&p, v) != 0) {
+        rp_jv_free(v);
+        return NULL;
+    }
+    jp_ws(&p);
+    if (p.pos != p.len) {
+        jp_fail(&p, "text after the value");
+        rp_jv_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+const struct rp_jv *rp_jv_get(const struct rp_jv *v, const char *key)
+{
+    if (!v || v->type != RP_JV_OBJ)
+        return NULL;
+    for (size_t i = 0; i < v->n; i++)
+        if (!strcmp(v->keys[i], key))
+            return &v->items[i];
+    return NULL;
+}
+
+const char *rp_jv_str(const struct rp_jv *v)
+{
+    return v && v->type == RP_JV_STR ? v->str : NULL;
+}
+
+long long rp_jv_int(const struct rp_jv *v, long long def)
+{
+    if (!v || v->type != RP_JV_NUM)
+        return def;
+    errno = 0;
+    char *end;
+    long long x = strtoll(v->str, &end, 10);
+    return errno || *end ? def : x;
+}
+
+static void print_string(FILE *f, const char *s, size_t n)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (c < 0x20 || c == 0x7f)
+                fprintf(f, "\\u%04x", c);
+            else
+                fputc(c, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static int is_scalar(const struct rp_jv *v)
+{
+    return v->type != RP_JV_ARR && v->type != RP_JV_OBJ;
+}
+
+static void print_value(FILE *f, const struct rp_jv *v, int level)
+{
+    switch (v->type) {
+    case RP_JV_NULL: fputs("null", f); return;
+    case RP_JV_BOOL: fputs(v->b ? "true" : "false", f); return;
+    case RP_JV_NUM: fputs(v->str, f); return;
+    case RP_JV_STR: print_string(f, v->str, v->len); return;
+    default: break;
+    }
+    int obj = v->type == RP_JV_OBJ;
+    if (v->n == 0) {
+        fputs(obj ? "{}" : "[]", f);
+        return;
+    }
+    int inline_ = !obj;
+    for (size_t i = 0; inline_ && i < v->n; i++)
+        inline_ = is_scalar(&v->items[i]);
+    fputc(obj ? '{' : '[', f);
+    for (size_t i = 0; i < v->n; i++) {
+        if (i)
+            fputs(inline_ ? ", " : ",", f);
+        if (!inline_)
+            fprintf(f, "\n%*s", 2 * (level + 1), "");
+        if (obj) {
+            print_string(f, v->keys[i], strlen(v->keys[i]));
+            fputs(": ", f);
+        }
+        print_value(f, &v->items[i], level + 1);
+    }
+    if (!inline_)
+        fprintf(f, "\n%*s", 2 * level, "");
+    fputc(obj ? '}' : ']', f);
+}
+
+void rp_jv_print(FILE *f, const struct rp_jv *v)
+{
+    print_value(f, v, 0);
+    fputc('\n', f);
+}
+
+/* ========================================================= the exchange == */
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void set_timeouts(int fd, int ms)
+{
+    if (ms < 1)
+        ms = 1;
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+static int connect_error(const char *path, int e, int timeout_ms, char *err, size_t errlen)
+{
+    struct stat st;
+    switch (e) {
+    case ENOENT:
+        return fail(err, errlen, "no socket at %s", path);
+    case ECONNREFUSED:
+        return fail(err, errlen, "the socket %s refuses connections (a stale file: its "
+                    "agent is gone)", path);
+    case EACCES:
+    case EPERM:
+        if (stat(path, &st) == 0)
+            return fail(err, errlen, "permission denied on %s (it belongs to uid %u; run "
+                        "ringprof as that user or as root)", path, (unsigned)st.st_uid);
+        return fail(err, errlen, "permission denied on %s", path);
+    case EAGAIN:
+    case ETIMEDOUT:
+    case EINPROGRESS:
+        return fail(err, errlen, "%s did not accept the connection within %d ms", path,
+                    timeout_ms);
+    case ENOTSOCK:
+        return fail(err, errlen, "%s is not a socket", path);
+    default:
+        return fail(err, errlen, "cannot connect to %s: %s", path, strerror(e));
+    }
+}
+
+int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms,
+                    char **reply, char *err, size_t errlen)
+{
+    *reply = NULL;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(socket_path) >= sizeof sa.sun_path)
+        return fail(err, errlen, "socket path too long (at most %zu bytes): %s",
+                    sizeof sa.sun_path - 1, socket_path);
+    strcpy(sa.sun_path, socket_path);
+    uint64_t deadline = mono_ms() + (uint64_t)timeout_ms;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return fail(err, errlen, "cannot create a socket: %s", strerror(errno));
+    set_timeouts(fd, timeout_ms);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        int e = errno;
+        close(fd);
+        return connect_error(socket_path, e, timeout_ms, err, errlen);
+    }
+
+    size_t rlen = strlen(request);
+    char *line = malloc(rlen + 2);
+    if (!line) {
+        close(fd);
+        return fail(err, errlen, "out of memory");
+    }
+    memcpy(line, request, rlen);
+    line[rlen++] = '\n';
+    size_t off = 0;
+    int send_errno = 0;
+    while (off < rlen) {
+        ssize_t w = send(fd, line + off, rlen - off, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            send_errno = w < 0 ? errno : EIO;
+            break;
+        }
+        off += (size_t)w;
+    }
+    free(line);
+    if (send_errno == EAGAIN || send_errno == EWOULDBLOCK) {
+        close(fd);
+        return fail(err, errlen, "%s did not take the request within %d ms",
+                    socket_path, timeout_ms);
+    }
+    /* Other send errors (EPIPE, ECONNRESET): the server may have answered and
+     * closed at once (a refused peer gets an error reply); read what it sent. */
+
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        close(fd);
+        return fail(err, errlen, "out of memory");
+    }
+    for (;;) {
+        uint64_t now = mono_ms();
+        if (now >= deadline) {
+            free(buf);
+            close(fd);
+            return fail(err, errlen, "no reply from %s within %d ms", socket_path,
+                        timeout_ms);
+        }
+        set_timeouts(fd, (int)(deadline - now));
+        if (len == cap) {
+            if (cap > REPLY_MAX) {
+                free(buf);
+                close(fd);
+                return fail(err, errlen, "reply from %s is longer than %zu bytes",
+                            socket_path, REPLY_MAX);
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                close(fd);
+                return fail(err, errlen, "out of memory");
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t n = recv(fd, buf + len, cap - len, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            continue;      /* the deadline check above ends it */
+        if (n < 0) {
+            int e = errno;
+            free(buf);
+            close(fd);
+            return fail(err, errlen, "cannot read the reply from %s: %s", socket_path,
+                        strerror(e));
+        }
+        char *nl = n > 0 ? memchr(buf + len, '\n', (size_t)n) : NULL;
+        len += (size_t)n;
+        if (nl || n == 0) {
+            if (nl)
+                len = (size_t)(nl - buf);
+            break;
+        }
+    }
+    close(fd);
+    if (len == 0) {
+        free(buf);
+        if (send_errno)
+            return fail(err, errlen, "cannot send to %s: %s", socket_path,
+                        strerror(send_errno));
+        return fail(err, errlen, "%s closed the connection without a reply", socket_path);
+    }
+    if (len == cap) {
+        char *nb = realloc(buf, cap + 1);
+        if (!nb) {
+            free(buf);
+            return fail(err, errlen, "out of memory");
+        }
+        buf = nb;
+    }
+    buf[len] = '\0';
+    *reply = buf;
+    return 0;
+}
+
+/* ================================================================= /proc == */
+
+int rp_parse_pid(const char *s, long *pid)
+{
+    if (!s || !*s)
+        return -1;
+    for (const char *p = s; *p; p++)
+        if (!isdigit((unsigned char)*p))
+            return -1;
+    errno = 0;
+    long v = strtol(s, NULL, 10);
+    if (errno || v <= 0 || v > INT_MAX)
+        return -1;
+    *pid = v;
+    return 0;
+}
+
+int rp_proc_alive(long pid)
+{
+    return kill((pid_t)pid, 0) == 0 || errno != ESRCH;
+}
+
+long rp_proc_uid(long pid)
+{
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%ld", pid);
+    return stat(path, &st) == 0 ? (long)st.st_uid : -1;
+}
+
+/* Read a small /proc file into buf. @return bytes read, or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t len = 0;
+    while (len < cap - 1) {
+        ssize_t n = read(fd, buf + len, cap - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    buf[len] = '\0';
+    return (ssize_t)len;
+}
+
+long rp_proc_nspid(long pid)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    if (read_small(path, buf, sizeof buf) < 0)
+        return pid;
+    char *p = strstr(buf, "\nNSpid:");
+    if (!p)
+        return pid;
+    p += 7;
+    char *eol = strchr(p, '\n');
+    if (eol)
+        *eol = '\0';
+    long last = pid;
+    char *tok, *save;
+    for (tok = strtok_r(p, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
+        last = strtol(tok, NULL, 10);
+    return last > 0 ? last : pid;
+}
+
+uint64_t rp_proc_start_ticks(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    if (read_small(path, buf, sizeof buf) <= 0)
+        return 0;
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return 0;
+    p++;
+    for (int field = 3; field < 22 && p; field++)
+        p = strchr(p + 1, ' ');
+    return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/* ====================================================== discovery files == */
+
+int rp_discovery_read(const char *file, struct rp_discovery_info *d, char *err,
+                      size_t errlen)
+{
+    memset(d, 0, sizeof *d);
+    char buf[65536];
+    ssize_t n = read_small(file, buf, sizeof buf);
+    if (n < 0)
+        return fail(err, errlen, "cannot read %s: %s", file, strerror(errno));
+    char perr[128];
+    struct rp_jv *v = rp_jv_parse(buf, (size_t)n, perr, sizeof perr);
+    if (!v)
+        return fail(err, errlen, "%s is not a discovery file: %s", file, perr);
+    const char *sock = rp_jv_str(rp_jv_get(v, "socket"));
+    long long pid = rp_jv_int(rp_jv_get(v, "pid"), -1);
+    if (!sock || pid <= 0) {
+        rp_jv_free(v);
+        return fail(err, errlen, "%s is not a discovery file: no pid or socket", file);
+    }
+    snprintf(d->file, sizeof d->file, "%s", file);
+    snprintf(d->socket, sizeof d->socket, "%s", sock);
+    d->pid = (long)pid;
+    d->uid = (unsigned)rp_jv_int(rp_jv_get(v, "uid"), 0);
+    const char *s = rp_jv_str(rp_jv_get(v, "main"));
+    snprintf(d->main, sizeof d->main, "%s", s ? s : "");
+    s = rp_jv_str(rp_jv_get(v, "start_time"));
+    snprintf(d->start_time, sizeof d->start_time, "%s", s ? s : "");
+    long long t = rp_jv_int(rp_jv_get(v, "proc_start_ticks"), 0);
+    d->proc_start_ticks = t > 0 ? (uint64_t)t : 0;
+    rp_jv_free(v);
+    return 0;
+}
+
+int rp_discovery_stale(const struct rp_discovery_info *d, long host_pid)
+{
+    if (!rp_proc_alive(host_pid))
+        return 1;
+    uint64_t now = rp_proc_start_ticks(host_pid);
+    return d->proc_start_ticks && now && now != d->proc_start_ticks;
+}
+
+/* `path` as the process sees it may not exist in our mount namespace; try it
+ * under /proc/PID/root. @return 0 with the usable path in out, or -1. */
+static int resolve_in_ns(long pid, const char *path, char *out, size_t cap)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        snprintf(out, cap, "%s", path);
+        return 0;
+    }
+    char alt[PATH_MAX + 64];
+    snprintf(alt, sizeof alt, "/proc/%ld/root%s", pid, path);
+    if (stat(alt, &st) == 0 && strlen(alt) < cap) {
+        snprintf(out, cap, "%s", alt);
+        return 0;
+    }
+    snprintf(out, cap, "%s", path);
+    return -1;
+}
+
+/* Fallback: a listening Unix socket named "*ringprof*.sock" held by `pid`. Its
+ * path comes from /proc/PID/net/unix, matched by inode to /proc/PID/fd. */
+static int find_socket_fd(long pid, char *out, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/net/unix", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    char line[4096];
+    unsigned long inodes[16];
+    char names[16][256];
+    int n = 0;
+    while (n < 16 && fgets(line, sizeof line, f)) {
+        unsigned long flags, inode;
+        char name[256] = "";
+        /* Num RefCount Protocol Flags Type St Inode Path */
+        if (sscanf(line, "%*s %*s %*s %lx %*s %*s %lu %255s", &flags, &inode, name) != 3)
+            continue;
+        size_t len = strlen(name);
+        if (!(flags & 0x10000) || len < 6 || strcmp(name + len - 5, ".sock") != 0 ||
+            !strstr(name, "ringprof"))
+            continue;
+        inodes[n] = inode;
+        snprintf(names[n], sizeof names[n], "%s", name);
+        n++;
+    }
+    fclose(f);
+    if (!n)
+        return -1;
+    snprintf(path, sizeof path, "/proc/%ld/fd", pid);
+    DIR *dir = opendir(path);
+    if (!dir)
+        return -1;
+    struct dirent *de;
+    int found = -1;
+    while (found < 0 && (de = readdir(dir))) {
+        char fdp[PATH_MAX], target[64];
+        snprintf(fdp, sizeof fdp, "%s/%s", path, de->d_name);
+        ssize_t len = readlink(fdp, target, sizeof target - 1);
+        if (len <= 0)
+            continue;
+        target[len] = '\0';
+        unsigned long ino;
+        if (sscanf(target, "socket:[%lu]", &ino) != 1)
+            continue;
+        for (int i = 0; i < n; i++)
+            if (inodes[i] == ino)
+                found = i;
+    }
+    closedir(dir);
+    if (found < 0)
+        return -1;
+    resolve_in_ns(pid, names[found], out, cap);
+    return 0;
+}
+
+int rp_ctl_find(long pid, char *sock, size_t cap, char *err, size_t errlen)
+{
+    long uid = rp_proc_uid(pid);
+    if (uid < 0 || !rp_proc_alive(pid))
+        return fail(err, errlen, "no process with pid %ld", pid);
+    long nspid = rp_proc_nspid(pid);
+    char files[2][PATH_MAX];
+    snprintf(files[0], sizeof files[0], RP_CTL_DISCOVERY_FMT "/%ld.json",
+             (unsigned)uid, pid);
+    snprintf(files[1], sizeof files[1], "/proc/%ld/root" RP_CTL_DISCOVERY_FMT "/%ld.json",
+             pid, (unsigned)uid, nspid);
+    char why[2 * PATH_MAX + 128] = "";
+    for (int i = 0; i < 2; i++) {
+        struct rp_discovery_info d;
+        char derr[256];
+        if (access(files[i], F_OK) != 0)
+            continue;
+        if (rp_discovery_read(files[i], &d, derr, sizeof derr) != 0) {
+            snprintf(why, sizeof why, "%s", derr);
+            continue;
+        }
+        if (d.pid != pid && d.pid != nspid) {
+            snprintf(why, sizeof why, "%s names pid %ld", files[i], d.pid);
+            continue;
+        }
+        if (rp_discovery_stale(&d, pid)) {
+            snprintf(why, sizeof why, "%s was left by an earlier process with this pid",
+                     files[i]);
+            continue;
+        }
+        if (resolve_in_ns(pid, d.socket, sock, cap) != 0)
+            return fail(err, errlen, "no ringprof agent in pid %ld (no socket at %s)",
+                        pid, d.socket);
+        return 0;
+    }
+    if (find_socket_fd(pid, sock, cap) == 0)
+        return 0;
+    if (!why[0])
+        snprintf(why, sizeof why, "no discovery file %s, and it holds no ringprof "
+                 "control socket", files[0]);
+    return fail(err, errlen, "no ringprof agent in pid %ld (%s)", pid, why);
+}
+
+/* ------------------------------------------------------- the agent library -- */
+
+int rp_agent_default_path(char *out, size_t cap)
+{
+    const char *env = getenv("RINGPROF_AGENT");
+    if (env && *env) {
+        if (strlen(env) >= cap)
+            return -1;
+        strcpy(out, env);
+        return 0;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    static const char *const rel[] = {
+        "/../src/libringprof.so",      /* build tree: build/tools/ringprof      */
+        "/../lib/libringprof.so",      /* installed: PREFIX/bin/ringprof        */
+        "/../lib64/libringprof.so",
+        "/libringprof.so",
+    };
+    char cand[PATH_MAX + 64];
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        snprintf(cand, sizeof cand, "%s%s", exe, rel[i]);
+        if (access(cand, R_OK) == 0 && realpath(cand, out) && strlen(out) < cap)
+            return 0;
+    }
+    /* Debian-style multiarch: PREFIX/lib/<triplet>/libringprof.so */
+    snprintf(cand, sizeof cand, "%s/../lib/*/libringprof.so", exe);
+    glob_t g;
+    int rc = -1;
+    if (glob(cand, 0, NULL, &g) == 0) {
+        if (g.gl_pathc && realpath(g.gl_pathv[0], out) && strlen(out) < cap)
+            rc = 0;
+        globfree(&g);
+    }
+    return rc;
+}

@@ -1,0 +1,119 @@
+/*
+ * tools/ctl_client.h — what `ringprof ctl`, `list` and `attach` share: a small JSON
+ * reader and pretty-printer, one request/reply exchange over an agent's control
+ * socket, the discovery files, and a few facts about a process read from /proc.
+ *
+ * The protocol and the discovery files are described in docs/control.md; the
+ * agent side is src/control.c. Nothing here needs a JVM.
+ */
+#ifndef RINGPROF_TOOLS_CTL_CLIENT_H
+#define RINGPROF_TOOLS_CTL_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* ------------------------------------------------------------------ JSON -- */
+
+enum rp_jv_type { RP_JV_NULL, RP_JV_BOOL, RP_JV_NUM, RP_JV_STR, RP_JV_ARR, RP_JV_OBJ };
+
+/* A parsed JSON value. Strings are decoded (escapes resolved, UTF-8) and
+ * NUL-terminated; numbers keep their text. Arrays and objects have n children in
+ * `items`; an object's keys are in `keys`, in document order. */
+struct rp_jv {
+    enum rp_jv_type type;
+    int b;                   /* RP_JV_BOOL                                      */
+    char *str;               /* RP_JV_STR: the string; RP_JV_NUM: its text      */
+    size_t len;              /* bytes in str (a string may hold "\u0000")        */
+    size_t n;
+    struct rp_jv *items;
+    char **keys;
+};
+
+/* Parse exactly one JSON value (surrounding whitespace allowed). Nesting deeper
+ * than 64 is refused. @return the value (free with rp_jv_free), or NULL with the
+ * reason and offset in err. */
+struct rp_jv *rp_jv_parse(const char *text, size_t len, char *err, size_t errlen);
+void rp_jv_free(struct rp_jv *v);
+
+/* The member `key` of an object, or NULL (also when v is not an object). */
+const struct rp_jv *rp_jv_get(const struct rp_jv *v, const char *key);
+/* The string, or NULL if v is NULL or not a string. */
+const char *rp_jv_str(const struct rp_jv *v);
+/* The number as a signed integer; `def` if v is not an integer number. */
+long long rp_jv_int(const struct rp_jv *v, long long def);
+
+/* Print v indented by 2 spaces per level (arrays of scalars on one line), and a
+ * newline. */
+void rp_jv_print(FILE *f, const struct rp_jv *v);
+
+/* ---------------------------------------------------- the control socket -- */
+
+/*
+ * rp_ctl_exchange: connect to `socket_path`, send `request` (one line, without
+ * "\n"), read one reply line. Every step is bounded by `timeout_ms` in total.
+ * @return 0 with the reply in *reply (malloc'd, without "\n"), or -1 with a
+ * sentence in err that says why the agent could not be reached: no socket, a
+ * stale socket, permission, no answer in time.
+ */
+int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms,
+                    char **reply, char *err, size_t errlen);
+
+/* -------------------------------------------------------- discovery files -- */
+
+/* Same as the agent's RP_DISCOVERY_DIR_FMT (src/control.h). */
+#define RP_CTL_DISCOVERY_FMT "/tmp/ringprof-%u"
+
+struct rp_discovery_info {
+    char file[4096];         /* the discovery file                              */
+    long pid;                /* as written: the pid in the agent's namespace    */
+    unsigned uid;
+    char socket[4096];
+    char main[1024];
+    char start_time[64];
+    uint64_t proc_start_ticks;
+};
+
+/* Read and check one discovery file. @return 0, or -1 with err. */
+int rp_discovery_read(const char *file, struct rp_discovery_info *d, char *err,
+                      size_t errlen);
+
+/*
+ * rp_discovery_stale: is the agent that wrote `d` gone? 1 when pid `host_pid` is
+ * dead, or is a later process that reuses the pid (its start time differs from
+ * the file's); 0 when it is the same process or that cannot be told.
+ */
+int rp_discovery_stale(const struct rp_discovery_info *d, long host_pid);
+
+/*
+ * rp_ctl_find: the control socket of the agent in process `pid`. Looks for its
+ * discovery file (in /tmp/ringprof-<uid of pid>/, then in the process's own /tmp
+ * through /proc/PID/root for a container), then, if there is none (a /tmp
+ * cleaner may have removed it), for a listening socket named "*ringprof*.sock"
+ * that the process holds open. A socket path that does not exist here is tried
+ * under /proc/PID/root. @return 0 with the path in sock (cap bytes), or -1 with
+ * err: "no process with pid N", "no ringprof agent in pid N (...)".
+ */
+int rp_ctl_find(long pid, char *sock, size_t cap, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ /proc -- */
+
+/* 1 if the process exists (kill(pid, 0) does not fail with ESRCH), else 0. */
+int rp_proc_alive(long pid);
+/* The real uid owning /proc/PID, or -1 if there is no such process. */
+long rp_proc_uid(long pid);
+/* The pid as the process itself sees it (the last NSpid entry), or pid. */
+long rp_proc_nspid(long pid);
+/* Field 22 of /proc/PID/stat (start time in clock ticks since boot), or 0. */
+uint64_t rp_proc_start_ticks(long pid);
+
+/* Parse a whole decimal pid (> 0). @return 0 or -1. */
+int rp_parse_pid(const char *s, long *pid);
+
+/* The agent library: $RINGPROF_AGENT if set, else libringprof.so next to this
+ * binary (build tree: ../src/; installed: ../lib/, ../lib64/, ../lib/<triplet>/).
+ * @return 0 with the path in `out`, or -1. */
+int rp_agent_default_path(char *out, size_t cap);
+
+#endif

@@ -1154,11 +1154,35 @@ nomem:
     return NULL;
 }
 
+/* Hand every counter still held to `fn`: they were not written anywhere. */
+static void carry_counters(const struct rp_chunk_writer *w, rp_chunk_counter_fn fn,
+                           void *arg)
+{
+    for (uint32_t i = 0; i < w->nctr; i++) {
+        uint32_t id = w->ctr[i].name;
+        if (!w->ctr[i].value || id == 0 || id > w->nstr)
+            continue;
+        const struct wstr *e = &w->str[id - 1];
+        char name[256];
+        size_t n = e->len < sizeof name - 1 ? e->len : sizeof name - 1;
+        memcpy(name, w->sarena.p + e->off, n);
+        name[n] = '\0';
+        fn(arg, name, w->ctr[i].value);
+    }
+}
+
 int rp_chunk_close(struct rp_chunk_writer *w)
+{
+    return rp_chunk_close_carry(w, NULL, NULL);
+}
+
+int rp_chunk_close_carry(struct rp_chunk_writer *w, rp_chunk_counter_fn fn, void *arg)
 {
     if (!w)
         return 0;
     int rc = flush_segment(w, RP_SEG_LAST), e = rc < 0 ? errno : 0;
+    if (rc < 0 && fn)
+        carry_counters(w, fn, arg);
     if (fsync(w->fd) < 0 && !e) {
         rc = -1;
         e = errno;

@@ -70,6 +70,10 @@ struct rp_recording {
     char part[PATH_MAX];             /* w's path                                     */
     char last_finished[NAME_CAP];    /* newest chunk this recording finished         */
     struct rp_recording_stats st;    /* closed chunks only; stats() adds the open one */
+    /* Counters a closed chunk could not write (its disk was full): they go into
+     * the next chunk, so a loss is never dropped with the chunk that saw it. */
+    struct { char name[64]; uint64_t value; } carry[16];
+    unsigned ncarry;
 };
 
 /* A chunk file found by a directory scan. */
@@ -294,6 +298,22 @@ static int scan_entry(int dfd, const char *name, struct chunk_list *l)
     return list_add(l, &e);
 }
 
+/* A writer killed between creating its file and writing the header leaves a file
+ * with no valid header: it holds no samples, and as a finished chunk it would be
+ * unreadable. @return 1 if `name` (just recovered) is such a file and was removed. */
+static int discard_headless(struct rp_recording *rec, int dfd, const char *name)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/%s", rec->dir, name) >= (int)sizeof path)
+        return 0;
+    struct rp_reader *r = rp_reader_open(path, NULL, NULL);
+    if (r) {
+        rp_reader_close(r);
+        return 0;
+    }
+    return unlinkat(dfd, name, 0) == 0;
+}
+
 /* Recover the orphans among the listed ".part" files, after the listing is complete
  * (a file renamed during readdir may or may not be returned again). */
 static void recover_parts(struct rp_recording *rec, int dfd, struct chunk_list *l)
@@ -306,7 +326,13 @@ static void recover_parts(struct rp_recording *rec, int dfd, struct chunk_list *
             continue;
         e->name[strlen(e->name) - strlen(RP_CHUNK_PART_SUFFIX)] = '\0';
         e->part = 0;
-        rec->st.chunks_recovered++;
+        if (discard_headless(rec, dfd, e->name)) {
+            e->part = 1;   /* gone: retention skips it, as it skips .part files */
+            e->size = 0;
+            rec->st.chunks_discarded++;
+        } else {
+            rec->st.chunks_recovered++;
+        }
     }
 }
 
@@ -455,6 +481,34 @@ static int try_open_chunk(struct rp_recording *rec)
     return rec->w ? 0 : (errno = e, -1);
 }
 
+static void carry_add(void *arg, const char *name, uint64_t value)
+{
+    struct rp_recording *rec = arg;
+    unsigned i = 0;
+    while (i < rec->ncarry && strcmp(rec->carry[i].name, name) != 0)
+        i++;
+    if (i == rec->ncarry) {
+        if (rec->ncarry == sizeof rec->carry / sizeof rec->carry[0]) {
+            i = rec->ncarry - 1;   /* full: the last slot takes the rest */
+            snprintf(rec->carry[i].name, sizeof rec->carry[i].name, "%s",
+                     RP_COUNTER_LOST_PREFIX "carried");
+        } else {
+            snprintf(rec->carry[i].name, sizeof rec->carry[i].name, "%s", name);
+            rec->carry[i].value = 0;
+            rec->ncarry++;
+        }
+    }
+    rec->carry[i].value += value;
+}
+
+/* A new chunk starts with what the last one could not write. */
+static void carry_into(struct rp_recording *rec)
+{
+    for (unsigned i = 0; i < rec->ncarry; i++)
+        rp_chunk_counter(rec->w, rec->carry[i].name, rec->carry[i].value);
+    rec->ncarry = 0;
+}
+
 /* Create the next chunk. A taken name (a previous process with our pid started in
  * the same second, or a twin in another pid namespace) skips to the next seq; a
  * vanished directory is made again once. */
@@ -462,6 +516,7 @@ static int open_chunk(struct rp_recording *rec)
 {
     for (int attempt = 0; attempt < 16; attempt++) {
         if (try_open_chunk(rec) == 0) {
+            carry_into(rec);
             rec->next_seq++;
             rec->generation++;
             rec->st.chunks_opened++;
@@ -512,7 +567,7 @@ static int finish_chunk(struct rp_recording *rec, char *path, size_t pathlen)
     struct stat sb;
 
     rp_chunk_writer_stats(rec->w, &ws);
-    int rc = rp_chunk_close(rec->w);
+    int rc = rp_chunk_close_carry(rec->w, carry_add, rec);
     int e = errno;
     rec->w = NULL;
     rec->st.segments_failed += ws.segments_failed + (rc != 0);

@@ -224,13 +224,24 @@ static inline struct span consumer_span(struct rp_ring *ring)
     return s;
 }
 
-/* Length of the record framed at `pos`. The assert catches a frame that runs
- * past head, which only a scribbled ring or a broken producer could produce. */
-static inline uint32_t record_len(const struct rp_ring *ring, struct span s, uint64_t pos)
+/* Length of the record framed at `pos`, or -1 if its frame would run past head,
+ * which only a scribbled ring or a broken producer could produce. The length is
+ * never trusted further than that: it bounds every copy that follows. */
+static inline int64_t record_len(const struct rp_ring *ring, struct span s, uint64_t pos)
 {
     uint32_t len = get_le32(ring->data + (pos & ring->mask));
-    assert(frame_bytes(len) <= s.head - pos);
+    if (frame_bytes(len) > s.head - pos)
+        return -1;
     return len;
+}
+
+/* A bad length word: nothing from `pos` to head can be framed again. Drop it all
+ * (the producer only ever appends above head, so this loses no later record) and
+ * count it. */
+static void discard_corrupt(struct rp_ring *ring, struct span s)
+{
+    atomic_fetch_add_explicit(&ring->corrupt, 1, memory_order_relaxed);
+    atomic_store_explicit(&ring->tail, s.head, memory_order_release);
 }
 
 /* Copy the `len` payload bytes of the record framed at `pos` into `dst`. */
@@ -271,7 +282,10 @@ long rp_ring_peek_len(struct rp_ring *ring)
     struct span s = consumer_span(ring);
     if (s.head == s.tail)
         return -1;
-    return (long)record_len(ring, s, s.tail);
+    int64_t len = record_len(ring, s, s.tail);
+    if (len < 0)
+        discard_corrupt(ring, s);
+    return (long)len;
 }
 
 long rp_ring_pop(struct rp_ring *ring, void *buf, size_t cap)
@@ -279,7 +293,12 @@ long rp_ring_pop(struct rp_ring *ring, void *buf, size_t cap)
     struct span s = consumer_span(ring);
     if (s.head == s.tail)
         return -1;
-    uint32_t len = record_len(ring, s, s.tail);
+    int64_t sl = record_len(ring, s, s.tail);
+    if (sl < 0) {
+        discard_corrupt(ring, s);
+        return -1;
+    }
+    uint32_t len = (uint32_t)sl;
     if (len > cap)
         return -2;
     copy_out(ring, s.tail, buf, len);
@@ -294,7 +313,14 @@ size_t rp_ring_drain(struct rp_ring *ring, rp_ring_fn fn, void *arg, void *scrat
     uint64_t tail = s.tail;
     size_t n = 0;
     while (tail != s.head) {
-        uint32_t len = record_len(ring, s, tail);
+        int64_t sl = record_len(ring, s, tail);
+        if (sl < 0) {
+            /* The records before it were handed over; the rest is lost. */
+            atomic_fetch_add_explicit(&ring->corrupt, 1, memory_order_relaxed);
+            tail = s.head;
+            break;
+        }
+        uint32_t len = (uint32_t)sl;
         const void *rec = record_view(ring, tail, len, scratch);
         tail += frame_bytes(len);
         n++;
@@ -303,7 +329,7 @@ size_t rp_ring_drain(struct rp_ring *ring, rp_ring_fn fn, void *arg, void *scrat
     }
     /* One store for the batch: the producer sees the space freed all at once, and
      * the records `fn` was given stay intact until it has returned. */
-    if (n != 0) {
+    if (tail != s.tail) {
         release_to(ring, tail);
         ring->popped += n;
     }
@@ -327,6 +353,7 @@ void rp_ring_stats(const struct rp_ring *ring, struct rp_ring_stats *out)
     for (int r = 0; r < RP_RING_DROP_REASONS; r++)
         out->dropped[r] = atomic_load_explicit(&ring->dropped[r], memory_order_relaxed);
     out->dropped_bytes = atomic_load_explicit(&ring->dropped_bytes, memory_order_relaxed);
+    out->corrupt = atomic_load_explicit(&ring->corrupt, memory_order_relaxed);
 }
 
 const char *rp_ring_drop_name(enum rp_ring_drop reason)

@@ -37,6 +37,8 @@
 
 #include "ringprof/recording.h"
 #include "agent.h"
+#include "control.h"
+#include "control_ops.h"
 #include "engine_async.h"
 #include "engine_jvmti.h"
 #include "flusher.h"
@@ -369,8 +371,13 @@ static void adopt_threads(JNIEnv *jni, int vmstructs)
 {
     jint n = 0;
     jthread *threads = NULL;
-    if ((*A.jvmti)->GetAllThreads(A.jvmti, &n, &threads) != JVMTI_ERROR_NONE)
+    /* From before the list is taken: a thread that ends while we look at it must
+     * not be left with a timer (threads.h). */
+    rp_threads_adopt_begin();
+    if ((*A.jvmti)->GetAllThreads(A.jvmti, &n, &threads) != JVMTI_ERROR_NONE) {
+        rp_threads_adopt_end();
         return;
+    }
     for (jint i = 0; i < n; i++) {
         jthread t = threads[i];
         if (!is_agent_thread(jni, t)) {
@@ -390,6 +397,7 @@ static void adopt_threads(JNIEnv *jni, int vmstructs)
         (*jni)->DeleteLocalRef(jni, t);
     }
     (*A.jvmti)->Deallocate(A.jvmti, (unsigned char *)threads);
+    rp_threads_adopt_end();
 }
 
 /* Start sampling. On failure print why and stay inert (the JVM runs on). */
@@ -434,9 +442,15 @@ static void start(JNIEnv *jni, jthread self)
     if (rp_flusher_start(A.jvmti, jni, &fc, err, sizeof err) != 0)
         goto fail;
     adopt_threads(jni, vmstructs);
+    char *main_class = sysprop("sun.java.command");
+    struct rp_control_ops_config cc = {&A.opt, A.async, rp_recording_dir(A.rec), main_class};
+    rp_control_ops_start(&cc);        /* a failure is logged; profiling goes on */
+    free(main_class);
     return;
 fail:
     rp_log("cannot start: %s; not profiling", err);
+    if (A.attached)
+        rp_discovery_attach_error(err);
     rp_threads_disarm_all();
     if (A.async)
         rp_async_stop(1000);
@@ -457,6 +471,7 @@ static void stop(void)
         }
         return;
     }
+    rp_control_ops_stop();            /* no request may race the last close */
     rp_threads_disarm_all();
     if (A.async)
         rp_async_stop(2000);
@@ -492,11 +507,13 @@ EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *re
     char err[1024] = "";
     if (atomic_load(&A.state) != AGENT_IDLE) {
         rp_log("already running in this JVM; attach refused");
+        rp_discovery_attach_error("ringprof is already running in this JVM; attach refused");
         return JNI_ERR;
     }
     A.attached = 1;
     if (load(vm, options, err, sizeof err) != 0) {
         rp_log("%s", err);
+        rp_discovery_attach_error(err);
         return JNI_ERR;
     }
     JNIEnv *jni;
@@ -504,6 +521,7 @@ EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *re
     if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK ||
         (*A.jvmti)->GetCurrentThread(A.jvmti, &self) != JVMTI_ERROR_NONE) {
         rp_log("attach: no JNI environment on the attaching thread");
+        rp_discovery_attach_error("attach: no JNI environment on the attaching thread");
         return JNI_ERR;
     }
     atomic_store(&A.state, AGENT_LOADED);
@@ -519,6 +537,7 @@ EXPORT JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
     if (s == AGENT_RUNNING) {
         /* No VMDeath (the JVM is going away in an unusual way): JVMTI may no
          * longer be used, so only make sure no signal finds us working. */
+        rp_control_ops_stop();
         rp_threads_disarm_all();
         if (A.async)
             rp_async_stop(1000);

@@ -21,6 +21,7 @@
 
 #include "engine_async.h"
 #include "sample.h"
+#include "symbols.h"
 #include "threads.h"
 #include "unwind.h"
 
@@ -45,6 +46,10 @@ _Static_assert(offsetof(ASGCT_CallFrame, method_id) ==
 
 static agct_fn g_agct;
 static struct rp_async_config g_cfg;
+/* The period a sample weighs; rp_async_set_interval changes it at run time. A
+ * signal from a timer still on the old period weighs the new one: one sample per
+ * thread, at the change only. Lock-free, so the handler may load it. */
+static _Atomic uint64_t g_interval_ns;
 static _Atomic int g_on;
 static _Atomic int g_inflight;           /* handlers between entry and exit       */
 static _Atomic int g_walks;              /* walks in progress, any thread         */
@@ -52,6 +57,9 @@ static _Atomic uint64_t g_stray, g_crashed;
 static struct rp_hist g_hist;
 static struct sigaction g_old_segv, g_old_bus;
 static int g_installed;
+/* HotSpot's SafeFetch fault pcs (libjvm.so's .symtab; JDK 19+, JDK-8283326, and
+ * backports such as Debian's 17.0.x): 0 if not found. */
+static uint64_t g_safefetch[2];
 
 #ifdef RP_TEST_HOOKS
 /* Test builds only (tests/agent): RINGPROF_TESTFAULT makes the handler misbehave
@@ -137,8 +145,11 @@ static void on_fault(int sig, siginfo_t *si, void *ucv)
         struct rp_slot *s = rp_threads_by_tid(rp_gettid());
         errno = saved_errno;
         const ucontext_t *uc = ucv;
-        if (s && s->in_walk &&
-            rp_unwind_is_native((uint64_t)uc->uc_mcontext.gregs[REG_RIP])) {
+        uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+        /* A SafeFetch fault is HotSpot's own, expected one (AGCT probes memory
+         * with it): HotSpot's handler resumes SafeFetch with its error value. */
+        if (s && s->in_walk && rp_unwind_is_native(pc) &&
+            pc != g_safefetch[0] && pc != g_safefetch[1]) {
             s->in_walk = 0;
             siglongjmp(s->walk_env, 1);
         }
@@ -174,19 +185,25 @@ static void take_sample(struct rp_slot *s, siginfo_t *si, ucontext_t *uc)
     h.type = RP_SAMPLE_CPU;
     h.flags = 0;
     h.time = t0;
-    h.weight = g_cfg.interval_ns * (uint64_t)(1 + overrun);
+    h.weight = atomic_load_explicit(&g_interval_ns, memory_order_relaxed) *
+               (uint64_t)(1 + overrun);
     h.slot = s->index;
     h.gen = atomic_load_explicit(&s->gen, memory_order_relaxed);
     h.reserved = 0;
 
     volatile int nn = 0, nj = 0, status = RP_WALK_OK, trunc = 0;
     atomic_fetch_add_explicit(&g_walks, 1, memory_order_relaxed);
-    s->in_walk = 1;
-    atomic_signal_fence(memory_order_seq_cst);
     if (sigsetjmp(s->walk_env, 0) == 0) {
+        /* Only now is walk_env valid: a fault before this line must not jump. */
+        s->in_walk = 1;
+        atomic_signal_fence(memory_order_seq_cst);
         int depth = (int)g_cfg.depth, t = 0;
         if (g_cfg.native)
             nn = rp_unwind_walk(uc, s->pcs, depth, &t);
+        /* Native frames that fill the stack leave no room for the Java ones
+         * below them: truncated, even if the native walk ended right there. */
+        if (nn == depth)
+            t = 1;
         trunc = t;
 #ifdef RP_TEST_HOOKS
         if (g_fault_crash && (h.time / 1000) % 8 == 0)
@@ -256,7 +273,10 @@ static void on_timer(int sig, siginfo_t *si, void *uc)
     if (atomic_load_explicit(&g_on, memory_order_seq_cst)) {
         struct rp_slot *s = si->si_code == SI_TIMER ?
                             rp_threads_from_sigval(si->si_value) : NULL;
-        if (s && s->ring && s->pcs)
+        /* A stale signal queued for a slot's previous occupant, or a slot that was
+         * reused for another thread, must not be sampled here: two producers on
+         * one SPSC ring, and this thread's sigsetjmp in the other's jmp_buf. */
+        if (s && s->ring && s->pcs && s->tid == rp_gettid())
             take_sample(s, si, uc);
         else
             atomic_fetch_add_explicit(&g_stray, 1, memory_order_relaxed);
@@ -270,6 +290,7 @@ static void on_timer(int sig, siginfo_t *si, void *uc)
 int rp_async_start(const struct rp_async_config *cfg, char *err, size_t errlen)
 {
     g_cfg = *cfg;
+    atomic_store(&g_interval_ns, cfg->interval_ns);
     rp_async_available();
 #ifdef RP_TEST_HOOKS
     const char *f = getenv("RINGPROF_TESTFAULT");
@@ -284,6 +305,8 @@ int rp_async_start(const struct rp_async_config *cfg, char *err, size_t errlen)
 #endif
     if (rp_async_check_signal(cfg->signo, err, errlen) < 0)
         return -1;
+    g_safefetch[0] = rp_symbols_find("libjvm.so", "_SafeFetch32_fault");
+    g_safefetch[1] = rp_symbols_find("libjvm.so", "_SafeFetchN_fault");
     if (install_guard(SIGSEGV, &g_old_segv) < 0 || install_guard(SIGBUS, &g_old_bus) < 0) {
         snprintf(err, errlen, "cannot install the crash guard: %s", strerror(errno));
         return -1;
@@ -292,7 +315,15 @@ int rp_async_start(const struct rp_async_config *cfg, char *err, size_t errlen)
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_timer;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
+    /* Nothing else runs on this thread while it samples (no other handler can
+     * reach the slot, the ring or errno mid-way), except the synchronous faults,
+     * which the crash guard must see: blocked, they would kill the process. */
+    sigfillset(&sa.sa_mask);
+    sigdelset(&sa.sa_mask, SIGSEGV);
+    sigdelset(&sa.sa_mask, SIGBUS);
+    sigdelset(&sa.sa_mask, SIGILL);
+    sigdelset(&sa.sa_mask, SIGFPE);
+    sigdelset(&sa.sa_mask, SIGTRAP);
     if (sigaction(cfg->signo, &sa, NULL) != 0) {
         snprintf(err, errlen, "cannot install the handler for signal %d: %s",
                  cfg->signo, strerror(errno));
@@ -351,3 +382,8 @@ int ringprof_test_in_handler(pid_t tid)
     return s && s->in_handler;
 }
 #endif
+
+void rp_async_set_interval(uint64_t interval_ns)
+{
+    atomic_store(&g_interval_ns, interval_ns);
+}

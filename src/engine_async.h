@@ -18,8 +18,10 @@
  * the fault is in native code, and passes every other fault on to the previous
  * handler exactly (same arguments; SA_SIGINFO or not; SIG_DFL and SIG_IGN handled).
  * HotSpot takes SIGSEGV on purpose (implicit null checks, safepoint polls,
- * SafeFetch in its stubs); those faults are in generated code or in threads not
- * walking, and reach HotSpot untouched.
+ * SafeFetch); those faults are in generated code or in threads not walking, and
+ * reach HotSpot untouched — except SafeFetch inside a walk, which since JDK 19 is
+ * code in libjvm: its fault pcs (_SafeFetch32_fault, _SafeFetchN_fault, read
+ * from libjvm's .symtab at start) are always passed on.
  *
  * Shutdown: rp_async_stop clears the "on" flag that the handler checks first,
  * then waits until no handler is running (an atomic in-flight count). Timers are
@@ -62,6 +64,10 @@ int rp_async_start(const struct rp_async_config *cfg, char *err, size_t errlen);
  * Timers should be deleted first (rp_threads_disarm_all). The handlers stay
  * installed: a late signal finds sampling off. */
 void rp_async_stop(unsigned wait_ms);
+
+/* The period each sample weighs from now on (the control socket's "set
+ * interval"; threads.h re-arms the timers). Any thread. */
+void rp_async_set_interval(uint64_t interval_ns);
 
 /* Is our handler still the one installed for the timer signal? (The application
  * may replace it; the flusher checks this every flush and says so once.) */

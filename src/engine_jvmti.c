@@ -18,6 +18,8 @@
 static struct rp_jvmti_config g_cfg;
 static struct rp_ring *g_ring;
 static _Atomic int g_stop, g_running, g_tid;
+static _Atomic int g_paused;                /* "stop cpu": look, do not sample  */
+static _Atomic uint64_t g_interval_ns;      /* g_cfg's, changeable at run time  */
 static jvmtiFrameInfo *g_frames;
 static struct rp_java_frame *g_java;
 
@@ -56,6 +58,12 @@ static void sample_slot(jvmtiEnv *jvmti, JNIEnv *jni, struct rp_slot *s)
     }
     if ((uint64_t)cpu <= s->sampler_cpu_ns)
         goto out;
+    if (atomic_load_explicit(&g_paused, memory_order_relaxed)) {
+        /* Paused: keep the baseline moving, so the first sample after a
+         * restart weighs only the CPU used since. */
+        s->sampler_cpu_ns = (uint64_t)cpu;
+        goto out;
+    }
     uint64_t weight = (uint64_t)cpu - s->sampler_cpu_ns;
     s->sampler_cpu_ns = (uint64_t)cpu;
     jint n = 0;
@@ -95,7 +103,7 @@ static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
     while (!atomic_load(&g_stop)) {
-        uint64_t ns = (uint64_t)next.tv_nsec + g_cfg.interval_ns;
+        uint64_t ns = (uint64_t)next.tv_nsec + atomic_load(&g_interval_ns);
         next.tv_sec += (time_t)(ns / 1000000000u);
         next.tv_nsec = (long)(ns % 1000000000u);
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
@@ -120,6 +128,7 @@ int rp_jvmti_start(jvmtiEnv *jvmti, JNIEnv *jni, const struct rp_jvmti_config *c
                    char *err, size_t errlen)
 {
     g_cfg = *cfg;
+    atomic_store(&g_interval_ns, cfg->interval_ns);
     g_ring = rp_ring_create(cfg->ring_bytes);
     g_frames = calloc(cfg->depth, sizeof *g_frames);
     g_java = calloc(cfg->depth, sizeof *g_java);
@@ -144,4 +153,14 @@ void rp_jvmti_stop(unsigned wait_ms)
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
+}
+
+void rp_jvmti_pause(int paused)
+{
+    atomic_store(&g_paused, paused);
+}
+
+void rp_jvmti_set_interval(uint64_t interval_ns)
+{
+    atomic_store(&g_interval_ns, interval_ns);
 }

@@ -45,6 +45,12 @@ struct rp_ring *rp_jvmti_ring(void);
 /* The sampler thread's kernel tid (0 before it runs), for the agent CPU gauge. */
 int rp_jvmti_sampler_tid(void);
 
+/* The control socket: pause (1) or resume (0) sampling, and change the period.
+ * While paused the sampler still reads CPU clocks (so the first sample after
+ * resuming weighs only CPU used since) but takes no stacks. Any thread. */
+void rp_jvmti_pause(int paused);
+void rp_jvmti_set_interval(uint64_t interval_ns);
+
 /* Ask the sampler to stop and wait up to `wait_ms` for it to leave its loop. */
 void rp_jvmti_stop(unsigned wait_ms);
 

@@ -14,6 +14,7 @@
  * the compiled-code map changed (frame types may differ now).
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -72,6 +73,7 @@ struct flusher {
     uint64_t stray_seen;
     struct rp_hist_snap hist_prev, hist_now, hist_delta;
     int warned_handler, warned_guard, warned_chunk;
+    uint64_t handler_replaced;      /* 1 when found, until a segment carries it     */
 };
 
 static struct flusher g_f;
@@ -79,6 +81,42 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_wake, g_done_cond;
 static int g_stop, g_done, g_close_ok = -1;
 static _Atomic int g_tid;
+
+/* Control requests (rp_flusher_request), under g_lock: one at a time. */
+static pthread_cond_t g_req_cond;
+static int g_req_pending, g_req_done, g_req_rc, g_req_errno;
+static char g_req_path[PATH_MAX];
+static char *g_rotate_path;          /* flusher-private: flush_step rotates into it */
+
+/* Totals for status (rp_flusher_totals), published under g_tot_lock. */
+static pthread_mutex_t g_tot_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rp_flusher_totals g_tot;
+static uint64_t g_samples_written;   /* flusher-private running total           */
+static _Atomic uint64_t g_period_ns; /* the "cpu" kind's period for new chunks   */
+
+/* Add a counter that reached a chunk to the running totals. */
+static void tally(const char *name, uint64_t v)
+{
+    pthread_mutex_lock(&g_tot_lock);
+    uint32_t i = 0;
+    while (i < g_tot.ncounters && strcmp(g_tot.counters[i].name, name) != 0)
+        i++;
+    if (i == g_tot.ncounters && i < RP_FLUSHER_COUNTERS_MAX) {
+        snprintf(g_tot.counters[i].name, sizeof g_tot.counters[i].name, "%s", name);
+        g_tot.ncounters++;
+    }
+    if (i < g_tot.ncounters)
+        g_tot.counters[i].total += v;
+    pthread_mutex_unlock(&g_tot_lock);
+}
+
+static int chunk_counter(struct rp_chunk_writer *w, const char *name, uint64_t v)
+{
+    int rc = rp_chunk_counter(w, name, v);
+    if (rc == 0)
+        tally(name, v);
+    return rc;
+}
 
 int rp_flusher_tid(void)
 {
@@ -126,7 +164,7 @@ static int ensure_writer(struct flusher *f)
     if (g != f->generation || !f->kind) {
         drop_caches(f);
         f->generation = g;
-        f->kind = rp_chunk_kind(f->w, "cpu", "ns", f->cfg.interval_ns, NULL, 0);
+        f->kind = rp_chunk_kind(f->w, "cpu", "ns", atomic_load(&g_period_ns), NULL, 0);
     }
     return f->kind != 0;
 }
@@ -403,7 +441,7 @@ static void count_losses(struct flusher *f, const struct rp_ring *ring, uint64_t
             char name[64];
             snprintf(name, sizeof name, "%s%s", RP_COUNTER_LOST_PREFIX,
                      rp_ring_drop_name((enum rp_ring_drop)r));
-            if (rp_chunk_counter(f->w, name, d) == 0)
+            if (chunk_counter(f->w, name, d) == 0)
                 seen[r] = st.dropped[r];
         }
     }
@@ -424,6 +462,7 @@ static void finish_slot(struct flusher *f, struct rp_slot *s)
             count_losses(f, s->ring, s->seen_dropped);
     }
     rp_u64map_del(&f->tids, s->index);    /* the slot's next thread is another key */
+    atomic_store(&s->written, 0);
     rp_threads_release(f->jni, s);
 }
 
@@ -464,6 +503,8 @@ static int on_record(void *arg, const void *p, size_t len)
         return 0;
     }
     s->sampled++;
+    g_samples_written++;
+    atomic_fetch_add_explicit(&s->written, 1, memory_order_relaxed);
     uint64_t key = (uint64_t)(uint32_t)h->status | (uint64_t)(h->type == RP_SAMPLE_CPU_JVMTI) << 32;
     if (h->status != RP_WALK_OK) {
         uint64_t c = 0;
@@ -473,11 +514,20 @@ static int on_record(void *arg, const void *p, size_t len)
     return 0;
 }
 
+/* Drain one ring; a scribbled length word in it (never expected: ring.h) cost
+ * the rest of the ring's records, counted as lost.bad_record. */
+static void drain_ring(struct flusher *f, struct rp_ring *ring)
+{
+    uint64_t before = atomic_load_explicit(&ring->corrupt, memory_order_relaxed);
+    rp_ring_drain(ring, on_record, f, f->scratch);
+    f->bad_records += atomic_load_explicit(&ring->corrupt, memory_order_relaxed) - before;
+}
+
 /* --------------------------------------------------------------- the flush -- */
 
 static void counter(struct flusher *f, const char *name, uint64_t *value)
 {
-    if (*value && rp_chunk_counter(f->w, name, *value) == 0)
+    if (*value && chunk_counter(f->w, name, *value) == 0)
         *value = 0;
 }
 
@@ -492,6 +542,19 @@ static uint64_t agent_cpu_ns(void)
             sum += (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     }
     return sum;
+}
+
+/* rp_recording_flush, which may rotate: then the writer is gone, and f->w must
+ * not be used again before the next pass's ensure_writer. */
+static int flush_segment(struct flusher *f)
+{
+    struct rp_recording_stats a, b;
+    rp_recording_stats(f->cfg.rec, &a);
+    int rc = rp_recording_flush(f->cfg.rec);
+    rp_recording_stats(f->cfg.rec, &b);
+    if (b.chunks_finished != a.chunks_finished || b.chunks_opened != a.chunks_opened)
+        f->w = NULL;
+    return rc;
 }
 
 static void flush_step(struct flusher *f)
@@ -523,14 +586,14 @@ static void flush_step(struct flusher *f)
         struct status_info si;
         status_describe((int)(int32_t)(uint32_t)f->status.keys[i],
                         (int)(f->status.keys[i] >> 32), &si);
-        if (rp_chunk_counter(f->w, si.counter, f->status.vals[i]) == 0)
+        if (chunk_counter(f->w, si.counter, f->status.vals[i]) == 0)
             f->status.vals[i] = 0;
     }
     if (f->cfg.async) {
         struct rp_async_stats st;
         rp_async_stats(&st);
         uint64_t stray = st.stray - f->stray_seen;
-        if (stray && rp_chunk_counter(f->w, RP_COUNTER_LOST_PREFIX "no_slot", stray) == 0)
+        if (stray && chunk_counter(f->w, RP_COUNTER_LOST_PREFIX "no_slot", stray) == 0)
             f->stray_seen = st.stray;
         rp_async_hist(&f->hist_now);
         rp_hist_delta(&f->hist_now, &f->hist_prev, &f->hist_delta);
@@ -542,9 +605,7 @@ static void flush_step(struct flusher *f)
         }
         rp_chunk_gauge(f->w, "agent.handler_ns.total", f->now, f->hist_now.sum);
         f->hist_prev = f->hist_now;
-        if (!rp_async_handler_intact())
-            rp_log_once(&f->warned_handler, "the CPU-timer signal handler was replaced "
-                        "by someone else: CPU samples have stopped");
+        counter(f, "agent.handler_replaced", &f->handler_replaced);
         if (!rp_async_guard_intact())
             rp_log_once(&f->warned_guard, "a SIGSEGV/SIGBUS handler was installed after "
                         "ringprof's: a fault in a stack walk is no longer contained");
@@ -552,7 +613,13 @@ static void flush_step(struct flusher *f)
     rp_chunk_gauge(f->w, "agent.cpu_ns", f->now, agent_cpu_ns());
     rp_chunk_gauge(f->w, "agent.threads", f->now, live);
     rp_chunk_gauge(f->w, "agent.slots", f->now, n);
-    if (rp_recording_flush(f->cfg.rec) != 0)
+    if (g_rotate_path) {
+        /* A control request: the pending records end the chunk. */
+        if (rp_recording_rotate(f->cfg.rec, g_rotate_path, PATH_MAX) != 0)
+            g_req_rc = -1, g_req_errno = errno;
+        g_rotate_path = NULL;         /* done; the writer is gone */
+        f->w = NULL;
+    } else if (flush_segment(f) != 0)
         rp_log("a segment could not be written to %s: %s (counted; writing goes on)",
                rp_recording_dir(f->cfg.rec), strerror(errno));
     if (rp_methods_compiled_epoch() != f->epoch) {
@@ -561,15 +628,44 @@ static void flush_step(struct flusher *f)
     }
 }
 
+/* Totals for status, once per pass. */
+static void publish(struct flusher *f)
+{
+    struct rp_recording_stats rs;
+    rp_recording_stats(f->cfg.rec, &rs);
+    pthread_mutex_lock(&g_tot_lock);
+    g_tot.samples = g_samples_written;
+    g_tot.rec = rs;
+    snprintf(g_tot.current, sizeof g_tot.current, "%s",
+             f->w ? rp_chunk_writer_path(f->w) : "");
+    pthread_mutex_unlock(&g_tot_lock);
+}
+
+/* Someone replaced the CPU-timer signal's handler (the application, another
+ * profiler, or SIG_DFL, which would kill the JVM at our next timer): delete every
+ * timer and stop the engine, so our signals go nowhere. Checked every pass. */
+static void check_handler(struct flusher *f)
+{
+    if (!f->cfg.async || f->warned_handler || rp_async_handler_intact())
+        return;
+    rp_threads_disarm_all();
+    rp_async_stop(100);
+    f->warned_handler = 1;
+    f->handler_replaced = 1;
+    rp_log("the CPU-timer signal handler was replaced by someone else: CPU sampling "
+           "stopped (its timers are deleted)");
+}
+
 static void pass(struct flusher *f, int flush_now)
 {
+    check_handler(f);
     f->now = mono_ns();
     if (!ensure_writer(f))
         f->w = NULL;
     rp_u64map_clear(&f->tids);
     if (!f->cfg.async && rp_jvmti_ring()) {
         f->cur = NULL;
-        rp_ring_drain(rp_jvmti_ring(), on_record, f, f->scratch);
+        drain_ring(f, rp_jvmti_ring());
     }
     uint32_t n = rp_threads_count();
     for (uint32_t i = 0; i < n; i++) {
@@ -579,7 +675,7 @@ static void pass(struct flusher *f, int flush_now)
             continue;
         if (s->ring) {
             f->cur = s;
-            rp_ring_drain(s->ring, on_record, f, f->scratch);
+            drain_ring(f, s->ring);
             f->cur = NULL;
         }
         if (st == RP_SLOT_ENDED)
@@ -587,6 +683,29 @@ static void pass(struct flusher *f, int flush_now)
     }
     if (flush_now && f->w)
         flush_step(f);
+    publish(f);
+}
+
+/* A control request (flush, rotate): drain every ring, write the counters, and
+ * close the chunk. Flusher thread, g_lock not held. */
+static void serve_request(struct flusher *f)
+{
+    char path[PATH_MAX] = "";
+    g_req_rc = 0;
+    g_req_errno = 0;
+    g_rotate_path = path;
+    pass(f, 1);                       /* its flush_step rotates, if it has a chunk */
+    if (g_rotate_path && rp_recording_rotate(f->cfg.rec, path, sizeof path) != 0)
+        g_req_rc = -1, g_req_errno = errno;
+    g_rotate_path = NULL;
+    f->w = NULL;                      /* the next pass opens the next chunk */
+    publish(f);
+    pthread_mutex_lock(&g_lock);
+    snprintf(g_req_path, sizeof g_req_path, "%s", path);
+    g_req_pending = 0;
+    g_req_done = 1;
+    pthread_cond_broadcast(&g_req_cond);
+    pthread_mutex_unlock(&g_lock);
 }
 
 /* ------------------------------------------------------------ the thread -- */
@@ -612,10 +731,17 @@ static void JNICALL flusher_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         uint64_t ns = (uint64_t)until.tv_nsec + DRAIN_NS;
         until.tv_sec += (time_t)(ns / 1000000000u);
         until.tv_nsec = (long)(ns % 1000000000u);
-        pthread_cond_timedwait(&g_wake, &g_lock, &until);
+        if (!g_req_pending)
+            pthread_cond_timedwait(&g_wake, &g_lock, &until);
         if (g_stop)
             break;
+        int request = g_req_pending;
         pthread_mutex_unlock(&g_lock);
+        if (request) {
+            serve_request(f);
+            pthread_mutex_lock(&g_lock);
+            continue;
+        }
         uint64_t now = mono_ns();
         int flush_now = now >= next_flush;
         if (flush_now)
@@ -642,6 +768,22 @@ static void JNICALL flusher_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     pthread_mutex_unlock(&g_lock);
 }
 
+/* The condition variables wait on CLOCK_MONOTONIC deadlines, so they need their
+ * attribute; initialised once, by whichever of start, stop and request comes
+ * first (stop and a control request can come before start got that far). */
+static pthread_once_t g_conds_once = PTHREAD_ONCE_INIT;
+
+static void init_conds(void)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g_wake, &ca);
+    pthread_cond_init(&g_done_cond, &ca);
+    pthread_cond_init(&g_req_cond, &ca);
+    pthread_condattr_destroy(&ca);
+}
+
 int rp_flusher_start(jvmtiEnv *jvmti, JNIEnv *jni, const struct rp_flusher_config *cfg,
                      char *err, size_t errlen)
 {
@@ -655,18 +797,15 @@ int rp_flusher_start(jvmtiEnv *jvmti, JNIEnv *jni, const struct rp_flusher_confi
         snprintf(err, errlen, "out of memory for the flusher");
         return -1;
     }
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&g_wake, &ca);
-    pthread_cond_init(&g_done_cond, &ca);
-    pthread_condattr_destroy(&ca);
+    pthread_once(&g_conds_once, init_conds);
+    atomic_store(&g_period_ns, cfg->interval_ns);
     return rp_agent_run_thread(jvmti, jni, "ringprof-flusher", flusher_main, NULL,
                                JVMTI_THREAD_NORM_PRIORITY, err, errlen);
 }
 
 int rp_flusher_stop(unsigned wait_ms)
 {
+    pthread_once(&g_conds_once, init_conds);
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
     uint64_t ns = (uint64_t)until.tv_nsec + (uint64_t)wait_ms * 1000000u;
@@ -675,6 +814,7 @@ int rp_flusher_stop(unsigned wait_ms)
     pthread_mutex_lock(&g_lock);
     g_stop = 1;
     pthread_cond_broadcast(&g_wake);
+    pthread_cond_broadcast(&g_req_cond);
     while (!g_done) {
         if (pthread_cond_timedwait(&g_done_cond, &g_lock, &until) == ETIMEDOUT)
             break;
@@ -682,4 +822,63 @@ int rp_flusher_stop(unsigned wait_ms)
     int ok = g_done ? g_close_ok : -1;
     pthread_mutex_unlock(&g_lock);
     return ok;
+}
+
+/* ------------------------------------------------------- control requests -- */
+
+int rp_flusher_request(char *path, size_t pathlen, unsigned wait_ms, char *err,
+                       size_t errlen)
+{
+    pthread_once(&g_conds_once, init_conds);
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    uint64_t ns = (uint64_t)until.tv_nsec + (uint64_t)wait_ms * 1000000u;
+    until.tv_sec += (time_t)(ns / 1000000000u);
+    until.tv_nsec = (long)(ns % 1000000000u);
+    int rc = -1, timed_out = 0;
+    pthread_mutex_lock(&g_lock);
+    /* A request that timed out earlier may still be in progress: wait for it. */
+    while (g_req_pending && !g_stop && !timed_out)
+        timed_out = pthread_cond_timedwait(&g_req_cond, &g_lock, &until) == ETIMEDOUT;
+    if (g_stop || g_done) {
+        snprintf(err, errlen, "the agent is shutting down; its last chunk is being "
+                 "closed");
+    } else if (!timed_out) {
+        g_req_pending = 1;
+        g_req_done = 0;
+        pthread_cond_broadcast(&g_wake);
+        while (!g_req_done && !g_stop && !timed_out)
+            timed_out = pthread_cond_timedwait(&g_req_cond, &g_lock, &until) == ETIMEDOUT;
+        if (g_req_done) {
+            g_req_done = 0;
+            if (g_req_rc == 0) {
+                snprintf(path, pathlen, "%s", g_req_path);
+                rc = 0;
+            } else {
+                snprintf(err, errlen, "the chunk could not be finished in %s: %s",
+                         rp_recording_dir(g_f.cfg.rec), strerror(g_req_errno));
+            }
+        } else if (g_stop) {
+            snprintf(err, errlen, "the agent is shutting down; its last chunk is being "
+                     "closed");
+        }
+    }
+    if (rc != 0 && timed_out)
+        snprintf(err, errlen, "the flusher did not finish the chunk within %u ms (a "
+                 "slow disk?); it will when it can, and a later flush will wait for it",
+                 wait_ms);
+    pthread_mutex_unlock(&g_lock);
+    return rc;
+}
+
+void rp_flusher_totals(struct rp_flusher_totals *out)
+{
+    pthread_mutex_lock(&g_tot_lock);
+    *out = g_tot;
+    pthread_mutex_unlock(&g_tot_lock);
+}
+
+void rp_flusher_set_interval(uint64_t interval_ns)
+{
+    atomic_store(&g_period_ns, interval_ns);
 }

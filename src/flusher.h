@@ -45,6 +45,43 @@ int rp_flusher_start(jvmtiEnv *jvmti, JNIEnv *jni, const struct rp_flusher_confi
 /* The flusher's kernel tid (0 before it runs). */
 int rp_flusher_tid(void);
 
+/* ------------------------------------------------- the control socket's side -- */
+
+/*
+ * rp_flusher_request: "flush" and "rotate" (control_ops.c). The request is posted
+ * to the flusher thread, the only owner of the recording, which drains every ring,
+ * writes the counters and CPU times, and closes the current chunk (the pending
+ * records are its last segment). Waits up to `wait_ms`. @return 0 with the
+ * finished file's path in `path` ("" if there was no chunk), or -1 with one
+ * sentence in `err`: the close failed, the agent is stopping, or the wait timed
+ * out (the flusher still finishes the request; the next one waits for it).
+ * Caller: one thread at a time (the control server's); never the flusher.
+ */
+int rp_flusher_request(char *path, size_t pathlen, unsigned wait_ms, char *err,
+                       size_t errlen);
+
+/* Running totals of what reached chunk files since start, for status. Counters
+ * (lost.*, agct.*, walk.*, jvmti.*) are summed by name, as written; a name beyond
+ * RP_FLUSHER_COUNTERS_MAX distinct ones is left out of the totals (never of the
+ * chunks). Published by the flusher after every pass (every 100 ms) and after a
+ * request, so a status after a flush is exact. Any thread. */
+#define RP_FLUSHER_COUNTERS_MAX 48
+struct rp_flusher_totals {
+    uint64_t samples;                   /* CPU samples written                    */
+    uint32_t ncounters;
+    struct {
+        char name[48];
+        uint64_t total;
+    } counters[RP_FLUSHER_COUNTERS_MAX];
+    struct rp_recording_stats rec;      /* as of the last pass                    */
+    char current[4096];                 /* the chunk being written, "" if none    */
+};
+void rp_flusher_totals(struct rp_flusher_totals *out);
+
+/* The "cpu" kind's period for chunks opened from now on (a kind's period is fixed
+ * per chunk). Any thread. */
+void rp_flusher_set_interval(uint64_t interval_ns);
+
 /* Final drain, flush and close; wait up to `wait_ms`. Call after sampling has
  * stopped. @return 0 if the recording was closed cleanly, -1 otherwise. */
 int rp_flusher_stop(unsigned wait_ms);

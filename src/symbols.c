@@ -9,6 +9,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@ struct object {
     uint64_t base;              /* link_map l_addr                                  */
     char *lib;                  /* basename                                         */
     int is_jvm;
+    char *unknown;              /* "[lib]": a pc in no symbol of this object        */
     struct sym *syms;           /* sorted by start; NULL if the file had none       */
     size_t nsyms;
 };
@@ -38,7 +40,7 @@ struct cached {
 
 static struct rp_u64map g_objects;       /* l_addr → struct object*               */
 static struct rp_u64map g_pcs;           /* pc → struct cached*                   */
-static struct object g_none = {0, "[unknown]", 0, NULL, 0};
+static struct object g_none = {0, "[unknown]", 0, "[unknown]", NULL, 0};
 
 static int by_start(const void *a, const void *b)
 {
@@ -128,6 +130,14 @@ static const struct object *object_for(const struct link_map *lm)
         o->lib = "[unknown]";
     o->base = lm->l_addr;
     o->is_jvm = strcmp(o->lib, "libjvm.so") == 0;
+    /* A pc in no symbol (a stripped static function, e.g. inside libz) is named
+     * after its object: one name per object, so such stacks still aggregate. */
+    size_t ul = strlen(o->lib) + 3;
+    o->unknown = malloc(ul);
+    if (o->unknown)
+        snprintf(o->unknown, ul, "[%s]", o->lib);
+    else
+        o->unknown = "[unknown]";
     if (path[0] == '/')
         load_symbols(o, path);
     rp_u64map_put(&g_objects, lm->l_addr, (uint64_t)(uintptr_t)o);
@@ -179,7 +189,7 @@ void rp_symbols_resolve(uint64_t pc, struct rp_native_sym *out)
         struct cached *n = malloc(sizeof *n);
         if (n) {
             n->obj = o;
-            n->name = name ? name : "[unknown]";
+            n->name = name ? name : o->unknown;
             rp_u64map_put(&g_pcs, pc, (uint64_t)(uintptr_t)n);
             c = n;
         }
@@ -193,4 +203,83 @@ void rp_symbols_resolve(uint64_t pc, struct rp_native_sym *out)
     out->lib = c->obj->lib;
     out->name = c->name;
     out->is_jvm = c->obj->is_jvm;
+}
+
+/* ----------------------------------------------------- symbol → address -- */
+
+struct find_arg {
+    const char *lib;
+    const char *path;
+    uint64_t base;
+};
+
+static int find_object(struct dl_phdr_info *info, size_t size, void *argp)
+{
+    (void)size;
+    struct find_arg *a = argp;
+    const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    if (slash && strcmp(slash + 1, a->lib) == 0) {
+        a->path = info->dlpi_name;
+        a->base = info->dlpi_addr;
+        return 1;
+    }
+    return 0;
+}
+
+/* The value of symbol `name` in the ELF file at `path` (any type, .symtab then
+ * .dynsym), or 0. */
+static uint64_t file_symbol(const char *path, const char *name)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+        close(fd);
+        return 0;
+    }
+    size_t size = (size_t)st.st_size;
+    const uint8_t *f = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (f == MAP_FAILED)
+        return 0;
+    uint64_t found = 0;
+    const Elf64_Ehdr *eh = (const void *)f;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_shoff == 0 || eh->e_shentsize != sizeof(Elf64_Shdr) ||
+        eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > size)
+        goto out;
+    const Elf64_Shdr *sh = (const void *)(f + eh->e_shoff);
+    for (int pass = 0; pass < 2 && !found; pass++)
+        for (unsigned i = 0; i < eh->e_shnum && !found; i++) {
+            const Elf64_Shdr *tab = &sh[i];
+            if (tab->sh_type != (pass == 0 ? SHT_SYMTAB : SHT_DYNSYM) ||
+                tab->sh_link >= eh->e_shnum || tab->sh_entsize != sizeof(Elf64_Sym) ||
+                tab->sh_offset + tab->sh_size > size)
+                continue;
+            const Elf64_Shdr *strs = &sh[tab->sh_link];
+            if (strs->sh_offset + strs->sh_size > size)
+                continue;
+            const Elf64_Sym *syms = (const void *)(f + tab->sh_offset);
+            const char *str = (const char *)f + strs->sh_offset;
+            size_t n = tab->sh_size / sizeof(Elf64_Sym), nlen = strlen(name);
+            for (size_t k = 0; k < n; k++)
+                if (syms[k].st_value && syms[k].st_name + nlen < strs->sh_size &&
+                    memcmp(str + syms[k].st_name, name, nlen + 1) == 0) {
+                    found = syms[k].st_value;
+                    break;
+                }
+        }
+out:
+    munmap((void *)f, size);
+    return found;
+}
+
+uint64_t rp_symbols_find(const char *lib, const char *name)
+{
+    struct find_arg a = {lib, NULL, 0};
+    if (!dl_iterate_phdr(find_object, &a) || !a.path)
+        return 0;
+    uint64_t v = file_symbol(a.path, name);
+    return v ? a.base + v : 0;
 }

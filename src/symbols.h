@@ -8,7 +8,9 @@
  * is meaningless without them. So: dladdr finds the object (its path and load
  * address); the object's file is mapped once and its .symtab (or, if stripped,
  * .dynsym) FUNC symbols are sorted for lookup; a pc inside no symbol's extent is
- * "[unknown]" rather than a wrong name. Objects with no file (the vDSO) fall back
+ * named after its object ("[libz.so.1]": one name per object, so stacks through
+ * stripped static functions still aggregate) rather than given a wrong name; a pc
+ * in no object is "[unknown]". Objects with no file (the vDSO) fall back
  * to dladdr with its size check. Names are not demangled (C++ names stay in their
  * _ZN... form). Results are cached per pc; mapped files stay mapped.
  *
@@ -21,12 +23,18 @@
 
 struct rp_native_sym {
     const char *lib;           /* basename of the object, e.g. "libz.so.1"        */
-    const char *name;          /* function name, or "[unknown]"                   */
+    const char *name;          /* function name, "[<lib>]", or "[unknown]"        */
     int is_jvm;                /* the object is libjvm.so                          */
 };
 
 /* Resolve `pc` (a pc inside the function: see rp_unwind_walk). Never fails; the
  * strings live as long as the process. */
 void rp_symbols_resolve(uint64_t pc, struct rp_native_sym *out);
+
+/* The run-time address of symbol `name` (any type, local ones included: .symtab,
+ * then .dynsym) in the loaded object whose file's basename is `lib`, or 0 if the
+ * object is not loaded or has no such symbol. Reads the file; any thread but a
+ * signal handler (it is not limited to the flusher: it keeps no state). */
+uint64_t rp_symbols_find(const char *lib, const char *name);
 
 #endif

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,23 @@ static struct rp_threads_config g_cfg;
 static _Atomic pid_t g_agents[MAX_AGENTS];
 static struct rp_threads_stats g_stats;
 static int g_logged_timer, g_logged_full;
+/* A line to print once the registry lock is released (stderr can block: never
+ * write it under the lock). */
+static char g_msg[256];
+static _Atomic int g_msg_pending;
+/* Held from reading a slot's weak ref to the end of NewLocalRef on it, and around
+ * its deletion: the JNI calls run without the registry lock, yet a ref is never
+ * deleted while it is being used. */
+static pthread_mutex_t g_ref_lock = PTHREAD_MUTEX_INITIALIZER;
 static int g_closed;                          /* disarm_all ran: no new timers    */
+static int g_adopting;                        /* between adopt_begin and _end      */
+static pid_t *g_ended;                        /* tids ended meanwhile with no slot */
+static size_t g_nended, g_capended;
+static int g_parked;                          /* "stop cpu": timers never fire     */
+
+/* A parked timer (rp_threads_set_timers): 100 years of CPU to its first expiry,
+ * no period. */
+#define PARKED_S (100ll * 365 * 24 * 3600)
 
 pid_t rp_gettid(void)
 {
@@ -110,10 +127,15 @@ struct rp_slot *rp_threads_from_sigval(union sigval v)
     struct rp_slot *s = rp_threads_slot((uint32_t)x);
     if (!s)
         return NULL;
-    if ((atomic_load_explicit(&s->gen, memory_order_acquire) & GEN_MASK) !=
-        ((x >> 32) & GEN_MASK))
+    /* gen, state, gen again: a slot released and reused between two separate
+     * checks would pass both with the new occupant's state (the caller also
+     * checks the tid against gettid). */
+    uint32_t want = (uint32_t)((x >> 32) & GEN_MASK);
+    if ((atomic_load_explicit(&s->gen, memory_order_acquire) & GEN_MASK) != want)
         return NULL;
     if (atomic_load_explicit(&s->state, memory_order_acquire) != RP_SLOT_LIVE)
+        return NULL;
+    if ((atomic_load_explicit(&s->gen, memory_order_acquire) & GEN_MASK) != want)
         return NULL;
     return s;
 }
@@ -133,6 +155,34 @@ static void tid_set(pid_t tid, uint32_t v)
 }
 
 /* ------------------------------------------------------- slots, under lock -- */
+
+/* rp_log_once, deferred: the line is kept and printed by log_pending. Lock held. */
+__attribute__((format(printf, 2, 3)))
+static void log_once_locked(int *once, const char *fmt, ...)
+{
+    if (*once)
+        return;
+    *once = 1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_msg, sizeof g_msg, fmt, ap);
+    va_end(ap);
+    atomic_store(&g_msg_pending, 1);
+}
+
+/* Print the line log_once_locked kept, if any. Lock not held. */
+static void log_pending(void)
+{
+    if (!atomic_load_explicit(&g_msg_pending, memory_order_relaxed))
+        return;
+    char msg[sizeof g_msg];
+    pthread_mutex_lock(&g_lock);
+    int pending = atomic_exchange(&g_msg_pending, 0);
+    memcpy(msg, g_msg, sizeof msg);
+    pthread_mutex_unlock(&g_lock);
+    if (pending)
+        rp_log("%s", msg);
+}
 
 static int prepare_buffers(struct rp_slot *s)
 {
@@ -179,7 +229,7 @@ static struct rp_slot *new_slot_locked(void)
     } else {
         uint32_t idx = atomic_load_explicit(&g_count, memory_order_relaxed);
         if (idx / BLOCK_SLOTS >= MAX_BLOCKS) {
-            rp_log_once(&g_logged_full, "more than %u threads at once: the rest are "
+            log_once_locked(&g_logged_full, "more than %u threads at once: the rest are "
                         "not sampled", MAX_BLOCKS * BLOCK_SLOTS);
             return NULL;
         }
@@ -259,6 +309,8 @@ static int arm_locked(struct rp_slot *s)
     its.it_interval.tv_nsec = (long)(g_cfg.interval_ns % 1000000000u);
     its.it_value.tv_sec = (time_t)(first / 1000000000u);
     its.it_value.tv_nsec = (long)(first % 1000000000u);
+    if (g_parked)
+        its = (struct itimerspec){.it_value = {(time_t)PARKED_S, 0}};
     if (timer_settime(s->timer, 0, &its, NULL) != 0) {
         timer_delete(s->timer);
         goto fail;
@@ -267,8 +319,9 @@ static int arm_locked(struct rp_slot *s)
     return 0;
 fail:
     g_stats.timer_failures++;
-    if (errno != EINVAL && errno != ESHUTDOWN)     /* EINVAL: the thread died first; not worth a line */
-        rp_log_once(&g_logged_timer, "cannot create a CPU timer for thread %d: %s "
+    /* EINVAL, ESRCH: the thread died or is exiting; not worth a line. */
+    if (errno != EINVAL && errno != ESRCH && errno != ESHUTDOWN)
+        log_once_locked(&g_logged_timer, "cannot create a CPU timer for thread %d: %s "
                     "(threads without one are not sampled)", (int)s->tid,
                     strerror(errno));
     return -1;
@@ -321,6 +374,55 @@ static void end_locked(struct rp_slot *s, uint64_t cpu_ns)
     g_stats.live--;
 }
 
+/* Is the slot's timer still counting? A CPU timer whose thread has died reads
+ * disarmed (a zero it_value); one we cannot read is treated the same. Lock held. */
+static int timer_alive_locked(struct rp_slot *s)
+{
+    struct itimerspec cur;
+    if (!atomic_load(&s->armed))
+        return 0;
+    if (timer_gettime(s->timer, &cur) != 0)
+        return 0;
+    return cur.it_value.tv_sec != 0 || cur.it_value.tv_nsec != 0;
+}
+
+/* The LIVE slot a starting or adopted thread with `tid` may take over, or NULL.
+ * A slot whose timer another thread made (scan, adoption) for an earlier thread
+ * with the same tid has a dead timer: the new thread would never be sampled
+ * through it, so end it and let the caller make a new one. Lock held. */
+static struct rp_slot *takeover_locked(pid_t tid)
+{
+    struct rp_slot *s = live_by_tid_locked(tid);
+    if (s && (s->flags & RP_SLOT_REMOTE_TIMER) && g_cfg.interval_ns && !g_closed &&
+        !timer_alive_locked(s)) {
+        end_locked(s, s->last_cpu_ns);
+        g_stats.retired_by_scan++;
+        s = NULL;
+    }
+    return s;
+}
+
+static int ended_during_adoption_locked(pid_t tid)
+{
+    for (size_t i = 0; i < g_nended; i++)
+        if (g_ended[i] == tid)
+            return 1;
+    return 0;
+}
+
+static void note_ended_locked(pid_t tid)
+{
+    if (g_nended == g_capended) {
+        size_t ncap = g_capended ? g_capended * 2 : 64;
+        pid_t *n = realloc(g_ended, ncap * sizeof *n);
+        if (!n)
+            return;    /* the scan still retires the slot once its timer reads dead */
+        g_ended = n;
+        g_capended = ncap;
+    }
+    g_ended[g_nended++] = tid;
+}
+
 /* ---------------------------------------------------------------- the API -- */
 
 struct rp_slot *rp_threads_attach_current(JNIEnv *env, jweak thread_ref, const char *name,
@@ -332,7 +434,7 @@ struct rp_slot *rp_threads_attach_current(JNIEnv *env, jweak thread_ref, const c
         clock = thread_clock(tid);
     uint32_t flags = RP_SLOT_JAVA | RP_SLOT_FROM_START | (daemon ? RP_SLOT_DAEMON : 0);
     pthread_mutex_lock(&g_lock);
-    struct rp_slot *s = live_by_tid_locked(tid);
+    struct rp_slot *s = takeover_locked(tid);
     if (s) {
         /* The scan (or adoption) got here first: take the slot over. */
         s->flags = (s->flags & ~RP_SLOT_SCANNED) | flags;
@@ -353,6 +455,7 @@ struct rp_slot *rp_threads_attach_current(JNIEnv *env, jweak thread_ref, const c
     if (s)
         atomic_store_explicit(&s->env, env, memory_order_release);
     pthread_mutex_unlock(&g_lock);
+    log_pending();
     if (thread_ref)
         (*env)->DeleteWeakGlobalRef(env, thread_ref);
     return s;
@@ -369,6 +472,8 @@ void rp_threads_detach_current(void)
     struct rp_slot *s = live_by_tid_locked(tid);
     if (s)
         end_locked(s, cpu);
+    else if (g_adopting)
+        note_ended_locked(tid);
     pthread_mutex_unlock(&g_lock);
 }
 
@@ -377,13 +482,13 @@ void rp_threads_adopt(JNIEnv *jni, pid_t tid, JNIEnv *env, jweak thread_ref,
 {
     uint32_t flags = RP_SLOT_JAVA | (daemon ? RP_SLOT_DAEMON : 0);
     pthread_mutex_lock(&g_lock);
-    struct rp_slot *s = tid ? live_by_tid_locked(tid) : NULL;
+    struct rp_slot *s = tid ? takeover_locked(tid) : NULL;
     if (s) {
         s->flags = (s->flags & ~RP_SLOT_SCANNED) | flags;
     } else if (!tid && !g_cfg.interval_ns) {
         s = add_locked(0, 0, flags, name, env);  /* jvmti engine: no tid needed */
-    } else if (tid && !rp_threads_is_agent(tid)) {
-        s = add_locked(tid, thread_clock(tid), flags, name, env);
+    } else if (tid && !rp_threads_is_agent(tid) && !ended_during_adoption_locked(tid)) {
+        s = add_locked(tid, thread_clock(tid), flags | RP_SLOT_REMOTE_TIMER, name, env);
     }
     if (s) {
         set_name_locked(s, name);
@@ -396,8 +501,35 @@ void rp_threads_adopt(JNIEnv *jni, pid_t tid, JNIEnv *env, jweak thread_ref,
             atomic_store_explicit(&s->env, env, memory_order_release);
     }
     pthread_mutex_unlock(&g_lock);
+    log_pending();
     if (thread_ref && jni)
         (*jni)->DeleteWeakGlobalRef(jni, thread_ref);
+}
+
+void rp_threads_adopt_begin(void)
+{
+    pthread_mutex_lock(&g_lock);
+    g_adopting = 1;
+    g_nended = 0;
+    pthread_mutex_unlock(&g_lock);
+}
+
+void rp_threads_adopt_end(void)
+{
+    pthread_mutex_lock(&g_lock);
+    /* A thread whose ThreadEnd ran before its adoption: its slot has a timer
+     * that nothing else would delete, on a thread that is gone or going. */
+    for (size_t i = 0; i < g_nended; i++) {
+        struct rp_slot *s = live_by_tid_locked(g_ended[i]);
+        if (s && (s->flags & RP_SLOT_REMOTE_TIMER) && !(s->flags & RP_SLOT_FROM_START))
+            end_locked(s, s->last_cpu_ns);
+    }
+    g_adopting = 0;
+    g_nended = 0;
+    free(g_ended);
+    g_ended = NULL;
+    g_capended = 0;
+    pthread_mutex_unlock(&g_lock);
 }
 
 static void read_comm(pid_t tid, char *out, size_t cap)
@@ -419,19 +551,19 @@ static void read_comm(pid_t tid, char *out, size_t cap)
         out[n - 1] = '\0';
 }
 
-/* Scanned threads that died since the last scan: their CPU timer reads disarmed. */
+/* Threads whose timer another thread made (scanned or adopted: no ThreadEnd of
+ * ours is sure to end them) that died since the last scan: their CPU timer
+ * reads disarmed. */
 static void retire_dead(void)
 {
     uint32_t n = rp_threads_count();
     for (uint32_t i = 0; i < n; i++) {
         struct rp_slot *s = rp_threads_slot(i);
-        if (atomic_load(&s->state) != RP_SLOT_LIVE || !(s->flags & RP_SLOT_SCANNED))
+        if (atomic_load(&s->state) != RP_SLOT_LIVE || !(s->flags & RP_SLOT_REMOTE_TIMER))
             continue;
         pthread_mutex_lock(&g_lock);
-        struct itimerspec cur;
-        if (atomic_load(&s->state) == RP_SLOT_LIVE && (s->flags & RP_SLOT_SCANNED) &&
-            atomic_load(&s->armed) && timer_gettime(s->timer, &cur) == 0 &&
-            cur.it_value.tv_sec == 0 && cur.it_value.tv_nsec == 0) {
+        if (atomic_load(&s->state) == RP_SLOT_LIVE && (s->flags & RP_SLOT_REMOTE_TIMER) &&
+            atomic_load(&s->armed) && !timer_alive_locked(s)) {
             end_locked(s, s->last_cpu_ns);
             g_stats.retired_by_scan++;
         }
@@ -476,11 +608,13 @@ int rp_threads_scan(void)
         read_comm((pid_t)tid, name, sizeof name);
         pthread_mutex_lock(&g_lock);
         if (!atomic_load(&g_tid_table[tid]) &&
-            add_locked((pid_t)tid, thread_clock((pid_t)tid), RP_SLOT_SCANNED, name, NULL))
+            add_locked((pid_t)tid, thread_clock((pid_t)tid),
+                       RP_SLOT_SCANNED | RP_SLOT_REMOTE_TIMER, name, NULL))
             added++;
         pthread_mutex_unlock(&g_lock);
     }
     closedir(d);
+    log_pending();
     return added;
 }
 
@@ -505,9 +639,12 @@ void rp_threads_set_name(struct rp_slot *s, const char *name)
 
 jobject rp_threads_local_ref(JNIEnv *jni, struct rp_slot *s)
 {
+    pthread_mutex_lock(&g_ref_lock);
     pthread_mutex_lock(&g_lock);
-    jobject o = s->ref ? (*jni)->NewLocalRef(jni, s->ref) : NULL;
+    jweak ref = s->ref;
     pthread_mutex_unlock(&g_lock);
+    jobject o = ref ? (*jni)->NewLocalRef(jni, ref) : NULL;
+    pthread_mutex_unlock(&g_ref_lock);
     return o;
 }
 
@@ -521,8 +658,11 @@ void rp_threads_release(JNIEnv *jni, struct rp_slot *s)
         push_free(s->index);
     }
     pthread_mutex_unlock(&g_lock);
-    if (ref && jni)
+    if (ref && jni) {
+        pthread_mutex_lock(&g_ref_lock);       /* not while local_ref uses it */
         (*jni)->DeleteWeakGlobalRef(jni, ref);
+        pthread_mutex_unlock(&g_ref_lock);
+    }
 }
 
 void rp_threads_disarm_all(void)
@@ -538,6 +678,36 @@ void rp_threads_disarm_all(void)
         }
     }
     pthread_mutex_unlock(&g_lock);
+}
+
+int rp_threads_set_timers(uint64_t interval_ns, int parked)
+{
+    pthread_mutex_lock(&g_lock);
+    if (!g_cfg.interval_ns || g_closed || !interval_ns) {
+        pthread_mutex_unlock(&g_lock);
+        return -1;
+    }
+    g_cfg.interval_ns = interval_ns;
+    g_parked = parked;
+    uint32_t n = rp_threads_count();
+    for (uint32_t i = 0; i < n; i++) {
+        struct rp_slot *s = rp_threads_slot(i);
+        if (atomic_load(&s->state) != RP_SLOT_LIVE || !atomic_load(&s->armed))
+            continue;
+        /* Re-armed timers start at a random point of the new period, as new
+         * ones do (arm_locked). A timer whose thread just died may refuse:
+         * it reads disarmed and the scan retires it as before. */
+        uint64_t first = 1 + ((uint64_t)s->tid * 0x9e3779b97f4a7c15ull >> 11) % interval_ns;
+        struct itimerspec its = {
+            .it_interval = {(time_t)(interval_ns / 1000000000u),
+                            (long)(interval_ns % 1000000000u)},
+            .it_value = {(time_t)(first / 1000000000u), (long)(first % 1000000000u)}};
+        if (parked)
+            its = (struct itimerspec){.it_value = {(time_t)PARKED_S, 0}};
+        timer_settime(s->timer, 0, &its, NULL);
+    }
+    pthread_mutex_unlock(&g_lock);
+    return 0;
 }
 
 void rp_threads_stats(struct rp_threads_stats *out)

@@ -26,6 +26,10 @@
  *     CPUCLOCK_PERTHREAD_MASK | CPUCLOCK_SCHED, with SIGEV_THREAD_ID to that tid.
  *     The scan also retires such threads once they are gone: a CPU timer whose
  *     thread has died reads as disarmed (timer_gettime gives a zero it_value).
+ *     The same goes for adopted threads (RP_SLOT_REMOTE_TIMER: every timer made
+ *     from another thread), whose ThreadEnd may have run before adoption. A
+ *     thread that starts on a tid whose slot has such a dead timer (tid reuse
+ *     between two scans) gets a new slot and timer, not the dead one.
  *
  * The tid table maps a kernel tid to its slot. It is an mmap'ed array of pid_max
  * (4 Mi, the 64-bit kernel limit) 32-bit entries, MAP_NORESERVE: only the pages of
@@ -62,7 +66,10 @@ enum rp_slot_flags {
     RP_SLOT_JAVA = 1u << 0,      /* a Java thread (has, or had, a JNIEnv)          */
     RP_SLOT_DAEMON = 1u << 1,
     RP_SLOT_SCANNED = 1u << 2,   /* found by the /proc scan: liveness by timer     */
-    RP_SLOT_FROM_START = 1u << 3 /* registered at its ThreadStart: CPU since 0     */
+    RP_SLOT_FROM_START = 1u << 3,/* registered at its ThreadStart: CPU since 0     */
+    RP_SLOT_REMOTE_TIMER = 1u << 4 /* timer made from another thread (scan, adoption):
+                                    * the thread may die unseen; the scan retires the
+                                    * slot when its timer reads disarmed           */
 };
 
 #define RP_THREAD_NAME_MAX 128
@@ -98,6 +105,8 @@ struct rp_slot {
     uint64_t seen_dropped[RP_RING_DROP_REASONS];
     uint64_t last_cpu_ns;
     uint32_t sampled;                /* samples drained since the last name check    */
+    _Atomic uint64_t written;        /* samples written for this occupant (status;
+                                        the flusher adds, zeroes before release)    */
 
     /* jvmti-sampler-private. */
     uint64_t sampler_cpu_ns;
@@ -144,6 +153,16 @@ struct rp_slot *rp_threads_attach_current(JNIEnv *env, jweak thread_ref, const c
  * the slot ENDED. */
 void rp_threads_detach_current(void);
 
+/* rp_threads_adopt_begin / _end bracket the agent's adoption pass. In between,
+ * a ThreadEnd (rp_threads_detach_current) that finds no live slot for its tid
+ * records the tid: adoption may have read that thread's tid before it ended, and
+ * must not arm a timer on a thread whose JavaThread HotSpot is about to free.
+ * rp_threads_adopt skips such a tid, and rp_threads_adopt_end ends any adopted
+ * slot whose tid is in the set (and forgets the set). Same thread as the adopt
+ * calls; not signal-safe. */
+void rp_threads_adopt_begin(void);
+void rp_threads_adopt_end(void);
+
 /* rp_threads_adopt: a Java thread that was running before the agent started.
  * `tid` 0 and `env` NULL are allowed (unknown); with a tid, the timer targets it
  * from the calling thread. `thread_ref` as above; one that is not kept is deleted
@@ -176,6 +195,15 @@ void rp_threads_release(JNIEnv *jni, struct rp_slot *s);
  * timer signal is generated; one already pending may still be delivered, which is
  * why the handler checks the engine's "on" flag first. */
 void rp_threads_disarm_all(void);
+
+/* rp_threads_set_timers: the control socket's "set interval" and "start/stop cpu"
+ * (async engine). Re-arms every armed timer with `interval_ns`, or parks it when
+ * `parked`: a parked timer's first expiry is 100 years of CPU away and it has no
+ * period, so it never fires, yet still reads as armed (timer_gettime), which the
+ * scan uses to tell a live scanned thread from a dead one. Timers made later
+ * follow the same setting. @return 0, or -1 if there are no timers (jvmti engine)
+ * or shutdown began. Any thread but a signal handler; takes the registry lock. */
+int rp_threads_set_timers(uint64_t interval_ns, int parked);
 
 /* Counts since start: slots made, slots reused, threads retired by the scan,
  * timers that could not be created. */

@@ -303,6 +303,9 @@ static int parse_cie(const uint8_t *p, struct cie *c)
     c->has_aug = aug[0] == 'z';
     if (c->has_aug) {
         uint64_t alen = rd_uleb(&r);
+        /* A length past the end would wrap the pointer (and loop forever). */
+        if (r.bad || r.p > r.end || alen > (uint64_t)(r.end - r.p))
+            return -1;
         const uint8_t *aend = r.p + alen;
         int known = 1;
         for (const char *a = aug + 1; *a && known && !r.bad && r.p < aend; a++) {
@@ -433,12 +436,16 @@ static int run_cfi(struct interp *in, const uint8_t *p, const uint8_t *end, uint
         case 0x0e: in->row.cfa_off = (int64_t)rd_uleb(&r); break;
         case 0x0f:                                              /* def_cfa_expression */
             off = rd_uleb(&r);
+            if (r.bad || r.p > r.end || off > (uint64_t)(r.end - r.p))
+                return -1;
             r.p += off;
             in->row.cfa_expr = 1;
             break;
         case 0x10: case 0x16:                                   /* (val_)expression */
             reg = rd_uleb(&r);
             off = rd_uleb(&r);
+            if (r.bad || r.p > r.end || off > (uint64_t)(r.end - r.p))
+                return -1;
             r.p += off;
             set_rule(&in->row, reg, RULE_OTHER, 0);
             break;
@@ -518,6 +525,8 @@ static int row_at(const struct module *m, uint64_t pc, struct row *out)
         return -1;
     if (c.has_aug) {
         uint64_t alen = rd_uleb(&r);
+        if (r.bad || r.p > r.end || alen > (uint64_t)(r.end - r.p))
+            return -1;
         r.p += alen;
     }
     if (r.bad || r.p > r.end)

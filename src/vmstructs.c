@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 
 #include "vmstructs.h"
@@ -92,6 +93,12 @@ int rp_vmstructs_learn_env(JNIEnv *jni, jobject self)
 {
     uint64_t jt = rp_vmstructs_java_thread(jni, self);
     if (!jt)
+        return -1;
+    /* The offsets are HotSpot's word, not checked by anyone: check them on the
+     * one thread whose tid we know. A mismatch (or a failed read) means they do
+     * not describe this JVM, and no other thread's tid read through them could
+     * be trusted with a timer. */
+    if (rp_vmstructs_tid(jt) != (pid_t)syscall(SYS_gettid))
         return -1;
     long off = (long)((uint64_t)(uintptr_t)jni - jt);
     if (off <= 0 || off > 65536)           /* it is a member: a small positive offset */

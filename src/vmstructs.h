@@ -12,8 +12,12 @@
  * OSThread::_thread_id. java.lang.Thread's private field `eetop` holds the
  * JavaThread*. The JNIEnv lives inside the JavaThread at a fixed offset that is
  * not in VMStructs; it is learned from a thread whose JNIEnv and java.lang.Thread
- * are both known (the thread running VMInit or Agent_OnAttach), and checked again
- * at every ThreadStart.
+ * are both known (the thread running VMInit or Agent_OnAttach). That thread also
+ * checks the offsets: the tid read through them must be its own gettid. If it is
+ * not (or a read fails), rp_vmstructs_learn_env fails and the agent adopts no
+ * thread through VMStructs: threads that were already running are found by the
+ * /proc scan and sampled without Java frames (engines.md). Nothing is checked at
+ * ThreadStart: by then adoption is over, and new threads give their own tid.
  *
  * Reads of JavaThread memory use process_vm_readv, so a thread that exits while
  * it is being looked at costs a failed read, not a fault. On a JVM without these
@@ -34,7 +38,8 @@
 int rp_vmstructs_init(void);
 
 /* Learn the JNIEnv offset from the calling thread: `jni` is its JNIEnv, `self` its
- * java.lang.Thread. Later calls check it. @return 0, or -1 if unusable. */
+ * java.lang.Thread; check that the tid read through the offsets is the caller's.
+ * Later calls check the offset too. @return 0, or -1 if unusable. */
 int rp_vmstructs_learn_env(JNIEnv *jni, jobject self);
 
 /* The JavaThread* of `thread` (its eetop field), 0 if it has none (not started,

@@ -380,6 +380,63 @@ static void test_drain(void)
     rp_ring_destroy(r);
 }
 
+/* Counts records handed over by drain. */
+static int count_rec(void *arg, const void *rec, size_t len)
+{
+    (void)rec;
+    (void)len;
+    ++*(int *)arg;
+    return 0;
+}
+
+/* A scribbled length word (huge, or one running past head) must not abort, copy out
+ * of bounds or spin: the records before it are delivered, the rest is discarded and
+ * counted in `corrupt`, and the ring works normally afterwards. */
+static void test_corrupt_length(void)
+{
+    struct rp_ring *r = rp_ring_create(SMALL);
+    REQUIRE(r != NULL, "create");
+    unsigned char in[8], out[8], scratch[SMALL];
+    static const uint32_t bad[] = {0xffffffffu, 0x7fffffffu, SMALL, 3 * 16};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        for (uint32_t i = 0; i < 4; i++) {
+            fill(in, i, 8);
+            int rc = rp_ring_push(r, in, 8);
+            REQUIRE(rc == RP_RING_OK, "push");
+        }
+        /* Records are 16 bytes apart; corrupt the third one's length word. */
+        uint64_t tail = atomic_load(&r->tail);
+        memcpy(r->data + ((tail + 2 * 16) & r->mask), &bad[k], 4);
+        int n = 0;
+        CHECK(rp_ring_drain(r, count_rec, &n, scratch) == 2 && n == 2,
+              "len %#x: the two records before the bad one, got %d", bad[k], n);
+        struct rp_ring_stats st;
+        rp_ring_stats(r, &st);
+        CHECK(st.corrupt == k + 1, "len %#x: corrupt %llu", bad[k],
+              (unsigned long long)st.corrupt);
+        CHECK(st.used_bytes == 0, "len %#x: the rest discarded", bad[k]);
+        fill(in, 99, 8);
+        CHECK(rp_ring_push(r, in, 8) == RP_RING_OK && rp_ring_pop(r, out, 8) == 8 &&
+              matches(out, 99, 8), "len %#x: the ring works afterwards", bad[k]);
+    }
+    /* pop and peek_len: report empty, count it, discard. */
+    fill(in, 1, 8);
+    int rc = rp_ring_push(r, in, 8);
+    REQUIRE(rc == RP_RING_OK, "push");
+    uint32_t huge = 0xfffffff0u;
+    memcpy(r->data + (atomic_load(&r->tail) & r->mask), &huge, 4);
+    CHECK(rp_ring_pop(r, out, 8) == -1, "pop of a bad record reads as empty");
+    rc = rp_ring_push(r, in, 8);
+    REQUIRE(rc == RP_RING_OK, "push");
+    memcpy(r->data + (atomic_load(&r->tail) & r->mask), &huge, 4);
+    CHECK(rp_ring_peek_len(r) == -1, "peek of a bad record reads as empty");
+    struct rp_ring_stats st;
+    rp_ring_stats(r, &st);
+    CHECK(st.corrupt == 6 && st.used_bytes == 0, "pop and peek counted: %llu",
+          (unsigned long long)st.corrupt);
+    rp_ring_destroy(r);
+}
+
 static void test_nested_flag(void)
 {
     struct rp_ring *r = rp_ring_create(SMALL);
@@ -477,6 +534,7 @@ int main(void)
     test_small_buffer();
     test_pushv_equals_push();
     test_drain();
+    test_corrupt_length();
     test_nested_flag();
     test_nested_signal();
     return check_exit("test_ring");

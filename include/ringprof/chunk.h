@@ -164,6 +164,17 @@ int rp_chunk_flush(struct rp_chunk_writer *w);
  */
 int rp_chunk_close(struct rp_chunk_writer *w);
 
+/*
+ * rp_chunk_close_carry: rp_chunk_close, but when the last segment cannot be written
+ * (the disk is still full), every counter it would have carried — the losses of this
+ * and earlier failed segments, and RP_COUNTER_LOST_WRITE for their samples — is
+ * handed to `fn` (name, value) before the writer is freed, so the caller can add
+ * them to its next chunk and no loss goes uncounted. `fn` is not called when the
+ * close wrote everything. Names longer than 255 bytes are cut.
+ */
+typedef void (*rp_chunk_counter_fn)(void *arg, const char *name, uint64_t value);
+int rp_chunk_close_carry(struct rp_chunk_writer *w, rp_chunk_counter_fn fn, void *arg);
+
 /* Abandon: close the file descriptor and free, writing nothing more (used when the
  * process must not block, or after the file was deleted underneath). */
 void rp_chunk_abandon(struct rp_chunk_writer *w);

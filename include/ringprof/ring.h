@@ -100,6 +100,8 @@ struct rp_ring {
     /* Consumer cache line. */
     _Alignas(64) _Atomic uint64_t tail;
     uint64_t popped;                   /* consumer-private                       */
+    _Atomic uint64_t corrupt;          /* bad length words found (consumer writes,
+                                        * relaxed; each discarded the ring's rest) */
 
     /* Immutable after creation. */
     _Alignas(64) size_t capacity;      /* power of two                           */
@@ -147,10 +149,14 @@ int rp_ring_pushv(struct rp_ring *ring, const struct iovec *iov, int iovcnt);
  * @return the record's payload length (0 is a valid empty record), -1 if the ring is
  * empty, or -2 if `cap` is too small (the record stays; rp_ring_peek_len tells the
  * size). Caller: the consumer thread only.
+ * A length word that cannot be right (its frame would run past head: a scribbled
+ * ring) is never trusted: everything up to head is discarded (tail = head), the
+ * ring's `corrupt` counter goes up by one, and the ring reads as empty (-1).
  */
 long rp_ring_pop(struct rp_ring *ring, void *buf, size_t cap);
 
-/* rp_ring_peek_len: payload length of the oldest record, or -1 if the ring is empty.
+/* rp_ring_peek_len: payload length of the oldest record, or -1 if the ring is empty
+ * (or its length word was bad: discarded as in rp_ring_pop).
  * Caller: the consumer thread only. */
 long rp_ring_peek_len(struct rp_ring *ring);
 
@@ -161,7 +167,9 @@ long rp_ring_peek_len(struct rp_ring *ring);
  * record does not straddle the end of the array, directly into the ring. `fn` must
  * not keep the pointer. Stops early if `fn` returns non-zero; the records handed over
  * so far are released. @return the number of records handed to `fn`.
- * Caller: the consumer thread only.
+ * A bad length word is handled as in rp_ring_pop: the records before it are
+ * handed over, the rest up to head is discarded and counted in `corrupt`; it
+ * never aborts and never copies out of bounds. Caller: the consumer thread only.
  */
 typedef int (*rp_ring_fn)(void *arg, const void *rec, size_t len);
 size_t rp_ring_drain(struct rp_ring *ring, rp_ring_fn fn, void *arg, void *scratch);
@@ -174,6 +182,7 @@ struct rp_ring_stats {
     uint64_t dropped_bytes;
     uint64_t used_bytes;     /* head - tail at the time of the snapshot */
     uint64_t capacity;
+    uint64_t corrupt;        /* times pop/drain found a bad length word      */
 };
 void rp_ring_stats(const struct rp_ring *ring, struct rp_ring_stats *out);
 

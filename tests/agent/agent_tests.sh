@@ -281,8 +281,24 @@ test_unloading() {
     [ $((named + gone)) -gt 200000000 ] || fail "the victims' samples are missing"
 }
 
+# The application installs its own SIGPROF handler: the agent deletes its timers
+# within a drain pass (100 ms), says so once and counts it; the JVM runs on.
+test_handler_replaced() {
+    java_run -agentpath:"$RP_AGENT=$(agent_opts ,interval=10ms)" -- TakeProf ||
+        { show_err; fail "java exited $?"; }
+    local handled replaced
+    handled=$(awk '$1 == "handled" { print $2 }' "$work/out")
+    "$RP_DUMP" counters "$work/rec" >"$work/counters"
+    replaced=$(awk -F'\t' '$1 == "agent.handler_replaced" { print $2 }' "$work/counters")
+    note "the application's handler got ${handled:-?} SIGPROFs; agent.handler_replaced ${replaced:-0}"
+    grep -q "signal handler was replaced" "$work/err" || fail "no message on stderr"
+    [ "${replaced:-0}" -eq 1 ] || fail "agent.handler_replaced is ${replaced:-0}, not 1"
+    # 2 s at 10 ms would be ~200 signals if the timers kept running.
+    [ "${handled:-999}" -lt 40 ] || fail "the timers kept firing: ${handled:-?} signals"
+}
+
 case "$test_name" in
-cpu_split|sleeping|native_frames|churn|attach|bad_options|signal_safety|shutdown|crash_guard|unloading)
+cpu_split|sleeping|native_frames|churn|attach|bad_options|signal_safety|shutdown|crash_guard|unloading|handler_replaced)
     "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac

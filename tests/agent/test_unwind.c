@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <link.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include "../../src/unwind.h"
@@ -136,12 +138,126 @@ static void *worker(void *arg)
     return (void *)(uintptr_t)(x & 0);
 }
 
+/* Functions whose CFI gives a length that would wrap the reader's pointer: a
+ * DW_CFA_def_cfa_expression, a DW_CFA_expression and a DW_CFA_val_expression of
+ * minus the instruction's own size, first thing in the FDE (so every pc of the
+ * function runs it). A walker that adds the length without checking it wraps
+ * back to the start of the same instruction and runs it again, forever. The linker refuses such CFI (it parses .eh_frame to
+ * build .eh_frame_hdr), so the lengths are assembled as a 10-byte zero
+ * (0x80 x 9, 0x00) and patched in at run time by wrap_patch. */
+__asm__(".text\n"
+        "rp_test_wrap_cfa:\n"
+        ".cfi_startproc\n"
+        ".cfi_escape 0x0f,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x00\n"
+        "nop\n nop\n ret\n"
+        ".cfi_endproc\n"
+        "rp_test_wrap_expr:\n"
+        ".cfi_startproc\n"
+        ".cfi_escape 0x10,0x06,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x00\n"
+        "nop\n nop\n ret\n"
+        ".cfi_endproc\n"
+        "rp_test_wrap_val_expr:\n"
+        ".cfi_startproc\n"
+        ".cfi_escape 0x16,0x06,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x80,0x00\n"
+        "nop\n nop\n ret\n"
+        ".cfi_endproc\n"
+        ".globl rp_test_wrap_ptrs\n"
+        ".section .data.rel.ro,\"aw\"\n"
+        ".balign 8\n"
+        "rp_test_wrap_ptrs:\n"
+        ".quad rp_test_wrap_cfa, rp_test_wrap_expr, rp_test_wrap_val_expr\n"
+        ".text\n");
+extern const uint64_t rp_test_wrap_ptrs[3];
+
+static const uint8_t wrap_zero[10] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                       0x80, 0x00};
+/* -11 and -12 as 64-bit ulebs: back over the 11-byte def_cfa_expression or the
+ * 12-byte (val_)expression that holds them. */
+static const uint8_t wrap_huge[2][10] = {
+    {0xf5, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
+    {0xf4, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}};
+
+/* Patch the three placeholder lengths in this executable's .eh_frame (in the
+ * read-only PT_LOAD segment that holds PT_GNU_EH_FRAME). @return patches made. */
+static int patch_segment(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    int *patched = arg;
+    if (info->dlpi_name && info->dlpi_name[0])
+        return 0;                                   /* the executable only */
+    uint64_t hdr = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+            hdr = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+    for (int i = 0; i < info->dlpi_phnum && hdr; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uint64_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
+        if (ph->p_type != PT_LOAD || hdr < start || hdr >= end)
+            continue;
+        long pg = sysconf(_SC_PAGESIZE);
+        uint64_t a = start & ~(uint64_t)(pg - 1);
+        if (mprotect((void *)(uintptr_t)a, end - a, PROT_READ | PROT_WRITE) != 0)
+            return 1;
+        for (uint8_t *p = (uint8_t *)(uintptr_t)start + 2; p + 10 <= (uint8_t *)(uintptr_t)end;
+             p++)
+            if (memcmp(p, wrap_zero, 10) == 0 &&
+                (p[-1] == 0x0f || (p[-1] == 0x06 && (p[-2] == 0x10 || p[-2] == 0x16)))) {
+                memcpy(p, wrap_huge[p[-1] == 0x0f ? 0 : 1], 10);
+                ++*patched;
+            }
+        mprotect((void *)(uintptr_t)a, end - a, PROT_READ);
+        return 1;
+    }
+    return 0;
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "FAIL: the walker loops on a wrapping CFI length\n";
+    (void)!write(1, msg, sizeof msg - 1);
+    _exit(1);
+}
+
+/* Each crafted function's frame is recorded, then the walk stops there. */
+static int test_wrapping_lengths(void)
+{
+    int patched = 0;
+    dl_iterate_phdr(patch_segment, &patched);
+    if (patched != 3) {
+        printf("FAIL: %d of the 3 crafted CFI lengths patched\n", patched);
+        return 1;
+    }
+    signal(SIGALRM, on_alarm);
+    alarm(5);
+    int bad = 0;
+    uint64_t stack[64] = {0};
+    for (int i = 0; i < 3; i++) {
+        ucontext_t uc;
+        memset(&uc, 0, sizeof uc);
+        uc.uc_mcontext.gregs[REG_RIP] = (greg_t)(rp_test_wrap_ptrs[i] + 1);
+        uc.uc_mcontext.gregs[REG_RSP] = (greg_t)(uintptr_t)&stack[8];
+        uc.uc_mcontext.gregs[REG_RBP] = (greg_t)(uintptr_t)&stack[16];
+        uint64_t pcs[8];
+        int trunc = 0;
+        int n = rp_unwind_walk(&uc, pcs, 8, &trunc);
+        if (n != 1 || pcs[0] != rp_test_wrap_ptrs[i] + 1) {
+            printf("FAIL: crafted CFI %d: %d frames\n", i, n);
+            bad = 1;
+        }
+    }
+    alarm(0);
+    return bad;
+}
+
 int main(void)
 {
     if (rp_unwind_refresh() != 1) {
         fprintf(stderr, "test_unwind: no module table\n");
         return 1;
     }
+    if (test_wrapping_lengths())
+        return 1;
     struct sigaction sa = {0};
     sa.sa_sigaction = on_prof;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;

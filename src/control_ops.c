@@ -1,0 +1,370 @@
+/*
+ * src/control_ops.c — what the agent answers on its control socket (see
+ * control_ops.h; the protocol is docs/control.md).
+ *
+ * Every callback runs on the server thread. None of them touches the recording:
+ * flush and rotate post a request to the flusher and wait for its answer (at most
+ * FLUSH_WAIT_MS), and status reads what the flusher publishes after each pass. So
+ * the only new shared state is the flusher's totals (one mutex, taken once per
+ * pass) and a per-slot sample count (one relaxed atomic add per sample written).
+ *
+ * CPU sampling is switched by its timers, not by the handler: "stop cpu" parks
+ * every timer (threads.h, rp_threads_set_timers) so no signal is sent at all, and
+ * "set interval" re-arms them with the new period. The jvmti engine's sampler is
+ * paused instead. Allocation sampling does not exist in this agent yet: a request
+ * that names it gets an error reply naming it.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "control_ops.h"
+#include "engine_async.h"
+#include "engine_jvmti.h"
+#include "flusher.h"
+#include "histogram.h"
+#include "log.h"
+#include "threads.h"
+
+/* A flush waits this long for the flusher: a pass takes milliseconds, an fsync
+ * on a sick disk may take seconds; beyond this the client gets a clear error. */
+#define FLUSH_WAIT_MS 10000
+/* Threads listed in status, by samples; "threads_total" counts them all. */
+#define STATUS_THREADS_MAX 50
+
+static const char NO_ALLOC[] = "alloc sampling is not available in this agent (yet): "
+                               "only the cpu kind can be started, stopped or set";
+
+static struct {
+    struct rp_control *ctl;
+    struct rp_options opt;
+    int async;
+    _Atomic int cpu_on;
+    _Atomic uint64_t interval_ns;
+    uint64_t start_mono_ns;
+    char discovery[PATH_MAX];
+} C;
+
+static uint64_t now_ns(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(pid_t tid)
+{
+    struct timespec ts;
+    clockid_t c = (clockid_t)(((unsigned)~tid << 3) | 6u);   /* threads.h */
+    if (tid <= 0 || clock_gettime(c, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ status -- */
+
+static void status_options(struct rp_json *j)
+{
+    const struct rp_options *o = &C.opt;
+    rp_json_kv_string(j, "options", o->raw);
+    rp_json_key(j, "effective");
+    rp_json_object_begin(j);
+    rp_json_kv_string(j, "engine", C.async ? "async" : "jvmti");
+    rp_json_kv_u64(j, "interval_ns", atomic_load(&C.interval_ns));
+    rp_json_kv_u64(j, "depth", o->depth);
+    rp_json_kv_u64(j, "flush_ns", o->flush_ns);
+    rp_json_kv_bool(j, "native", C.async && o->native);
+    rp_json_object_end(j);
+}
+
+/* "lost" (lost.<reason>: the ring's three reasons always, others once seen) and
+ * "walk" (every other counter: agct.*, walk.*, jvmti.*), totals since start. */
+static void status_counters(struct rp_json *j, const struct rp_flusher_totals *t)
+{
+    static const char *const ring[] = {"ring_full", "nested", "too_big"};
+    const size_t plen = strlen(RP_COUNTER_LOST_PREFIX);
+    rp_json_key(j, "lost");
+    rp_json_object_begin(j);
+    for (size_t r = 0; r < sizeof ring / sizeof ring[0]; r++) {
+        uint64_t v = 0;
+        for (uint32_t i = 0; i < t->ncounters; i++)
+            if (!strncmp(t->counters[i].name, RP_COUNTER_LOST_PREFIX, plen) &&
+                !strcmp(t->counters[i].name + plen, ring[r]))
+                v = t->counters[i].total;
+        rp_json_kv_u64(j, ring[r], v);
+    }
+    for (uint32_t i = 0; i < t->ncounters; i++) {
+        const char *n = t->counters[i].name;
+        if (strncmp(n, RP_COUNTER_LOST_PREFIX, plen) != 0 || !strcmp(n + plen, "ring_full") ||
+            !strcmp(n + plen, "nested") || !strcmp(n + plen, "too_big"))
+            continue;
+        rp_json_kv_u64(j, n + plen, t->counters[i].total);
+    }
+    rp_json_object_end(j);
+    rp_json_key(j, "walk");
+    rp_json_object_begin(j);
+    for (uint32_t i = 0; i < t->ncounters; i++)
+        if (strncmp(t->counters[i].name, RP_COUNTER_LOST_PREFIX, plen) != 0)
+            rp_json_kv_u64(j, t->counters[i].name, t->counters[i].total);
+    rp_json_object_end(j);
+}
+
+struct thread_row {
+    uint64_t samples;
+    uint32_t index;
+};
+
+static int by_samples_desc(const void *a, const void *b)
+{
+    const struct thread_row *x = a, *y = b;
+    return x->samples < y->samples ? 1 : x->samples > y->samples ? -1
+         : (x->index > y->index) - (x->index < y->index);
+}
+
+/* The live threads with the most samples written, and how many live threads. */
+static void status_threads(struct rp_json *j)
+{
+    uint32_t n = rp_threads_count(), live = 0;
+    struct thread_row *rows = n ? malloc(n * sizeof *rows) : NULL;
+    for (uint32_t i = 0; i < n && rows; i++) {
+        struct rp_slot *s = rp_threads_slot(i);
+        if (s && atomic_load(&s->state) == RP_SLOT_LIVE)
+            rows[live++] = (struct thread_row){atomic_load(&s->written), i};
+    }
+    if (rows)
+        qsort(rows, live, sizeof *rows, by_samples_desc);
+    rp_json_key(j, "threads");
+    rp_json_array_begin(j);
+    for (uint32_t k = 0; k < live && k < STATUS_THREADS_MAX; k++) {
+        struct rp_slot *s = rp_threads_slot(rows[k].index);
+        struct rp_slot_meta m;
+        rp_threads_meta(s, &m);
+        rp_json_object_begin(j);
+        rp_json_kv_u64(j, "tid", m.tid > 0 ? (uint64_t)m.tid : 0);
+        rp_json_kv_string(j, "name", m.name[0] ? m.name : "[unnamed]");
+        rp_json_kv_u64(j, "samples", rows[k].samples);
+        rp_json_kv_u64(j, "cpu_ns", thread_cpu_ns(m.tid));
+        rp_json_object_end(j);
+    }
+    rp_json_array_end(j);
+    rp_json_kv_u64(j, "threads_total", live);
+    free(rows);
+}
+
+/* The agent's own cost: its threads' CPU (flusher, sampler, this one) and the
+ * handler's time per sample since start (async engine). */
+static void status_agent(struct rp_json *j)
+{
+    uint64_t cpu = thread_cpu_ns(rp_flusher_tid()) + thread_cpu_ns(rp_jvmti_sampler_tid()) +
+                   rp_control_cpu_ns(C.ctl);
+    rp_json_key(j, "agent");
+    rp_json_object_begin(j);
+    rp_json_kv_u64(j, "cpu_ns", cpu);
+    if (C.async) {
+        static struct rp_hist_snap h;         /* 2.5 KiB; callbacks never overlap */
+        rp_async_hist(&h);
+        rp_json_kv_u64(j, "handler_samples", rp_hist_total(&h));
+        rp_json_kv_u64(j, "handler_ns_median", rp_hist_quantile(&h, 0.50));
+        rp_json_kv_u64(j, "handler_ns_p99", rp_hist_quantile(&h, 0.99));
+    }
+    rp_json_object_end(j);
+}
+
+static int op_status(void *ctx, struct rp_json *j, char *err, size_t errlen)
+{
+    (void)ctx; (void)err; (void)errlen;
+    static struct rp_flusher_totals t;        /* large; callbacks never overlap */
+    rp_flusher_totals(&t);
+    int on = atomic_load(&C.cpu_on);
+    rp_json_kv_string(j, "state", on ? "running" : "stopped");
+    status_options(j);
+    rp_json_key(j, "sampling");
+    rp_json_array_begin(j);
+    if (on)
+        rp_json_string(j, "cpu");
+    rp_json_array_end(j);
+    rp_json_kv_u64(j, "interval_ns", atomic_load(&C.interval_ns));
+    rp_json_key(j, "samples");
+    rp_json_object_begin(j);
+    rp_json_kv_u64(j, "cpu", t.samples);
+    rp_json_object_end(j);
+    status_counters(j, &t);
+    status_threads(j);
+    rp_json_kv_u64(j, "bytes_written", t.rec.bytes_written);
+    rp_json_key(j, "chunks");
+    rp_json_object_begin(j);
+    if (t.current[0])
+        rp_json_kv_string(j, "current", t.current);
+    else
+        rp_json_kv_string(j, "current", NULL);
+    rp_json_kv_u64(j, "finished", t.rec.chunks_finished);
+    rp_json_kv_u64(j, "failed", t.rec.chunks_failed);
+    rp_json_kv_u64(j, "segments_failed", t.rec.segments_failed);
+    rp_json_kv_u64(j, "deleted", t.rec.chunks_deleted);
+    rp_json_object_end(j);
+    status_agent(j);
+    rp_json_kv_u64(j, "uptime_ns", now_ns(CLOCK_MONOTONIC) - C.start_mono_ns);
+    return 0;
+}
+
+/* ------------------------------------------------------------ flush, rotate -- */
+
+/* Both drain every ring first: draining costs one pass, and it means the file
+ * holds every sample taken before the request (docs/control.md). */
+static int op_flush(void *ctx, char *path, size_t pathlen, char *err, size_t errlen)
+{
+    (void)ctx;
+    return rp_flusher_request(path, pathlen, FLUSH_WAIT_MS, err, errlen);
+}
+
+/* ----------------------------------------------------------- start, stop, set -- */
+
+/* Apply the CPU kind's state and period to the engine. */
+static int apply_cpu(int on, uint64_t interval_ns, char *err, size_t errlen)
+{
+    if (!C.async) {
+        rp_jvmti_set_interval(interval_ns);
+        rp_jvmti_pause(!on);
+        return 0;
+    }
+    rp_async_set_interval(interval_ns);
+    if (rp_threads_set_timers(interval_ns, !on) != 0) {
+        snprintf(err, errlen, "the agent is shutting down; its timers are gone");
+        return -1;
+    }
+    return 0;
+}
+
+/* "all" (or no kind) means every kind this agent has: cpu. Naming alloc alone
+ * is an error, since nothing would happen. */
+static int switch_kinds(unsigned kinds, int on, char *err, size_t errlen)
+{
+    if (kinds == RP_CTL_KIND_ALLOC) {
+        snprintf(err, errlen, "%s", NO_ALLOC);
+        return -1;
+    }
+    if (apply_cpu(on, atomic_load(&C.interval_ns), err, errlen) != 0)
+        return -1;
+    atomic_store(&C.cpu_on, on);
+    return 0;
+}
+
+static int op_start(void *ctx, unsigned kinds, char *err, size_t errlen)
+{
+    (void)ctx;
+    return switch_kinds(kinds, 1, err, errlen);
+}
+
+static int op_stop(void *ctx, unsigned kinds, char *err, size_t errlen)
+{
+    (void)ctx;
+    return switch_kinds(kinds, 0, err, errlen);
+}
+
+static int op_set(void *ctx, const struct rp_ctl_setting *set, size_t n, char *err,
+                  size_t errlen)
+{
+    (void)ctx;
+    uint64_t interval = atomic_load(&C.interval_ns);
+    for (size_t i = 0; i < n; i++) {
+        if (set[i].key == RP_CTL_KEY_ALLOC) {
+            snprintf(err, errlen, "%s", NO_ALLOC);
+            return -1;                      /* all or none: nothing applied yet */
+        }
+        if (set[i].key == RP_CTL_KEY_INTERVAL)
+            interval = set[i].value;
+    }
+    if (apply_cpu(atomic_load(&C.cpu_on), interval, err, errlen) != 0)
+        return -1;
+    rp_flusher_set_interval(interval);      /* the kind's period, for new chunks */
+    atomic_store(&C.interval_ns, interval);
+    return 0;
+}
+
+/* ------------------------------------------------------- server housekeeping -- */
+
+static void op_log(void *ctx, const char *line)
+{
+    (void)ctx;
+    rp_log("%s", line);
+}
+
+/* The server thread is not a Java thread, so only the /proc scan could find it:
+ * mark it as the agent's first, then retire a slot a scan may have made for it
+ * in the moment between its creation and this call. */
+static void op_thread_start(void *ctx)
+{
+    (void)ctx;
+    rp_threads_add_agent(rp_gettid());
+    rp_threads_detach_current();
+}
+
+static const struct rp_control_ops OPS = {
+    .status = op_status,
+    .flush = op_flush,
+    .rotate = op_flush,
+    .start = op_start,
+    .stop = op_stop,
+    .set = op_set,
+    .log = op_log,
+    .thread_start = op_thread_start,
+};
+
+/* The socket's path: ctl=PATH (made absolute, so the discovery file is usable
+ * from anywhere), or the default in the recording directory. */
+static int socket_path(const struct rp_control_ops_config *cfg, char *buf, size_t cap,
+                       char *err, size_t errlen)
+{
+    char cwd[PATH_MAX];
+    if (cfg->opt->ctl[0]) {
+        if (cfg->opt->ctl[0] == '/' || !getcwd(cwd, sizeof cwd))
+            snprintf(buf, cap, "%s", cfg->opt->ctl);
+        else if ((size_t)snprintf(buf, cap, "%s/%s", cwd, cfg->opt->ctl) >= cap)
+            snprintf(buf, cap, "%s", cfg->opt->ctl);
+        return 0;
+    }
+    char dir[PATH_MAX];
+    const char *d = cfg->rec_dir && realpath(cfg->rec_dir, dir) ? dir : cfg->rec_dir;
+    return rp_control_default_path(buf, cap, d, (long)getpid(), err, errlen);
+}
+
+int rp_control_ops_start(const struct rp_control_ops_config *cfg)
+{
+    if (cfg->opt->ctl_off || C.ctl)
+        return -1;
+    C.opt = *cfg->opt;
+    C.async = cfg->async;
+    atomic_store(&C.cpu_on, 1);
+    atomic_store(&C.interval_ns, cfg->opt->interval_ns);
+    C.start_mono_ns = now_ns(CLOCK_MONOTONIC);
+    char path[PATH_MAX], err[1024];
+    if (socket_path(cfg, path, sizeof path, err, sizeof err) != 0 ||
+        !(C.ctl = rp_control_start(path, &OPS, NULL, err, sizeof err))) {
+        rp_log("no control socket (profiling goes on without one): %s", err);
+        return -1;
+    }
+    struct rp_discovery d = {0, rp_control_path(C.ctl),
+                             cfg->main && cfg->main[0] ? cfg->main : NULL, C.opt.raw,
+                             now_ns(CLOCK_REALTIME)};
+    if (rp_discovery_write(&d, NULL, C.discovery, sizeof C.discovery, err,
+                           sizeof err) != 0) {
+        C.discovery[0] = '\0';
+        rp_log("no discovery file, so `ringprof list` will not show this JVM (the "
+               "control socket %s works): %s", rp_control_path(C.ctl), err);
+    }
+    return 0;
+}
+
+void rp_control_ops_stop(void)
+{
+    rp_discovery_remove(C.discovery);
+    C.discovery[0] = '\0';
+    rp_control_stop(C.ctl);
+    C.ctl = NULL;
+}

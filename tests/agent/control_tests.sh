@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# tests/agent/control_tests.sh — the agent's control socket, end to end, against a
+# live JVM (docs/control.md). One test per invocation:
+#
+#   control_tests.sh TEST [ENGINE]
+#
+# TEST is status, flush, accounting, stop_start, interval, bad_requests,
+# other_uid or attach. meson passes RP_JAVA, RP_AGENT, RP_JAR, RP_DUMP (as for
+# agent_tests.sh) and RP_RINGPROF (the ringprof command). Every test also checks
+# that the socket and the discovery file are gone once the JVM has exited.
+set -uo pipefail
+
+test_name=${1:?usage: control_tests.sh TEST [ENGINE]}
+engine=${2:-async}
+work=$(mktemp -d "${TMPDIR:-/tmp}/rp-ctl-$test_name-$engine.XXXXXX")
+chmod 755 "$work"
+keep=0
+pid=
+trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; [ $keep -eq 1 ] && echo "scratch kept: $work" || rm -rf "$work"' EXIT
+ulimit -c 0
+
+fail() { echo "FAIL ($test_name $engine): $*"; sed 's/^/  jvm: /' "$work/err" 2>/dev/null | head -20; keep=1; exit 1; }
+set -E
+trap 'fail "shell error at line $LINENO"' ERR
+note() { echo "# $*"; }
+
+rp() { "$RP_RINGPROF" "$@"; }
+# A member of the JSON reply on stdin: json PYTHON-EXPRESSION-ON-r.
+json() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
+ctl() { rp ctl --raw "$pid" "$@"; }
+samples() { ctl status | json 'r["samples"]["cpu"]'; }
+
+# start_jvm SECONDS [agent options]: Busy (heavy sampling on four threads and the
+# JVM's own) with the agent, recording into $work/rec; waits for the socket. Tests
+# end it with SIGTERM (end_jvm), an orderly exit with VMDeath, so SECONDS is only a
+# bound: on a loaded machine JVMs start slowly.
+start_jvm() {
+    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" \
+        -agentpath:"$RP_AGENT=dir=$work/rec,engine=$engine${2:-}" \
+        -cp "$RP_JAR" Busy "$1" >"$work/out" 2>"$work/err" &
+    pid=$!
+    sock="$work/rec/ringprof-$pid.sock"
+    for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+    [ -S "$sock" ] || fail "no control socket at $sock"
+    disc="/tmp/ringprof-$(id -u)/$pid.json"
+}
+
+# The JVM exits (SIGTERM, or on its own with "own"): the socket and the discovery
+# file must be gone.
+end_jvm() {
+    local rc=0
+    [ "${1:-}" = own ] || kill -TERM $pid
+    wait $pid || rc=$?
+    [ $rc = 0 ] || [ $rc = 143 ] || fail "java exited $rc"
+    [ ! -e "$sock" ] || fail "the socket $sock is still there after exit"
+    [ ! -e "$disc" ] || fail "the discovery file $disc is still there after exit"
+    pid=
+}
+
+test_status() {
+    start_jvm 120
+    sleep 1.5
+    ctl status >"$work/status" || fail "status failed"
+    note "$(head -c 300 "$work/status")..."
+    python3 - "$work/status" <<'EOF' || fail "status reply lacks a field (above)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["ok"] and r["state"] == "running", r
+for k in ["options", "effective", "sampling", "interval_ns", "samples", "lost", "walk",
+          "threads", "threads_total", "bytes_written", "chunks", "agent", "uptime_ns"]:
+    assert k in r, k
+assert r["samples"]["cpu"] > 0, r["samples"]
+assert set(["ring_full", "nested", "too_big"]) <= set(r["lost"]), r["lost"]
+assert r["threads"] and all(set(t) == {"tid", "name", "samples", "cpu_ns"} for t in r["threads"])
+assert any(t["name"].startswith("busy-") and t["samples"] > 0 for t in r["threads"]), r["threads"]
+assert r["threads_total"] >= len(r["threads"]) and len(r["threads"]) <= 50
+assert r["chunks"]["current"].endswith(".rpc.part"), r["chunks"]
+assert r["agent"]["cpu_ns"] > 0 and r["effective"]["engine"] in ("async", "jvmti")
+assert r["uptime_ns"] > 1e9
+EOF
+    rp list >"$work/list" || fail "ringprof list failed"
+    grep -q "^$pid .*running .*Busy 120" "$work/list" || fail "ringprof list: $(cat "$work/list")"
+    [ -s "$disc" ] || fail "no discovery file $disc"
+    end_jvm
+}
+
+test_flush() {
+    start_jvm 120
+    sleep 1
+    local path
+    path=$(ctl flush | json 'r["path"]') || fail "flush failed"
+    note "flush: $path"
+    case "$path" in "$work"/rec/*.rpc) ;; *) fail "flush answered '$path'" ;; esac
+    [ -f "$path" ] || fail "$path does not exist"
+    rp summary "$path" >"$work/summary" || fail "ringprof summary failed on $path"
+    grep -q "samples  *cpu" "$work/summary" || fail "no cpu samples in $path"
+    grep -q "segments whole, 0 damaged, 0 cut off" "$work/summary" || fail "damage: $(tail -1 "$work/summary")"
+    grep -q "unfinished" "$work/summary" && fail "$path was not closed cleanly"
+    # rotate: the same, another file.
+    local p2
+    p2=$(ctl rotate | json 'r["path"]')
+    [ -f "$p2" ] && [ "$p2" != "$path" ] || fail "rotate answered '$p2'"
+    end_jvm
+    "$RP_DUMP" check "$work/rec" >"$work/check" || fail "damaged recording: $(cat "$work/check")"
+}
+
+# Flushes during heavy sampling lose nothing: with sampling stopped and a last
+# flush, the samples in the files equal the agent's own count (status), and the
+# files' loss counters equal the status's; nothing stays in a ring or a pending
+# segment. (Samples the rings dropped are in lost.*, in both.)
+test_accounting() {
+    start_jvm 120 ,interval=1ms
+    for _ in 1 2 3 4 5; do sleep 0.5; ctl flush >/dev/null || fail "flush failed"; done
+    ctl stop cpu >/dev/null
+    sleep 0.5
+    ctl flush >/dev/null
+    ctl status >"$work/status"
+    local st files
+    st=$(json 'r["samples"]["cpu"]' <"$work/status")
+    "$RP_DUMP" check "$work/rec" >"$work/check" || fail "damaged: $(cat "$work/check")"
+    files=$(awk '{ for (i = 1; i < NF; i++) if ($i == "samples") print $(i + 1) }' "$work/check")
+    "$RP_DUMP" counters "$work/rec" | awk -F'\t' '$1 ~ /^lost\./ { sub(/^lost\./, "", $1); print $1, $2 }' |
+        sort >"$work/lost_files"
+    json '"\n".join("%s %d" % kv for kv in sorted(r["lost"].items()) if kv[1])' <"$work/status" |
+        sed '/^$/d' >"$work/lost_status"
+    note "status $st samples, files $files; lost: $(tr '\n' ' ' <"$work/lost_status")"
+    [ "$st" -gt 200 ] || fail "only $st samples: the test tests nothing"
+    [ "$st" = "$files" ] || fail "status says $st samples, the files hold $files"
+    diff "$work/lost_files" "$work/lost_status" >/dev/null || fail "loss counters differ: files $(cat "$work/lost_files") vs status $(cat "$work/lost_status")"
+    end_jvm
+}
+
+test_stop_start() {
+    start_jvm 120
+    sleep 1
+    ctl stop cpu | json 'r["ok"]' | grep -q True || fail "stop cpu failed"
+    [ "$(ctl status | json 'r["state"]')" = stopped ] || fail "state is not 'stopped'"
+    sleep 0.5                             # the last records reach the flusher
+    local a b c
+    a=$(samples); sleep 1; b=$(samples)
+    note "stopped: $a -> $b"
+    [ "$a" = "$b" ] || fail "samples grew from $a to $b while stopped"
+    ctl start cpu >/dev/null || fail "start cpu failed"
+    sleep 1; c=$(samples)
+    note "started again: $b -> $c"
+    [ "$c" -gt $((b + 20)) ] || fail "samples did not grow after start: $b -> $c"
+    [ "$(ctl status | json 'r["state"]')" = running ] || fail "state is not 'running'"
+    end_jvm
+}
+
+test_interval() {
+    start_jvm 120 ,interval=50ms
+    sleep 1
+    local a b c d r1 r2
+    a=$(samples); sleep 2; b=$(samples)
+    ctl set interval=1ms | json 'r["ok"]' | grep -q True || fail "set interval failed"
+    [ "$(ctl status | json 'r["interval_ns"]')" = 1000000 ] || fail "status does not show the new interval"
+    sleep 0.5
+    c=$(samples); sleep 2; d=$(samples)
+    r1=$(( (b - a) / 2 )); r2=$(( (d - c) / 2 ))
+    note "samples/s at 50ms: $r1, at 1ms: $r2"
+    [ "$r2" -gt $((r1 * 5)) ] || fail "the rate went from $r1/s only to $r2/s"
+    end_jvm
+}
+
+# Send stdin to the socket as is; print the first reply line. The server may
+# close the connection before it has read everything (an oversized request).
+raw() {
+    python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+try:
+    s.sendall(sys.stdin.buffer.read())
+except OSError:
+    pass
+print(s.makefile().readline().strip())' "$sock"
+}
+
+test_bad_requests() {
+    start_jvm 120
+    local r
+    r=$(printf 'stat us\n' | raw)
+    note "malformed: $r"
+    echo "$r" | json 'r["ok"] is False and "unknown command" in r["error"]' | grep -q True || fail "malformed request: $r"
+    r=$(head -c 5000 /dev/zero | tr '\0' a | raw)
+    note "oversized: $r"
+    echo "$r" | json 'r["ok"] is False and "too long" in r["error"]' | grep -q True || fail "oversized request: $r"
+    ctl set alloc=1k >"$work/r" 2>&1 && fail "set alloc succeeded"
+    grep -q "alloc sampling is not available" "$work/r" || fail "set alloc: $(cat "$work/r")"
+    ctl version | json 'r["pid"]' | grep -qx "$pid" || fail "the agent does not answer after bad requests"
+    end_jvm
+}
+
+# The socket is 0600 in a 0700 directory: another uid cannot even connect.
+test_other_uid() {
+    [ "$(id -u)" = 0 ] || { echo "needs root to switch users: skipped"; exit 77; }
+    start_jvm 120
+    [ "$(stat -c %a "$sock")" = 600 ] || fail "socket mode $(stat -c %a "$sock")"
+    chmod 755 "$work/rec"                 # only the socket's own mode stands in the way
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$RP_RINGPROF" ctl "$sock" status \
+        >"$work/nobody" 2>&1 && fail "uid 65534 was served: $(cat "$work/nobody")"
+    note "as nobody: $(cat "$work/nobody")"
+    grep -qi "permission denied" "$work/nobody" || fail "the client's error does not say why"
+    ctl status >/dev/null || fail "the owner is no longer served"
+    end_jvm
+}
+
+# ringprof attach, then flush, then ringprof convert.
+test_attach() {
+    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -cp "$RP_JAR" AttachTarget "$work/stop" \
+        >"$work/out" 2>"$work/err" &
+    pid=$!
+    for _ in $(seq 200); do grep -q ready "$work/out" && break; sleep 0.1; done
+    grep -q ready "$work/out" || fail "the target did not start"
+    rp attach --agent "$RP_AGENT" $pid "dir=$work/rec,engine=$engine,interval=1ms" \
+        >"$work/attach" 2>&1 || fail "attach failed: $(cat "$work/attach")"
+    sock="$work/rec/ringprof-$pid.sock"
+    disc="/tmp/ringprof-$(id -u)/$pid.json"
+    sleep 2
+    local path
+    path=$(ctl flush | json 'r["path"]') || fail "flush failed"
+    [ -f "$path" ] || fail "flush answered '$path'"
+    rp convert --format collapsed -o "$work/out.folded" "$path" || fail "convert failed"
+    grep -q "AttachTarget.attachBurn" "$work/out.folded" || fail "attachBurn is not in the converted profile"
+    note "converted $path: $(wc -l <"$work/out.folded") stacks"
+    touch "$work/stop"
+    end_jvm own
+}
+
+case "$test_name" in
+status|flush|accounting|stop_start|interval|bad_requests|other_uid|attach) "test_$test_name" ;;
+*) echo "unknown test '$test_name'"; exit 2 ;;
+esac
+echo "ok ($test_name $engine)"

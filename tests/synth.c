@@ -69,8 +69,10 @@ struct worker {
     int has_timer;
     clockid_t cpu_clock;
     _Atomic int state;            /* 0 unused, 1 running, 2 ended              */
+    _Atomic int armed;            /* cpu_clock and armed_cpu_ns are set        */
     pid_t tid;
     char name[32];
+    uint64_t armed_cpu_ns;        /* its CPU clock when its timer was armed     */
     uint64_t final_cpu_ns;        /* written by the worker before it ends      */
     /* Shadow stack: written by the worker, read by its own signal handler. */
     volatile uint32_t depth;
@@ -157,6 +159,7 @@ static int arm_timer(struct worker *w)
     its.it_interval.tv_sec = (time_t)(opt.interval_ns / 1000000000u);
     its.it_interval.tv_nsec = (long)(opt.interval_ns % 1000000000u);
     its.it_value = its.it_interval;
+    w->armed_cpu_ns = now_ns(w->cpu_clock);
     return timer_settime(w->timer, 0, &its, NULL);
 }
 
@@ -209,6 +212,7 @@ static void *worker_main(void *arg)
         atomic_store(&w->state, 2);
         return NULL;
     }
+    atomic_store_explicit(&w->armed, 1, memory_order_release);
     uint64_t x = (uint64_t)(uintptr_t)w;
     enter(w, M_MAIN);
     while (!atomic_load_explicit(&stop_flag, memory_order_relaxed)) {
@@ -306,12 +310,17 @@ static void drain_worker(struct flush_ctx *c, struct worker *wk, void *scratch)
 {
     int state = atomic_load_explicit(&wk->state, memory_order_acquire);
     uint64_t t = now_ns(CLOCK_MONOTONIC);
-    uint64_t cpu = state == 2 ? wk->final_cpu_ns : now_ns(wk->cpu_clock);
+    /* The CPU the thread used while its timer was armed: what its samples can
+     * account for (thread start-up before arming is not sampled by design). */
+    int armed = atomic_load_explicit(&wk->armed, memory_order_acquire);
+    uint64_t cpu = !armed ? 0 : (state == 2 ? wk->final_cpu_ns : now_ns(wk->cpu_clock)) -
+                                wk->armed_cpu_ns;
     c->thread = rp_chunk_thread(c->w, (uint64_t)(wk - workers), (uint64_t)wk->tid, 0,
                                 wk->name, state == 2 ? RP_THREAD_ENDED : 0, t);
     rp_ring_drain(wk->ring, write_sample, c, scratch);
     write_losses(c, wk);
-    rp_chunk_thread_cpu(c->w, c->thread, t, cpu);
+    if (armed)
+        rp_chunk_thread_cpu(c->w, c->thread, t, cpu);
 }
 
 static void flush_once(struct flush_ctx *c, void *scratch)

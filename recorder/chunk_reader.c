@@ -35,6 +35,7 @@
 #include "ringprof/chunk.h"
 #include "crc32c.h"
 #include "varint.h"
+#include "metanum.h"
 
 #define RD_IO_SIZE (64u * 1024)   /* read window: decompression and resync scans */
 
@@ -219,19 +220,6 @@ static uint64_t file_size(struct rp_reader *r)
 
 /* ------------------------------------------------------------ the header -- */
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-    char *end;
-    if (!s || *s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* Copy n bytes as a NUL-terminated string into the arena. */
 static char *arena_str(struct rp_reader *r, const uint8_t *s, size_t n)
 {
@@ -339,7 +327,7 @@ static int read_file_header(struct rp_reader *r)
     r->off = len;
     free(h);
     const char *mono = rp_reader_meta(r, RP_META_START_MONO);
-    if (parse_u64(mono, &r->start_mono) < 0) {
+    if (rp_meta_parse_u64(mono, &r->start_mono) < 0) {
         r->start_mono = 0;
         report(r, RP_FILE_HEADER_FIXED, 0,
                "file header has no valid %s: times are relative to the chunk start",

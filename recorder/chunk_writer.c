@@ -34,6 +34,7 @@
 #include "ringprof/chunk.h"
 #include "crc32c.h"
 #include "varint.h"
+#include "metanum.h"
 
 /* ------------------------------------------------------------ small tools -- */
 
@@ -1026,19 +1027,6 @@ static int put_kv(struct buf *b, const char *k, const char *v)
     return 0;
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-    char *end;
-    if (!s || *s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static uint64_t clock_ns(clockid_t c)
 {
     struct timespec ts;
@@ -1070,8 +1058,8 @@ struct rp_chunk_writer *rp_chunk_writer_open(const char *path,
     /* Both clocks now; a given value keeps the pair consistent with it. */
     uint64_t now_mono = clock_ns(CLOCK_MONOTONIC), now_wall = clock_ns(CLOCK_REALTIME);
     uint64_t mono = now_mono, wall = now_wall;
-    if ((given_mono && parse_u64(given_mono, &mono) < 0) ||
-        (given_wall && parse_u64(given_wall, &wall) < 0)) {
+    if ((given_mono && rp_meta_parse_u64(given_mono, &mono) < 0) ||
+        (given_wall && rp_meta_parse_u64(given_wall, &wall) < 0)) {
         set_err(err, errlen, "%s: %s and %s must be decimal integers", path,
                 RP_META_START_MONO, RP_META_START_WALL);
         errno = EINVAL;

@@ -354,13 +354,17 @@ static void test_rotation_by_size(void)
         DIR *d = opendir(dir);
         struct dirent *de;
         long pid;
-        uint64_t t;
+        uint64_t t = 0, ts;
         uint32_t s;
         int part;
         path[0] = '\0';
+        /* t is the start time in the name of the chunk with this seq (not of
+         * whichever entry readdir returns last: chunks can straddle a second). */
         while ((de = readdir(d)) != NULL)
-            if (rp_recording_parse_name(de->d_name, &pid, &t, &s, &part) == 0 && s == seq)
+            if (rp_recording_parse_name(de->d_name, &pid, &ts, &s, &part) == 0 && s == seq) {
                 fmt(path, sizeof path, "%s/%s", dir, de->d_name);
+                t = ts;
+            }
         closedir(d);
         REQUIRE(path[0], "no chunk with seq %u", seq);
         off_t size = file_size(path);

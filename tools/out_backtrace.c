@@ -198,17 +198,7 @@ struct bt_print {
 static void bt_line(struct bt_print *c, const struct bt *t, uint32_t i, size_t depth)
 {
     const struct bt_node *n = &t->n[i];
-    char a[32], b[32];
-    fprintf(c->out, "%14llu %14llu %7.2f%% %7.2f%% %9llu",
-            (unsigned long long)n->total[RP_PV_WEIGHT],
-            (unsigned long long)n->self[RP_PV_WEIGHT],
-            out_pct(n->total[RP_PV_WEIGHT], c->whole),
-            out_pct(n->self[RP_PV_WEIGHT], c->whole),
-            (unsigned long long)n->total[RP_PV_SAMPLES]);
-    if (c->times)
-        fprintf(c->out, " %12s %12s",
-                rp_prof_fmt_time(t->p, n->total[RP_PV_WEIGHT], a, sizeof a),
-                rp_prof_fmt_time(t->p, n->self[RP_PV_WEIGHT], b, sizeof b));
+    out_figures(c->out, t->p, n->total, n->self, c->whole, c->times);
     fputs("  ", c->out);
     for (size_t d = 0; d < depth; d++)
         fputs("  ", c->out);

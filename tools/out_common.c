@@ -27,6 +27,19 @@ double out_pct(uint64_t part, uint64_t whole)
     return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+void out_figures(FILE *out, const struct rp_profile *p, const uint64_t *total,
+                 const uint64_t *self, uint64_t whole, int times)
+{
+    char a[32], b[32];
+    fprintf(out, "%14llu %14llu %7.2f%% %7.2f%% %9llu",
+            (unsigned long long)total[RP_PV_WEIGHT], (unsigned long long)self[RP_PV_WEIGHT],
+            out_pct(total[RP_PV_WEIGHT], whole), out_pct(self[RP_PV_WEIGHT], whole),
+            (unsigned long long)total[RP_PV_SAMPLES]);
+    if (times)
+        fprintf(out, " %12s %12s", rp_prof_fmt_time(p, total[RP_PV_WEIGHT], a, sizeof a),
+                rp_prof_fmt_time(p, self[RP_PV_WEIGHT], b, sizeof b));
+}
+
 static void fmt_wall(char *buf, size_t cap, uint64_t ns)
 {
     time_t s = (time_t)(ns / 1000000000u);

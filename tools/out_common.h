@@ -21,6 +21,13 @@ void out_header(FILE *out, const struct rp_profile *p, const struct rp_out_optio
 /* 100 * part / whole, 0 when whole is 0. */
 double out_pct(uint64_t part, uint64_t whole);
 
+/* The figure columns that the tree and backtrace formats share, for one node:
+ * total and self weight, their percent of `whole`, samples, and (if `times`)
+ * total and self as times. No newline. One function, so the two formats' columns
+ * cannot drift apart. */
+void out_figures(FILE *out, const struct rp_profile *p, const uint64_t *total,
+                 const uint64_t *self, uint64_t whole, int times);
+
 /* "600000000" -> the weight as an integer; time columns use rp_prof_fmt_time. */
 
 /* Per-method figures over the whole profile. self[v]: samples whose leaf frame is

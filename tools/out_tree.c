@@ -32,16 +32,7 @@ static void line(struct tree_ctx *c, const struct rp_profile *p, uint32_t node,
                  size_t depth)
 {
     const struct rp_prof_node *n = &p->nodes[node];
-    char a[32], b[32];
-    fprintf(c->out, "%14llu %14llu %7.2f%% %7.2f%% %9llu",
-            (unsigned long long)n->total[RP_PV_WEIGHT],
-            (unsigned long long)n->self[RP_PV_WEIGHT],
-            out_pct(n->total[RP_PV_WEIGHT], c->whole),
-            out_pct(n->self[RP_PV_WEIGHT], c->whole),
-            (unsigned long long)n->total[RP_PV_SAMPLES]);
-    if (c->times)
-        fprintf(c->out, " %12s %12s", rp_prof_fmt_time(p, n->total[RP_PV_WEIGHT], a, sizeof a),
-                rp_prof_fmt_time(p, n->self[RP_PV_WEIGHT], b, sizeof b));
+    out_figures(c->out, p, n->total, n->self, c->whole, c->times);
     fputs("  ", c->out);
     indent(c->out, depth);
     if (node == 0)

@@ -37,6 +37,7 @@
 
 #include "ringprof/recording.h"
 #include "agent.h"
+#include "alloc.h"
 #include "control.h"
 #include "control_ops.h"
 #include "engine_async.h"
@@ -72,6 +73,8 @@ static struct {
     jobject agent_threads[4];         /* global refs, for ThreadStart to skip       */
     int nagent_threads;
     jfieldID thread_tid;              /* java.lang.Thread.tid, or NULL              */
+    jvmtiCapabilities got;            /* what AddCapabilities granted               */
+    struct rp_alloc_config alloc;
 } A = {.agent_threads_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ------------------------------------------------------------- helpers -- */
@@ -235,10 +238,18 @@ static int add_capabilities(char *err, size_t errlen)
     want.can_get_line_numbers = pot.can_get_line_numbers;
     want.can_get_source_file_name = pot.can_get_source_file_name;
     want.can_get_thread_cpu_time = pot.can_get_thread_cpu_time;
+    jvmtiCapabilities base = want;
+    rp_alloc_want(&A.alloc, &pot, &want);
+    /* Allocation sampling is never worth refusing the load for: if its
+     * capabilities cannot be had (another agent holds one), go on without. */
     if ((*A.jvmti)->AddCapabilities(A.jvmti, &want) != JVMTI_ERROR_NONE) {
-        snprintf(err, errlen, "JVMTI AddCapabilities failed");
-        return -1;
+        want = base;
+        if ((*A.jvmti)->AddCapabilities(A.jvmti, &want) != JVMTI_ERROR_NONE) {
+            snprintf(err, errlen, "JVMTI AddCapabilities failed");
+            return -1;
+        }
     }
+    A.got = want;
     A.have_cpu_time = want.can_get_thread_cpu_time;
     if (!A.async && !A.have_cpu_time) {
         snprintf(err, errlen, "engine=jvmti needs can_get_thread_cpu_time, which this "
@@ -264,6 +275,7 @@ static int set_events(char *err, size_t errlen)
     cb.ClassPrepare = on_class_prepare;
     cb.CompiledMethodLoad = on_compiled_load;
     cb.CompiledMethodUnload = on_compiled_unload;
+    rp_alloc_init(A.jvmti, &A.alloc, &A.got, &cb);
     if ((*A.jvmti)->SetEventCallbacks(A.jvmti, &cb, sizeof cb) != JVMTI_ERROR_NONE) {
         snprintf(err, errlen, "JVMTI SetEventCallbacks failed");
         return -1;
@@ -357,8 +369,15 @@ static int load(JavaVM *vm, const char *options, char *err, size_t errlen)
         rp_log("AsyncGetCallTrace not found: using engine=jvmti (safepoint-biased)");
     if (A.async && rp_async_check_signal(A.opt.signal, err, errlen) != 0)
         return -1;
+    /* Allocation records go to the allocating thread's ring: with engine=jvmti,
+     * threads have rings only for them (alloc=off at start: none, so `ctl start
+     * alloc` is refused). */
+    int rings = A.async || A.opt.alloc_bytes;
+    A.alloc = (struct rp_alloc_config){A.opt.alloc_bytes, A.opt.live,
+                                       (uint32_t)A.opt.live_max, A.opt.depth,
+                                       A.async ? A.opt.signal : 0, rings};
     struct rp_threads_config tc = {
-        A.opt.depth, A.async ? A.opt.ring_bytes : 0, A.async ? A.opt.interval_ns : 0,
+        A.opt.depth, rings ? A.opt.ring_bytes : 0, A.async ? A.opt.interval_ns : 0,
         A.opt.signal};
     if (rp_threads_init(&tc, err, errlen) != 0 || add_capabilities(err, errlen) != 0 ||
         open_recording(err, errlen) != 0)
@@ -442,6 +461,7 @@ static void start(JNIEnv *jni, jthread self)
     if (rp_flusher_start(A.jvmti, jni, &fc, err, sizeof err) != 0)
         goto fail;
     adopt_threads(jni, vmstructs);
+    rp_alloc_start();
     char *main_class = sysprop("sun.java.command");
     struct rp_control_ops_config cc = {&A.opt, A.async, rp_recording_dir(A.rec), main_class};
     rp_control_ops_start(&cc);        /* a failure is logged; profiling goes on */
@@ -472,6 +492,7 @@ static void stop(void)
         return;
     }
     rp_control_ops_stop();            /* no request may race the last close */
+    rp_alloc_stop(2000);
     rp_threads_disarm_all();
     if (A.async)
         rp_async_stop(2000);

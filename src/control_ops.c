@@ -27,6 +27,7 @@
 #include "control_ops.h"
 #include "engine_async.h"
 #include "engine_jvmti.h"
+#include "alloc.h"
 #include "flusher.h"
 #include "histogram.h"
 #include "log.h"
@@ -37,9 +38,6 @@
 #define FLUSH_WAIT_MS 10000
 /* Threads listed in status, by samples; "threads_total" counts them all. */
 #define STATUS_THREADS_MAX 50
-
-static const char NO_ALLOC[] = "alloc sampling is not available in this agent (yet): "
-                               "only the cpu kind can be started, stopped or set";
 
 static struct {
     struct rp_control *ctl;
@@ -80,6 +78,33 @@ static void status_options(struct rp_json *j)
     rp_json_kv_u64(j, "depth", o->depth);
     rp_json_kv_u64(j, "flush_ns", o->flush_ns);
     rp_json_kv_bool(j, "native", C.async && o->native);
+    struct rp_alloc_state a;
+    rp_alloc_state(&a);
+    rp_json_kv_u64(j, "alloc_bytes", a.interval);
+    rp_json_kv_bool(j, "live", a.live);
+    rp_json_object_end(j);
+}
+
+/* Allocation sampling: its state, and what the callbacks counted (samples
+ * pushed; those then written are in "samples"). */
+static void status_alloc(struct rp_json *j)
+{
+    struct rp_alloc_state a;
+    struct rp_alloc_stats st;
+    rp_alloc_state(&a);
+    rp_alloc_stats(&st);
+    rp_json_key(j, "alloc");
+    rp_json_object_begin(j);
+    rp_json_kv_bool(j, "available", a.available);
+    rp_json_kv_bool(j, "on", a.on);
+    rp_json_kv_u64(j, "interval_bytes", a.interval);
+    rp_json_kv_bool(j, "live", a.live);
+    rp_json_kv_u64(j, "sampled", st.samples);
+    rp_json_kv_u64(j, "ring_dropped", st.ring_dropped);
+    rp_json_kv_u64(j, "no_thread", st.no_thread);
+    rp_json_kv_u64(j, "live_untracked", st.untracked);
+    rp_json_kv_u64(j, "freed", st.freed);
+    rp_json_kv_u64(j, "gcs", rp_alloc_gc_count());
     rp_json_object_end(j);
 }
 
@@ -188,12 +213,20 @@ static int op_status(void *ctx, struct rp_json *j, char *err, size_t errlen)
     rp_json_array_begin(j);
     if (on)
         rp_json_string(j, "cpu");
+    struct rp_alloc_state a;
+    rp_alloc_state(&a);
+    if (a.on)
+        rp_json_string(j, "alloc");
     rp_json_array_end(j);
     rp_json_kv_u64(j, "interval_ns", atomic_load(&C.interval_ns));
     rp_json_key(j, "samples");
     rp_json_object_begin(j);
     rp_json_kv_u64(j, "cpu", t.samples);
+    rp_json_kv_u64(j, "alloc", t.alloc_samples);
+    rp_json_kv_u64(j, "gc", t.gc_samples);
+    rp_json_kv_u64(j, "live", t.live_samples);
     rp_json_object_end(j);
+    status_alloc(j);
     status_counters(j, &t);
     status_threads(j);
     rp_json_kv_u64(j, "bytes_written", t.rec.bytes_written);
@@ -241,17 +274,47 @@ static int apply_cpu(int on, uint64_t interval_ns, char *err, size_t errlen)
     return 0;
 }
 
-/* "all" (or no kind) means every kind this agent has: cpu. Naming alloc alone
- * is an error, since nothing would happen. */
+/* JVMTI calls for allocation sampling run on the flusher (rp_flusher_call); the
+ * argument travels as a value in the pointer, since a call that times out still
+ * runs later. */
+static int call_alloc_switch(void *arg, char *err, size_t errlen)
+{
+    return rp_alloc_switch(arg != NULL, err, errlen);
+}
+
+static int call_alloc_interval(void *arg, char *err, size_t errlen)
+{
+    return rp_alloc_set_interval((uint64_t)(uintptr_t)arg, err, errlen);
+}
+
+static int alloc_switch(int on, char *err, size_t errlen)
+{
+    return rp_flusher_call(call_alloc_switch, on ? (void *)1 : NULL, FLUSH_WAIT_MS, err,
+                           errlen);
+}
+
+static int alloc_interval(uint64_t bytes, char *err, size_t errlen)
+{
+    return rp_flusher_call(call_alloc_interval, (void *)(uintptr_t)bytes, FLUSH_WAIT_MS,
+                           err, errlen);
+}
+
+/* "all" (or no kind) means every kind. Naming alloc where allocation sampling
+ * is unavailable is an error; "all" then switches cpu alone. */
 static int switch_kinds(unsigned kinds, int on, char *err, size_t errlen)
 {
-    if (kinds == RP_CTL_KIND_ALLOC) {
-        snprintf(err, errlen, "%s", NO_ALLOC);
+    struct rp_alloc_state a;
+    rp_alloc_state(&a);
+    if (kinds == 0)
+        kinds = RP_CTL_KIND_ALL;
+    if ((kinds & RP_CTL_KIND_ALLOC) && (kinds != RP_CTL_KIND_ALL || a.available) &&
+        alloc_switch(on, err, errlen) != 0)
         return -1;
+    if (kinds & RP_CTL_KIND_CPU) {
+        if (apply_cpu(on, atomic_load(&C.interval_ns), err, errlen) != 0)
+            return -1;
+        atomic_store(&C.cpu_on, on);
     }
-    if (apply_cpu(on, atomic_load(&C.interval_ns), err, errlen) != 0)
-        return -1;
-    atomic_store(&C.cpu_on, on);
     return 0;
 }
 
@@ -271,17 +334,24 @@ static int op_set(void *ctx, const struct rp_ctl_setting *set, size_t n, char *e
                   size_t errlen)
 {
     (void)ctx;
-    uint64_t interval = atomic_load(&C.interval_ns);
+    uint64_t interval = atomic_load(&C.interval_ns), alloc = 0;
     for (size_t i = 0; i < n; i++) {
-        if (set[i].key == RP_CTL_KEY_ALLOC) {
-            snprintf(err, errlen, "%s", NO_ALLOC);
-            return -1;                      /* all or none: nothing applied yet */
-        }
+        if (set[i].key == RP_CTL_KEY_ALLOC)
+            alloc = set[i].value;
         if (set[i].key == RP_CTL_KEY_INTERVAL)
             interval = set[i].value;
     }
-    if (apply_cpu(atomic_load(&C.cpu_on), interval, err, errlen) != 0)
+    /* All or none: the allocation interval first, since it is the one that can
+     * be refused (unavailable) without anything to undo. */
+    struct rp_alloc_state a;
+    rp_alloc_state(&a);
+    if (alloc && alloc_interval(alloc, err, errlen) != 0)
         return -1;
+    if (apply_cpu(atomic_load(&C.cpu_on), interval, err, errlen) != 0) {
+        if (alloc)
+            alloc_interval(a.interval, err, errlen);
+        return -1;
+    }
     rp_flusher_set_interval(interval);      /* the kind's period, for new chunks */
     atomic_store(&C.interval_ns, interval);
     return 0;

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "agent.h"
+#include "alloc.h"
 #include "engine_async.h"
 #include "engine_jvmti.h"
 #include "flusher.h"
@@ -44,6 +45,19 @@ struct raw_stack {
     uint8_t bytes[];
 };
 
+/* A live object's allocation stack (alloc.h), kept beyond the chunk it was
+ * first written to: the record's header and frames, shared by every tracked
+ * object allocated there, with the chunk's stack id once built. */
+struct live_stack {
+    uint32_t refs;
+    uint32_t stack;                 /* in chunk `generation`; 0: not built yet      */
+    uint64_t generation;
+    uint64_t hash;
+    int in_map;                     /* reachable from flusher.live_stacks           */
+    size_t len;
+    uint64_t rec[];                 /* struct rp_sample_hdr + frames                */
+};
+
 struct flusher {
     struct rp_flusher_config cfg;
     jvmtiEnv *jvmti;
@@ -51,6 +65,12 @@ struct flusher {
     struct rp_chunk_writer *w;
     uint64_t generation;
     uint32_t kind;
+    uint32_t kind_alloc, kind_live, kind_gc;   /* 0 until first used in a chunk   */
+    struct rp_u64map classes;       /* alloc.h class id → chunk class id            */
+    struct rp_u64map live_stacks;   /* raw-frames hash → struct live_stack*         */
+    struct rp_alloc_stats alloc_seen;
+    jclass runtime_class;           /* java.lang.Runtime (global ref), for the heap */
+    jmethodID runtime_get, runtime_total, runtime_free;
     /* Per-generation caches of chunk ids. */
     struct rp_u64map methods;       /* jmethodID → chunk method id                  */
     struct rp_u64map natives;       /* pc → chunk frame id                          */
@@ -68,7 +88,7 @@ struct flusher {
     uint64_t now;
     /* Counts for the next segment. */
     struct rp_u64map status;        /* status → samples                             */
-    uint64_t lost_gone, lost_no_chunk, lost_memory, bad_records;
+    uint64_t lost_gone, lost_no_chunk, lost_memory, bad_records, lost_gc, lost_live;
     uint64_t jvmti_seen_dropped[RP_RING_DROP_REASONS];
     uint64_t stray_seen;
     struct rp_hist_snap hist_prev, hist_now, hist_delta;
@@ -87,11 +107,17 @@ static pthread_cond_t g_req_cond;
 static int g_req_pending, g_req_done, g_req_rc, g_req_errno;
 static char g_req_path[PATH_MAX];
 static char *g_rotate_path;          /* flusher-private: flush_step rotates into it */
+/* A call request (rp_flusher_call) instead of a flush: the function, its
+ * argument and its error sentence. */
+static rp_flusher_fn g_req_fn;
+static void *g_req_arg;
+static char g_req_err[512];
 
 /* Totals for status (rp_flusher_totals), published under g_tot_lock. */
 static pthread_mutex_t g_tot_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rp_flusher_totals g_tot;
-static uint64_t g_samples_written;   /* flusher-private running total           */
+static uint64_t g_samples_written;   /* flusher-private running totals          */
+static uint64_t g_alloc_written, g_gc_written, g_live_written;
 static _Atomic uint64_t g_period_ns; /* the "cpu" kind's period for new chunks   */
 
 /* Add a counter that reached a chunk to the running totals. */
@@ -147,6 +173,8 @@ static void drop_caches(struct flusher *f)
     rp_u64map_clear(&f->natives);
     rp_u64map_clear(&f->markers);
     rp_u64map_clear(&f->tids);
+    rp_u64map_clear(&f->classes);
+    f->kind_alloc = f->kind_live = f->kind_gc = 0;
     drop_raw_cache(f);
 }
 
@@ -321,7 +349,7 @@ static uint32_t build_stack(struct flusher *f, const struct rp_sample_hdr *h)
     uint32_t flags = (h->flags & RP_SAMPLE_TRUNCATED) ? RP_STACK_TRUNCATED : 0;
     if (h->status != RP_WALK_OK) {
         struct status_info si;
-        int jvmti = h->type == RP_SAMPLE_CPU_JVMTI;
+        int jvmti = h->type != RP_SAMPLE_CPU;
         status_describe(h->status, jvmti, &si);
         if (!si.marker_if_empty_only || n == 0) {
             if (!(f->frames[n++] = marker_frame_id(f, h->status, jvmti, &si)))
@@ -333,15 +361,21 @@ static uint32_t build_stack(struct flusher *f, const struct rp_sample_hdr *h)
     return rp_chunk_stack(f->w, f->frames, n, flags);
 }
 
+/* The hash of what makes a record's stack: type, flags, status and the frames
+ * (time, weight and slot excluded). `len`: the header and frames. */
+static uint64_t stack_hash(const struct rp_sample_hdr *h, size_t len)
+{
+    uint64_t hash = raw_hash((const uint8_t *)(h + 1), len - sizeof *h) ^
+                    rp_mix64((uint64_t)h->type << 48 | (uint64_t)h->flags << 32 |
+                             (uint32_t)h->status);
+    return hash ^ rp_mix64((uint64_t)h->nnative << 32 | h->njava);
+}
+
 static uint32_t stack_id(struct flusher *f, const struct rp_sample_hdr *h, size_t len)
 {
-    /* The key: type, flags, status and the frames (time, weight, slot excluded). */
     const uint8_t *key = (const uint8_t *)(h + 1);
     size_t klen = len - sizeof *h;
-    uint64_t hash = raw_hash(key, klen) ^ rp_mix64((uint64_t)h->type << 48 |
-                                                   (uint64_t)h->flags << 32 |
-                                                   (uint32_t)h->status);
-    hash ^= rp_mix64((uint64_t)h->nnative << 32 | h->njava);
+    uint64_t hash = stack_hash(h, len);
     uint64_t v;
     if (rp_u64map_get(&f->raw, hash, &v)) {
         const struct raw_stack *r = (const void *)(uintptr_t)v;
@@ -466,6 +500,236 @@ static void finish_slot(struct flusher *f, struct rp_slot *s)
     rp_threads_release(f->jni, s);
 }
 
+/* ------------------------------------------------------------- allocations -- */
+
+static uint32_t kind_of(struct flusher *f, uint32_t *id, const char *name,
+                        const char *unit, uint64_t period, const char *const *extra,
+                        uint32_t nextra)
+{
+    if (!*id)
+        *id = rp_chunk_kind(f->w, name, unit, period, extra, nextra);
+    return *id;
+}
+
+static const char *const ALLOC_EXTRA[] = {"class", "size", "objects", "length"};
+static const char *const LIVE_EXTRA[] = {"class", "size", "objects", "length",
+                                         "age_gcs", "age_ms"};
+static const char *const GC_EXTRA[] = {"heap_used", "heap_committed", "id"};
+
+static uint32_t alloc_kind(struct flusher *f)
+{
+    struct rp_alloc_state st;
+    rp_alloc_state(&st);
+    return kind_of(f, &f->kind_alloc, "alloc", "bytes", st.interval, ALLOC_EXTRA, 4);
+}
+
+/* The chunk's CLASS id of an alloc.h class id. */
+static uint32_t alloc_class_id(struct flusher *f, uint32_t klass)
+{
+    uint64_t v;
+    if (rp_u64map_get(&f->classes, klass, &v))
+        return (uint32_t)v;
+    const char *name = rp_alloc_class_name(klass);
+    uint32_t id = rp_chunk_class(f->w, str(f, name ? name : "[unknown class]"));
+    if (id)
+        rp_u64map_put(&f->classes, klass, id);
+    return id;
+}
+
+/* A counted reference to the stack of record `h` (header and frames: `len`
+ * bytes), shared with the objects allocated at the same place. NULL: no memory. */
+static struct live_stack *live_stack_ref(struct flusher *f, const struct rp_sample_hdr *h,
+                                         size_t len)
+{
+    uint64_t hash = stack_hash(h, len), v;
+    if (rp_u64map_get(&f->live_stacks, hash, &v)) {
+        struct live_stack *ls = (void *)(uintptr_t)v;
+        if (ls->len == len && memcmp((const uint8_t *)ls->rec + sizeof *h,
+                                     (const uint8_t *)h + sizeof *h, len - sizeof *h) == 0 &&
+            memcmp(ls->rec, h, 8) == 0) {          /* type, flags, status */
+            ls->refs++;
+            return ls;
+        }
+    }
+    struct live_stack *ls = malloc(sizeof *ls + len);
+    if (!ls)
+        return NULL;
+    *ls = (struct live_stack){.refs = 1, .hash = hash, .len = len};
+    memcpy(ls->rec, h, len);
+    if (!rp_u64map_get(&f->live_stacks, hash, &v))
+        ls->in_map = rp_u64map_put(&f->live_stacks, hash, (uint64_t)(uintptr_t)ls) == 0;
+    return ls;
+}
+
+static void live_stack_unref(struct flusher *f, struct live_stack *ls)
+{
+    if (!ls || --ls->refs)
+        return;
+    if (ls->in_map)
+        rp_u64map_del(&f->live_stacks, ls->hash);
+    free(ls);
+}
+
+static uint32_t live_stack_id(struct flusher *f, struct live_stack *ls)
+{
+    if (ls->generation != f->generation || !ls->stack) {
+        ls->stack = build_stack(f, (const struct rp_sample_hdr *)(void *)ls->rec);
+        ls->generation = f->generation;
+    }
+    return ls->stack;
+}
+
+/* An allocation record of slot `s`: `len` bytes of header and frames, then its
+ * struct rp_alloc_tail. @return 0, or -1 if it could not be written. */
+static int write_alloc(struct flusher *f, struct rp_slot *s, const struct rp_sample_hdr *h,
+                       size_t len)
+{
+    struct rp_alloc_tail t;
+    memcpy(&t, (const uint8_t *)h + len, sizeof t);
+    uint32_t thread = thread_id(f, s);
+    if (t.live) {
+        /* Tracked from now on, even if the sample itself cannot be written. */
+        struct live_stack *ls = live_stack_ref(f, h, len);
+        if (rp_alloc_live_adopt(t.live, t.live_gen, ls, thread, f->generation) != 0)
+            live_stack_unref(f, ls);
+    }
+    uint32_t stack = thread ? stack_id(f, h, len) : 0;
+    uint64_t extra[4] = {alloc_class_id(f, t.klass), t.size, t.objects, t.length1};
+    if (!stack || !extra[0] || !alloc_kind(f))
+        return -1;
+    return rp_chunk_sample(f->w, f->kind_alloc, thread, h->time, stack, h->weight, extra);
+}
+
+/* The heap's use and size now (Runtime.totalMemory - freeMemory), 0s if unknown. */
+static void heap_now(struct flusher *f, uint64_t *used, uint64_t *committed)
+{
+    JNIEnv *jni = f->jni;
+    *used = *committed = 0;
+    if (!f->runtime_class) {
+        jclass k = (*jni)->FindClass(jni, "java/lang/Runtime");
+        if (k) {
+            f->runtime_get = (*jni)->GetStaticMethodID(jni, k, "getRuntime",
+                                                       "()Ljava/lang/Runtime;");
+            f->runtime_total = (*jni)->GetMethodID(jni, k, "totalMemory", "()J");
+            f->runtime_free = (*jni)->GetMethodID(jni, k, "freeMemory", "()J");
+            if (f->runtime_get && f->runtime_total && f->runtime_free)
+                f->runtime_class = (*jni)->NewGlobalRef(jni, k);
+            (*jni)->DeleteLocalRef(jni, k);
+        }
+        (*jni)->ExceptionClear(jni);
+        if (!f->runtime_class)
+            return;
+    }
+    jobject rt = (*jni)->CallStaticObjectMethod(jni, f->runtime_class, f->runtime_get);
+    if (rt) {
+        jlong total = (*jni)->CallLongMethod(jni, rt, f->runtime_total);
+        jlong freeb = (*jni)->CallLongMethod(jni, rt, f->runtime_free);
+        if (!(*jni)->ExceptionCheck(jni) && total >= freeb && freeb >= 0) {
+            *used = (uint64_t)(total - freeb);
+            *committed = (uint64_t)total;
+        }
+        (*jni)->DeleteLocalRef(jni, rt);
+    }
+    (*jni)->ExceptionClear(jni);
+}
+
+/* The GC pauses queued since the last pass. The heap is read once, right after
+ * the newest pause; older ones in the same batch get 0 (unknown) rather than a
+ * figure that belongs to a later GC. */
+static void write_gcs(struct flusher *f)
+{
+    struct rp_gc_pause batch[32];
+    int n;
+    do {
+        n = 0;
+        while (n < 32 && rp_alloc_gc_pop(&batch[n]))
+            n++;
+        if (!n)
+            return;
+        uint64_t used, committed;
+        heap_now(f, &used, &committed);
+        for (int i = 0; i < n; i++) {
+            int last = i == n - 1;
+            uint64_t extra[3] = {last ? used : 0, last ? committed : 0, batch[i].id};
+            if (!f->w || !kind_of(f, &f->kind_gc, "gc", "ns", 0, GC_EXTRA, 3) ||
+                rp_chunk_sample(f->w, f->kind_gc, 0, batch[i].start, 0,
+                                batch[i].end - batch[i].start, extra) != 0)
+                f->lost_gc++;
+            else
+                g_gc_written++;
+        }
+    } while (n == 32);
+}
+
+/* The live snapshot (live=on): every tracked object still alive, at one time,
+ * marked by the live.objects and live.bytes gauges; dead entries are recycled. */
+struct snapshot {
+    struct flusher *f;
+    uint64_t gcs, objects, bytes, failed;
+};
+
+static void snapshot_live(void *arg, const struct rp_live_obj *o)
+{
+    struct snapshot *sn = arg;
+    struct flusher *f = sn->f;
+    /* The allocating thread: still running (or ended but not yet released), or
+     * ended with its THREAD record in this chunk; else none. */
+    struct rp_slot *s = rp_threads_slot(o->slot);
+    uint32_t thread = s && atomic_load(&s->gen) == o->slot_gen &&
+                      atomic_load(&s->state) != RP_SLOT_FREE ? thread_id(f, s) : 0;
+    if (!thread && o->thread_chunk == f->generation)
+        thread = o->thread;
+    uint32_t stack = o->stack ? live_stack_id(f, o->stack) : 0;
+    uint64_t extra[6] = {alloc_class_id(f, o->klass), o->size, o->objects, o->length1,
+                         sn->gcs - o->gcs, f->now > o->time ? (f->now - o->time) / 1000000u : 0};
+    if (!extra[0] || rp_chunk_sample(f->w, f->kind_live, thread, f->now, stack, o->weight,
+                                     extra) != 0) {
+        sn->failed++;
+        return;
+    }
+    sn->objects++;
+    sn->bytes += o->weight;
+    g_live_written++;
+}
+
+static void snapshot_dead(void *arg, void *stack)
+{
+    struct snapshot *sn = arg;
+    live_stack_unref(sn->f, stack);
+}
+
+static void write_live(struct flusher *f)
+{
+    struct rp_alloc_state st;
+    rp_alloc_state(&st);
+    if (!st.live || !kind_of(f, &f->kind_live, "live", "bytes", 0, LIVE_EXTRA, 6))
+        return;
+    struct snapshot sn = {f, rp_alloc_gc_count(), 0, 0, 0};
+    rp_alloc_live_sweep(snapshot_live, snapshot_dead, &sn);
+    rp_chunk_gauge(f->w, "live.objects", f->now, sn.objects);
+    rp_chunk_gauge(f->w, "live.bytes", f->now, sn.bytes);
+    f->lost_live += sn.failed;
+}
+
+/* The allocation counters' growth since the last segment that carried them. */
+static void alloc_counters(struct flusher *f)
+{
+    struct rp_alloc_stats now;
+    rp_alloc_stats(&now);
+    struct { const char *name; uint64_t now, *seen; } c[] = {
+        {RP_COUNTER_LOST_PREFIX "alloc_no_thread", now.no_thread, &f->alloc_seen.no_thread},
+        {RP_COUNTER_LOST_PREFIX "gc_pause", now.gc_lost, &f->alloc_seen.gc_lost},
+        {"live.untracked", now.untracked, &f->alloc_seen.untracked},
+        {"live.tag_failed", now.tag_failed, &f->alloc_seen.tag_failed},
+        {"alloc.agent_thread", now.agent_thread, &f->alloc_seen.agent_thread},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        uint64_t d = c[i].now - *c[i].seen;
+        if (d && chunk_counter(f->w, c[i].name, d) == 0)
+            *c[i].seen = c[i].now;
+    }
+}
+
 /* ------------------------------------------------------------------- drain -- */
 
 static int on_record(void *arg, const void *p, size_t len)
@@ -478,10 +742,11 @@ static int on_record(void *arg, const void *p, size_t len)
     memcpy(f->rec, p, len);
     const struct rp_sample_hdr *h = (const void *)f->rec;
     if ((uint64_t)h->nnative + h->njava > f->cfg.depth ||
-        rp_sample_size(h->nnative, h->njava) != len) {
+        rp_record_size(h->type, h->nnative, h->njava) != len) {
         f->bad_records++;
         return 0;
     }
+    size_t flen = rp_sample_size(h->nnative, h->njava);
     /* Every record names its slot and generation; one that does not match the
      * slot's present occupant (never expected in a thread's own ring, possible in
      * the jvmti sampler's) is dropped, not given to the wrong thread. */
@@ -495,17 +760,25 @@ static int on_record(void *arg, const void *p, size_t len)
         f->lost_no_chunk++;
         return 0;
     }
-    uint32_t thread = thread_id(f, s);
-    uint32_t stack = thread ? stack_id(f, h, len) : 0;
-    if (!stack || rp_chunk_sample(f->w, f->kind, thread, h->time, stack, h->weight,
-                                  NULL) != 0) {
-        f->lost_memory++;
-        return 0;
+    if (h->type == RP_SAMPLE_ALLOC) {
+        if (write_alloc(f, s, h, flen) != 0) {
+            f->lost_memory++;
+            return 0;
+        }
+        g_alloc_written++;
+    } else {
+        uint32_t thread = thread_id(f, s);
+        uint32_t stack = thread ? stack_id(f, h, flen) : 0;
+        if (!stack || rp_chunk_sample(f->w, f->kind, thread, h->time, stack, h->weight,
+                                      NULL) != 0) {
+            f->lost_memory++;
+            return 0;
+        }
+        g_samples_written++;
+        atomic_fetch_add_explicit(&s->written, 1, memory_order_relaxed);
     }
     s->sampled++;
-    g_samples_written++;
-    atomic_fetch_add_explicit(&s->written, 1, memory_order_relaxed);
-    uint64_t key = (uint64_t)(uint32_t)h->status | (uint64_t)(h->type == RP_SAMPLE_CPU_JVMTI) << 32;
+    uint64_t key = (uint64_t)(uint32_t)h->status | (uint64_t)(h->type != RP_SAMPLE_CPU) << 32;
     if (h->status != RP_WALK_OK) {
         uint64_t c = 0;
         rp_u64map_get(&f->status, key, &c);
@@ -580,6 +853,10 @@ static void flush_step(struct flusher *f)
     counter(f, RP_COUNTER_LOST_PREFIX "no_chunk", &f->lost_no_chunk);
     counter(f, RP_COUNTER_LOST_PREFIX "no_memory", &f->lost_memory);
     counter(f, RP_COUNTER_LOST_PREFIX "bad_record", &f->bad_records);
+    write_live(f);
+    alloc_counters(f);
+    counter(f, RP_COUNTER_LOST_PREFIX "gc_pause", &f->lost_gc);
+    counter(f, RP_COUNTER_LOST_PREFIX "live_snapshot", &f->lost_live);
     for (size_t i = 0; i < f->status.cap; i++) {
         if (!f->status.used[i] || !f->status.vals[i])
             continue;
@@ -635,6 +912,9 @@ static void publish(struct flusher *f)
     rp_recording_stats(f->cfg.rec, &rs);
     pthread_mutex_lock(&g_tot_lock);
     g_tot.samples = g_samples_written;
+    g_tot.alloc_samples = g_alloc_written;
+    g_tot.gc_samples = g_gc_written;
+    g_tot.live_samples = g_live_written;
     g_tot.rec = rs;
     snprintf(g_tot.current, sizeof g_tot.current, "%s",
              f->w ? rp_chunk_writer_path(f->w) : "");
@@ -681,6 +961,7 @@ static void pass(struct flusher *f, int flush_now)
         if (st == RP_SLOT_ENDED)
             finish_slot(f, s);
     }
+    write_gcs(f);
     if (flush_now && f->w)
         flush_step(f);
     publish(f);
@@ -702,6 +983,21 @@ static void serve_request(struct flusher *f)
     publish(f);
     pthread_mutex_lock(&g_lock);
     snprintf(g_req_path, sizeof g_req_path, "%s", path);
+    g_req_pending = 0;
+    g_req_done = 1;
+    pthread_cond_broadcast(&g_req_cond);
+    pthread_mutex_unlock(&g_lock);
+}
+
+/* A call request: run it here, on a thread attached to the JVM. */
+static void serve_call(void)
+{
+    g_req_err[0] = '\0';
+    int rc = g_req_fn(g_req_arg, g_req_err, sizeof g_req_err);
+    pthread_mutex_lock(&g_lock);
+    g_req_rc = rc;
+    g_req_errno = 0;
+    g_req_path[0] = '\0';
     g_req_pending = 0;
     g_req_done = 1;
     pthread_cond_broadcast(&g_req_cond);
@@ -738,7 +1034,10 @@ static void JNICALL flusher_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         int request = g_req_pending;
         pthread_mutex_unlock(&g_lock);
         if (request) {
-            serve_request(f);
+            if (g_req_fn)
+                serve_call();
+            else
+                serve_request(f);
             pthread_mutex_lock(&g_lock);
             continue;
         }
@@ -826,8 +1125,25 @@ int rp_flusher_stop(unsigned wait_ms)
 
 /* ------------------------------------------------------- control requests -- */
 
+static int post(rp_flusher_fn fn, void *arg, char *path, size_t pathlen,
+                unsigned wait_ms, char *err, size_t errlen);
+
 int rp_flusher_request(char *path, size_t pathlen, unsigned wait_ms, char *err,
                        size_t errlen)
+{
+    return post(NULL, NULL, path, pathlen, wait_ms, err, errlen);
+}
+
+int rp_flusher_call(rp_flusher_fn fn, void *arg, unsigned wait_ms, char *err,
+                    size_t errlen)
+{
+    char path[8];
+    return post(fn, arg, path, sizeof path, wait_ms, err, errlen);
+}
+
+/* Post a request (a flush if fn is NULL) and wait for its answer. */
+static int post(rp_flusher_fn fn, void *arg, char *path, size_t pathlen,
+                unsigned wait_ms, char *err, size_t errlen)
 {
     pthread_once(&g_conds_once, init_conds);
     struct timespec until;
@@ -844,6 +1160,8 @@ int rp_flusher_request(char *path, size_t pathlen, unsigned wait_ms, char *err,
         snprintf(err, errlen, "the agent is shutting down; its last chunk is being "
                  "closed");
     } else if (!timed_out) {
+        g_req_fn = fn;
+        g_req_arg = arg;
         g_req_pending = 1;
         g_req_done = 0;
         pthread_cond_broadcast(&g_wake);
@@ -854,6 +1172,8 @@ int rp_flusher_request(char *path, size_t pathlen, unsigned wait_ms, char *err,
             if (g_req_rc == 0) {
                 snprintf(path, pathlen, "%s", g_req_path);
                 rc = 0;
+            } else if (fn) {
+                snprintf(err, errlen, "%s", g_req_err);
             } else {
                 snprintf(err, errlen, "the chunk could not be finished in %s: %s",
                          rp_recording_dir(g_f.cfg.rec), strerror(g_req_errno));
@@ -876,6 +1196,11 @@ void rp_flusher_totals(struct rp_flusher_totals *out)
     pthread_mutex_lock(&g_tot_lock);
     *out = g_tot;
     pthread_mutex_unlock(&g_tot_lock);
+}
+
+void rp_flusher_wake(void)
+{
+    pthread_cond_signal(&g_wake);
 }
 
 void rp_flusher_set_interval(uint64_t interval_ns)

@@ -60,6 +60,19 @@ int rp_flusher_tid(void);
 int rp_flusher_request(char *path, size_t pathlen, unsigned wait_ms, char *err,
                        size_t errlen);
 
+/*
+ * rp_flusher_call: run `fn(arg, err, errlen)` on the flusher thread, which is
+ * attached to the JVM (JVMTI refuses most calls from the control server's
+ * thread with JVMTI_ERROR_UNATTACHED_THREAD), and wait up to `wait_ms` for it.
+ * @return fn's result (0, or -1 with its sentence in err), or -1 if the agent is
+ * stopping or the wait timed out. A call that timed out still runs later, so
+ * `arg` must outlive the caller (a value cast to a pointer, or static data).
+ * Same caller rules as rp_flusher_request.
+ */
+typedef int (*rp_flusher_fn)(void *arg, char *err, size_t errlen);
+int rp_flusher_call(rp_flusher_fn fn, void *arg, unsigned wait_ms, char *err,
+                    size_t errlen);
+
 /* Running totals of what reached chunk files since start, for status. Counters
  * (lost.*, agct.*, walk.*, jvmti.*) are summed by name, as written; a name beyond
  * RP_FLUSHER_COUNTERS_MAX distinct ones is left out of the totals (never of the
@@ -68,6 +81,9 @@ int rp_flusher_request(char *path, size_t pathlen, unsigned wait_ms, char *err,
 #define RP_FLUSHER_COUNTERS_MAX 48
 struct rp_flusher_totals {
     uint64_t samples;                   /* CPU samples written                    */
+    uint64_t alloc_samples;             /* allocation samples written             */
+    uint64_t gc_samples;                /* GC pauses written                      */
+    uint64_t live_samples;              /* live-object samples, all snapshots     */
     uint32_t ncounters;
     struct {
         char name[48];
@@ -81,6 +97,10 @@ void rp_flusher_totals(struct rp_flusher_totals *out);
 /* The "cpu" kind's period for chunks opened from now on (a kind's period is fixed
  * per chunk). Any thread. */
 void rp_flusher_set_interval(uint64_t interval_ns);
+
+/* Wake the flusher for a pass now (the GC-finish callback: the heap is read
+ * right after a pause). pthread_cond_signal only: no lock, never blocks. */
+void rp_flusher_wake(void);
 
 /* Final drain, flush and close; wait up to `wait_ms`. Call after sampling has
  * stopped. @return 0 if the recording was closed cleanly, -1 otherwise. */

@@ -26,8 +26,9 @@
 #define NS_PER_S 1000000000ull
 
 /* Per-sample ring record overhead and frame size, for the depth/ring cross-check:
- * src/sample.h's header plus the ring's own framing, rounded up generously. */
-#define RECORD_HEADER_BYTES 64u
+ * src/sample.h's header, an allocation record's tail and the ring's own framing
+ * (48 + 40 + 8), rounded up generously. */
+#define RECORD_HEADER_BYTES 128u
 #define RECORD_FRAME_BYTES 16u
 
 /* ------------------------------------------------------------ value parsers -- */
@@ -133,6 +134,16 @@ static int parse_sz_or_off(const struct opt_def *d, const char *v, struct rp_opt
     if (!strcmp(v, "off") || !strcmp(v, "0"))
         return set_u64(o, d->offset, 0);
     return parse_sz(d, v, o);
+}
+
+static int parse_count(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (!isdigit((unsigned char)*v) || *end || errno || n < d->min || n > d->max)
+        return -1;
+    return set_u64(o, d->offset, n);
 }
 
 static int parse_ring(const struct opt_def *d, const char *v, struct rp_options *o)
@@ -276,6 +287,15 @@ static const struct opt_def defs[] = {
      4u << 10, 64u << 20, FIELD(ring_bytes)},
     {"ctl", "<dir>/ringprof-<pid>.sock", "a socket path shorter than 108 bytes, or off",
      "control socket for ringprof ctl (docs/control.md)", parse_ctl, 0, 0, FIELD(ctl)},
+    {"alloc", "512k", "a size from 1k to 1g, e.g. 512k, or off",
+     "allocation sampling: mean bytes allocated between two samples", parse_sz_or_off,
+     1u << 10, 1u << 30, FIELD(alloc_bytes)},
+    {"live", "off", "on, off",
+     "track sampled objects until they are collected: a live-heap profile at every "
+     "flush", parse_onoff, 0, 0, FIELD(live)},
+    {"livemax", "65536", "a number from 1 to 16777216",
+     "live=on: most sampled objects tracked at once; more are counted (live.untracked)",
+     parse_count, 1, 1u << 24, FIELD(live_max)},
     {"signal", "PROF", "PROF, VTALRM, ALRM, USR1, URG, WINCH, PWR, RTMIN+N or a number",
      "signal used by the CPU timers", parse_signal, 0, 0, FIELD(signal)},
 };
@@ -295,6 +315,8 @@ void rp_options_defaults(struct rp_options *o)
     o->chunktime_ns = RP_DEFAULT_CHUNK_DURATION_NS;
     o->ring_bytes = 64u << 10;
     o->signal = SIGPROF;
+    o->alloc_bytes = 512u << 10;
+    o->live_max = 65536;
 }
 
 /* -------------------------------------------------------------- the parser -- */

@@ -36,6 +36,9 @@ struct rp_options {
     uint64_t chunktime_ns;        /* rotate chunks at this age                       */
     uint64_t ring_bytes;          /* per-thread ring capacity (power of two)         */
     int signal;                   /* the CPU-timer signal number                     */
+    uint64_t alloc_bytes;         /* heap sampling interval; 0: alloc=off            */
+    int live;                     /* live=on: track sampled objects until they die   */
+    uint64_t live_max;            /* live-table entries                              */
     char ctl[RP_OPT_PATH_MAX];    /* control socket path; "" = <dir>/ringprof-<pid>.sock */
     int ctl_off;                  /* ctl=off: no control socket                      */
     int help;                     /* "help" was given: print the table, do nothing   */

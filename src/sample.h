@@ -25,7 +25,8 @@
 enum rp_sample_type {
     RP_SAMPLE_CPU = 1,     /* async engine: CPU-timer signal                       */
     RP_SAMPLE_CPU_JVMTI,   /* jvmti engine: GetStackTrace on a thread that ran     */
-    RP_SAMPLE_ALLOC        /* SampledObjectAlloc (a later issue)                   */
+    RP_SAMPLE_ALLOC        /* SampledObjectAlloc: frames from GetStackTrace, then
+                            * a struct rp_alloc_tail                             */
 };
 
 /* Why a walk produced no (or only part of a) Java stack. 0 is success. The
@@ -80,11 +81,29 @@ static inline const struct rp_java_frame *rp_sample_java(const struct rp_sample_
     return (const struct rp_java_frame *)(const void *)(rp_sample_pcs(h) + h->nnative);
 }
 
-/* Bytes of a record with the given frame counts. */
+/* Bytes of a record's header and frames with the given frame counts. */
 static inline uint64_t rp_sample_size(uint64_t nnative, uint64_t njava)
 {
     return sizeof(struct rp_sample_hdr) + nnative * sizeof(uint64_t) +
            njava * sizeof(struct rp_java_frame);
+}
+
+/* What an allocation record (RP_SAMPLE_ALLOC) carries after its frames; the
+ * header's weight is the estimated bytes (alloc.h). */
+struct rp_alloc_tail {
+    uint64_t size;          /* the sampled object's size, bytes                    */
+    uint64_t objects;       /* estimated objects the sample stands for             */
+    uint32_t klass;         /* alloc.h class id (rp_alloc_class_name)              */
+    uint32_t length1;       /* array length + 1; 0 for a non-array object          */
+    uint32_t live;          /* live-table entry + 1, 0: not tracked (alloc.h)      */
+    uint32_t live_gen;      /* that entry's generation                             */
+};
+
+/* Bytes of a whole record of this type and frame counts. */
+static inline uint64_t rp_record_size(uint32_t type, uint64_t nnative, uint64_t njava)
+{
+    return rp_sample_size(nnative, njava) +
+           (type == RP_SAMPLE_ALLOC ? sizeof(struct rp_alloc_tail) : 0);
 }
 
 #endif

@@ -19,7 +19,8 @@ static void test_defaults(void)
     CHECK(rp_options_parse(NULL, &o, err, sizeof err) == 0, "NULL is all defaults");
     CHECK(o.interval_ns == 10000000 && o.depth == 1024 && o.native == 1 &&
           o.flush_ns == 1000000000ull && o.engine == RP_ENGINE_AUTO &&
-          o.ring_bytes == 65536 && o.signal == SIGPROF && o.dir[0] == '\0',
+          o.ring_bytes == 65536 && o.signal == SIGPROF && o.dir[0] == '\0' &&
+          o.alloc_bytes == 524288 && o.live == 0 && o.live_max == 65536,
           "defaults as documented");
     CHECK(rp_options_parse("", &o, err, sizeof err) == 0, "empty is all defaults");
 }
@@ -70,6 +71,13 @@ static void test_good(void)
           o.ctl[0] == '\0', "ctl=off: %s", err);
     CHECK(rp_options_parse("depth=2048,ring=64k", &o, err, sizeof err) == 0,
           "depth 2048 fits a 64k ring: %s", err);
+    CHECK(rp_options_parse("alloc=64k,live=on,livemax=1000", &o, err, sizeof err) == 0 &&
+          o.alloc_bytes == 65536 && o.live == 1 && o.live_max == 1000,
+          "alloc, live, livemax: %s", err);
+    CHECK(rp_options_parse("alloc=off", &o, err, sizeof err) == 0 && o.alloc_bytes == 0,
+          "alloc=off: %s", err);
+    CHECK(rp_options_parse("alloc=1g,livemax=16777216", &o, err, sizeof err) == 0 &&
+          o.alloc_bytes == 1u << 30 && o.live_max == 1u << 24, "upper bounds: %s", err);
 }
 
 /* Each bad string, and a word its error must contain. */
@@ -112,6 +120,13 @@ static const struct { const char *s, *must, *must2; } bad[] = {
     {"dir=", "dir", "needs a value"},
     {"depth=8192,ring=64k", "depth=8192", "ring"},
     {"chunksize=64m,maxsize=16m", "chunksize", "maxsize"},
+    {"alloc=512", "alloc", "1k"},
+    {"alloc=2g", "alloc", "1g"},
+    {"alloc=fast", "alloc", "off"},
+    {"live=maybe", "live", "on, off"},
+    {"livemax=0", "livemax", "16777216"},
+    {"livemax=99999999", "livemax", "16777216"},
+    {"livemax=1k", "livemax", "number"},
 };
 
 static void test_bad(void)

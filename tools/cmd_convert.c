@@ -4,28 +4,40 @@
  *
  * The command parses options, expands INPUT (files, directories, globs; several
  * recordings merge), streams every chunk into one profile (tools/profile.c) and
- * hands it to the chosen format's writer. Two things may need a look at the inputs
- * before the real pass: with no --event, which kinds exist (the first segment of
- * each file tells, cheaply); with --from/--to relative to the recording's start or
- * end (+10s, -30s), where those are (a full read of every file, so such a
- * conversion reads its inputs twice). The profile pass reports every problem the
- * reader finds (file, offset, reason) and goes on; the exit status is 1 only when
- * nothing could be read, or with --strict when anything was wrong.
+ * hands it to the chosen format's writer. Some things need a look at the inputs
+ * before the real pass (tools/scan.c): with no --event, which kinds exist (the
+ * first segment of each file tells, cheaply); with --from/--to relative to the
+ * recording's start or end (+10s, -30s), where those are; for live objects,
+ * which snapshots there are. The last two read every file in full, so such a
+ * conversion reads its inputs twice.
+ *
+ * Live objects (docs/profiles.md): `--event live` is the profile of ONE
+ * snapshot per recording, the last in the time range unless --snapshot says
+ * otherwise; adding snapshots up would count every surviving object once per
+ * snapshot. The alloc flat table gets the live columns from the same choice of
+ * snapshot, through a second profile of kind live built beside the alloc one.
+ *
+ * The profile pass reports every problem the reader finds (file, offset,
+ * reason) and goes on; the exit status is 1 only when nothing could be read,
+ * when a live profile was asked of inputs without a snapshot, or with --strict
+ * when anything was wrong.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "filters.h"
 #include "formats.h"
 #include "inputs.h"
+#include "live.h"
+#include "out_common.h"
 #include "profile.h"
+#include "scan.h"
+#include "timespec.h"
 
 static void usage(FILE *f)
 {
@@ -35,8 +47,12 @@ static void usage(FILE *f)
         "Turn chunk files into a profile. INPUT is a chunk file (*.rpc), a recording\n"
         "directory or a glob; several recordings (JVMs, hosts) merge into one profile.\n"
         "\n"
-        "  --event KIND        event kind: cpu, alloc, ... (default: cpu, else the\n"
-        "                      first kind present)\n"
+        "  --event KIND        event kind: cpu, alloc, live, ... (default: cpu, else\n"
+        "                      alloc, else the first kind present)\n"
+        "  --snapshot S        live: which snapshot, among those in --from/--to:\n"
+        "                      first, last (default), N (the N-th) or -N (the N-th\n"
+        "                      from the end); also picks the alloc flat table's\n"
+        "                      live columns\n"
         "  --format F          output format (default: from the -o extension, else tree)\n"
         "  -o, --output FILE   write to FILE instead of stdout\n"
         "  --from T, --to T    keep samples with T_from <= time < T_to. T is UTC\n"
@@ -55,7 +71,8 @@ static void usage(FILE *f)
         "  --value V           collapsed: 'weight' (default, in the kind's unit) or\n"
         "                      'samples' (counts)\n"
         "  --strict            exit 1 if any input was missing or damaged\n"
-        "  --quiet             do not print each problem found in the inputs\n"
+        "  --quiet             do not print each problem found in the inputs, nor\n"
+        "                      which live snapshot was used\n"
         "\n"
         "formats:\n");
     for (size_t i = 0; i < rp_nformats; i++)
@@ -73,143 +90,6 @@ static int bad_usage(const char *fmt, const char *arg)
     fputs("\n\n", stderr);
     usage(stderr);
     return 2;
-}
-
-/* ------------------------------------------------------------ time specs -- */
-
-struct time_spec {
-    int set, rel;        /* rel: +1 from the start, -1 before the end           */
-    uint64_t wall;       /* absolute: CLOCK_REALTIME ns                         */
-    uint64_t dur;        /* relative: ns                                        */
-};
-
-static int parse_duration(const char *s, uint64_t *ns)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno || v < 0 || !isfinite(v))
-        return -1;
-    double mul;
-    if (!strcmp(end, "ns"))
-        mul = 1;
-    else if (!strcmp(end, "us"))
-        mul = 1e3;
-    else if (!strcmp(end, "ms"))
-        mul = 1e6;
-    else if (!strcmp(end, "s"))
-        mul = 1e9;
-    else if (!strcmp(end, "m"))
-        mul = 60e9;
-    else if (!strcmp(end, "h"))
-        mul = 3600e9;
-    else
-        return -1;
-    if (v * mul > 9e18)
-        return -1;
-    *ns = (uint64_t)llround(v * mul);
-    return 0;
-}
-
-/* "2026-11-21T06:02:03Z", "2026-11-21 06:02:03.25", always UTC. */
-static int parse_wall(const char *s, uint64_t *ns)
-{
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    const char *p = strptime(s, "%Y-%m-%d", &tm);
-    if (!p || (*p != 'T' && *p != ' '))
-        return -1;
-    p = strptime(p + 1, "%H:%M:%S", &tm);
-    if (!p)
-        return -1;
-    uint64_t frac = 0;
-    if (*p == '.') {
-        uint64_t scale = 100000000;
-        p++;
-        if (*p < '0' || *p > '9')
-            return -1;
-        for (; *p >= '0' && *p <= '9'; p++, scale /= 10)
-            frac += scale * (uint64_t)(*p - '0');
-    }
-    if (*p == 'Z')
-        p++;
-    if (*p)
-        return -1;
-    time_t t = timegm(&tm);
-    if (t < 0)
-        return -1;
-    *ns = (uint64_t)t * 1000000000u + frac;
-    return 0;
-}
-
-static int parse_time(const char *s, struct time_spec *t)
-{
-    t->set = 1;
-    if (s[0] == '+' || s[0] == '-') {
-        t->rel = s[0] == '+' ? 1 : -1;
-        return parse_duration(s + 1, &t->dur);
-    }
-    t->rel = 0;
-    return parse_wall(s, &t->wall);
-}
-
-/* ------------------------------------------------------------- pre-scans -- */
-
-struct scan {
-    uint64_t first, last;      /* wall ns of the earliest and latest sample */
-    char *kind;                /* the default kind, if one was found        */
-    int has_cpu;
-};
-
-static void scan_kinds(struct rp_reader *r, struct scan *sc)
-{
-    for (uint32_t k = 1; k <= rp_reader_kind_count(r); k++) {
-        const struct rp_kind_info *ki = rp_reader_kind(r, k);
-        if (!ki || !ki->name)
-            continue;
-        if (!strcmp(ki->name, "cpu"))
-            sc->has_cpu = 1;
-        if (!sc->kind)
-            sc->kind = strdup(ki->name);
-    }
-}
-
-/* full: read every event for the time range; else stop at the first sample. */
-static void scan_file(const char *path, struct scan *sc, int full)
-{
-    struct rp_reader *r = rp_reader_open(path, NULL, NULL);
-    if (!r)
-        return;
-    const char *w = rp_reader_meta(r, RP_META_START_WALL);
-    const char *m = rp_reader_meta(r, RP_META_START_MONO);
-    uint64_t wall0 = w ? strtoull(w, NULL, 10) : 0, mono0 = m ? strtoull(m, NULL, 10) : 0;
-    struct rp_event ev;
-    while (rp_reader_next(r, &ev)) {
-        if (ev.type != RP_EV_SAMPLE)
-            continue;
-        if (!full)
-            break;
-        if (w && m) {
-            uint64_t t = wall0 + (ev.u.sample.time - mono0);
-            if (!sc->first || t < sc->first)
-                sc->first = t;
-            if (t > sc->last)
-                sc->last = t;
-        }
-    }
-    scan_kinds(r, sc);
-    rp_reader_close(r);
-}
-
-static uint64_t resolve_time(const struct time_spec *t, const struct scan *sc)
-{
-    if (!t->set)
-        return 0;
-    if (!t->rel)
-        return t->wall;
-    if (t->rel > 0)
-        return sc->first + t->dur;
-    return sc->last > t->dur ? sc->last - t->dur : 1;
 }
 
 /* ---------------------------------------------------------------- output -- */
@@ -243,45 +123,106 @@ static const struct rp_format *format_by_path(const char *path)
     return NULL;
 }
 
-static int compile(regex_t *re, const char *pat, const char *opt)
-{
-    int rc = regcomp(re, pat, REG_EXTENDED | REG_NOSUB);
-    if (rc) {
-        char msg[256];
-        regerror(rc, re, msg, sizeof msg);
-        fprintf(stderr, "ringprof convert: %s '%s': %s\n\n", opt, pat, msg);
-        usage(stderr);
-        return -1;
-    }
-    return 0;
-}
 
-/* ------------------------------------------------------------------ main -- */
+/* ------------------------------------------------------------ the state -- */
+
+struct age_list {
+    struct rp_live_age *a;
+    size_t n, cap;
+    const struct rp_kind_info *kind;   /* the kind the indexes below are for */
+    int gcs_x, ms_x;                   /* its age_gcs and age_ms fields, or -1 */
+};
+
+struct convert {
+    struct rp_prof_options po;
+    struct rp_out_options oo;
+    struct rp_time_spec from, to;
+    struct rp_filters fx;
+    const char *format, *outpath;
+    const struct rp_format *fmt;
+    long snapshot;               /* --snapshot (rp_snap_parse); -1: the last     */
+    int snapshot_set, strict;
+    struct rp_diag_counts diag;
+    struct rp_inputs in;
+    int missing;                 /* inputs that matched nothing                  */
+    struct rp_scan sc;
+    struct rp_snap_choice choice;
+    struct rp_live_view lv;
+    struct age_list ages;
+    struct rp_profile *p, *live;
+};
+
+/* ------------------------------------------------------------- options -- */
 
 enum {
     OPT_EVENT = 256, OPT_FORMAT, OPT_FROM, OPT_TO, OPT_THREAD, OPT_INCLUDE, OPT_EXCLUDE,
     OPT_LINES, OPT_BCI, OPT_PER_THREAD, OPT_CUTOFF, OPT_TOP, OPT_METHOD, OPT_VALUE,
-    OPT_STRICT, OPT_QUIET
+    OPT_STRICT, OPT_QUIET, OPT_SNAPSHOT
 };
 
-struct regexes {
-    regex_t thread, include, exclude, method;
-    int have_thread, have_include, have_exclude, have_method;
-};
-
-static void free_regexes(struct regexes *x)
+/* One option. @return 0, 2 (usage error, printed) or 3 (--help, printed). */
+static int parse_one(struct convert *c, int opt, const char *arg, char **argv)
 {
-    if (x->have_thread)
-        regfree(&x->thread);
-    if (x->have_include)
-        regfree(&x->include);
-    if (x->have_exclude)
-        regfree(&x->exclude);
-    if (x->have_method)
-        regfree(&x->method);
+    char *end;
+    switch (opt) {
+    case OPT_EVENT: c->po.event = arg; return 0;
+    case OPT_FORMAT: c->format = arg; return 0;
+    case 'o': c->outpath = arg; return 0;
+    case OPT_FROM:
+    case OPT_TO:
+        if (rp_parse_time(arg, opt == OPT_FROM ? &c->from : &c->to) < 0)
+            return bad_usage(opt == OPT_FROM ? "--from '%s': not a time "
+                             "(2026-11-21T06:02:03Z, +10s, -30s)" : "--to '%s': not a "
+                             "time (2026-11-21T06:02:03Z, +10s, -30s)", arg);
+        return 0;
+    case OPT_THREAD:
+    case OPT_INCLUDE:
+    case OPT_EXCLUDE:
+    case OPT_METHOD:
+        if (rp_filters_set(&c->fx, "convert", opt == OPT_THREAD ? "--thread"
+                           : opt == OPT_INCLUDE ? "--include"
+                           : opt == OPT_EXCLUDE ? "--exclude" : "--method", arg) < 0) {
+            fputc('\n', stderr);
+            usage(stderr);
+            return 2;
+        }
+        return 0;
+    case OPT_LINES: c->po.granularity = RP_GRAN_LINE; return 0;
+    case OPT_BCI: c->po.granularity = RP_GRAN_BCI; return 0;
+    case OPT_PER_THREAD: c->po.per_thread = 1; return 0;
+    case OPT_CUTOFF:
+        errno = 0;
+        c->oo.cutoff_pct = strtod(arg, &end);
+        if (end == arg || *end || errno || !(c->oo.cutoff_pct >= 0) ||
+            c->oo.cutoff_pct > 100)
+            return bad_usage("--cutoff '%s': a percentage from 0 to 100", arg);
+        return 0;
+    case OPT_TOP:
+        if (rp_parse_positive(arg, &c->oo.top) < 0)
+            return bad_usage("--top '%s': a positive integer", arg);
+        return 0;
+    case OPT_VALUE:
+        if (!strcmp(arg, "samples"))
+            c->oo.value_samples = 1;
+        else if (strcmp(arg, "weight"))
+            return bad_usage("--value '%s': 'weight' or 'samples'", arg);
+        return 0;
+    case OPT_SNAPSHOT:
+        if (rp_snap_parse(arg, &c->snapshot) < 0)
+            return bad_usage("--snapshot '%s': first, last, N (the N-th in the time "
+                             "range, from 1) or -N (the N-th from the end)", arg);
+        c->snapshot_set = 1;
+        return 0;
+    case OPT_STRICT: c->strict = 1; return 0;
+    case OPT_QUIET: c->diag.quiet = 1; return 0;
+    case 'h': usage(stdout); return 3;
+    case ':': return bad_usage("option '%s' needs an argument", argv[optind - 1]);
+    default: return bad_usage("unknown option '%s'", argv[optind - 1]);
+    }
 }
 
-int rp_cmd_convert(int argc, char **argv)
+/* @return 0, 2 (usage error) or 3 (--help). */
+static int parse_args(struct convert *c, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"event", 1, 0, OPT_EVENT},     {"format", 1, 0, OPT_FORMAT},
@@ -292,246 +233,281 @@ int rp_cmd_convert(int argc, char **argv)
         {"per-thread", 0, 0, OPT_PER_THREAD}, {"cutoff", 1, 0, OPT_CUTOFF},
         {"top", 1, 0, OPT_TOP},         {"method", 1, 0, OPT_METHOD},
         {"value", 1, 0, OPT_VALUE},     {"strict", 0, 0, OPT_STRICT},
-        {"quiet", 0, 0, OPT_QUIET},     {"help", 0, 0, 'h'},
-        {0, 0, 0, 0}};
-    struct rp_prof_options po = {0};
-    struct rp_out_options oo = {0};
-    struct time_spec from = {0}, to = {0};
-    struct regexes rx = {0};
-    const char *format = NULL, *outpath = NULL;
-    int strict = 0, rc = 2;
-    struct rp_diag_counts diag = {0};
-    struct rp_inputs in = {0};
-    struct scan sc = {0};
-    struct rp_profile *p = NULL;
-    char *end;
-
+        {"quiet", 0, 0, OPT_QUIET},     {"snapshot", 1, 0, OPT_SNAPSHOT},
+        {"help", 0, 0, 'h'},            {0, 0, 0, 0}};
     opterr = 0;
     optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_EVENT: po.event = optarg; break;
-        case OPT_FORMAT: format = optarg; break;
-        case 'o': outpath = optarg; break;
-        case OPT_FROM:
-            if (parse_time(optarg, &from) < 0)
-                return bad_usage("--from '%s': not a time (2026-11-21T06:02:03Z, +10s, "
-                                 "-30s)", optarg);
-            break;
-        case OPT_TO:
-            if (parse_time(optarg, &to) < 0)
-                return bad_usage("--to '%s': not a time (2026-11-21T06:02:03Z, +10s, "
-                                 "-30s)", optarg);
-            break;
-        case OPT_THREAD:
-            if (rx.have_thread) {
-                free_regexes(&rx);
-                return bad_usage("%s given twice", "--thread");
-            }
-            if (compile(&rx.thread, optarg, "--thread") < 0)
-                goto usage_fail;
-            rx.have_thread = 1;
-            break;
-        case OPT_INCLUDE:
-            if (rx.have_include) {
-                free_regexes(&rx);
-                return bad_usage("%s given twice", "--include");
-            }
-            if (compile(&rx.include, optarg, "--include") < 0)
-                goto usage_fail;
-            rx.have_include = 1;
-            break;
-        case OPT_EXCLUDE:
-            if (rx.have_exclude) {
-                free_regexes(&rx);
-                return bad_usage("%s given twice", "--exclude");
-            }
-            if (compile(&rx.exclude, optarg, "--exclude") < 0)
-                goto usage_fail;
-            rx.have_exclude = 1;
-            break;
-        case OPT_METHOD:
-            if (rx.have_method) {
-                free_regexes(&rx);
-                return bad_usage("%s given twice", "--method");
-            }
-            if (compile(&rx.method, optarg, "--method") < 0)
-                goto usage_fail;
-            rx.have_method = 1;
-            break;
-        case OPT_LINES: po.granularity = RP_GRAN_LINE; break;
-        case OPT_BCI: po.granularity = RP_GRAN_BCI; break;
-        case OPT_PER_THREAD: po.per_thread = 1; break;
-        case OPT_CUTOFF:
-            errno = 0;
-            oo.cutoff_pct = strtod(optarg, &end);
-            if (end == optarg || *end || errno || !(oo.cutoff_pct >= 0) ||
-                oo.cutoff_pct > 100) {
-                free_regexes(&rx);
-                return bad_usage("--cutoff '%s': a percentage from 0 to 100", optarg);
-            }
-            break;
-        case OPT_TOP: {
-            errno = 0;
-            unsigned long long v = strtoull(optarg, &end, 10);
-            if (end == optarg || *end || errno || v == 0 || optarg[0] == '-' ||
-                v > SIZE_MAX) {
-                free_regexes(&rx);
-                return bad_usage("--top '%s': a positive integer", optarg);
-            }
-            oo.top = (size_t)v;
-            break;
-        }
-        case OPT_VALUE:
-            if (!strcmp(optarg, "samples"))
-                oo.value_samples = 1;
-            else if (strcmp(optarg, "weight")) {
-                free_regexes(&rx);
-                return bad_usage("--value '%s': 'weight' or 'samples'", optarg);
-            }
-            break;
-        case OPT_STRICT: strict = 1; break;
-        case OPT_QUIET: diag.quiet = 1; break;
-        case 'h':
-            usage(stdout);
-            free_regexes(&rx);
-            return 0;
-        case ':':
-            free_regexes(&rx);
-            return bad_usage("option '%s' needs an argument", argv[optind - 1]);
-        default:
-            free_regexes(&rx);
-            return bad_usage("unknown option '%s'", argv[optind - 1]);
-        }
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+        int rc = parse_one(c, opt, optarg, argv);
+        if (rc)
+            return rc;
     }
-    if (optind >= argc) {
-        free_regexes(&rx);
+    if (optind >= argc)
         return bad_usage("%s", "no INPUT given");
-    }
-
-    const struct rp_format *fmt = NULL;
-    if (format && !(fmt = format_by_name(format))) {
-        free_regexes(&rx);
-        return bad_usage("unknown format '%s'", format);
-    }
-    if (!fmt && outpath)
-        fmt = format_by_path(outpath);
-    if (!fmt)
-        fmt = &rp_formats[0];
-    if (fmt->binary && !outpath && isatty(STDOUT_FILENO)) {
+    if (c->format && !(c->fmt = format_by_name(c->format)))
+        return bad_usage("unknown format '%s'", c->format);
+    if (!c->fmt && c->outpath)
+        c->fmt = format_by_path(c->outpath);
+    if (!c->fmt)
+        c->fmt = &rp_formats[0];
+    if (c->fmt->binary && !c->outpath && isatty(STDOUT_FILENO)) {
         fprintf(stderr, "ringprof convert: the %s format is binary: use -o FILE or "
-                        "redirect stdout\n", fmt->name);
-        free_regexes(&rx);
+                        "redirect stdout\n", c->fmt->name);
         return 2;
     }
+    return 0;
+}
 
-    int missing = rp_inputs_expand(&in, argc - optind, argv + optind);
-    rc = 1;
-    if (in.n == 0) {
-        fprintf(stderr, "ringprof convert: no input could be read\n");
-        goto done_inputs;
+/* ------------------------------------------------------------ look-ahead -- */
+
+static int is_event(const struct convert *c, const char *kind)
+{
+    return c->po.event && !strcmp(c->po.event, kind);
+}
+
+/* Live snapshots matter for a live profile and for the alloc flat table. */
+static int needs_snapshots(const struct convert *c)
+{
+    return is_event(c, RP_LIVE_KIND) ||
+           (is_event(c, "alloc") && c->fmt->fn == rp_out_flat);
+}
+
+static void scan_all(struct convert *c, unsigned what)
+{
+    for (size_t i = 0; i < c->in.n; i++) {
+        rp_progress(i + 1, c->in.n, c->in.paths[i]);
+        rp_scan_file(&c->sc, c->in.paths[i], what);
     }
+    rp_progress_done();
+}
 
-    /* Look ahead: the default kind and the recording's time range. */
-    int need_range = (from.set && from.rel) || (to.set && to.rel);
-    if (!po.event || need_range)
-        for (size_t i = 0; i < in.n; i++)
-            scan_file(in.paths[i], &sc, need_range);
-    if (!po.event && (sc.has_cpu || sc.kind))
-        po.event = sc.has_cpu ? "cpu" : sc.kind;
-    if (need_range && !sc.first) {
+/* The default kind, the time range and the snapshots, as far as asked. */
+static void look_ahead(struct convert *c)
+{
+    int need_range = (c->from.set && c->from.rel) || (c->to.set && c->to.rel);
+    unsigned what = (c->po.event ? 0 : RP_SCAN_KINDS) | (need_range ? RP_SCAN_RANGE : 0) |
+                    (needs_snapshots(c) ? RP_SCAN_SNAPSHOTS : 0);
+    if (what)
+        scan_all(c, what);
+    if (!c->po.event && (c->sc.has_cpu || c->sc.has_alloc || c->sc.kind)) {
+        c->po.event = c->sc.has_cpu ? "cpu" : c->sc.has_alloc ? "alloc" : c->sc.kind;
+        if (needs_snapshots(c))   /* known only now: one more pass */
+            scan_all(c, RP_SCAN_SNAPSHOTS);
+    }
+    rp_scan_finish(&c->sc);
+    if (need_range && !c->sc.first) {
         fprintf(stderr, "ringprof convert: no sample has a wall-clock time, so relative "
                         "--from/--to cannot be placed; ignored\n");
-        from.set = from.rel ? 0 : from.set;
-        to.set = to.rel ? 0 : to.set;
+        c->from.set = c->from.rel ? 0 : c->from.set;
+        c->to.set = c->to.rel ? 0 : c->to.set;
     }
-    po.from_wall = resolve_time(&from, &sc);
-    po.to_wall = resolve_time(&to, &sc);
+    c->po.from_wall = rp_resolve_time(&c->from, c->sc.first, c->sc.last);
+    c->po.to_wall = rp_resolve_time(&c->to, c->sc.first, c->sc.last);
+}
 
-    if (rx.have_thread)
-        po.thread_re = &rx.thread;
-    if (rx.have_include)
-        po.include_re = &rx.include;
-    if (rx.have_exclude)
-        po.exclude_re = &rx.exclude;
-    po.diag = rp_diag_print;
-    po.diag_arg = &diag;
-    /* What the format needs of the profile (formats.h, RP_FMT_*; pprof work). */
-    if (fmt->needs & RP_FMT_THREADS)
-        po.per_thread = 1;
-    if ((fmt->needs & RP_FMT_LINES) && po.granularity == RP_GRAN_METHOD)
-        po.granularity = RP_GRAN_LINE;
+/* -------------------------------------------------------------- profiles -- */
 
-    p = rp_prof_new(&po);
-    size_t readable = 0;
-    for (size_t i = 0; i < in.n; i++) {
-        rp_progress(i + 1, in.n, in.paths[i]);
-        if (rp_prof_add_file(p, in.paths[i]) == 0)
-            readable++;
+/* on_sample for a live profile: keep each sample's ages for the flat table. */
+static void collect_age(void *arg, const struct rp_profile *p, uint32_t leaf,
+                        const struct rp_event *ev, const struct rp_kind_info *kind)
+{
+    (void)p;
+    struct age_list *l = arg;
+    if (kind != l->kind) {
+        l->kind = kind;
+        l->gcs_x = l->ms_x = -1;
+        for (uint32_t i = 0; kind && i < kind->nextra; i++) {
+            if (kind->extra[i] && !strcmp(kind->extra[i], "age_gcs"))
+                l->gcs_x = (int)i;
+            if (kind->extra[i] && !strcmp(kind->extra[i], "age_ms"))
+                l->ms_x = (int)i;
+        }
+    }
+    if (l->gcs_x < 0 || (uint32_t)l->gcs_x >= ev->u.sample.nextra)
+        return;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 1024;
+        l->a = out_realloc(l->a, l->cap * sizeof *l->a);
+    }
+    uint64_t gcs = ev->u.sample.extra[l->gcs_x];
+    l->a[l->n].leaf = leaf;
+    l->a[l->n].gcs = gcs > UINT32_MAX ? UINT32_MAX : (uint32_t)gcs;
+    l->a[l->n].ms = l->ms_x >= 0 && (uint32_t)l->ms_x < ev->u.sample.nextra
+                        ? ev->u.sample.extra[l->ms_x] : 0;
+    l->n++;
+}
+
+/* Stream every input into a new profile. @return it; *readable counts the
+ * files that could be opened. */
+static struct rp_profile *build(struct convert *c, const struct rp_prof_options *po,
+                                size_t *readable)
+{
+    struct rp_profile *p = rp_prof_new(po);
+    *readable = 0;
+    for (size_t i = 0; i < c->in.n; i++) {
+        rp_progress(i + 1, c->in.n, c->in.paths[i]);
+        if (rp_prof_add_file(p, c->in.paths[i]) == 0)
+            (*readable)++;
     }
     rp_progress_done();
     rp_prof_finish(p);
+    return p;
+}
 
-    if (!readable) {
-        fprintf(stderr, "ringprof convert: no input could be read\n");
-        goto done_prof;
+/*
+ * Set up what the profile needs of live snapshots: for --event live, the
+ * instant filter and the ages; for the alloc flat table, the live profile to
+ * join (built here). @return 0, or 1 after printing why a live profile cannot
+ * be made.
+ */
+static int setup_live(struct convert *c)
+{
+    int live = is_event(c, RP_LIVE_KIND);
+    if (!needs_snapshots(c)) {
+        if (c->snapshot_set)
+            fprintf(stderr, "ringprof convert: --snapshot applies to --event live and to "
+                            "the live columns of the alloc flat table; ignored\n");
+        return 0;
     }
-    if (p->nodes[0].total[RP_PV_SAMPLES] == 0) {
-        if (p->kind[0])
-            fprintf(stderr, "ringprof convert: no samples of kind '%s' kept", p->kind);
-        else
-            fprintf(stderr, "ringprof convert: no samples kept");
-        const char *sep = " (in the inputs:";
-        for (size_t k = 0; k < p->nkinds; k++, sep = ",")
-            fprintf(stderr, "%s %s %llu", sep, p->kinds[k].name,
-                    (unsigned long long)p->kinds[k].samples);
-        fprintf(stderr, "%s\n", p->nkinds ? ")" : "");
+    c->oo.live = &c->lv;
+    int rc = rp_snap_choose(&c->choice, &c->sc, c->snapshot, c->po.from_wall,
+                            c->po.to_wall);
+    c->lv.note = c->choice.note;
+    if (rc < 0) {
+        if (!live)
+            return 0;   /* alloc: the live columns say "-" and why */
+        fprintf(stderr, "ringprof convert: %s\n", c->choice.note);
+        return 1;
     }
-    if (diag.warnings || diag.fatal)
-        fprintf(stderr, "ringprof convert: %llu problem%s in the inputs (%llu segments "
-                        "skipped, %llu files unreadable); the profile holds the rest\n",
-                (unsigned long long)(diag.warnings + diag.fatal),
-                diag.warnings + diag.fatal == 1 ? "" : "s",
-                (unsigned long long)p->stats.segments_bad,
-                (unsigned long long)p->stats.files_unreadable);
+    if (!c->diag.quiet)
+        fprintf(stderr, "ringprof convert: %s%s\n", live ? "live snapshot "
+                                                          : "live columns from snapshot ",
+                c->choice.note);
+    if (c->choice.warning)
+        fprintf(stderr, "ringprof convert: %s\n", c->choice.warning);
+    c->po.instant = rp_snap_instant;
+    c->po.instant_arg = &c->choice;
+    if (live) {
+        c->po.on_sample = collect_age;
+        c->po.on_sample_arg = &c->ages;
+        return 0;
+    }
+    struct rp_prof_options lpo = c->po;   /* alloc: the same filters, kind live */
+    lpo.event = RP_LIVE_KIND;
+    lpo.diag = NULL;                      /* the alloc pass reports problems */
+    size_t readable;
+    c->live = build(c, &lpo, &readable);
+    c->lv.live = c->live;
+    c->po.instant = NULL;                 /* not for the alloc samples */
+    return 0;
+}
 
+/* What stderr says when nothing of the kind was kept. */
+static void say_empty(const struct convert *c)
+{
+    const struct rp_profile *p = c->p;
+    const struct rp_prof_stats *st = &p->stats;
+    if (is_event(c, RP_LIVE_KIND) && !st->samples_thread_filtered &&
+        !st->samples_frame_filtered) {
+        fprintf(stderr, "ringprof convert: the live snapshot holds no sampled objects: "
+                        "the profile is empty\n");
+        return;
+    }
+    if (p->kind[0])
+        fprintf(stderr, "ringprof convert: no samples of kind '%s' kept", p->kind);
+    else
+        fprintf(stderr, "ringprof convert: no samples kept");
+    const char *sep = " (in the inputs:";
+    for (size_t k = 0; k < p->nkinds; k++, sep = ",")
+        fprintf(stderr, "%s %s %llu", sep, p->kinds[k].name,
+                (unsigned long long)p->kinds[k].samples);
+    fprintf(stderr, "%s\n", p->nkinds ? ")" : "");
+}
+
+/* Write the profile. @return 0, or 1 after printing why it failed. */
+static int write_output(struct convert *c, int argc, char **argv)
+{
     FILE *out = stdout;
-    if (outpath && !(out = fopen(outpath, fmt->binary ? "wb" : "w"))) {
-        fprintf(stderr, "ringprof convert: %s: %s\n", outpath, strerror(errno));
-        goto done_prof;
+    if (c->outpath && !(out = fopen(c->outpath, c->fmt->binary ? "wb" : "w"))) {
+        fprintf(stderr, "ringprof convert: %s: %s\n", c->outpath, strerror(errno));
+        return 1;
     }
-    oo.method_re = rx.have_method ? &rx.method : NULL;
-    oo.out_path = outpath;
-    oo.argc = argc;
-    oo.argv = argv;
-    oo.title = in.n == 1 ? in.paths[0] : "several inputs";
-    int wrc = fmt->fn(out, p, &oo);
+    c->oo.method_re = c->fx.have_method ? &c->fx.method : NULL;
+    c->oo.out_path = c->outpath;
+    c->oo.argc = argc;
+    c->oo.argv = argv;
+    c->oo.title = c->in.n == 1 ? c->in.paths[0] : "several inputs";
+    c->lv.ages = c->ages.a;
+    c->lv.nages = c->ages.n;
+    int wrc = c->fmt->fn(out, c->p, &c->oo);
     if (fflush(out) != 0 || ferror(out))
         wrc = -1;
     if (wrc != 0)
-        fprintf(stderr, "ringprof convert: writing %s: %s\n", outpath ? outpath : "stdout",
-                strerror(errno ? errno : EIO));
+        fprintf(stderr, "ringprof convert: writing %s: %s\n",
+                c->outpath ? c->outpath : "stdout", strerror(errno ? errno : EIO));
     if (out != stdout && fclose(out) != 0 && wrc == 0) {
-        fprintf(stderr, "ringprof convert: %s: %s\n", outpath, strerror(errno));
+        fprintf(stderr, "ringprof convert: %s: %s\n", c->outpath, strerror(errno));
         wrc = -1;
     }
-    if (wrc != 0)
-        rc = 1;
-    else if (strict && (missing || diag.warnings || diag.fatal))
-        rc = 1;
-    else
+    return wrc != 0;
+}
+
+static int run(struct convert *c, int argc, char **argv)
+{
+    c->missing = rp_inputs_expand(&c->in, argc - optind, argv + optind);
+    if (c->in.n == 0) {
+        fprintf(stderr, "ringprof convert: no input could be read\n");
+        return 1;
+    }
+    look_ahead(c);
+    rp_filters_apply(&c->fx, &c->po);
+    c->po.diag = rp_diag_print;
+    c->po.diag_arg = &c->diag;
+    /* What the format needs of the profile (formats.h, RP_FMT_*; pprof work). */
+    if (c->fmt->needs & RP_FMT_THREADS)
+        c->po.per_thread = 1;
+    if ((c->fmt->needs & RP_FMT_LINES) && c->po.granularity == RP_GRAN_METHOD)
+        c->po.granularity = RP_GRAN_LINE;
+    if (setup_live(c))
+        return 1;
+
+    size_t readable;
+    c->p = build(c, &c->po, &readable);
+    if (!readable) {
+        fprintf(stderr, "ringprof convert: no input could be read\n");
+        return 1;
+    }
+    if (c->p->nodes[0].total[RP_PV_SAMPLES] == 0)
+        say_empty(c);
+    if (c->diag.warnings || c->diag.fatal)
+        fprintf(stderr, "ringprof convert: %llu problem%s in the inputs (%llu segments "
+                        "skipped, %llu files unreadable); the profile holds the rest\n",
+                (unsigned long long)(c->diag.warnings + c->diag.fatal),
+                c->diag.warnings + c->diag.fatal == 1 ? "" : "s",
+                (unsigned long long)c->p->stats.segments_bad,
+                (unsigned long long)c->p->stats.files_unreadable);
+    if (write_output(c, argc, argv))
+        return 1;
+    return c->strict && (c->missing || c->diag.warnings || c->diag.fatal) ? 1 : 0;
+}
+
+int rp_cmd_convert(int argc, char **argv)
+{
+    struct convert c;
+    memset(&c, 0, sizeof c);
+    c.snapshot = -1;
+    int rc = parse_args(&c, argc, argv);
+    if (!rc)
+        rc = run(&c, argc, argv);
+    else if (rc == 3)
         rc = 0;
-
-done_prof:
-    rp_prof_free(p);
-done_inputs:
-    free(sc.kind);
-    rp_inputs_free(&in);
-    free_regexes(&rx);
+    rp_prof_free(c.p);
+    rp_prof_free(c.live);
+    free(c.ages.a);
+    rp_snap_choice_free(&c.choice);
+    rp_scan_free(&c.sc);
+    rp_inputs_free(&c.in);
+    rp_filters_free(&c.fx);
     return rc;
-
-usage_fail:
-    free_regexes(&rx);
-    return 2;
 }

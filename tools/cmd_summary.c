@@ -7,7 +7,9 @@
  * event kind, losses by reason (the lost.* counters summed over segments), the
  * threads with their samples and CPU time, and the integrity of every chunk (how
  * many segments were whole, damaged or cut off, and whether it was closed cleanly).
- * Memory is proportional to threads and chunks, never to samples.
+ * For recordings with allocations: the allocation rate, GC pauses, the heap after
+ * the last GC, and the live snapshots (docs/profiles.md). Memory is proportional
+ * to threads and chunks, never to samples.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 
 #include "commands.h"
 #include "inputs.h"
+#include "scan.h"
 
 struct name_total {
     char *name, *unit;
@@ -36,9 +39,19 @@ struct chunk_row {
     uint64_t samples, bytes;
 };
 
+/* Allocation, GC and live-object figures (kinds alloc, gc, live; the live.*
+ * gauges): sums and extremes only, so memory stays independent of samples. */
+struct heap_figures {
+    uint64_t alloc_samples, alloc_bytes, alloc_objects;
+    uint64_t gcs, pause_total, pause_max, gc_id_min, gc_id_max;
+    uint64_t last_gc_wall, heap_used_last, heap_used_max, heap_committed_last;
+    uint64_t snapshots, last_snap_wall, last_snap_objects, last_snap_bytes;
+};
+
 struct recording {
     char *id, *pid, *host, *jvm, *producer, *options;
     uint64_t wall_first, wall_last;   /* of events, CLOCK_REALTIME ns; 0: none   */
+    struct heap_figures heap;
     struct name_total *kinds;   size_t nkinds;
     struct name_total *counters; size_t ncounters;
     struct thread_row *threads; size_t nthreads;
@@ -150,6 +163,83 @@ static void note_time(struct recording *rec, const struct clock_map *m, uint64_t
         rec->wall_last = wall;
 }
 
+/* Where a kind's extra fields are: looked up once per kind, not per sample. */
+struct kind_fields {
+    const struct rp_kind_info *kind;
+    int is_alloc, is_gc;
+    int objects, heap_used, heap_committed, id;   /* extra indexes, -1: absent */
+};
+
+static int extra_index(const struct rp_kind_info *k, const char *name)
+{
+    for (uint32_t i = 0; i < k->nextra; i++)
+        if (k->extra[i] && !strcmp(k->extra[i], name))
+            return (int)i;
+    return -1;
+}
+
+static uint64_t extra_of(const struct rp_event *ev, int x)
+{
+    return x >= 0 && (uint32_t)x < ev->u.sample.nextra ? ev->u.sample.extra[x] : 0;
+}
+
+static void on_heap_sample(struct heap_figures *h, struct kind_fields *kf,
+                           const struct rp_kind_info *k, const struct clock_map *m,
+                           const struct rp_event *ev)
+{
+    if (k != kf->kind) {
+        memset(kf, 0, sizeof *kf);
+        kf->kind = k;
+        kf->is_alloc = k && k->name && !strcmp(k->name, "alloc");
+        kf->is_gc = k && k->name && !strcmp(k->name, "gc");
+        kf->objects = k ? extra_index(k, "objects") : -1;
+        kf->heap_used = k ? extra_index(k, "heap_used") : -1;
+        kf->heap_committed = k ? extra_index(k, "heap_committed") : -1;
+        kf->id = k ? extra_index(k, "id") : -1;
+    }
+    uint64_t w = ev->u.sample.weight;
+    if (kf->is_alloc) {
+        h->alloc_samples++;
+        h->alloc_bytes += w;
+        h->alloc_objects += kf->objects >= 0 ? extra_of(ev, kf->objects) : 1;
+    } else if (kf->is_gc) {
+        h->gcs++;
+        h->pause_total += w;
+        h->pause_max = w > h->pause_max ? w : h->pause_max;
+        uint64_t id = extra_of(ev, kf->id), used = extra_of(ev, kf->heap_used);
+        if (id && (!h->gc_id_min || id < h->gc_id_min))
+            h->gc_id_min = id;
+        h->gc_id_max = id > h->gc_id_max ? id : h->gc_id_max;
+        h->heap_used_max = used > h->heap_used_max ? used : h->heap_used_max;
+        uint64_t wall = m->valid ? m->wall0 + (ev->u.sample.time - m->mono0) : 0;
+        if (used && wall >= h->last_gc_wall) {   /* 0: the agent could not read it */
+            h->last_gc_wall = wall;
+            h->heap_used_last = used;
+            h->heap_committed_last = extra_of(ev, kf->heap_committed);
+        }
+    }
+}
+
+/* A live snapshot's gauges: count the snapshots, keep the latest's figures. */
+static void on_gauge(struct heap_figures *h, const struct clock_map *m,
+                     const struct rp_event *ev)
+{
+    const char *name = ev->u.gauge.name;
+    if (!name || (strcmp(name, RP_GAUGE_LIVE_OBJECTS) && strcmp(name, RP_GAUGE_LIVE_BYTES)))
+        return;
+    uint64_t wall = m->valid ? m->wall0 + (ev->u.gauge.time - m->mono0) : 0;
+    if (!strcmp(name, RP_GAUGE_LIVE_OBJECTS)) {
+        h->snapshots++;
+        if (wall >= h->last_snap_wall) {
+            h->last_snap_wall = wall;
+            h->last_snap_objects = ev->u.gauge.value;
+        }
+    } else if (wall >= h->last_snap_wall) {
+        h->last_snap_wall = wall;
+        h->last_snap_bytes = ev->u.gauge.value;
+    }
+}
+
 static void on_sample(struct recording *rec, struct rp_reader *r, struct chunk_row *ch,
                       const struct rp_event *ev)
 {
@@ -159,6 +249,8 @@ static void on_sample(struct recording *rec, struct rp_reader *r, struct chunk_r
     t->count++;
     t->sum += ev->u.sample.weight;
     ch->samples++;
+    if (!ev->u.sample.thread && k && k->name && !strcmp(k->name, "gc"))
+        return;   /* a GC pause is the JVM's, not a thread's: no thread row */
     const struct rp_thread_info *ti = rp_reader_thread(r, ev->u.sample.thread);
     struct thread_row *th = thread_for(rec, ti ? ti->os_tid : 0, ti ? ti->name : NULL);
     th->samples++;
@@ -191,6 +283,7 @@ static void read_chunk(const char *path, struct rp_diag_counts *diag)
     memset(ch, 0, sizeof *ch);
     ch->path = strdup(path);
     struct clock_map m = clock_map_of(r);
+    struct kind_fields kf = {0};
     struct rp_event ev;
     while (rp_reader_next(r, &ev) == 1) {
         switch (ev.type) {
@@ -199,6 +292,7 @@ static void read_chunk(const char *path, struct rp_diag_counts *diag)
             break;
         case RP_EV_SAMPLE:
             on_sample(rec, r, ch, &ev);
+            on_heap_sample(&rec->heap, &kf, rp_reader_kind(r, ev.u.sample.kind), &m, &ev);
             note_time(rec, &m, ev.u.sample.time);
             break;
         case RP_EV_COUNTER:
@@ -219,6 +313,7 @@ static void read_chunk(const char *path, struct rp_diag_counts *diag)
             break;
         }
         case RP_EV_GAUGE:
+            on_gauge(&rec->heap, &m, &ev);
             break;
         }
     }
@@ -310,6 +405,70 @@ static void print_losses(const struct recording *rec)
                    (unsigned long long)rec->counters[i].sum);
 }
 
+static uint64_t counter_sum(const struct recording *rec, const char *name)
+{
+    for (size_t i = 0; i < rec->ncounters; i++)
+        if (!strcmp(rec->counters[i].name, name))
+            return rec->counters[i].sum;
+    return 0;
+}
+
+/* Allocation rate, GC pauses, heap and live snapshots, for those the recording
+ * has. The rate is over the recording's time range (all its events). */
+static void print_heap(const struct recording *rec)
+{
+    const struct heap_figures *h = &rec->heap;
+    char a[64], b[64];
+    double secs = (double)(rec->wall_last - rec->wall_first) / 1e9;
+    if (h->alloc_samples) {
+        fmt_weight(a, sizeof a, h->alloc_bytes, "bytes");
+        printf("  allocated   %s, %llu objects (estimated from %llu samples)", a,
+               (unsigned long long)h->alloc_objects, (unsigned long long)h->alloc_samples);
+        if (secs > 0)
+            printf(": %.2f MiB/s, %.0f objects/s over %.3f s",
+                   (double)h->alloc_bytes / (1024.0 * 1024.0) / secs,
+                   (double)h->alloc_objects / secs, secs);
+        putchar('\n');
+    }
+    if (h->gcs) {
+        printf("  gc          %llu pause%s, %.3f ms in all, the longest %.3f ms",
+               (unsigned long long)h->gcs, h->gcs == 1 ? "" : "s",
+               (double)h->pause_total / 1e6, (double)h->pause_max / 1e6);
+        if (h->gc_id_min) {
+            uint64_t span = h->gc_id_max - h->gc_id_min + 1;
+            printf(" (ids %llu..%llu", (unsigned long long)h->gc_id_min,
+                   (unsigned long long)h->gc_id_max);
+            if (span > h->gcs)
+                printf(": %llu record%s missing", (unsigned long long)(span - h->gcs),
+                       span - h->gcs == 1 ? "" : "s");
+            putchar(')');
+        }
+        putchar('\n');
+    }
+    if (h->heap_used_last) {
+        fmt_weight(a, sizeof a, h->heap_used_last, "bytes");
+        fmt_weight(b, sizeof b, h->heap_used_max, "bytes");
+        printf("  heap        %s used after the last GC (the most after any: %s)", a, b);
+        if (h->heap_committed_last) {
+            fmt_weight(a, sizeof a, h->heap_committed_last, "bytes");
+            printf(", %s committed", a);
+        }
+        putchar('\n');
+    }
+    if (h->snapshots) {
+        fmt_wall(a, sizeof a, h->last_snap_wall);
+        fmt_weight(b, sizeof b, h->last_snap_bytes, "bytes");
+        printf("  live        %llu snapshot%s; the last, %s: %llu objects sampled, %s",
+               (unsigned long long)h->snapshots, h->snapshots == 1 ? "" : "s", a,
+               (unsigned long long)h->last_snap_objects, b);
+        uint64_t untracked = counter_sum(rec, "live.untracked");
+        if (untracked)
+            printf(" (%llu sampled objects not tracked: the live table was full; raise livemax)",
+                   (unsigned long long)untracked);
+        putchar('\n');
+    }
+}
+
 static void print_threads(struct recording *rec, size_t top)
 {
     qsort(rec->threads, rec->nthreads, sizeof *rec->threads, cmp_threads);
@@ -346,9 +505,15 @@ static int print_recording(struct recording *rec, int all_chunks, size_t top)
     }
     for (size_t i = 0; i < rec->nkinds; i++) {
         fmt_weight(w, sizeof w, rec->kinds[i].sum, rec->kinds[i].unit);
-        printf("  samples     %-8s %12llu   weight %s\n", rec->kinds[i].name,
-               (unsigned long long)rec->kinds[i].count, w);
+        if (!strcmp(rec->kinds[i].name, RP_LIVE_KIND))   /* levels: never add them up */
+            printf("  samples     %-8s %12llu   in %llu snapshots\n", rec->kinds[i].name,
+                   (unsigned long long)rec->kinds[i].count,
+                   (unsigned long long)rec->heap.snapshots);
+        else
+            printf("  samples     %-8s %12llu   weight %s\n", rec->kinds[i].name,
+                   (unsigned long long)rec->kinds[i].count, w);
     }
+    print_heap(rec);
     print_losses(rec);
     print_threads(rec, top);
     return print_chunks(rec, all_chunks);

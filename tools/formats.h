@@ -20,6 +20,8 @@
 
 #include "profile.h"
 
+struct rp_live_view;
+
 /* What the command line asked of the writers (each uses what applies to it). */
 struct rp_out_options {
     double cutoff_pct;        /* tree, backtrace: hide nodes under this % of the    */
@@ -32,6 +34,9 @@ struct rp_out_options {
     const char *out_path;     /* the -o file, NULL for stdout                       */
     int argc;                 /* the convert command line, for headers             */
     char **argv;
+    const struct rp_live_view *live; /* live objects (tools/live.h): for the live  */
+                              /* kind, its snapshot; for alloc, the live profile   */
+                              /* that flat joins; NULL when neither applies        */
 };
 
 typedef int (*rp_out_fn)(FILE *out, const struct rp_profile *p,

@@ -5,7 +5,11 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "live.h"
+#include "scan.h"
+#include "timespec.h"
+#include "utf8.h"
 
 void *out_alloc(size_t n)
 {
@@ -40,15 +44,6 @@ void out_figures(FILE *out, const struct rp_profile *p, const uint64_t *total,
                 rp_prof_fmt_time(p, self[RP_PV_WEIGHT], b, sizeof b));
 }
 
-static void fmt_wall(char *buf, size_t cap, uint64_t ns)
-{
-    time_t s = (time_t)(ns / 1000000000u);
-    struct tm tm;
-    gmtime_r(&s, &tm);
-    size_t n = strftime(buf, cap, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf + n, cap - n, ".%03uZ", (unsigned)(ns % 1000000000u / 1000000u));
-}
-
 static const char *gran_name(enum rp_prof_granularity g)
 {
     return g == RP_GRAN_LINE ? "method:line" : g == RP_GRAN_BCI ? "method@bci" : "method";
@@ -70,8 +65,8 @@ void out_header(FILE *out, const struct rp_profile *p, const struct rp_out_optio
     fputc('\n', out);
     if (p->wall_first) {
         char a[64], b[64];
-        fmt_wall(a, sizeof a, p->wall_first);
-        fmt_wall(b, sizeof b, p->wall_last);
+        rp_fmt_wall(a, sizeof a, p->wall_first);
+        rp_fmt_wall(b, sizeof b, p->wall_last);
         fprintf(out, "# time %s .. %s\n", a, b);
     }
     for (size_t i = 0; i < p->nsources; i++) {
@@ -93,17 +88,28 @@ void out_header(FILE *out, const struct rp_profile *p, const struct rp_out_optio
     if (o && o->cutoff_pct > 0)
         fprintf(out, ", cutoff %.2f%%", o->cutoff_pct);
     fputc('\n', out);
+    if (o && o->live && !strcmp(p->kind, RP_LIVE_KIND)) {
+        fputs("# snapshot ", out);
+        out_text(out, o->live->note);
+        fputc('\n', out);
+    }
     const struct rp_prof_stats *st = &p->stats;
     if (st->samples_other_kind || st->samples_thread_filtered || st->samples_time_filtered
-        || st->samples_frame_filtered || st->samples_unresolved)
+        || st->samples_frame_filtered || st->samples_unresolved ||
+        st->samples_instant_filtered) {
         fprintf(out, "# samples not shown: %llu of other kinds, %llu by --thread, "
                      "%llu by --from/--to, %llu by --include/--exclude, "
-                     "%llu of unknown kind\n",
+                     "%llu of unknown kind",
                 (unsigned long long)st->samples_other_kind,
                 (unsigned long long)st->samples_thread_filtered,
                 (unsigned long long)st->samples_time_filtered,
                 (unsigned long long)st->samples_frame_filtered,
                 (unsigned long long)st->samples_unresolved);
+        if (st->samples_instant_filtered)
+            fprintf(out, ", %llu of other snapshots",
+                    (unsigned long long)st->samples_instant_filtered);
+        fputc('\n', out);
+    }
 }
 
 void out_text(FILE *out, const char *s)
@@ -222,4 +228,104 @@ struct out_method_row *out_method_rows(const struct rp_profile *p)
     out_walk2(p, 0, rows_enter, rows_leave, &m);
     free(m.onpath);
     return m.rows;
+}
+
+/* One TRACE frame, HPROF style: "name(File.java:123)". */
+static void trace_frame(FILE *out, const struct rp_profile *p, const struct rp_prof_frame *f)
+{
+    const struct rp_prof_method *m = &p->methods[f->method];
+    fputc('\t', out);
+    out_text(out, f->display);
+    switch (f->type) {
+    case RP_FRAME_INTERPRETED:
+    case RP_FRAME_JIT:
+    case RP_FRAME_INLINED:
+        if (!m->file[0])
+            fputs("(Unknown Source)", out);
+        else if (f->line)
+            fprintf(out, "(%s:%u)", m->file, f->line);
+        else
+            fprintf(out, "(%s)", m->file);
+        break;
+    case RP_FRAME_NATIVE:
+    case RP_FRAME_CPP:
+    case RP_FRAME_KERNEL:
+        fputs("(Native Method)", out);
+        break;
+    default:
+        break;
+    }
+    /* How it ran, as the tree shows it (HPROF has no such tag; without it two
+     * traces that differ only there would read alike). */
+    static const char *const tags[RP_FRAME_TYPES] = {
+        [RP_FRAME_INTERPRETED] = " [interpreted]", [RP_FRAME_INLINED] = " [inlined]",
+    };
+    if (f->type >= 0 && f->type < RP_FRAME_TYPES && tags[f->type])
+        fputs(tags[f->type], out);
+    fputc('\n', out);
+}
+
+void out_print_trace(FILE *out, const struct rp_profile *p, uint32_t node, uint32_t number)
+{
+    uint32_t thread = RP_PROF_NONE;
+    for (uint32_t x = node; x != 0; x = p->nodes[x].parent)
+        if (p->nodes[x].kind == RP_PNODE_THREAD)
+            thread = p->nodes[x].ref;
+    fprintf(out, "TRACE %u:", number);
+    if (thread != RP_PROF_NONE) {
+        fputs(" (thread=", out);
+        out_text(out, p->threads[thread].label);
+        fputc(')', out);
+    }
+    fputc('\n', out);
+    for (uint32_t x = node; x != 0; x = p->nodes[x].parent) {
+        const struct rp_prof_frame *f = rp_prof_node_frame(p, x);
+        if (f)
+            trace_frame(out, p, f);
+    }
+}
+
+/* Write s (len bytes) as a JSON string that is safe inside a <script> element. */
+void out_json_string(FILE *out, const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    putc('"', out);
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        size_t k = rp_utf8_seq(s + i, len - i, &cp);
+        if (k == 0) {
+            fputs("\\ufffd", out);
+            i++;
+            continue;
+        }
+        if (k > 1) {
+            if (cp == 0x2028 || cp == 0x2029)
+                fprintf(out, "\\u%04x", (unsigned)cp);
+            else
+                fwrite(s + i, 1, k, out);
+            i += k;
+            continue;
+        }
+        switch (cp) {
+        case '"':  fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\t': fputs("\\t", out); break;
+        case '<': case '>': case '&':
+            fprintf(out, "\\u%04x", (unsigned)cp);
+            break;
+        default:
+            if (cp < 0x20 || cp == 0x7F)
+                fprintf(out, "\\u%04x", (unsigned)cp);
+            else
+                putc((int)cp, out);
+        }
+        i++;
+    }
+    putc('"', out);
+}
+
+void out_json_cstring(FILE *out, const char *s)
+{
+    out_json_string(out, s ? s : "", s ? strlen(s) : 0);
 }

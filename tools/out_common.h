@@ -61,6 +61,20 @@ void out_text(FILE *out, const char *s);
 void out_node_text(FILE *out, const struct rp_profile *p, uint32_t node);
 void out_frame_text(FILE *out, const struct rp_profile *p, const struct rp_prof_frame *f);
 
+/* Print the stack trace of `node` HPROF style: "TRACE number:" (with
+ * " (thread=[name])" in per-thread profiles), then one tab-indented frame a
+ * line, leaf first, as "name(File.java:line)", "(Unknown Source)" or
+ * "(Native Method)". */
+void out_print_trace(FILE *out, const struct rp_profile *p, uint32_t node,
+                     uint32_t number);
+
+/* Write s (len bytes; a C string for out_json_cstring, NULL as "") as a JSON
+ * string that is also safe inside an HTML <script> element: '<', '>' and '&'
+ * as \u escapes, U+2028/U+2029 and control characters escaped, and each byte
+ * that is not UTF-8 as U+FFFD. */
+void out_json_string(FILE *out, const char *s, size_t len);
+void out_json_cstring(FILE *out, const char *s);
+
 /* Exit-on-failure allocation. */
 void *out_alloc(size_t n);
 void *out_realloc(void *q, size_t n);

@@ -31,8 +31,10 @@
 #include <time.h>
 
 #include "formats.h"
+#include "live.h"
+#include "out_common.h"
+#include "scan.h"
 #include "strtab.h"
-#include "utf8.h"
 
 /* From the build (tools/embed.py over tools/flamegraph.html). */
 extern const char rp_flamegraph_html[];
@@ -54,51 +56,6 @@ static int page_type(const struct rp_profile *p, uint32_t node)
     if (t == RP_PFRAME_CLASS)
         return PT_CLASS;
     return t >= 0 && t < RP_FRAME_TYPES ? t : RP_FRAME_MARKER;
-}
-
-/* Write s (len bytes) as a JSON string that is safe inside a <script> element. */
-static void json_string(FILE *out, const char *str, size_t len)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    putc('"', out);
-    for (size_t i = 0; i < len;) {
-        uint32_t cp;
-        size_t k = rp_utf8_seq(s + i, len - i, &cp);
-        if (k == 0) {
-            fputs("\\ufffd", out);
-            i++;
-            continue;
-        }
-        if (k > 1) {
-            if (cp == 0x2028 || cp == 0x2029)
-                fprintf(out, "\\u%04x", (unsigned)cp);
-            else
-                fwrite(s + i, 1, k, out);
-            i += k;
-            continue;
-        }
-        switch (cp) {
-        case '"':  fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\t': fputs("\\t", out); break;
-        case '<': case '>': case '&':
-            fprintf(out, "\\u%04x", (unsigned)cp);
-            break;
-        default:
-            if (cp < 0x20 || cp == 0x7F)
-                fprintf(out, "\\u%04x", (unsigned)cp);
-            else
-                putc((int)cp, out);
-        }
-        i++;
-    }
-    putc('"', out);
-}
-
-static void json_cstring(FILE *out, const char *s)
-{
-    json_string(out, s ? s : "", s ? strlen(s) : 0);
 }
 
 struct walk {
@@ -139,7 +96,7 @@ static void fmt_wall(uint64_t ns, char *buf, size_t cap)
 }
 
 /* The page's subtitle: kind, totals, time range, where the samples came from. */
-static void write_info(FILE *out, const struct rp_profile *p)
+static void write_info(FILE *out, const struct rp_profile *p, const struct rp_live_view *lv)
 {
     const struct rp_prof_node *root = &p->nodes[0];
     char info[1024], t[64], a[32], b[32];
@@ -160,14 +117,18 @@ static void write_info(FILE *out, const struct rp_profile *p)
         n += snprintf(info + n, sizeof info - (size_t)n, "; %s .. %s UTC (%.3f s)", a, b,
                       (double)(p->wall_last - p->wall_first) / 1e9);
     }
+    if ((size_t)n >= sizeof info)
+        n = (int)sizeof info - 1;   /* cut: nothing more fits */
     if (p->nsources == 1)
-        snprintf(info + n, sizeof info - (size_t)n, "; pid %s on %s",
-                 p->sources[0].pid[0] ? p->sources[0].pid : "?",
-                 p->sources[0].host[0] ? p->sources[0].host : "?");
+        n += snprintf(info + n, sizeof info - (size_t)n, "; pid %s on %s",
+                      p->sources[0].pid[0] ? p->sources[0].pid : "?",
+                      p->sources[0].host[0] ? p->sources[0].host : "?");
     else if (p->nsources > 1)
-        snprintf(info + n, sizeof info - (size_t)n, "; %zu recordings merged",
-                 p->nsources);
-    json_cstring(out, info);
+        n += snprintf(info + n, sizeof info - (size_t)n, "; %zu recordings merged",
+                      p->nsources);
+    if (lv && !strcmp(p->kind, RP_LIVE_KIND) && (size_t)n < sizeof info)
+        snprintf(info + n, sizeof info - (size_t)n, "; snapshot %s", lv->note);
+    out_json_cstring(out, info);
 }
 
 int rp_out_html(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)
@@ -187,23 +148,23 @@ int rp_out_html(FILE *out, const struct rp_profile *p, const struct rp_out_optio
         w.min_weight = (uint64_t)((double)p->nodes[0].total[RP_PV_WEIGHT] *
                                   o->cutoff_pct / 100.0);
     fputs("{\"v\":1,\"title\":", out);
-    json_cstring(out, o->title);
+    out_json_cstring(out, o->title);
     fputs(",\"kind\":", out);
-    json_cstring(out, p->kind);
+    out_json_cstring(out, p->kind);
     fputs(",\"unit\":", out);
-    json_cstring(out, p->unit);
+    out_json_cstring(out, p->unit);
     /* For count-like units the page shows an estimated time beside the count. */
     fprintf(out, ",\"ns_per_unit\":%.17g",
             strcmp(p->unit, "ns") && p->ns_per_unit > 0 ? p->ns_per_unit : 0.0);
     fputs(",\"info\":", out);
-    write_info(out, p);
+    write_info(out, p, o->live);
     fputs(",\n\"nodes\":[\n", out);
     rp_prof_walk(p, 0, visit, &w);
     fputs("],\n\"strings\":[", out);
     for (size_t i = 0; i < w.names.n; i++) {
         if (i)
             fputs(",\n", out);
-        json_string(out, w.names.s[i], w.names.len[i]);
+        out_json_string(out, w.names.s[i], w.names.len[i]);
     }
     fputs("]}", out);
     rp_strtab_free(&w.names);

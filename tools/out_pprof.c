@@ -17,10 +17,12 @@
  *     "recording"; a merged-thread profile of one recording still gets its host
  *     and pid;
  *   - sample types: "samples"/"count", then for alloc-like kinds with an
- *     "objects" extra "alloc_objects"/"count", then the weight: the kind's name
- *     and "nanoseconds" for time kinds ("cpu"/"nanoseconds"; count-like units
- *     are converted with the profile's ns_per_unit), "alloc_space"/"bytes" for
- *     the alloc kind, else the kind's own name and unit. The weight is the
+ *     "objects" extra "alloc_objects"/"count" ("inuse_objects" for live), then
+ *     the weight: the kind's name and "nanoseconds" for time kinds
+ *     ("cpu"/"nanoseconds"; count-like units are converted with the profile's
+ *     ns_per_unit), "alloc_space"/"bytes" for the alloc kind, "inuse_space"/
+ *     "bytes" for one live snapshot (the names of Go's heap profiles, which
+ *     pprof's tools know), else the kind's own name and unit. The weight is the
  *     default sample type;
  *   - period_type/period from the kind's nominal period, time_nanos/
  *     duration_nanos from the wall-clock span of the kept samples, and the
@@ -42,6 +44,7 @@
 
 #include "formats.h"
 #include "pb.h"
+#include "scan.h"
 #include "strtab.h"
 #include "utf8.h"
 
@@ -118,7 +121,8 @@ static void write_header(struct pprof *x)
         wunit = "nanoseconds";
         x->weight_scale = p->ns_per_unit;
     } else if (!strcmp(p->unit, "bytes")) {
-        wtype = !strcmp(kind, "alloc") ? "alloc_space" : kind;
+        wtype = !strcmp(kind, "alloc") ? "alloc_space"
+              : !strcmp(kind, RP_LIVE_KIND) ? "inuse_space" : kind;
     } else if (is_count_unit(p->unit)) {
         wunit = "count";
     }
@@ -128,7 +132,8 @@ static void write_header(struct pprof *x)
     types[x->nv][0] = "samples", types[x->nv][1] = "count";
     x->vsrc[x->nv++] = V_SAMPLES;
     if (p->nvalues > RP_PV_OBJECTS) {
-        types[x->nv][0] = !strcmp(kind, "alloc") ? "alloc_objects" : "objects";
+        types[x->nv][0] = !strcmp(kind, "alloc") ? "alloc_objects"
+                        : !strcmp(kind, RP_LIVE_KIND) ? "inuse_objects" : "objects";
         types[x->nv][1] = "count";
         x->vsrc[x->nv++] = V_OBJECTS;
     }

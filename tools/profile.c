@@ -25,6 +25,8 @@
  */
 #include "profile.h"
 
+#include "scan.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +170,8 @@ struct rp_prof_build {
     uint32_t source;
     int clock_ok;
     uint64_t wall0, mono0;
+    int instant_ok;             /* options.instant: this chunk's instant, if any */
+    uint64_t instant_mono;
     double interval_ns;         /* from agent.options, 0: unknown               */
     uint32_t *frame_map;        size_t n_frame_map;
     uint32_t *meth_map[2];      size_t n_meth_map[2];   /* [plain]: chunk method */
@@ -454,10 +458,8 @@ static uint32_t source_for(struct rp_profile *p, struct rp_reader *r)
     struct rp_prof_build *b = p->b;
     const char *pid = rp_reader_meta(r, RP_META_PID);
     const char *host = rp_reader_meta(r, RP_META_HOST);
-    const char *id = rp_reader_meta(r, RP_META_RECORDING);
-    const char *key = id ? str_intern(p, id)
-                         : str_printf(p, "pid %s on %s", pid ? pid : "?",
-                                      host ? host : "?");
+    char buf[512];
+    const char *key = str_intern(p, rp_recording_key(r, buf, sizeof buf));
     for (size_t i = 0; i < p->nsources; i++)
         if (p->sources[i].recording == key)
             return (uint32_t)i;
@@ -907,6 +909,10 @@ static void add_sample(struct rp_profile *p, const struct rp_event *ev)
             return;
         }
     }
+    if (b->o.instant && (!b->instant_ok || ev->u.sample.time != b->instant_mono)) {
+        p->stats.samples_instant_filtered++;
+        return;
+    }
     const uint32_t tid = ev->u.sample.thread;
     struct thr_state *ts = (tid < b->n_thr_map && b->thr_map[tid].thread)
                                ? &b->thr_map[tid] : chunk_thread(p, tid);
@@ -932,6 +938,8 @@ static void add_sample(struct rp_profile *p, const struct rp_event *ev)
         self[RP_PV_OBJECTS] += ev->u.sample.extra[ks->objects_x];
     th->samples++;
     p->stats.samples_kept++;
+    if (b->o.on_sample)
+        b->o.on_sample(b->o.on_sample_arg, p, leaf, ev, rp_reader_kind(b->r, kind));
     if (wall) {
         struct rp_prof_source *s = &p->sources[b->source];
         if (!s->wall_first || wall < s->wall_first)
@@ -1013,6 +1021,9 @@ void rp_prof_add_reader(struct rp_profile *p, struct rp_reader *r)
     b->wall0 = w ? strtoull(w, NULL, 10) : 0;
     b->mono0 = m ? strtoull(m, NULL, 10) : 0;
     b->interval_ns = parse_interval(rp_reader_meta(r, RP_META_OPTIONS));
+    if (b->o.instant)
+        b->instant_ok = b->o.instant(b->o.instant_arg, p->sources[b->source].recording,
+                                     &b->instant_mono);
     if (p->kind[0] && !p->ns_per_unit && unit_is_count(p->unit))
         p->ns_per_unit = b->interval_ns;
 

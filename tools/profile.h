@@ -155,6 +155,8 @@ struct rp_prof_stats {
     uint64_t samples_other_kind;     /* of kinds not selected                     */
     uint64_t samples_thread_filtered, samples_time_filtered, samples_frame_filtered;
     uint64_t samples_unresolved;     /* kind id unknown (its KIND record was lost)  */
+    uint64_t samples_instant_filtered; /* not at the instant kept (options.instant):  */
+                                     /* other live snapshots                        */
     uint64_t weight_read_kind;       /* summed weight of the selected kind, before  */
                                      /* any filter                                  */
 };
@@ -166,6 +168,8 @@ struct rp_prof_kind_seen {
     uint64_t period;
     uint64_t samples;
 };
+
+struct rp_profile;
 
 struct rp_prof_options {
     /* The kind to aggregate, by name. NULL: the first kind that has a sample. */
@@ -186,6 +190,20 @@ struct rp_prof_options {
     /* Reader diagnostics (file, offset, reason). NULL: counted only. */
     rp_reader_diag_fn diag;
     void *diag_arg;
+    /* Keep only the samples at one instant per recording (a live snapshot, whose
+     * samples all carry the snapshot's time). Called once per chunk with the
+     * chunk's recording key (rp_prof_source.recording): @return 1 and *mono, the
+     * monotonic time to keep, or 0 to keep none of the chunk's samples. NULL: no
+     * such filter. Applies after the time filter, before the thread filter. */
+    int (*instant)(void *arg, const char *recording, uint64_t *mono);
+    void *instant_arg;
+    /* Called for every sample kept, after it was added, with its leaf node and
+     * its kind as the chunk defines it (to find extra fields by name; NULL when
+     * the KIND record was lost). For figures the tree cannot hold (ages, series
+     * over time). NULL: none. */
+    void (*on_sample)(void *arg, const struct rp_profile *p, uint32_t leaf,
+                      const struct rp_event *ev, const struct rp_kind_info *kind);
+    void *on_sample_arg;
 };
 
 struct rp_prof_build;   /* private building state */

@@ -21,6 +21,8 @@ static const struct {
      "profiles: call tree, back-traces, flat table, collapsed stacks, ..."},
     {"ctl", rp_cmd_ctl,
      "send a command to a running agent: status, flush, start, stop, set, ..."},
+    {"leaks", rp_cmd_leaks,
+     "allocation sites whose live objects grow across a recording (live=on)"},
     {"list", rp_cmd_list,
      "the running JVMs that have the agent, with their state and socket"},
     {"record", rp_cmd_record,

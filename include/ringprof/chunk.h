@@ -60,8 +60,10 @@ struct rp_kv {
     const char *value;
 };
 
-/* Maximum event-kind extra fields (alloc: class, size; wall: state; ...). */
-#define RP_MAX_EXTRA 4
+/* Maximum event-kind extra fields (alloc: class, size, objects, length; live:
+ * those and two ages; wall: state; ...). A reader keeps the first RP_MAX_EXTRA
+ * of a kind that has more (a newer writer's) and skips the rest. */
+#define RP_MAX_EXTRA 8
 
 /* Writer limits (see Failures and Segment size above). A string record can be at
  * most 1 MiB and a stack record at most 5 MiB (1 Mi frames of <= 5 bytes), so with

@@ -144,6 +144,15 @@ int rp_ring_push(struct rp_ring *ring, const void *rec, size_t len);
  */
 int rp_ring_pushv(struct rp_ring *ring, const struct iovec *iov, int iovcnt);
 
+/* rp_ring_fill: bytes in use (records and their headers) at this instant: a
+ * snapshot that may be stale as soon as it is read. Any thread; async-signal-safe.
+ * A producer that is not a signal handler uses it to wake its consumer early. */
+static inline size_t rp_ring_fill(const struct rp_ring *ring)
+{
+    return (size_t)(atomic_load_explicit(&ring->head, memory_order_relaxed) -
+                    atomic_load_explicit(&ring->tail, memory_order_relaxed));
+}
+
 /*
  * rp_ring_pop: copy the oldest record into `buf` (capacity `cap`) and release it.
  * @return the record's payload length (0 is a valid empty record), -1 if the ring is

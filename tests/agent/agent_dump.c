@@ -19,6 +19,9 @@
  *   rp_agent_dump check DIR     "files N chunks_closed N last_closed 0|1 samples N
  *                               damaged N" and exit 1 if anything was damaged
  *
+ * stacks, self, total and threads read samples of kind "cpu" only, or of the kind
+ * named by $RP_DUMP_KIND; check counts samples of every kind.
+ *
  * DIR's *.rpc and *.rpc.part files are read in name order (oldest first). Every
  * line of output is sorted, so tests can compare and grep it.
  */
@@ -102,6 +105,9 @@ static void frame_name(struct rp_reader *r, uint32_t fid, char *out, size_t cap,
 enum mode { STACKS, SELF, TOTAL, THREADS, COUNTERS, GAUGES, CHECK, SERIES };
 
 static const char *series_name;
+/* The event kind whose samples stacks/self/total/threads aggregate: "cpu", or
+ * $RP_DUMP_KIND ("alloc", "live", ...); check counts every kind. */
+static const char *dump_kind = "cpu";
 
 static uint64_t files, closed, last_closed, samples, damaged;
 
@@ -134,6 +140,9 @@ static void read_file(const char *path, enum mode m)
             }
         } else if (ev.type == RP_EV_SAMPLE) {
             samples++;
+            const struct rp_kind_info *ki = rp_reader_kind(r, ev.u.sample.kind);
+            if (m != CHECK && (!ki || !ki->name || strcmp(ki->name, dump_kind) != 0))
+                continue;
             uint32_t n = 0, flags = 0;
             const uint32_t *fr = rp_reader_stack(r, ev.u.sample.stack, &n, &flags);
             const struct rp_thread_info *ti = rp_reader_thread(r, ev.u.sample.thread);
@@ -212,6 +221,8 @@ int main(int argc, char **argv)
         return 2;
     }
     series_name = m == SERIES ? argv[3] : NULL;
+    if (getenv("RP_DUMP_KIND") && *getenv("RP_DUMP_KIND"))
+        dump_kind = getenv("RP_DUMP_KIND");
     if (m < 0) {
         fprintf(stderr, "rp_agent_dump: unknown mode '%s'\n", argv[1]);
         return 2;

@@ -4,11 +4,12 @@
 #   agent_tests.sh TEST [ENGINE]
 #
 # TEST is cpu_split, sleeping, native_frames, churn, attach, bad_options,
-# signal_safety, shutdown, crash_guard or unloading; ENGINE is async or jvmti where both are
-# meaningful. meson (tests/agent/meson.build) passes the programs in the
-# environment: RP_JAVA, RP_JCMD, RP_AGENT (libringprof.so), RP_TEST_AGENT (the
-# RP_TEST_HOOKS build), RP_JAR (tests/java), RP_DUMP (rp_agent_dump), RP_SHIM and
-# RP_TAKEN (LD_PRELOAD libraries). Each test asserts something that fails if the
+# signal_safety, shutdown, crash_guard, unloading, handler_replaced or
+# alloc_taken; ENGINE is async or jvmti where both are meaningful. meson
+# (tests/agent/meson.build) passes the programs in the environment: RP_JAVA,
+# RP_JCMD, RP_AGENT (libringprof.so), RP_TEST_AGENT (the RP_TEST_HOOKS build),
+# RP_JAR (tests/java), RP_DUMP (rp_agent_dump), RP_SHIM and RP_TAKEN (LD_PRELOAD
+# libraries), RP_ALLOC_TAKEN (an agent holding the sampled-allocation capability). Each test asserts something that fails if the
 # agent is wrong; tolerances are generous because other work may share the machine.
 # The scratch directory is kept (and named) when a test fails.
 set -uo pipefail
@@ -297,8 +298,32 @@ test_handler_replaced() {
     [ "${handled:-999}" -lt 40 ] || fail "the timers kept firing: ${handled:-?} signals"
 }
 
+# Another agent holds the JVM's one sampled-allocation capability: one clear
+# warning, CPU sampling goes on, no allocation samples, and `ctl start alloc`
+# would say why (the status says unavailable).
+test_alloc_taken() {
+    java_run -agentpath:"$RP_ALLOC_TAKEN" -agentpath:"$RP_AGENT=$(agent_opts ,alloc=64k)" \
+        -- Busy 2 || { show_err; fail "java failed with the capability taken"; }
+    grep -q "^ringprof: allocation sampling is unavailable: .*another agent may hold it.*CPU sampling goes on" \
+        "$work/err" || { show_err; fail "no clear warning for the taken capability"; }
+    note "$(grep -m1 '^ringprof:' "$work/err")"
+    local cpu alloc
+    cpu=$("$RP_DUMP" threads "$work/rec" | awk -F'\t' '{ s += $2 } END { print s + 0 }')
+    alloc=$(RP_DUMP_KIND=alloc "$RP_DUMP" threads "$work/rec" | awk -F'\t' '{ s += $2 } END { print s + 0 }')
+    note "cpu samples $cpu, alloc samples $alloc"
+    [ "$cpu" -gt 50 ] || fail "only $cpu CPU samples: CPU sampling did not go on"
+    [ "$alloc" = 0 ] || fail "$alloc allocation samples without the capability"
+    # Without the other agent the same run has allocation samples (the check can fail).
+    rm -rf "$work/rec"
+    java_run -agentpath:"$RP_AGENT=$(agent_opts ,alloc=64k)" -- Busy 2 ||
+        { show_err; fail "java failed"; }
+    alloc=$(RP_DUMP_KIND=alloc "$RP_DUMP" threads "$work/rec" | awk -F'\t' '{ s += $2 } END { print s + 0 }')
+    note "alone: alloc samples $alloc"
+    [ "$alloc" -gt 0 ] || fail "no allocation samples even without the other agent"
+}
+
 case "$test_name" in
-cpu_split|sleeping|native_frames|churn|attach|bad_options|signal_safety|shutdown|crash_guard|unloading|handler_replaced)
+cpu_split|sleeping|native_frames|churn|attach|bad_options|signal_safety|shutdown|crash_guard|unloading|handler_replaced|alloc_taken)
     "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac

@@ -116,7 +116,7 @@ test_accounting() {
     ctl flush >/dev/null
     ctl status >"$work/status"
     local st files
-    st=$(json 'r["samples"]["cpu"]' <"$work/status")
+    st=$(json 'sum(r["samples"].values())' <"$work/status")
     "$RP_DUMP" check "$work/rec" >"$work/check" || fail "damaged: $(cat "$work/check")"
     files=$(awk '{ for (i = 1; i < NF; i++) if ($i == "samples") print $(i + 1) }' "$work/check")
     "$RP_DUMP" counters "$work/rec" | awk -F'\t' '$1 ~ /^lost\./ { sub(/^lost\./, "", $1); print $1, $2 }' |
@@ -176,6 +176,49 @@ except OSError:
 print(s.makefile().readline().strip())' "$sock"
 }
 
+# Allocation sampling switched at run time: off at start, started, its interval
+# changed, stopped; the files hold exactly the allocation samples status counted.
+test_alloc_switch() {
+    start_jvm 120 ,alloc=off
+    local a b c d e
+    if [ "$engine" = jvmti ]; then
+        # engine=jvmti gives threads rings only for allocation samples.
+        ctl start alloc >"$work/r" 2>&1 && fail "start alloc succeeded with jvmti, alloc=off"
+        grep -q "started with alloc=off" "$work/r" || fail "start alloc: $(cat "$work/r")"
+        end_jvm
+        return
+    fi
+    sleep 1
+    ctl status | json 'r["alloc"]["on"] is False and r["alloc"]["available"] is True' |
+        grep -q True || fail "alloc=off: status $(ctl status)"
+    a=$(ctl status | json 'r["samples"]["alloc"]')
+    [ "$a" = 0 ] || fail "$a alloc samples with alloc=off"
+    ctl start alloc | json 'r["ok"]' | grep -q True || fail "start alloc failed"
+    ctl status | json '"alloc" in r["sampling"] and r["alloc"]["on"]' | grep -q True ||
+        fail "start alloc: not sampling ($(ctl status | json 'r["sampling"]'))"
+    sleep 1.5
+    b=$(ctl status | json 'r["samples"]["alloc"]')
+    note "started: $a -> $b allocation samples"
+    [ "$b" -gt 20 ] || fail "only $b allocation samples in 1.5 s after start"
+    ctl set alloc=64k | json 'r["ok"]' | grep -q True || fail "set alloc=64k failed"
+    [ "$(ctl status | json 'r["effective"]["alloc_bytes"]')" = 65536 ] ||
+        fail "set alloc=64k: effective $(ctl status | json 'r["effective"]')"
+    ctl stop alloc | json 'r["ok"]' | grep -q True || fail "stop alloc failed"
+    sleep 0.5
+    c=$(ctl status | json 'r["samples"]["alloc"]'); sleep 1
+    d=$(ctl status | json 'r["samples"]["alloc"]')
+    note "stopped: $c -> $d"
+    [ "$c" = "$d" ] || fail "allocation samples grew from $c to $d while stopped"
+    ctl flush >/dev/null || fail "flush failed"
+    e=$(ctl status | json 'r["samples"]["alloc"]')
+    "$RP_DUMP" check "$work/rec" >/dev/null || fail "damaged recording"
+    local files
+    files=$("$RP_RINGPROF" summary "$work/rec" | awk '$1 == "samples" && $2 == "alloc" { print $3 }')
+    note "status $e allocation samples, files ${files:-none}"
+    [ "$files" = "$e" ] || fail "status says $e allocation samples, the files hold ${files:-none}"
+    end_jvm
+}
+
 test_bad_requests() {
     start_jvm 120
     local r
@@ -185,8 +228,8 @@ test_bad_requests() {
     r=$(head -c 5000 /dev/zero | tr '\0' a | raw)
     note "oversized: $r"
     echo "$r" | json 'r["ok"] is False and "too long" in r["error"]' | grep -q True || fail "oversized request: $r"
-    ctl set alloc=1k >"$work/r" 2>&1 && fail "set alloc succeeded"
-    grep -q "alloc sampling is not available" "$work/r" || fail "set alloc: $(cat "$work/r")"
+    ctl set alloc=2g >"$work/r" 2>&1 && fail "set alloc=2g succeeded"
+    grep -q "bad value '2g' for alloc" "$work/r" || fail "set alloc=2g: $(cat "$work/r")"
     ctl version | json 'r["pid"]' | grep -qx "$pid" || fail "the agent does not answer after bad requests"
     end_jvm
 }
@@ -271,7 +314,7 @@ EOF
 }
 
 case "$test_name" in
-status|flush|accounting|stop_start|interval|bad_requests|other_uid|attach|concurrent) "test_$test_name" ;;
+status|flush|accounting|stop_start|interval|alloc_switch|bad_requests|other_uid|attach|concurrent) "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac
 echo "ok ($test_name $engine)"

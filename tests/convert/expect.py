@@ -12,13 +12,19 @@ usage: expect.py CHECK OUTPUT [options] -- MANIFEST...
         flat        OUTPUT (flat text, CPU SAMPLES layout): each method's count,
                     self and total weight (recursion counted once per stack);
                     accum ends at 100%
-        sites       OUTPUT (flat text for alloc): the SITES rows (bytes, objects,
-                    samples, class) and the allocating methods
+        sites       OUTPUT (flat text for alloc): the SITES rows (live bytes and
+                    objects from the chosen live snapshot, or "-" without one;
+                    allocated bytes, objects, samples, class) and the allocating
+                    methods
+        livesites   OUTPUT (flat text for --event live): the LIVE SITES rows
+                    (bytes, objects, samples, median and max age in GCs, oldest)
         backtrace   OUTPUT (backtrace text): each root's self/total, and the
                     figures of its direct callers (outermost occurrence)
   options (the converter's): --event K, --per-thread, --lines, --bci,
         --thread RE, --include RE, --exclude RE, --from T, --to T,
-        --value samples
+        --value samples, --snapshot S
+A live profile (and the live columns of SITES) holds one snapshot per recording:
+the one --snapshot names among those in the time range (default: the last).
 Prints what differs and exits 1, or exits 0.
 """
 import json
@@ -36,7 +42,7 @@ MARKER = 6
 def parse_args(argv):
     opts = {"event": None, "per_thread": False, "gran": "method", "thread": None,
             "include": None, "exclude": None, "from": None, "to": None,
-            "value_samples": False}
+            "value_samples": False, "snapshot": "last"}
     i = 0
     while i < len(argv) and argv[i] != "--":
         a = argv[i]
@@ -47,7 +53,7 @@ def parse_args(argv):
         elif a == "--bci":
             opts["gran"] = "bci"
         elif a in ("--event", "--thread", "--include", "--exclude", "--from", "--to",
-                   "--value", "--top", "--cutoff", "--method", "--format"):
+                   "--value", "--top", "--cutoff", "--method", "--format", "--snapshot"):
             i += 1
             key = a[2:]
             if key == "value":
@@ -101,6 +107,17 @@ class Sample:
     pass
 
 
+def chosen_snapshot(r, opts, t_from, t_to):
+    """The index of the live snapshot of recording r that --snapshot names among
+    those in the time range, or None."""
+    snaps = [k for k, t in enumerate(r.get("snapshots", []))
+             if (t_from is None or t >= t_from) and (t_to is None or t < t_to)]
+    which = {"first": 1, "last": -1}.get(opts["snapshot"]) or int(opts["snapshot"])
+    if which > 0:
+        return snaps[which - 1] if which <= len(snaps) else None
+    return snaps[which] if -which <= len(snaps) else None
+
+
 def samples(recs, opts):
     """Every kept sample as (weight, path) where path is a list of frame dicts
     root first, synthetic frames included ({"name": ..., "type": MARKER})."""
@@ -111,14 +128,18 @@ def samples(recs, opts):
     for s in alls:
         if s["kind"] not in kinds:
             kinds.append(s["kind"])
-    event = opts["event"] or ("cpu" if "cpu" in kinds else kinds[0])
+    event = opts["event"] or ("cpu" if "cpu" in kinds else
+                              "alloc" if "alloc" in kinds else kinds[0])
     t_from = parse_time(opts["from"], first, last) if opts["from"] else None
     t_to = parse_time(opts["to"], first, last) if opts["to"] else None
     multi = len(recs) > 1
     out = []
     for r in recs:
+        snap = chosen_snapshot(r, opts, t_from, t_to) if event == "live" else None
         for s in r["samples"]:
             if s["kind"] != event:
+                continue
+            if event == "live" and s["snap"] != snap:
                 continue
             if t_from is not None and s["t"] < t_from:
                 continue
@@ -149,6 +170,8 @@ def samples(recs, opts):
             x.label = "[%s] (tid %d%s)" % (s["thread"], s["tid"],
                                            ", " + r["recording"] if multi else "")
             x.klass = s["class"]
+            x.age_gcs = s.get("age_gcs")
+            x.age_ms = s.get("age_ms")
             out.append(x)
     return out
 
@@ -292,30 +315,76 @@ def check_flat(output, opts, recs, alloc=False):
         fail("flat: accum ends at %s, not 100%%" % accum)
 
 
+def site_key(s, opts):
+    """A site: its thread (per thread), its frames at the granularity, its class."""
+    frames = tuple((display(f, opts["gran"]), f["type"]) for f in s.path[:-1])
+    return (s.label if opts["per_thread"] else None, frames, s.klass)
+
+
+def table_rows(output, title, ncols):
+    """The rows of a SITES-like table, split into ncols fields (the last holds
+    the rest of the line)."""
+    rows, inside = [], False
+    for l in open(output).read().splitlines():
+        if l.startswith(title + " BEGIN"):
+            inside = True
+        elif l.startswith(title + " END"):
+            break
+        elif inside and l.strip() and l.strip()[0].isdigit():
+            rows.append(l.split(None, ncols - 1))
+    return rows
+
+
+def number_or_dash(x):
+    return x if x == "-" else int(x)
+
+
 def check_sites(output, opts, recs):
     ss = samples(recs, opts)
+    has_live = any(r.get("snapshots") for r in recs)
+    live = samples(recs, dict(opts, event="live")) if has_live else []
     exp = {}
     for s in ss:
-        key = (tuple((display(f, opts["gran"]), f["type"]) for f in s.path[:-1]), s.klass)
-        e = exp.setdefault(key, [0, 0, 0])
+        e = exp.setdefault(site_key(s, opts), [0, 0, 0, 0, 0])
+        e[2] += s.w
+        e[3] += s.objects
+        e[4] += 1
+    for s in live:
+        e = exp.setdefault(site_key(s, opts), [0, 0, 0, 0, 0])
+        e[0] += s.w
+        e[1] += s.objects
+    want = sorted(((v[0], v[1]) if has_live else ("-", "-")) + (v[2], v[3], v[4], k[2])
+                  for k, v in exp.items())
+    got = sorted((number_or_dash(f[3]), number_or_dash(f[4]), int(f[5]), int(f[6]),
+                  int(f[7]), f[9]) for f in table_rows(output, "SITES", 10))
+    if got != want:
+        fail("sites: expected %s, got %s" % (want, got))
+    check_flat(output, opts, recs, alloc=True)
+
+
+def check_livesites(output, opts, recs):
+    exp = {}
+    for s in samples(recs, opts):
+        e = exp.setdefault(site_key(s, opts), [0, 0, 0, [], 0])
         e[0] += s.w
         e[1] += s.objects
         e[2] += 1
-    want = sorted((v[0], v[1], v[2], k[1]) for k, v in exp.items())
-    got = []
-    inside = False
-    for l in open(output).read().splitlines():
-        if l.startswith("SITES BEGIN"):
-            inside = True
-            continue
-        if l.startswith("SITES END"):
-            break
-        if not inside or not l.strip()[0].isdigit():
-            continue
-        f = l.split(None, 7)
-        got.append((int(f[3]), int(f[4]), int(f[5]), f[7]))
-    if sorted(got) != want:
-        fail("sites: expected %s, got %s" % (want, sorted(got)))
+        e[3].append(s.age_gcs)
+        e[4] = max(e[4], s.age_ms)
+    want = []
+    for k, (w, o, n, ages, oldest) in exp.items():
+        ages.sort()
+        mid = len(ages) // 2
+        median = ages[mid] if len(ages) % 2 else (ages[mid - 1] + ages[mid]) / 2
+        want.append((w, o, n, "%.1f" % median, str(ages[-1]), "%.1fs" % (oldest / 1e3),
+                     k[2]))
+    got = [(int(f[3]), int(f[4]), int(f[5]), f[7], f[8], f[9], f[10])
+           for f in table_rows(output, "LIVE SITES", 11)]
+    if sorted(got) != sorted(want):
+        fail("live sites: expected %s, got %s" % (sorted(want), sorted(got)))
+    weights = [g[0] for g in got]
+    if weights != sorted(weights, reverse=True):
+        fail("live sites: not ordered by live bytes: %s" % weights)
     check_flat(output, opts, recs, alloc=True)
 
 
@@ -377,7 +446,8 @@ def main():
     opts, manifests = parse_args(sys.argv[3:])
     recs = load(manifests)
     {"collapsed": check_collapsed, "tree": check_tree, "flat": check_flat,
-     "sites": check_sites, "backtrace": check_backtrace}[check](output, opts, recs)
+     "sites": check_sites, "livesites": check_livesites,
+     "backtrace": check_backtrace}[check](output, opts, recs)
     for e in errors:
         print("expect.py %s %s: %s" % (check, output, e))
     return 1 if errors else 0

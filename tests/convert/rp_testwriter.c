@@ -10,8 +10,15 @@
  *           split  OUT is a directory (created): rec-A's samples exactly, in two
  *                  chunks (chunk.seq 0 and 1, the second opened 5 s later, with
  *                  its own ids) and a segment every 7 samples.
+ *           heap   OUT is a directory: recording "rec-L", allocations, live
+ *                  snapshots and GC pauses with one leaking site (see "heap
+ *                  recordings" below for its content).
+ *           churn  OUT is a directory: recording "rec-C", the same kinds, sites
+ *                  that only churn.
  *   --manifest FILE  also write, as JSON, every sample written (wall-clock time,
- *                  thread tid and name, kind, weight, objects, class, stack index) and
+ *                  thread tid and name, kind, weight, objects, class, stack index;
+ *                  for live samples their snapshot and ages, for gc samples the
+ *                  heap and id; the heap recordings add the snapshots' times) and
  *                  every stack (truncated flag, frames root first with class,
  *                  name, file, type, line, bci), so a test can compute what a
  *                  correct converter must print without trusting the converter.
@@ -33,6 +40,7 @@
  * The tables below are the truth the tests check against.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +66,8 @@ struct fdef {
 enum {
     F_THREAD_RUN, F_WORKER_RUN, F_HANDLE_42, F_HANDLE_57, F_PARSE_7, F_PARSE_INL,
     F_MAIN, F_FIB_5, F_FIB_6, F_HASH, F_ARRAYCOPY, F_MEMCPY, F_WRITE0, F_SYSWRITE,
-    F_GC_MARKER, F_CALLHELPER, F_ODD, F_BONLY, F_COUNT
+    F_GC_MARKER, F_CALLHELPER, F_ODD, F_BONLY,
+    F_CACHE_PUT, F_BUF_TAKE, F_TEMP_MAKE, F_SESSION_NEW, F_COUNT
 };
 
 static const struct fdef frames[F_COUNT] = {
@@ -82,6 +91,11 @@ static const struct fdef frames[F_COUNT] = {
     [F_CALLHELPER] = {"libjvm.so", "JavaCalls::call_helper", "", RP_FRAME_CPP, -1, 0, 0},
     [F_ODD]        = {"app.Odd", "weird;name\nx", "Odd.java", RP_FRAME_INTERPRETED, 1, 2, 0},
     [F_BONLY]      = {"app.B", "only", "B.java", RP_FRAME_JIT, 0, 3, 0},
+    /* the heap recordings' allocating methods */
+    [F_CACHE_PUT]  = {"app.Cache", "put", "Cache.java", RP_FRAME_JIT, 8, 31, 0},
+    [F_BUF_TAKE]   = {"app.Buffers", "take", "Buffers.java", RP_FRAME_JIT, 4, 12, 0},
+    [F_TEMP_MAKE]  = {"app.Temp", "make", "Temp.java", RP_FRAME_INTERPRETED, 2, 5, 0},
+    [F_SESSION_NEW] = {"app.Session", "open", "Session.java", RP_FRAME_JIT, 1, 9, 0},
 };
 
 /* ------------------------------------------------------------- stacks -- */
@@ -93,7 +107,8 @@ struct sdef {
     int f[MAXF];        /* root first */
 };
 
-enum { S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S_COUNT };
+enum { S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S_LEAK, S_STEADY, S_YOUNG, S_SMALL,
+       S_COUNT };
 
 static const struct sdef stacks[S_COUNT] = {
     [S1] = {0, 0, 4, {F_THREAD_RUN, F_WORKER_RUN, F_HANDLE_42, F_PARSE_7}},
@@ -106,6 +121,10 @@ static const struct sdef stacks[S_COUNT] = {
     [S8] = {0, 0, 3, {F_CALLHELPER, F_MAIN, F_ODD}},
     [S9] = {0, 0, 0, {0}},
     [S10] = {0, 0, 3, {F_THREAD_RUN, F_WORKER_RUN, F_BONLY}},
+    [S_LEAK] = {0, 0, 4, {F_THREAD_RUN, F_WORKER_RUN, F_HANDLE_42, F_CACHE_PUT}},
+    [S_STEADY] = {0, 0, 3, {F_THREAD_RUN, F_WORKER_RUN, F_BUF_TAKE}},
+    [S_YOUNG] = {0, 0, 2, {F_MAIN, F_TEMP_MAKE}},
+    [S_SMALL] = {0, 0, 4, {F_THREAD_RUN, F_WORKER_RUN, F_HANDLE_57, F_SESSION_NEW}},
 };
 
 /* ------------------------------------------------------------ samples -- */
@@ -179,8 +198,10 @@ struct out {
     uint32_t kcpu, kalloc;
 };
 
-static struct out open_chunk(const char *path, const char *rec, const char *pid,
-                             const char *host, uint64_t wall, uint64_t mono, int seq)
+static struct rp_chunk_writer *open_writer(const char *path, const char *rec,
+                                           const char *pid, const char *host,
+                                           uint64_t wall, uint64_t mono, int seq,
+                                           const char *options)
 {
     char w[32], m[32], s[16];
     snprintf(w, sizeof w, "%llu", (unsigned long long)wall);
@@ -194,16 +215,24 @@ static struct out open_chunk(const char *path, const char *rec, const char *pid,
         {RP_META_START_WALL, w},
         {RP_META_START_MONO, m},
         {RP_META_JVM_NAME, "TestVM"},
-        {RP_META_OPTIONS, "interval=10ms,alloc=512k"},
+        {RP_META_OPTIONS, options},
         {RP_META_PRODUCER, "rp_testwriter"},
     };
     char err[256];
-    struct out o;
-    o.w = rp_chunk_writer_open(path, meta, sizeof meta / sizeof meta[0], err, sizeof err);
-    if (!o.w) {
+    struct rp_chunk_writer *cw = rp_chunk_writer_open(path, meta, sizeof meta / sizeof meta[0],
+                                                      err, sizeof err);
+    if (!cw) {
         fprintf(stderr, "rp_testwriter: %s\n", err);
         exit(1);
     }
+    return cw;
+}
+
+static struct out open_chunk(const char *path, const char *rec, const char *pid,
+                             const char *host, uint64_t wall, uint64_t mono, int seq)
+{
+    struct out o;
+    o.w = open_writer(path, rec, pid, host, wall, mono, seq, "interval=10ms,alloc=512k");
     static const char *const alloc_extra[] = {"class", "size", "objects"};
     o.kcpu = rp_chunk_kind(o.w, "cpu", "ns", 10 * MS, NULL, 0);
     o.kalloc = rp_chunk_kind(o.w, "alloc", "bytes", 524288, alloc_extra, 3);
@@ -274,7 +303,8 @@ static void manifest_sample(uint64_t wall, const char *thread, uint64_t tid,
     first_sample = 0;
 }
 
-static void manifest_end(const char *rec)
+/* Close the manifest; `extra` (or NULL) adds fields after "stacks". */
+static void manifest_end(const char *rec, void (*extra)(FILE *))
 {
     if (!manifest)
         return;
@@ -295,7 +325,10 @@ static void manifest_end(const char *rec)
         }
         fputs("]}", manifest);
     }
-    fputs("\n]}\n", manifest);
+    fputs("\n]", manifest);
+    if (extra)
+        extra(manifest);
+    fputs("}\n", manifest);
     if (fclose(manifest) != 0)
         die("manifest");
 }
@@ -359,7 +392,7 @@ static void write_a(const char *out, int split)
     rp_chunk_gauge(o.w, "rss", MONO0 + k * STEP, 123456789);
     if (rp_chunk_close(o.w) != 0)
         die("close");
-    manifest_end("rec-A");
+    manifest_end("rec-A", NULL);
 }
 
 static void write_b(const char *out)
@@ -384,13 +417,326 @@ static void write_b(const char *out)
     }
     if (rp_chunk_close(o.w) != 0)
         die("close");
-    manifest_end("rec-B");
+    manifest_end("rec-B", NULL);
+}
+
+/* ------------------------------------------------------- heap recordings -- */
+
+/*
+ * heap  OUT is a directory (created): recording "rec-L" (pid 300, host hostL)
+ *       with kinds alloc (4 extras), live (6) and gc (3), in two chunks. 12 live
+ *       snapshots a second apart, the first empty; a GC 500 ms after each
+ *       snapshot but the last (ids 1..11, the record of GC 4 lost). Sites:
+ *         LEAK   byte[] from app.Cache.put: two objects a second, never freed
+ *                (grows by about 1 MiB/s: the leak);
+ *         STEADY char[] from app.Buffers.take: 4 to 8 objects, each alive for
+ *                one snapshot (no trend);
+ *         YOUNG  java.lang.String from app.Temp.make: 1, 2, ... 11 objects, each
+ *                dead before the next GC (grows, but only garbage: age 0);
+ *         SMALL  app.Session from app.Session.open: one object from second 5 on
+ *                (a significant step, but one sample: below 1 MiB).
+ * churn OUT is a directory: recording "rec-C" (pid 400, host hostC), 20
+ *       snapshots, sites that only churn: STEADY and LEAK's stack with a live
+ *       set that is replaced but does not grow, YOUNG garbage in a sawtooth, and
+ *       a burst of SMALL objects in one snapshot near the end.
+ * Weights and object counts follow the agent's formula (docs/profiles.md):
+ * p = 1 - exp(-size/interval), weight = round(size/p), objects = round(1/p).
+ */
+
+#define HEAP_INTERVAL 524288.0         /* alloc=512k */
+#define SEC           1000000000ull
+#define NEVER         UINT64_MAX
+
+struct hsite {
+    int stack, thread;
+    const char *klass;
+    uint64_t size, length;
+};
+
+enum { H_LEAK, H_STEADY, H_YOUNG, H_SMALL, H_COUNT };
+
+static const struct hsite hsites[H_COUNT] = {
+    [H_LEAK]   = {S_LEAK, T_W1, "byte[]", 4112, 4097},
+    [H_STEADY] = {S_STEADY, T_W2, "char[]", 2064, 1025},
+    [H_YOUNG]  = {S_YOUNG, T_MAIN, "java.lang.String", 24, 0},
+    [H_SMALL]  = {S_SMALL, T_W1, "app.Session", 48, 0},
+};
+
+struct hobj {
+    int site;
+    uint64_t born, dies;               /* ns after the recording's t0; NEVER */
+};
+
+struct heap {
+    const char *rec, *pid, *host, *dir;
+    uint64_t wall0, mono0;             /* the recording's t0                   */
+    int nsnaps, split_at;              /* a new chunk before snapshot split_at */
+    uint64_t snap0;                    /* the first snapshot, ns after t0      */
+    struct hobj obj[1024];
+    int nobj;
+    uint64_t gc_at[64];                /* GC starts, ns after t0               */
+    int ngc, lost_gc;                  /* lost_gc: the GC whose record is lost */
+    /* writing */
+    struct rp_chunk_writer *w;
+    uint32_t kalloc, klive, kgc;
+    int chunk;
+};
+
+static uint64_t est_weight(uint64_t size)
+{
+    return (uint64_t)llround((double)size / (1 - exp(-(double)size / HEAP_INTERVAL)));
+}
+
+static uint64_t est_objects(uint64_t size)
+{
+    double v = 1 / (1 - exp(-(double)size / HEAP_INTERVAL));
+    return v < 1.5 ? 1 : (uint64_t)llround(v);
+}
+
+static void add_obj(struct heap *h, int site, uint64_t born, uint64_t dies)
+{
+    if (h->nobj == (int)(sizeof h->obj / sizeof h->obj[0])) {
+        fprintf(stderr, "rp_testwriter: too many heap objects\n");
+        exit(1);
+    }
+    h->obj[h->nobj++] = (struct hobj){site, born, dies};
+}
+
+static uint64_t snap_time(const struct heap *h, int k)
+{
+    return h->snap0 + (uint64_t)k * SEC;
+}
+
+static void heap_open(struct heap *h)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s-%d.rpc", h->dir, h->rec, h->chunk);
+    uint64_t at = h->chunk ? snap_time(h, h->split_at) - 100 * MS : 0;
+    h->w = open_writer(path, h->rec, h->pid, h->host, h->wall0 + at, h->mono0 + at,
+                       h->chunk, "interval=10ms,alloc=512k,live=on");
+    static const char *const ax[] = {"class", "size", "objects", "length"};
+    static const char *const lx[] = {"class", "size", "objects", "length", "age_gcs",
+                                     "age_ms"};
+    static const char *const gx[] = {"heap_used", "heap_committed", "id"};
+    h->kalloc = rp_chunk_kind(h->w, "alloc", "bytes", 524288, ax, 4);
+    h->klive = rp_chunk_kind(h->w, "live", "bytes", 0, lx, 6);
+    h->kgc = rp_chunk_kind(h->w, "gc", "ns", 0, gx, 3);
+    if (!h->kalloc || !h->klive || !h->kgc)
+        die("heap kind");
+}
+
+static void heap_manifest(const struct heap *h, uint64_t t, const struct hsite *s,
+                          const char *kind, uint64_t weight, uint64_t objects)
+{
+    if (!manifest)
+        return;
+    fprintf(manifest, "%s\n  {\"t\": %llu, \"tid\": %llu, \"thread\": ",
+            first_sample ? "" : ",", (unsigned long long)(h->wall0 + t),
+            (unsigned long long)(s ? threads_a[s->thread].tid : 0));
+    json_str(manifest, s ? threads_a[s->thread].name : "");
+    fprintf(manifest, ", \"kind\": \"%s\", \"weight\": %llu, \"objects\": %llu, "
+                      "\"class\": ", kind, (unsigned long long)weight,
+            (unsigned long long)objects);
+    if (s)
+        json_str(manifest, s->klass);
+    else
+        fputs("null", manifest);
+    fprintf(manifest, ", \"stack\": %d", s ? s->stack : -1);
+    first_sample = 0;
+}
+
+/* One sample of site `site` (alloc or live) at t, with the kind's extras. */
+static void heap_sample(struct heap *h, uint32_t kind, int site, uint64_t t,
+                        const uint64_t *ages)
+{
+    const struct hsite *s = &hsites[site];
+    uint32_t th = rp_chunk_thread(h->w, (uint64_t)s->thread, threads_a[s->thread].tid,
+                                  threads_a[s->thread].java_tid, threads_a[s->thread].name,
+                                  threads_a[s->thread].flags, h->mono0 + t);
+    uint32_t st = put_stack(h->w, s->stack);
+    uint64_t x[6] = {rp_chunk_class(h->w, rp_chunk_cstring(h->w, s->klass)), s->size,
+                     est_objects(s->size), s->length, ages ? ages[0] : 0,
+                     ages ? ages[1] : 0};
+    uint64_t weight = est_weight(s->size);
+    if (!th || rp_chunk_sample(h->w, kind, th, h->mono0 + t, st, weight, x) != 0)
+        die("heap sample");
+    heap_manifest(h, t, s, kind == h->kalloc ? "alloc" : "live", weight, x[2]);
+}
+
+static void heap_gc(struct heap *h, int i)
+{
+    uint64_t pause = (5 + 3 * (uint64_t)(i % 4)) * MS;
+    /* Heap used after the GC grows by 4 MiB a GC, but falls to 20 MiB after the
+     * last one: the summary's "last" and "most" differ. */
+    uint64_t used = i == h->ngc - 1 ? 20 : 10 + 4 * (uint64_t)i;
+    uint64_t x[3] = {used << 20, 64u << 20, (uint64_t)i + 1};
+    if (i == h->lost_gc)
+        return;   /* its record was lost: a gap in the ids */
+    if (rp_chunk_sample(h->w, h->kgc, 0, h->mono0 + h->gc_at[i], 0, pause, x) != 0)
+        die("gc sample");
+    heap_manifest(h, h->gc_at[i], NULL, "gc", pause, 0);
+    fprintf(manifest, ", \"heap_used\": %llu, \"heap_committed\": %llu, \"id\": %llu}",
+            (unsigned long long)x[0], (unsigned long long)x[1], (unsigned long long)x[2]);
+}
+
+/* GCs in (born, t]: the age in GCs of an object born at `born`, seen at t. */
+static uint64_t gcs_between(const struct heap *h, uint64_t born, uint64_t t)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < h->ngc; i++)
+        n += h->gc_at[i] > born && h->gc_at[i] <= t;
+    return n;
+}
+
+static void heap_snapshot(struct heap *h, int k)
+{
+    uint64_t t = snap_time(h, k), objects = 0, bytes = 0;
+    for (int i = 0; i < h->nobj; i++) {
+        const struct hobj *o = &h->obj[i];
+        if (o->born >= t || o->dies <= t)
+            continue;
+        uint64_t ages[2] = {gcs_between(h, o->born, t), (t - o->born) / MS};
+        heap_sample(h, h->klive, o->site, t, ages);
+        fprintf(manifest, ", \"snap\": %d, \"age_gcs\": %llu, \"age_ms\": %llu}", k,
+                (unsigned long long)ages[0], (unsigned long long)ages[1]);
+        objects++;
+        bytes += est_weight(hsites[o->site].size);
+    }
+    if (rp_chunk_gauge(h->w, "live.objects", h->mono0 + t, objects) != 0 ||
+        rp_chunk_gauge(h->w, "live.bytes", h->mono0 + t, bytes) != 0 ||
+        rp_chunk_flush(h->w) != 0)
+        die("snapshot");
+}
+
+static int cmp_born(const void *a, const void *b)
+{
+    const struct hobj *x = a, *y = b;
+    return x->born < y->born ? -1 : x->born > y->born;
+}
+
+/* Everything in time order: allocations, GCs and snapshots. */
+static void heap_write(struct heap *h)
+{
+    if (mkdir(h->dir, 0755) != 0 && errno != EEXIST)
+        die(h->dir);
+    qsort(h->obj, (size_t)h->nobj, sizeof h->obj[0], cmp_born);
+    heap_open(h);
+    int a = 0, g = 0;
+    for (int k = 0; k <= h->nsnaps; k++) {
+        uint64_t until = k < h->nsnaps ? snap_time(h, k) : NEVER;
+        for (;;) {
+            uint64_t ta = a < h->nobj ? h->obj[a].born : NEVER;
+            uint64_t tg = g < h->ngc ? h->gc_at[g] : NEVER;
+            if (ta >= until && tg >= until)
+                break;
+            if (ta <= tg) {
+                heap_sample(h, h->kalloc, h->obj[a++].site, ta, NULL);
+                fputc('}', manifest);
+            } else {
+                heap_gc(h, g++);
+            }
+        }
+        if (k == h->nsnaps)
+            break;
+        if (k == h->split_at) {
+            rp_chunk_counter(h->w, "lost.ring_full", 1);
+            if (rp_chunk_close(h->w) != 0)
+                die("close");
+            h->chunk++;
+            heap_open(h);
+        }
+        heap_snapshot(h, k);
+    }
+    rp_chunk_counter(h->w, "live.untracked", 2);
+    if (rp_chunk_close(h->w) != 0)
+        die("close");
+}
+
+static const struct heap *manifest_heap;
+
+static void heap_manifest_snapshots(FILE *f)
+{
+    const struct heap *h = manifest_heap;
+    fputs(", \"snapshots\": [", f);
+    for (int k = 0; k < h->nsnaps; k++)
+        fprintf(f, "%s%llu", k ? ", " : "", (unsigned long long)(h->wall0 + snap_time(h, k)));
+    fputs("]", f);
+}
+
+static void heap_leak(struct heap *h)
+{
+    static const int steady[] = {6, 4, 7, 5, 6, 8, 5, 6, 4, 7, 6};
+    for (int k = 0; k < 11; k++) {
+        uint64_t t = snap_time(h, k);
+        h->gc_at[h->ngc++] = t + 500 * MS;
+        add_obj(h, H_LEAK, t + 300 * MS, NEVER);
+        add_obj(h, H_LEAK, t + 600 * MS, NEVER);
+        for (int i = 0; i < steady[k]; i++)
+            add_obj(h, H_STEADY, t + 100 * MS + (uint64_t)i * 10 * MS, t + SEC + 400 * MS);
+        for (int i = 0; i <= k; i++)
+            add_obj(h, H_YOUNG, t + 700 * MS + (uint64_t)i * 5 * MS, t + SEC + 400 * MS);
+    }
+    add_obj(h, H_SMALL, snap_time(h, 5) + 200 * MS, NEVER);
+}
+
+/* A deterministic 0..n-1, so the churn is noisy but the same every run. */
+static int noise(uint32_t *state, int n)
+{
+    *state = *state * 1103515245u + 12345u;
+    return (int)((*state >> 16) % (uint32_t)n);
+}
+
+static void heap_churn(struct heap *h)
+{
+    uint32_t seed = 7;
+    for (int k = -1; k < h->nsnaps; k++) {
+        uint64_t t = snap_time(h, k + 1) - SEC;   /* the second before snapshot k+1 */
+        h->gc_at[h->ngc++] = t + 500 * MS;
+        int n = 4 + noise(&seed, 5);
+        for (int i = 0; i < n; i++)   /* alive for one snapshot */
+            add_obj(h, H_STEADY, t + 100 * MS + (uint64_t)i * 10 * MS, t + SEC + 400 * MS);
+        for (int i = 0; i < 5; i++)   /* a cache: replaced every 2 s, never more */
+            add_obj(h, H_LEAK, t + 150 * MS + (uint64_t)i * 10 * MS, t + 2 * SEC + 300 * MS);
+        int y = 1 + noise(&seed, 8);
+        for (int i = 0; i < y; i++)   /* garbage, gone at the next GC */
+            add_obj(h, H_YOUNG, t + 600 * MS + (uint64_t)i * 5 * MS, t + SEC + 500 * MS);
+        int b = k == 16 ? 30 : noise(&seed, 2);
+        for (int i = 0; i < b; i++)   /* a burst near the end */
+            add_obj(h, H_SMALL, t + 200 * MS + (uint64_t)i * MS, t + SEC + 600 * MS);
+    }
+    h->ngc--;   /* none after the last snapshot */
+}
+
+static void write_heap(const char *out, int churn)
+{
+    static struct heap h;
+    memset(&h, 0, sizeof h);
+    if (!manifest && !(manifest = fopen("/dev/null", "w")))   /* written as it goes */
+        die("/dev/null");
+    h.dir = out;
+    h.rec = churn ? "rec-C" : "rec-L";
+    h.pid = churn ? "400" : "300";
+    h.host = churn ? "hostC" : "hostL";
+    h.wall0 = WALL0 + 3600 * SEC * (churn ? 2 : 1);
+    h.mono0 = MONO0 + 3600 * SEC * (churn ? 2 : 1);
+    h.snap0 = churn ? 2 * SEC : SEC;
+    h.nsnaps = churn ? 20 : 12;
+    h.split_at = churn ? 10 : 6;
+    h.lost_gc = churn ? -1 : 3;
+    if (churn)
+        heap_churn(&h);
+    else
+        heap_leak(&h);
+    heap_write(&h);
+    manifest_heap = &h;
+    manifest_end(h.rec, heap_manifest_snapshots);
 }
 
 int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--manifest"))) {
-        fprintf(stderr, "usage: rp_testwriter main|other|split OUT [--manifest FILE]\n");
+        fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn OUT "
+                        "[--manifest FILE]\n");
         return 2;
     }
     if (argc == 5) {
@@ -404,6 +750,8 @@ int main(int argc, char **argv)
         write_a(argv[2], 1);
     else if (!strcmp(argv[1], "other"))
         write_b(argv[2]);
+    else if (!strcmp(argv[1], "heap") || !strcmp(argv[1], "churn"))
+        write_heap(argv[2], !strcmp(argv[1], "churn"));
     else {
         fprintf(stderr, "rp_testwriter: unknown variant '%s'\n", argv[1]);
         return 2;

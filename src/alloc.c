@@ -1,0 +1,573 @@
+/*
+ * src/alloc.c — allocation sampling, live-object tracking and GC pauses (see
+ * alloc.h for the design, the weight formula and the live entries' states).
+ */
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "ringprof/ring.h"
+#include "alloc.h"
+#include "flusher.h"
+#include "log.h"
+#include "sample.h"
+#include "threads.h"
+
+/* Tags: a class object's tag is CLASS_TAG | class id; a sampled object's is
+ * generation << 32 | (entry + 1). Generations stay below 2^31, so the two never
+ * meet. */
+#define CLASS_TAG      (1ull << 63)
+#define GEN_MASK       0x7fffffffu
+
+/* Class ids: blocks of names, allocated as classes are first seen, never freed. */
+#define CLASS_BLOCK    1024u
+#define CLASS_BLOCKS   4096u            /* 4 Mi classes */
+
+/* Pauses between two flusher passes; beyond this they are counted and lost. */
+#define GC_QUEUE       256u
+
+enum live_state { LIVE_FREE = 0, LIVE_PENDING, LIVE_LIVE, LIVE_DEAD };
+
+struct live_entry {
+    _Atomic uint64_t word;              /* generation << 8 | enum live_state      */
+    struct rp_live_obj obj;
+};
+
+static struct {
+    jvmtiEnv *jvmti;
+    struct rp_alloc_config cfg;
+    int available;                      /* can_generate_sampled_object_alloc_events */
+    int can_tag, can_free, can_gc;
+    int live;                           /* live tracking really on                */
+    char why[200];                      /* why !available, for control replies    */
+    _Atomic int on;
+    _Atomic int inflight;
+    _Atomic uint64_t interval;
+    sigset_t mask;
+
+    /* Classes. */
+    pthread_mutex_t class_lock;
+    char **_Atomic blocks[CLASS_BLOCKS];
+    _Atomic uint32_t nclasses;
+
+    /* Live table and its free list (Treiber stack, ABA count in the high half). */
+    struct live_entry *entries;
+    _Atomic uint32_t *next;
+    _Atomic uint64_t free_head;
+
+    /* GC pauses: one producer (the thread that ends a pause), one consumer. */
+    uint64_t gc_start;
+    _Atomic uint64_t gc_count;
+    struct rp_gc_pause gcq[GC_QUEUE];
+    _Atomic uint64_t gcq_head, gcq_tail;
+
+    /* Counts. */
+    _Atomic uint64_t samples, no_thread, agent_thread, ring_dropped, untracked, tag_failed, gc_lost,
+                     freed;
+} G = {.class_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void bump(_Atomic uint64_t *c)
+{
+    atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+/* ----------------------------------------------------------------- classes -- */
+
+/* A JVM type signature as Java writes it: "[[I" → "int[][]", "Ljava/lang/Long;"
+ * → "java.lang.Long". malloc'ed, or NULL. */
+static char *java_type_name(const char *sig)
+{
+    static const struct { char c; const char *name; } prim[] = {
+        {'B', "byte"}, {'C', "char"}, {'D', "double"}, {'F', "float"}, {'I', "int"},
+        {'J', "long"}, {'S', "short"}, {'Z', "boolean"}, {'V', "void"}};
+    size_t dims = 0;
+    while (sig[dims] == '[')
+        dims++;
+    const char *base = sig + dims;
+    size_t blen = strlen(base);
+    const char *pname = NULL;
+    if (blen == 1)
+        for (size_t i = 0; i < sizeof prim / sizeof prim[0]; i++)
+            if (prim[i].c == base[0])
+                pname = prim[i].name;
+    if (!pname && blen >= 2 && base[0] == 'L' && base[blen - 1] == ';') {
+        base++;
+        blen -= 2;
+    }
+    if (pname) {
+        base = pname;
+        blen = strlen(pname);
+    }
+    char *out = malloc(blen + 2 * dims + 1);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < blen; i++)
+        out[i] = base[i] == '/' ? '.' : base[i];
+    for (size_t i = 0; i < dims; i++)
+        memcpy(out + blen + 2 * i, "[]", 2);
+    out[blen + 2 * dims] = '\0';
+    return out;
+}
+
+/* Issue an id for `name` (taken). @return the id, or 0 if out of room. */
+static uint32_t class_add(char *name)
+{
+    pthread_mutex_lock(&G.class_lock);
+    uint32_t id = atomic_load_explicit(&G.nclasses, memory_order_relaxed) + 1;
+    uint32_t b = id / CLASS_BLOCK, i = id % CLASS_BLOCK;
+    char **block = b < CLASS_BLOCKS ? atomic_load(&G.blocks[b]) : NULL;
+    if (b < CLASS_BLOCKS && !block && (block = calloc(CLASS_BLOCK, sizeof *block)))
+        atomic_store_explicit(&G.blocks[b], block, memory_order_release);
+    if (!block) {
+        pthread_mutex_unlock(&G.class_lock);
+        free(name);
+        return 0;
+    }
+    block[i] = name;
+    atomic_store_explicit(&G.nclasses, id, memory_order_release);
+    pthread_mutex_unlock(&G.class_lock);
+    return id;
+}
+
+const char *rp_alloc_class_name(uint32_t id)
+{
+    if (!id || id > atomic_load_explicit(&G.nclasses, memory_order_acquire))
+        return NULL;
+    char **block = atomic_load_explicit(&G.blocks[id / CLASS_BLOCK], memory_order_acquire);
+    return block ? block[id % CLASS_BLOCK] : NULL;
+}
+
+/* The id of `klass`, from its tag, or issued now (the first sample of a class;
+ * two threads racing on a new class may issue two ids with the same name, which
+ * the flusher and the converter treat as one class). */
+static uint32_t class_id(jclass klass)
+{
+    jlong tag = 0;
+    if (G.can_tag && (*G.jvmti)->GetTag(G.jvmti, klass, &tag) == JVMTI_ERROR_NONE &&
+        ((uint64_t)tag & CLASS_TAG))
+        return (uint32_t)((uint64_t)tag & 0xffffffffu);
+    char *sig = NULL;
+    if ((*G.jvmti)->GetClassSignature(G.jvmti, klass, &sig, NULL) != JVMTI_ERROR_NONE)
+        return 0;
+    char *name = java_type_name(sig);
+    (*G.jvmti)->Deallocate(G.jvmti, (unsigned char *)sig);
+    uint32_t id = name ? class_add(name) : 0;
+    if (id && G.can_tag)
+        (*G.jvmti)->SetTag(G.jvmti, klass, (jlong)(CLASS_TAG | id));
+    return id;
+}
+
+/* -------------------------------------------------------------- live table -- */
+
+static uint64_t word(uint32_t gen, enum live_state st)
+{
+    return (uint64_t)gen << 8 | st;
+}
+
+static void free_push(uint32_t idx)
+{
+    uint64_t h = atomic_load_explicit(&G.free_head, memory_order_relaxed), n;
+    do {
+        atomic_store_explicit(&G.next[idx], (uint32_t)h, memory_order_relaxed);
+        n = ((h >> 32) + 1) << 32 | (idx + 1);
+    } while (!atomic_compare_exchange_weak_explicit(&G.free_head, &h, n,
+                                                    memory_order_release,
+                                                    memory_order_relaxed));
+}
+
+/* A free entry's index, or -1. */
+static int64_t free_pop(void)
+{
+    uint64_t h = atomic_load_explicit(&G.free_head, memory_order_acquire), n;
+    do {
+        uint32_t top = (uint32_t)h;
+        if (!top)
+            return -1;
+        uint32_t after = atomic_load_explicit(&G.next[top - 1], memory_order_relaxed);
+        n = ((h >> 32) + 1) << 32 | after;
+    } while (!atomic_compare_exchange_weak_explicit(&G.free_head, &h, n,
+                                                    memory_order_acquire,
+                                                    memory_order_acquire));
+    return (int64_t)(uint32_t)h - 1;
+}
+
+/* Move entry `idx` from `gen`/`from` to `to`. @return 1 if it was in `from`. */
+static int live_cas(uint32_t idx, uint32_t gen, enum live_state from, enum live_state to)
+{
+    uint64_t expect = word(gen, from);
+    return atomic_compare_exchange_strong_explicit(&G.entries[idx].word, &expect,
+                                                   word(gen, to), memory_order_acq_rel,
+                                                   memory_order_acquire);
+}
+
+static void live_release(uint32_t idx, uint32_t gen, enum live_state from)
+{
+    if (live_cas(idx, gen, from, LIVE_FREE))
+        free_push(idx);
+}
+
+/* Start tracking `object`: an entry filled from `o`, and its tag. @return the
+ * entry + 1 and its generation, or 0 if not tracked. */
+static uint32_t live_track(jobject object, const struct rp_live_obj *o, uint32_t *gen)
+{
+    int64_t idx = free_pop();
+    if (idx < 0) {
+        bump(&G.untracked);
+        return 0;
+    }
+    struct live_entry *e = &G.entries[idx];
+    uint32_t g = ((uint32_t)(atomic_load_explicit(&e->word, memory_order_relaxed) >> 8) +
+                  1) & GEN_MASK;
+    e->obj = *o;
+    e->obj.stack = NULL;
+    atomic_store_explicit(&e->word, word(g, LIVE_PENDING), memory_order_release);
+    jlong tag = (jlong)((uint64_t)g << 32 | (uint64_t)(idx + 1));
+    if ((*G.jvmti)->SetTag(G.jvmti, object, tag) != JVMTI_ERROR_NONE) {
+        bump(&G.tag_failed);
+        live_release((uint32_t)idx, g, LIVE_PENDING);
+        return 0;
+    }
+    *gen = g;
+    return (uint32_t)idx + 1;
+}
+
+int rp_alloc_live_adopt(uint32_t live, uint32_t gen, void *stack, uint32_t thread,
+                        uint64_t thread_chunk)
+{
+    if (!G.entries || !live || live > G.cfg.live_max)
+        return -1;
+    uint32_t idx = live - 1;
+    G.entries[idx].obj.stack = stack;
+    G.entries[idx].obj.thread = thread;
+    G.entries[idx].obj.thread_chunk = thread_chunk;
+    if (live_cas(idx, gen, LIVE_PENDING, LIVE_LIVE))
+        return 0;
+    G.entries[idx].obj.stack = NULL;
+    live_release(idx, gen, LIVE_DEAD);      /* died before we saw it; else stale */
+    return -1;
+}
+
+void rp_alloc_live_sweep(void (*live_fn)(void *arg, const struct rp_live_obj *o),
+                         void (*dead_fn)(void *arg, void *stack), void *arg)
+{
+    for (uint32_t i = 0; G.entries && i < G.cfg.live_max; i++) {
+        struct live_entry *e = &G.entries[i];
+        uint64_t w = atomic_load_explicit(&e->word, memory_order_acquire);
+        uint32_t gen = (uint32_t)(w >> 8);
+        if ((w & 0xff) == LIVE_LIVE) {
+            live_fn(arg, &e->obj);
+        } else if ((w & 0xff) == LIVE_DEAD) {
+            void *stack = e->obj.stack;     /* set only by adopt, on this thread */
+            e->obj.stack = NULL;
+            dead_fn(arg, stack);
+            live_release(i, gen, LIVE_DEAD);
+        }
+    }
+}
+
+/* -------------------------------------------------------------- callbacks -- */
+
+/* Fill `out` (the slot's frame buffer) with the current thread's Java stack. */
+static int32_t take_stack(struct rp_slot *s, uint32_t *n, uint16_t *flags)
+{
+    /* jvmtiFrameInfo {method, location} and rp_java_frame {bci, pad, method} are
+     * both 16 bytes: GetStackTrace fills the buffer, then each frame is
+     * rewritten in place. */
+    _Static_assert(sizeof(jvmtiFrameInfo) == sizeof(struct rp_java_frame),
+                   "frame layouts differ in size");
+    jvmtiFrameInfo *fi = (jvmtiFrameInfo *)(void *)s->java;
+    jint count = 0;
+    *n = 0;
+    if ((*G.jvmti)->GetStackTrace(G.jvmti, NULL, 0, (jint)G.cfg.depth, fi, &count) !=
+        JVMTI_ERROR_NONE)
+        return RP_WALK_JVMTI_ERROR;
+    for (jint i = 0; i < count; i++) {
+        jmethodID m = fi[i].method;
+        jlocation loc = fi[i].location;
+        s->java[i].bci = loc < 0 ? RP_BCI_NATIVE : (int32_t)loc;
+        s->java[i].pad = 0;
+        s->java[i].method = (uint64_t)(uintptr_t)m;
+    }
+    *n = (uint32_t)count;
+    if ((uint32_t)count >= G.cfg.depth)
+        *flags |= RP_SAMPLE_TRUNCATED;
+    return count ? RP_WALK_OK : RP_WALK_NO_JAVA_FRAMES;
+}
+
+static void sample(JNIEnv *jni, jobject object, jclass klass, jlong size)
+{
+    pid_t tid = rp_gettid();
+    struct rp_slot *s = rp_threads_by_tid(tid);
+    if (!s || !s->ring || !s->java || atomic_load(&s->state) != RP_SLOT_LIVE) {
+        bump(rp_threads_is_agent(tid) ? &G.agent_thread : &G.no_thread);
+        return;
+    }
+    struct rp_sample_hdr h = {.type = RP_SAMPLE_ALLOC, .time = mono_ns(), .slot = s->index,
+                              .gen = atomic_load(&s->gen)};
+    struct rp_alloc_tail t = {.size = (uint64_t)(size > 0 ? size : 0)};
+    /* p = 1 - exp(-s/I) (alloc.h); expm1 keeps it exact for s << I. */
+    double interval = (double)atomic_load(&G.interval);
+    double p = size > 0 && interval > 0 ? -expm1(-(double)size / interval) : 1.0;
+    if (!(p > 0))
+        p = 1.0;
+    h.weight = (uint64_t)llround((double)t.size / p);
+    t.objects = (uint64_t)llround(1.0 / p);
+    if (!t.objects)
+        t.objects = 1;
+    t.klass = class_id(klass);
+    const char *name = rp_alloc_class_name(t.klass);
+    if (name && strchr(name, '['))
+        t.length1 = (uint32_t)(*jni)->GetArrayLength(jni, (jarray)object) + 1;
+    h.status = take_stack(s, &h.njava, &h.flags);
+    if (G.live) {
+        struct rp_live_obj o = {h.time, atomic_load(&G.gc_count), t.size, h.weight,
+                                t.objects, t.klass, t.length1, s->index, h.gen, NULL};
+        t.live = live_track(object, &o, &t.live_gen);
+    }
+    struct iovec iov[3] = {
+        {&h, sizeof h},
+        {s->java, h.njava * sizeof *s->java},
+        {&t, sizeof t}};
+    if (rp_ring_pushv(s->ring, iov, 3) != RP_RING_OK) {
+        bump(&G.ring_dropped);
+        if (t.live)
+            live_release(t.live - 1, t.live_gen, LIVE_PENDING);
+        return;
+    }
+    bump(&G.samples);
+    /* A burst of allocation can fill a ring between two drains (100 ms): past
+     * half full, ask for a drain now. Cheap when the flusher is already up. */
+    if (rp_ring_fill(s->ring) > s->ring->capacity / 2)
+        rp_flusher_wake();
+}
+
+static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
+                                     jobject object, jclass klass, jlong size)
+{
+    (void)jvmti; (void)thread;
+    atomic_fetch_add(&G.inflight, 1);
+    if (atomic_load(&G.on)) {
+        sigset_t old;
+        int masked = G.cfg.signo && pthread_sigmask(SIG_BLOCK, &G.mask, &old) == 0;
+        sample(jni, object, klass, size);
+        if (masked)
+            pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    atomic_fetch_sub(&G.inflight, 1);
+}
+
+/* No JNI, no JVMTI, no locks: this may run while a GC holds the world. */
+static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
+{
+    (void)jvmti;
+    uint64_t t = (uint64_t)tag;
+    uint32_t live = (uint32_t)t, gen = (uint32_t)(t >> 32);
+    if ((t & CLASS_TAG) || !G.entries || !live || live > G.cfg.live_max)
+        return;
+    if (live_cas(live - 1, gen, LIVE_LIVE, LIVE_DEAD) ||
+        live_cas(live - 1, gen, LIVE_PENDING, LIVE_DEAD))
+        bump(&G.freed);
+}
+
+static void JNICALL on_gc_start(jvmtiEnv *jvmti)
+{
+    (void)jvmti;
+    G.gc_start = mono_ns();
+}
+
+static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
+{
+    (void)jvmti;
+    uint64_t end = mono_ns();
+    uint64_t id = atomic_fetch_add(&G.gc_count, 1) + 1;
+    uint64_t head = atomic_load_explicit(&G.gcq_head, memory_order_relaxed);
+    if (head - atomic_load_explicit(&G.gcq_tail, memory_order_acquire) >= GC_QUEUE) {
+        bump(&G.gc_lost);
+        return;
+    }
+    G.gcq[head % GC_QUEUE] = (struct rp_gc_pause){G.gc_start ? G.gc_start : end, end, id};
+    atomic_store_explicit(&G.gcq_head, head + 1, memory_order_release);
+    rp_flusher_wake();
+}
+
+int rp_alloc_gc_pop(struct rp_gc_pause *out)
+{
+    uint64_t tail = atomic_load_explicit(&G.gcq_tail, memory_order_relaxed);
+    if (tail == atomic_load_explicit(&G.gcq_head, memory_order_acquire))
+        return 0;
+    *out = G.gcq[tail % GC_QUEUE];
+    atomic_store_explicit(&G.gcq_tail, tail + 1, memory_order_release);
+    return 1;
+}
+
+uint64_t rp_alloc_gc_count(void)
+{
+    return atomic_load(&G.gc_count);
+}
+
+/* ---------------------------------------------------------------- lifecycle -- */
+
+void rp_alloc_want(const struct rp_alloc_config *cfg, const jvmtiCapabilities *pot,
+                   jvmtiCapabilities *want)
+{
+    want->can_generate_sampled_object_alloc_events =
+        pot->can_generate_sampled_object_alloc_events;
+    want->can_tag_objects = pot->can_tag_objects;
+    want->can_generate_garbage_collection_events =
+        pot->can_generate_garbage_collection_events;
+    if (cfg->live)
+        want->can_generate_object_free_events = pot->can_generate_object_free_events;
+}
+
+void rp_alloc_init(jvmtiEnv *jvmti, const struct rp_alloc_config *cfg,
+                   const jvmtiCapabilities *got, jvmtiEventCallbacks *cb)
+{
+    G.jvmti = jvmti;
+    G.cfg = *cfg;
+    G.available = got->can_generate_sampled_object_alloc_events && cfg->rings;
+    G.can_tag = got->can_tag_objects;
+    G.can_free = got->can_generate_object_free_events;
+    G.can_gc = got->can_generate_garbage_collection_events;
+    atomic_store(&G.interval, cfg->interval ? cfg->interval : 512u * 1024);
+    sigemptyset(&G.mask);
+    if (cfg->signo)
+        sigaddset(&G.mask, cfg->signo);
+    if (!got->can_generate_sampled_object_alloc_events)
+        snprintf(G.why, sizeof G.why, "allocation sampling is unavailable: this JVM does "
+                 "not grant can_generate_sampled_object_alloc_events (another agent may "
+                 "hold it, or the JVM is older than 11)");
+    else if (!cfg->rings)
+        snprintf(G.why, sizeof G.why, "allocation sampling is unavailable: engine=jvmti "
+                 "was started with alloc=off, so threads have no rings; restart with "
+                 "alloc=SIZE");
+    if (!got->can_generate_sampled_object_alloc_events && cfg->interval)
+        rp_log("%s; CPU sampling goes on", G.why);
+    if (cfg->live && G.available && !(G.can_tag && G.can_free))
+        rp_log("live=on is unavailable: this JVM does not grant object tagging and "
+               "ObjectFree events; allocations are sampled without the live profile");
+    if (cfg->live && G.available && G.can_tag && G.can_free && cfg->live_max) {
+        G.entries = calloc(cfg->live_max, sizeof *G.entries);
+        G.next = calloc(cfg->live_max, sizeof *G.next);
+        if (!G.entries || !G.next) {
+            free(G.entries);
+            free((void *)G.next);
+            G.entries = NULL;
+            G.next = NULL;
+            rp_log("live=on: no memory for %u live entries; no live profile",
+                   cfg->live_max);
+        } else {
+            for (uint32_t i = cfg->live_max; i-- > 0;)
+                free_push(i);
+            G.live = 1;
+        }
+    }
+    if (G.available)
+        cb->SampledObjectAlloc = on_sampled_alloc;
+    if (G.live)
+        cb->ObjectFree = on_object_free;
+    if (G.can_gc) {
+        cb->GarbageCollectionStart = on_gc_start;
+        cb->GarbageCollectionFinish = on_gc_finish;
+    }
+}
+
+static jvmtiError enable(jvmtiEvent ev, int on)
+{
+    return (*G.jvmti)->SetEventNotificationMode(G.jvmti, on ? JVMTI_ENABLE : JVMTI_DISABLE,
+                                                ev, NULL);
+}
+
+void rp_alloc_start(void)
+{
+    if (G.can_gc && (enable(JVMTI_EVENT_GARBAGE_COLLECTION_START, 1) != JVMTI_ERROR_NONE ||
+                     enable(JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, 1) != JVMTI_ERROR_NONE))
+        rp_log("GC pause events could not be enabled; pauses are not recorded");
+    if (G.live && enable(JVMTI_EVENT_OBJECT_FREE, 1) != JVMTI_ERROR_NONE) {
+        rp_log("ObjectFree events could not be enabled; no live profile");
+        G.live = 0;
+    }
+    if (G.cfg.interval && G.available) {
+        char err[256];
+        if (rp_alloc_switch(1, err, sizeof err) != 0)
+            rp_log("%s", err);
+    }
+}
+
+int rp_alloc_set_interval(uint64_t bytes, char *err, size_t errlen)
+{
+    if (!G.available) {
+        snprintf(err, errlen, "%s", G.why);
+        return -1;
+    }
+    jvmtiError e = (*G.jvmti)->SetHeapSamplingInterval(G.jvmti, (jint)bytes);
+    if (e != JVMTI_ERROR_NONE) {
+        snprintf(err, errlen, "SetHeapSamplingInterval(%llu) failed (JVMTI error %d)",
+                 (unsigned long long)bytes, (int)e);
+        return -1;
+    }
+    atomic_store(&G.interval, bytes);
+    return 0;
+}
+
+int rp_alloc_switch(int on, char *err, size_t errlen)
+{
+    if (!G.available) {
+        snprintf(err, errlen, "%s", G.why);
+        return -1;
+    }
+    if (on && rp_alloc_set_interval(atomic_load(&G.interval), err, errlen) != 0)
+        return -1;
+    atomic_store(&G.on, on);
+    jvmtiError e = enable(JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, on);
+    if (e != JVMTI_ERROR_NONE) {
+        atomic_store(&G.on, 0);
+        snprintf(err, errlen, "SampledObjectAlloc events could not be %s (JVMTI error "
+                 "%d)", on ? "enabled" : "disabled", (int)e);
+        return -1;
+    }
+    return 0;
+}
+
+void rp_alloc_stop(unsigned wait_ms)
+{
+    atomic_store(&G.on, 0);
+    if (G.available)
+        enable(JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, 0);
+    for (unsigned i = 0; i < wait_ms * 10 && atomic_load(&G.inflight) > 0; i++) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void rp_alloc_state(struct rp_alloc_state *out)
+{
+    out->available = G.available;
+    out->on = atomic_load(&G.on);
+    out->live = G.live;
+    out->interval = atomic_load(&G.interval);
+}
+
+void rp_alloc_stats(struct rp_alloc_stats *out)
+{
+    out->samples = atomic_load(&G.samples);
+    out->no_thread = atomic_load(&G.no_thread);
+    out->agent_thread = atomic_load(&G.agent_thread);
+    out->ring_dropped = atomic_load(&G.ring_dropped);
+    out->untracked = atomic_load(&G.untracked);
+    out->tag_failed = atomic_load(&G.tag_failed);
+    out->gc_lost = atomic_load(&G.gc_lost);
+    out->freed = atomic_load(&G.freed);
+}

@@ -6,7 +6,7 @@
 #   bench/overhead_alloc.sh [--quick] [BUILD_DIR [ROUNDS [SECONDS [THREADS]]]]
 #
 # Runs tests/java/AllocBench (THREADS threads handling requests that build, render,
-# parse and sort small documents, about 0.5 GB/s of allocation on this machine's
+# parse and sort small documents, about 2 GB/s of allocation on this machine's
 # 2 vCPUs, one response in 16 kept in an LRU cache) for SECONDS in a fresh JVM per
 # run, in five configurations:
 #   none        no agent

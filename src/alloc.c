@@ -18,6 +18,7 @@
 #include "log.h"
 #include "sample.h"
 #include "threads.h"
+#include "u64map.h"
 
 /* Tags: a class object's tag is CLASS_TAG | class id; a sampled object's is
  * generation << 32 | (entry + 1). Generations stay below 2^31, so the two never
@@ -48,6 +49,8 @@ static struct {
     char why[200];                      /* why !available, for control replies    */
     _Atomic int on;
     _Atomic int inflight;
+    pthread_mutex_t switch_lock;        /* switch/interval calls vs. stop          */
+    int stopping;                       /* under switch_lock: stop has begun       */
     _Atomic uint64_t interval;
     sigset_t mask;
 
@@ -70,7 +73,7 @@ static struct {
     /* Counts. */
     _Atomic uint64_t samples, no_thread, agent_thread, ring_dropped, untracked, tag_failed, gc_lost,
                      freed;
-} G = {.class_lock = PTHREAD_MUTEX_INITIALIZER};
+} G = {.class_lock = PTHREAD_MUTEX_INITIALIZER, .switch_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t mono_ns(void)
 {
@@ -250,14 +253,18 @@ int rp_alloc_live_adopt(uint32_t live, uint32_t gen, void *stack, uint32_t threa
     if (!G.entries || !live || live > G.cfg.live_max)
         return -1;
     uint32_t idx = live - 1;
+    /* The CAS first: a stale record (its entry freed by a sweep and taken by
+     * another object since) must not touch the entry's fields. Once LIVE, only
+     * this thread (the flusher) reads or frees the entry, so the writes after it
+     * race with nothing; an ObjectFree meanwhile only changes the state. */
+    if (!live_cas(idx, gen, LIVE_PENDING, LIVE_LIVE)) {
+        live_release(idx, gen, LIVE_DEAD);  /* died before we saw it; else stale */
+        return -1;
+    }
     G.entries[idx].obj.stack = stack;
     G.entries[idx].obj.thread = thread;
     G.entries[idx].obj.thread_chunk = thread_chunk;
-    if (live_cas(idx, gen, LIVE_PENDING, LIVE_LIVE))
-        return 0;
-    G.entries[idx].obj.stack = NULL;
-    live_release(idx, gen, LIVE_DEAD);      /* died before we saw it; else stale */
-    return -1;
+    return 0;
 }
 
 void rp_alloc_live_sweep(void (*live_fn)(void *arg, const struct rp_live_obj *o),
@@ -307,6 +314,18 @@ static int32_t take_stack(struct rp_slot *s, uint32_t *n, uint16_t *flags)
     return count ? RP_WALK_OK : RP_WALK_NO_JAVA_FRAMES;
 }
 
+/* The objects a sample stands for, 1/p, as an integer without bias: rounded up
+ * or down at random in proportion to its fraction (rounding to nearest would be
+ * off by up to 30% for every object of sizes near the interval, always the same
+ * way). `seed` only needs to differ between samples. */
+static uint64_t objects_estimate(double inv_p, uint64_t seed)
+{
+    double whole = floor(inv_p);
+    double u = (double)(rp_mix64(seed) >> 11) * 0x1.0p-53;   /* [0, 1) */
+    uint64_t n = (uint64_t)whole + (u < inv_p - whole);
+    return n ? n : 1;
+}
+
 static void sample(JNIEnv *jni, jobject object, jclass klass, jlong size)
 {
     pid_t tid = rp_gettid();
@@ -324,15 +343,15 @@ static void sample(JNIEnv *jni, jobject object, jclass klass, jlong size)
     if (!(p > 0))
         p = 1.0;
     h.weight = (uint64_t)llround((double)t.size / p);
-    t.objects = (uint64_t)llround(1.0 / p);
-    if (!t.objects)
-        t.objects = 1;
+    t.objects = objects_estimate(1.0 / p, h.time ^ (uint64_t)tid << 32 ^ t.size);
     t.klass = class_id(klass);
     const char *name = rp_alloc_class_name(t.klass);
     if (name && strchr(name, '['))
         t.length1 = (uint32_t)(*jni)->GetArrayLength(jni, (jarray)object) + 1;
     h.status = take_stack(s, &h.njava, &h.flags);
-    if (G.live) {
+    /* A sampled java.lang.Class (a class being defined) is not tracked: class
+     * objects carry class_id's tag, which would overwrite the live one. */
+    if (G.live && !(name && !strcmp(name, "java.lang.Class"))) {
         struct rp_live_obj o = {h.time, atomic_load(&G.gc_count), t.size, h.weight,
                                 t.objects, t.klass, t.length1, s->index, h.gen, NULL};
         t.live = live_track(object, &o, &t.live_gen);
@@ -343,8 +362,10 @@ static void sample(JNIEnv *jni, jobject object, jclass klass, jlong size)
         {&t, sizeof t}};
     if (rp_ring_pushv(s->ring, iov, 3) != RP_RING_OK) {
         bump(&G.ring_dropped);
-        if (t.live)
+        if (t.live) {
             live_release(t.live - 1, t.live_gen, LIVE_PENDING);
+            (*G.jvmti)->SetTag(G.jvmti, object, 0);
+        }
         return;
     }
     bump(&G.samples);
@@ -377,9 +398,18 @@ static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
     uint32_t live = (uint32_t)t, gen = (uint32_t)(t >> 32);
     if ((t & CLASS_TAG) || !G.entries || !live || live > G.cfg.live_max)
         return;
-    if (live_cas(live - 1, gen, LIVE_LIVE, LIVE_DEAD) ||
-        live_cas(live - 1, gen, LIVE_PENDING, LIVE_DEAD))
-        bump(&G.freed);
+    /* One loop, not two CASes (LIVE, then PENDING): the flusher's PENDING → LIVE
+     * between them would make both fail, and ObjectFree comes only once. */
+    struct live_entry *e = &G.entries[live - 1];
+    uint64_t w = atomic_load_explicit(&e->word, memory_order_acquire);
+    while ((uint32_t)(w >> 8) == gen && ((w & 0xff) == LIVE_PENDING || (w & 0xff) == LIVE_LIVE)) {
+        if (atomic_compare_exchange_weak_explicit(&e->word, &w, word(gen, LIVE_DEAD),
+                                                  memory_order_acq_rel,
+                                                  memory_order_acquire)) {
+            bump(&G.freed);
+            return;
+        }
+    }
 }
 
 static void JNICALL on_gc_start(jvmtiEnv *jvmti)
@@ -506,10 +536,16 @@ void rp_alloc_start(void)
     }
 }
 
-int rp_alloc_set_interval(uint64_t bytes, char *err, size_t errlen)
+/* Both under switch_lock, so that a control call that was queued on the
+ * flusher before shutdown cannot switch sampling back on after rp_alloc_stop. */
+static int set_interval_locked(uint64_t bytes, char *err, size_t errlen)
 {
     if (!G.available) {
         snprintf(err, errlen, "%s", G.why);
+        return -1;
+    }
+    if (G.stopping) {
+        snprintf(err, errlen, "the agent is shutting down");
         return -1;
     }
     jvmtiError e = (*G.jvmti)->SetHeapSamplingInterval(G.jvmti, (jint)bytes);
@@ -522,30 +558,46 @@ int rp_alloc_set_interval(uint64_t bytes, char *err, size_t errlen)
     return 0;
 }
 
+int rp_alloc_set_interval(uint64_t bytes, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&G.switch_lock);
+    int rc = set_interval_locked(bytes, err, errlen);
+    pthread_mutex_unlock(&G.switch_lock);
+    return rc;
+}
+
 int rp_alloc_switch(int on, char *err, size_t errlen)
 {
-    if (!G.available) {
-        snprintf(err, errlen, "%s", G.why);
-        return -1;
+    pthread_mutex_lock(&G.switch_lock);
+    int rc = -1;
+    if (on && set_interval_locked(atomic_load(&G.interval), err, errlen) != 0)
+        goto out;
+    if (!G.available || G.stopping) {
+        snprintf(err, errlen, "%s", G.stopping ? "the agent is shutting down" : G.why);
+        goto out;
     }
-    if (on && rp_alloc_set_interval(atomic_load(&G.interval), err, errlen) != 0)
-        return -1;
     atomic_store(&G.on, on);
     jvmtiError e = enable(JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, on);
     if (e != JVMTI_ERROR_NONE) {
         atomic_store(&G.on, 0);
         snprintf(err, errlen, "SampledObjectAlloc events could not be %s (JVMTI error "
                  "%d)", on ? "enabled" : "disabled", (int)e);
-        return -1;
+        goto out;
     }
-    return 0;
+    rc = 0;
+out:
+    pthread_mutex_unlock(&G.switch_lock);
+    return rc;
 }
 
 void rp_alloc_stop(unsigned wait_ms)
 {
+    pthread_mutex_lock(&G.switch_lock);
+    G.stopping = 1;
     atomic_store(&G.on, 0);
     if (G.available)
         enable(JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, 0);
+    pthread_mutex_unlock(&G.switch_lock);
     for (unsigned i = 0; i < wait_ms * 10 && atomic_load(&G.inflight) > 0; i++) {
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);

@@ -11,8 +11,11 @@
  * CPU sampling is switched by its timers, not by the handler: "stop cpu" parks
  * every timer (threads.h, rp_threads_set_timers) so no signal is sent at all, and
  * "set interval" re-arms them with the new period. The jvmti engine's sampler is
- * paused instead. Allocation sampling does not exist in this agent yet: a request
- * that names it gets an error reply naming it.
+ * paused instead. Allocation sampling is switched with its JVMTI event and
+ * interval (alloc.h); those JVMTI calls must come from a thread attached to the
+ * JVM, which this server's thread is not, so they run on the flusher
+ * (rp_flusher_call). "start"/"stop" without a kind, "all", and "cpu alloc" are
+ * the same request: every kind the agent can sample.
  */
 #include <errno.h>
 #include <limits.h>
@@ -348,8 +351,9 @@ static int op_set(void *ctx, const struct rp_ctl_setting *set, size_t n, char *e
     if (alloc && alloc_interval(alloc, err, errlen) != 0)
         return -1;
     if (apply_cpu(atomic_load(&C.cpu_on), interval, err, errlen) != 0) {
+        char undo_err[256];
         if (alloc)
-            alloc_interval(a.interval, err, errlen);
+            alloc_interval(a.interval, undo_err, sizeof undo_err);
         return -1;
     }
     rp_flusher_set_interval(interval);      /* the kind's period, for new chunks */

@@ -89,6 +89,7 @@ struct flusher {
     /* Counts for the next segment. */
     struct rp_u64map status;        /* status → samples                             */
     uint64_t lost_gone, lost_no_chunk, lost_memory, bad_records, lost_gc, lost_live;
+    uint64_t live_no_stack;         /* live objects written without their stack     */
     uint64_t jvmti_seen_dropped[RP_RING_DROP_REASONS];
     uint64_t stray_seen;
     struct rp_hist_snap hist_prev, hist_now, hist_delta;
@@ -119,6 +120,9 @@ static struct rp_flusher_totals g_tot;
 static uint64_t g_samples_written;   /* flusher-private running totals          */
 static uint64_t g_alloc_written, g_gc_written, g_live_written;
 static _Atomic uint64_t g_period_ns; /* the "cpu" kind's period for new chunks   */
+/* rp_flusher_wake's request: a signal sent while the flusher is busy in a pass
+ * (not waiting) would be lost without it; checked before each wait. */
+static _Atomic int g_wake_pending;
 
 /* Add a counter that reached a chunk to the running totals. */
 static void tally(const char *name, uint64_t v)
@@ -258,7 +262,18 @@ struct status_info {
     int marker_if_empty_only;
 };
 
-static void status_describe(int status, int jvmti, struct status_info *o)
+/* Who took the stack, for the counters' names: the signal handler (AGCT), the
+ * jvmti sampler, or the allocation callback (GetStackTrace). */
+enum walk_source { SRC_AGCT = 0, SRC_JVMTI = 1, SRC_ALLOC = 2 };
+static const char *const SRC_NAME[] = {"agct", "jvmti", "alloc"};
+
+static enum walk_source walk_source(const struct rp_sample_hdr *h)
+{
+    return h->type == RP_SAMPLE_CPU ? SRC_AGCT
+         : h->type == RP_SAMPLE_CPU_JVMTI ? SRC_JVMTI : SRC_ALLOC;
+}
+
+static void status_describe(int status, enum walk_source src, struct status_info *o)
 {
     static const char *const agct[] = {
         "no_class_load", "gc_active", "unknown_not_java", "not_walkable_not_java",
@@ -287,14 +302,14 @@ static void status_describe(int status, int jvmti, struct status_info *o)
         o->marker_if_empty_only = 1;
         return;
     case RP_WALK_NO_JAVA_FRAMES:
-        snprintf(o->counter, sizeof o->counter, "%s.no_java_frames",
-                 jvmti ? "jvmti" : "agct");
+        snprintf(o->counter, sizeof o->counter, "%s.no_java_frames", SRC_NAME[src]);
         snprintf(o->marker, sizeof o->marker, "[no_java_frames]");
         o->error = 0;
         o->marker_if_empty_only = 1;
         return;
     case RP_WALK_JVMTI_ERROR:
-        snprintf(o->counter, sizeof o->counter, "jvmti.get_stack_trace_failed");
+        snprintf(o->counter, sizeof o->counter, "%s.get_stack_trace_failed",
+                 SRC_NAME[src == SRC_AGCT ? SRC_JVMTI : src]);
         snprintf(o->marker, sizeof o->marker, "[jvmti:error]");
         return;
     default:
@@ -303,10 +318,10 @@ static void status_describe(int status, int jvmti, struct status_info *o)
     }
 }
 
-static uint32_t marker_frame_id(struct flusher *f, int status, int jvmti,
+static uint32_t marker_frame_id(struct flusher *f, int status, enum walk_source src,
                                 const struct status_info *si)
 {
-    uint64_t key = (uint64_t)(uint32_t)status | (uint64_t)jvmti << 32, v;
+    uint64_t key = (uint64_t)(uint32_t)status | (uint64_t)src << 32, v;
     if (rp_u64map_get(&f->markers, key, &v))
         return (uint32_t)v;
     uint32_t k = rp_chunk_class(f->w, str(f, ""));
@@ -349,10 +364,10 @@ static uint32_t build_stack(struct flusher *f, const struct rp_sample_hdr *h)
     uint32_t flags = (h->flags & RP_SAMPLE_TRUNCATED) ? RP_STACK_TRUNCATED : 0;
     if (h->status != RP_WALK_OK) {
         struct status_info si;
-        int jvmti = h->type != RP_SAMPLE_CPU;
-        status_describe(h->status, jvmti, &si);
+        enum walk_source src = walk_source(h);
+        status_describe(h->status, src, &si);
         if (!si.marker_if_empty_only || n == 0) {
-            if (!(f->frames[n++] = marker_frame_id(f, h->status, jvmti, &si)))
+            if (!(f->frames[n++] = marker_frame_id(f, h->status, src, &si)))
                 return 0;
         }
         if (si.error)
@@ -581,18 +596,31 @@ static uint32_t live_stack_id(struct flusher *f, struct live_stack *ls)
 
 /* An allocation record of slot `s`: `len` bytes of header and frames, then its
  * struct rp_alloc_tail. @return 0, or -1 if it could not be written. */
+/* A tracked object's record (live=on): its entry becomes LIVE with this stack,
+ * whether or not the sample itself can be written (no chunk, thread gone), so
+ * that the object is in the snapshots for as long as it lives. `s` may be NULL
+ * (the slot has a new occupant). */
+static void adopt_live(struct flusher *f, struct rp_slot *s, const struct rp_sample_hdr *h,
+                       size_t len)
+{
+    struct rp_alloc_tail t;
+    memcpy(&t, (const uint8_t *)h + len, sizeof t);
+    if (!t.live)
+        return;
+    uint32_t thread = s && f->w ? thread_id(f, s) : 0;
+    struct live_stack *ls = live_stack_ref(f, h, len);  /* NULL: no memory; the
+                                                           snapshots count it */
+    if (rp_alloc_live_adopt(t.live, t.live_gen, ls, thread,
+                            thread ? f->generation : UINT64_MAX) != 0)
+        live_stack_unref(f, ls);
+}
+
 static int write_alloc(struct flusher *f, struct rp_slot *s, const struct rp_sample_hdr *h,
                        size_t len)
 {
     struct rp_alloc_tail t;
     memcpy(&t, (const uint8_t *)h + len, sizeof t);
     uint32_t thread = thread_id(f, s);
-    if (t.live) {
-        /* Tracked from now on, even if the sample itself cannot be written. */
-        struct live_stack *ls = live_stack_ref(f, h, len);
-        if (rp_alloc_live_adopt(t.live, t.live_gen, ls, thread, f->generation) != 0)
-            live_stack_unref(f, ls);
-    }
     uint32_t stack = thread ? stack_id(f, h, len) : 0;
     uint64_t extra[4] = {alloc_class_id(f, t.klass), t.size, t.objects, t.length1};
     if (!stack || !extra[0] || !alloc_kind(f))
@@ -623,7 +651,8 @@ static void heap_now(struct flusher *f, uint64_t *used, uint64_t *committed)
     jobject rt = (*jni)->CallStaticObjectMethod(jni, f->runtime_class, f->runtime_get);
     if (rt) {
         jlong total = (*jni)->CallLongMethod(jni, rt, f->runtime_total);
-        jlong freeb = (*jni)->CallLongMethod(jni, rt, f->runtime_free);
+        jlong freeb = (*jni)->ExceptionCheck(jni) ? -1
+                    : (*jni)->CallLongMethod(jni, rt, f->runtime_free);
         if (!(*jni)->ExceptionCheck(jni) && total >= freeb && freeb >= 0) {
             *used = (uint64_t)(total - freeb);
             *committed = (uint64_t)total;
@@ -665,6 +694,7 @@ static void write_gcs(struct flusher *f)
  * marked by the live.objects and live.bytes gauges; dead entries are recycled. */
 struct snapshot {
     struct flusher *f;
+    uint32_t kind;
     uint64_t gcs, objects, bytes, failed;
 };
 
@@ -679,14 +709,20 @@ static void snapshot_live(void *arg, const struct rp_live_obj *o)
                       atomic_load(&s->state) != RP_SLOT_FREE ? thread_id(f, s) : 0;
     if (!thread && o->thread_chunk == f->generation)
         thread = o->thread;
+    if (!sn->kind) {                    /* no kind, so no snapshot: counted */
+        sn->failed++;
+        return;
+    }
     uint32_t stack = o->stack ? live_stack_id(f, o->stack) : 0;
     uint64_t extra[6] = {alloc_class_id(f, o->klass), o->size, o->objects, o->length1,
                          sn->gcs - o->gcs, f->now > o->time ? (f->now - o->time) / 1000000u : 0};
-    if (!extra[0] || rp_chunk_sample(f->w, f->kind_live, thread, f->now, stack, o->weight,
+    if (!extra[0] || rp_chunk_sample(f->w, sn->kind, thread, f->now, stack, o->weight,
                                      extra) != 0) {
         sn->failed++;
         return;
     }
+    if (!stack)
+        f->live_no_stack++;
     sn->objects++;
     sn->bytes += o->weight;
     g_live_written++;
@@ -702,12 +738,17 @@ static void write_live(struct flusher *f)
 {
     struct rp_alloc_state st;
     rp_alloc_state(&st);
-    if (!st.live || !kind_of(f, &f->kind_live, "live", "bytes", 0, LIVE_EXTRA, 6))
+    if (!st.live)
         return;
-    struct snapshot sn = {f, rp_alloc_gc_count(), 0, 0, 0};
+    /* Without its kind (no memory) the sweep still runs: dead entries must be
+     * recycled, and the objects that could not be written are counted. */
+    struct snapshot sn = {f, kind_of(f, &f->kind_live, "live", "bytes", 0, LIVE_EXTRA, 6),
+                          rp_alloc_gc_count(), 0, 0, 0};
     rp_alloc_live_sweep(snapshot_live, snapshot_dead, &sn);
-    rp_chunk_gauge(f->w, "live.objects", f->now, sn.objects);
-    rp_chunk_gauge(f->w, "live.bytes", f->now, sn.bytes);
+    if (sn.kind) {
+        rp_chunk_gauge(f->w, "live.objects", f->now, sn.objects);
+        rp_chunk_gauge(f->w, "live.bytes", f->now, sn.bytes);
+    }
     f->lost_live += sn.failed;
 }
 
@@ -751,8 +792,11 @@ static int on_record(void *arg, const void *p, size_t len)
      * slot's present occupant (never expected in a thread's own ring, possible in
      * the jvmti sampler's) is dropped, not given to the wrong thread. */
     struct rp_slot *s = f->cur ? f->cur : rp_threads_slot(h->slot);
-    if (!s || h->slot != s->index || atomic_load(&s->gen) != h->gen ||
-        atomic_load(&s->state) == RP_SLOT_FREE) {
+    int gone = !s || h->slot != s->index || atomic_load(&s->gen) != h->gen ||
+               atomic_load(&s->state) == RP_SLOT_FREE;
+    if (h->type == RP_SAMPLE_ALLOC)
+        adopt_live(f, gone ? NULL : s, h, flen);
+    if (gone) {
         f->lost_gone++;
         return 0;
     }
@@ -778,7 +822,7 @@ static int on_record(void *arg, const void *p, size_t len)
         atomic_fetch_add_explicit(&s->written, 1, memory_order_relaxed);
     }
     s->sampled++;
-    uint64_t key = (uint64_t)(uint32_t)h->status | (uint64_t)(h->type != RP_SAMPLE_CPU) << 32;
+    uint64_t key = (uint64_t)(uint32_t)h->status | (uint64_t)walk_source(h) << 32;
     if (h->status != RP_WALK_OK) {
         uint64_t c = 0;
         rp_u64map_get(&f->status, key, &c);
@@ -857,12 +901,13 @@ static void flush_step(struct flusher *f)
     alloc_counters(f);
     counter(f, RP_COUNTER_LOST_PREFIX "gc_pause", &f->lost_gc);
     counter(f, RP_COUNTER_LOST_PREFIX "live_snapshot", &f->lost_live);
+    counter(f, "live.no_stack", &f->live_no_stack);
     for (size_t i = 0; i < f->status.cap; i++) {
         if (!f->status.used[i] || !f->status.vals[i])
             continue;
         struct status_info si;
         status_describe((int)(int32_t)(uint32_t)f->status.keys[i],
-                        (int)(f->status.keys[i] >> 32), &si);
+                        (enum walk_source)(f->status.keys[i] >> 32), &si);
         if (chunk_counter(f->w, si.counter, f->status.vals[i]) == 0)
             f->status.vals[i] = 0;
     }
@@ -1027,8 +1072,9 @@ static void JNICALL flusher_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         uint64_t ns = (uint64_t)until.tv_nsec + DRAIN_NS;
         until.tv_sec += (time_t)(ns / 1000000000u);
         until.tv_nsec = (long)(ns % 1000000000u);
-        if (!g_req_pending)
+        if (!g_req_pending && !atomic_exchange(&g_wake_pending, 0))
             pthread_cond_timedwait(&g_wake, &g_lock, &until);
+        atomic_store(&g_wake_pending, 0);
         if (g_stop)
             break;
         int request = g_req_pending;
@@ -1183,7 +1229,10 @@ static int post(rp_flusher_fn fn, void *arg, char *path, size_t pathlen,
                      "closed");
         }
     }
-    if (rc != 0 && timed_out)
+    if (rc != 0 && timed_out && fn)
+        snprintf(err, errlen, "the flusher did not get to the request within %u ms (a "
+                 "slow disk?); it will still carry it out when it can", wait_ms);
+    else if (rc != 0 && timed_out)
         snprintf(err, errlen, "the flusher did not finish the chunk within %u ms (a "
                  "slow disk?); it will when it can, and a later flush will wait for it",
                  wait_ms);
@@ -1200,6 +1249,7 @@ void rp_flusher_totals(struct rp_flusher_totals *out)
 
 void rp_flusher_wake(void)
 {
+    atomic_store_explicit(&g_wake_pending, 1, memory_order_release);
     pthread_cond_signal(&g_wake);
 }
 

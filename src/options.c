@@ -27,7 +27,7 @@
 
 /* Per-sample ring record overhead and frame size, for the depth/ring cross-check:
  * src/sample.h's header, an allocation record's tail and the ring's own framing
- * (48 + 40 + 8), rounded up generously. */
+ * (48 + 32 + 8), rounded up generously. */
 #define RECORD_HEADER_BYTES 128u
 #define RECORD_FRAME_BYTES 16u
 

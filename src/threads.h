@@ -83,7 +83,7 @@ struct rp_slot {
     clockid_t cpu_clock;             /* the thread's CPU clock (valid if tid)       */
     timer_t timer;
     _Atomic int armed;
-    struct rp_ring *ring;            /* async engine only                            */
+    struct rp_ring *ring;            /* async engine, or alloc sampling (alloc.h)    */
     _Atomic(JNIEnv *) env;           /* for AGCT; NULL: not a Java thread (yet)      */
 
     /* The handler's own state: only this thread's signal handlers touch it. */

@@ -92,9 +92,9 @@ site_truth() { awk -v s="$1" '$1 == "site" && $2 == s { print $5, $7 }' "$work/o
 # bytes of each site (the alloc samples' weights, collapsed output) must be within
 # 10% of the truth, and so must the estimated object counts (the SITES table);
 # the class names must be right. At the default 512k that is about 4000 and
-# 2000 samples, so 10% is over four standard deviations. (meson also runs it at
-# 128k; at 64k this one thread's 30 000 samples a second overflow its 64 KiB ring
-# between two drains, and the counted losses leave the later site short.) Then
+# 2000 samples, so 10% is over four standard deviations. (At 128k and below this
+# one thread's 20 000 or more samples a second overflow its 64 KiB ring when the
+# machine is busy: the losses are counted, but the sites come out short.) Then
 # the same program with alloc=off must leave no alloc sample at all.
 test_volumes() {
     local opt=
@@ -130,18 +130,17 @@ test_volumes() {
     [ "$al" = "$el" ] || fail "longs() shows $((al - el)) bytes of other classes: $(grep 'AllocVolumes.longs' "$work/alloc.collapsed" | grep -v ';java.lang.Long [0-9]*$' | head -3)"
     # The two sites are almost all of it (the rest is the JVM's start-up).
     within "$(ratio $((eb + el)) "$all")" 0.95 1 || fail "the two sites are only $(ratio $((eb + el)) "$all") of the profile"
-    # SITES: the two top rows, their classes and estimated object counts (the
-    # allocated "objs" column, the fourth from the end of a row).
+    # SITES: the estimated object counts (the allocated "objs" column, the
+    # fourth from the end of a row), summed over the rows of each class: a site
+    # may show as two traces (bytes() interpreted, then compiled).
     rp convert --event alloc --format flat "$work/rec" >"$work/sites" 2>"$work/conv.err" ||
         fail "ringprof convert --format flat failed: $(cat "$work/conv.err")"
-    awk '/^SITES BEGIN/ { on = 1; next } /^SITES END/ { on = 0 } on && $1 ~ /^[0-9]+$/ { print $1, $(NF - 3), $NF }' \
-        "$work/sites" | head -2 >"$work/top"
-    note "SITES top rows (rank objects class): $(tr '\n' ';' <"$work/top")"
+    awk '/^SITES BEGIN/ { on = 1; next } /^SITES END/ { on = 0 }
+         on && $1 ~ /^[0-9]+$/ { n[$NF] += $(NF - 3) }
+         END { printf "%.0f %.0f\n", n["byte[]"], n["java.lang.Long"] }' "$work/sites" >"$work/objs"
     local ob ol
-    ob=$(awk '$3 == "byte[]" { print $2 }' "$work/top")
-    ol=$(awk '$3 == "java.lang.Long" { print $2 }' "$work/top")
-    [ -n "$ob" ] && [ -n "$ol" ] || fail "the two top SITES rows are not byte[] and java.lang.Long: $(sed -n '/^SITES BEGIN/,/^SITES END/p' "$work/sites" | head -6)"
-    [ "$(awk 'NR == 1 { print $3 }' "$work/top")" = "byte[]" ] || fail "byte[] (2 GiB) is not ranked first"
+    read -r ob ol <"$work/objs"
+    note "SITES: $ob byte[] ($(ratio "$ob" "$nb")), $ol java.lang.Long ($(ratio "$ol" "$nl")) estimated"
     within "$(ratio "$ob" "$nb")" 0.9 1.1 || fail "byte[]: estimated $ob objects, truth $nb"
     within "$(ratio "$ol" "$nl")" 0.9 1.1 || fail "java.lang.Long: estimated $ol objects, truth $nl"
 

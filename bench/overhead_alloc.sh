@@ -35,7 +35,8 @@
 #                the allocation callback runs in the allocating thread and is not in
 #                this figure, only in batch ms and cpu/op
 # Every run's result checksum must equal the no-agent runs'. CONFIGS="none alloc"
-# (in the environment) runs a subset; "none" must be in it.
+# (in the environment) runs a subset, "none" always among them; alloc-SIZE is
+# ringprof at alloc=SIZE (CONFIGS="none alloc alloc-4m": about JFR's sample rate).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=0
@@ -43,7 +44,7 @@ args=()
 for a in "$@"; do
     case "$a" in
     --quick) quick=1 ;;
-    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
     *) args+=("$a") ;;
     esac
 done
@@ -76,6 +77,7 @@ for r in $(seq "$rounds"); do
         cpu) opt=(-agentpath:"$agent=dir=$rec,alloc=off") ;;
         alloc) opt=(-agentpath:"$agent=dir=$rec,alloc=512k") ;;
         live) opt=(-agentpath:"$agent=dir=$rec,alloc=512k,live=on") ;;
+        alloc-*) opt=(-agentpath:"$agent=dir=$rec,alloc=${c#alloc-}") ;;
         jfr-profile) opt=(-XX:StartFlightRecording=settings=profile,filename=$rec.jfr) ;;
         esac
         if ! "$java" "${opt[@]}" -cp "$jar" AllocBench "$threads" "$seconds" "$warmup" \

@@ -375,7 +375,8 @@ static int load(JavaVM *vm, const char *options, char *err, size_t errlen)
     int rings = A.async || A.opt.alloc_bytes;
     A.alloc = (struct rp_alloc_config){A.opt.alloc_bytes, A.opt.live,
                                        (uint32_t)A.opt.live_max, A.opt.depth,
-                                       A.async ? A.opt.signal : 0, rings};
+                                       A.async ? A.opt.signal : 0, rings,
+                                       A.opt.alloc_rate};
     struct rp_threads_config tc = {
         A.opt.depth, rings ? A.opt.ring_bytes : 0, A.async ? A.opt.interval_ns : 0,
         A.opt.signal};

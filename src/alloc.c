@@ -51,7 +51,9 @@ static struct {
     _Atomic int inflight;
     pthread_mutex_t switch_lock;        /* switch/interval calls vs. stop          */
     int stopping;                       /* under switch_lock: stop has begun       */
-    _Atomic uint64_t interval;
+    _Atomic uint64_t interval;          /* in force                               */
+    _Atomic uint64_t base;              /* asked for (alloc=, ctl set alloc)      */
+    uint64_t adapt_t, adapt_n;          /* rate limit: window start, samples then */
     sigset_t mask;
 
     /* Classes. */
@@ -71,6 +73,7 @@ static struct {
     _Atomic uint64_t gcq_head, gcq_tail;
 
     /* Counts. */
+    _Atomic uint64_t callback_ns, adaptations;
     _Atomic uint64_t samples, no_thread, agent_thread, ring_dropped, untracked, tag_failed, gc_lost,
                      freed;
 } G = {.class_lock = PTHREAD_MUTEX_INITIALIZER, .switch_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -337,8 +340,14 @@ static void sample(JNIEnv *jni, jobject object, jclass klass, jlong size)
     struct rp_sample_hdr h = {.type = RP_SAMPLE_ALLOC, .time = mono_ns(), .slot = s->index,
                               .gen = atomic_load(&s->gen)};
     struct rp_alloc_tail t = {.size = (uint64_t)(size > 0 ? size : 0)};
-    /* p = 1 - exp(-s/I) (alloc.h); expm1 keeps it exact for s << I. */
-    double interval = (double)atomic_load(&G.interval);
+    /* p = 1 - exp(-s/I) (alloc.h); expm1 keeps it exact for s << I. I is the
+     * interval this sample's distance was drawn with: HotSpot draws the next
+     * distance when it takes a sample, so it is the interval in force at this
+     * thread's previous sample (the current one for a thread's first). */
+    uint64_t now_iv = atomic_load(&G.interval);
+    double interval = (double)(s->alloc_iv_gen == h.gen + 1 ? s->alloc_iv : now_iv);
+    s->alloc_iv = now_iv;
+    s->alloc_iv_gen = h.gen + 1;
     double p = size > 0 && interval > 0 ? -expm1(-(double)size / interval) : 1.0;
     if (!(p > 0))
         p = 1.0;
@@ -381,11 +390,13 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     (void)jvmti; (void)thread;
     atomic_fetch_add(&G.inflight, 1);
     if (atomic_load(&G.on)) {
+        uint64_t t0 = mono_ns();
         sigset_t old;
         int masked = G.cfg.signo && pthread_sigmask(SIG_BLOCK, &G.mask, &old) == 0;
         sample(jni, object, klass, size);
         if (masked)
             pthread_sigmask(SIG_SETMASK, &old, NULL);
+        atomic_fetch_add_explicit(&G.callback_ns, mono_ns() - t0, memory_order_relaxed);
     }
     atomic_fetch_sub(&G.inflight, 1);
 }
@@ -472,6 +483,7 @@ void rp_alloc_init(jvmtiEnv *jvmti, const struct rp_alloc_config *cfg,
     G.can_free = got->can_generate_object_free_events;
     G.can_gc = got->can_generate_garbage_collection_events;
     atomic_store(&G.interval, cfg->interval ? cfg->interval : 512u * 1024);
+    atomic_store(&G.base, atomic_load(&G.interval));
     sigemptyset(&G.mask);
     if (cfg->signo)
         sigaddset(&G.mask, cfg->signo);
@@ -562,15 +574,51 @@ int rp_alloc_set_interval(uint64_t bytes, char *err, size_t errlen)
 {
     pthread_mutex_lock(&G.switch_lock);
     int rc = set_interval_locked(bytes, err, errlen);
+    if (rc == 0) {
+        atomic_store(&G.base, bytes);
+        G.adapt_t = 0;                  /* the rate limit starts a new window */
+    }
     pthread_mutex_unlock(&G.switch_lock);
     return rc;
+}
+
+void rp_alloc_adapt(uint64_t now)
+{
+    uint64_t n = atomic_load(&G.samples);
+    if (!G.cfg.rate_max || !atomic_load(&G.on) || !G.adapt_t) {
+        G.adapt_t = now;
+        G.adapt_n = n;
+        return;
+    }
+    /* Once a second; but a rate four times over the limit is acted on after
+     * 100 ms, before a burst fills the rings. */
+    uint64_t dt = now - G.adapt_t;
+    double rate = dt ? (double)(n - G.adapt_n) * 1e9 / (double)dt : 0;
+    if (dt < 100000000u || (dt < 1000000000u && rate < 4.0 * (double)G.cfg.rate_max))
+        return;
+    G.adapt_t = now;
+    G.adapt_n = n;
+    uint64_t cur = atomic_load(&G.interval), base = atomic_load(&G.base);
+    double max = (double)G.cfg.rate_max;
+    if (!(rate > 1.25 * max || (rate < 0.5 * max && cur > base)))
+        return;
+    double want = (double)cur * rate / max;
+    uint64_t next = want < (double)base ? base
+                  : want > (double)(1u << 30) ? (1u << 30) : (uint64_t)want;
+    if (next == cur)
+        return;
+    char err[256];
+    pthread_mutex_lock(&G.switch_lock);
+    if (set_interval_locked(next, err, sizeof err) == 0)
+        bump(&G.adaptations);
+    pthread_mutex_unlock(&G.switch_lock);
 }
 
 int rp_alloc_switch(int on, char *err, size_t errlen)
 {
     pthread_mutex_lock(&G.switch_lock);
     int rc = -1;
-    if (on && set_interval_locked(atomic_load(&G.interval), err, errlen) != 0)
+    if (on && set_interval_locked(atomic_load(&G.base), err, errlen) != 0)
         goto out;
     if (!G.available || G.stopping) {
         snprintf(err, errlen, "%s", G.stopping ? "the agent is shutting down" : G.why);
@@ -609,7 +657,9 @@ void rp_alloc_state(struct rp_alloc_state *out)
     out->available = G.available;
     out->on = atomic_load(&G.on);
     out->live = G.live;
-    out->interval = atomic_load(&G.interval);
+    out->interval = atomic_load(&G.base);
+    out->effective = atomic_load(&G.interval);
+    out->rate_max = G.cfg.rate_max;
 }
 
 void rp_alloc_stats(struct rp_alloc_stats *out)
@@ -622,4 +672,6 @@ void rp_alloc_stats(struct rp_alloc_stats *out)
     out->tag_failed = atomic_load(&G.tag_failed);
     out->gc_lost = atomic_load(&G.gc_lost);
     out->freed = atomic_load(&G.freed);
+    out->callback_ns = atomic_load(&G.callback_ns);
+    out->adaptations = atomic_load(&G.adaptations);
 }

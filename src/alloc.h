@@ -59,6 +59,7 @@ struct rp_alloc_config {
     uint32_t depth;         /* frames per stack                                   */
     int signo;              /* the CPU-timer signal, blocked in the callback; 0   */
     int rings;              /* 1: threads have rings (else nothing can be pushed) */
+    uint64_t rate_max;      /* allocrate: most samples a second; 0: no limit       */
 };
 
 /* Load time, before AddCapabilities: what allocation sampling asks for, from
@@ -86,14 +87,29 @@ void rp_alloc_stop(unsigned wait_ms);
 int rp_alloc_set_interval(uint64_t bytes, char *err, size_t errlen);
 int rp_alloc_switch(int on, char *err, size_t errlen);
 
-/* What the agent can do and does: available (capability held), on, interval. */
+/* What the agent can do and does: available (capability held), on, the
+ * interval asked for (option alloc or `ctl set alloc`), the interval in force
+ * (raised above it by the rate limit), and the rate limit. */
 struct rp_alloc_state {
     int available, on, live;
-    uint64_t interval;
+    uint64_t interval;          /* asked for                                      */
+    uint64_t effective;         /* in force                                       */
+    uint64_t rate_max;          /* samples a second; 0: no limit                  */
 };
 void rp_alloc_state(struct rp_alloc_state *out);
 
 /* ------------------------------------------------------ the flusher's side -- */
+
+/*
+ * rp_alloc_adapt: the rate limit (allocrate). Called by the flusher every pass;
+ * once a second (after 100 ms when the rate is four times the limit) it compares
+ * the samples taken with `rate_max` and, when the rate is over 1.25 x the limit
+ * (or under half of it while the interval is raised), sets the interval that would have given the limit, never below the
+ * interval asked for nor above 1 GiB. Weights stay unbiased across a change:
+ * each sample is weighed with the interval its distance was drawn with (the one
+ * in force at the thread's previous sample). Flusher only (JVMTI calls).
+ */
+void rp_alloc_adapt(uint64_t now_ns);
 
 /* A class id's Java name ("byte[]", "java.lang.Long"), or NULL for an id that
  * was never issued. The string lives for the process. */
@@ -119,6 +135,8 @@ struct rp_alloc_stats {
     uint64_t tag_failed;        /* SetTag refused                                 */
     uint64_t gc_lost;           /* pauses not queued (queue full)                 */
     uint64_t freed;             /* ObjectFree events for tracked objects          */
+    uint64_t callback_ns;       /* time spent in the callback, all threads        */
+    uint64_t adaptations;       /* interval changes by the rate limit             */
 };
 void rp_alloc_stats(struct rp_alloc_stats *out);
 

@@ -101,6 +101,10 @@ static void status_alloc(struct rp_json *j)
     rp_json_kv_bool(j, "available", a.available);
     rp_json_kv_bool(j, "on", a.on);
     rp_json_kv_u64(j, "interval_bytes", a.interval);
+    rp_json_kv_u64(j, "effective_bytes", a.effective);
+    rp_json_kv_u64(j, "rate_max", a.rate_max);
+    rp_json_kv_u64(j, "interval_changes", st.adaptations);
+    rp_json_kv_u64(j, "callback_ns", st.callback_ns);
     rp_json_kv_bool(j, "live", a.live);
     rp_json_kv_u64(j, "sampled", st.samples);
     rp_json_kv_u64(j, "ring_dropped", st.ring_dropped);

@@ -763,6 +763,7 @@ static void alloc_counters(struct flusher *f)
         {"live.untracked", now.untracked, &f->alloc_seen.untracked},
         {"live.tag_failed", now.tag_failed, &f->alloc_seen.tag_failed},
         {"alloc.agent_thread", now.agent_thread, &f->alloc_seen.agent_thread},
+        {"alloc.interval_changes", now.adaptations, &f->alloc_seen.adaptations},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         uint64_t d = c[i].now - *c[i].seen;
@@ -899,6 +900,14 @@ static void flush_step(struct flusher *f)
     counter(f, RP_COUNTER_LOST_PREFIX "bad_record", &f->bad_records);
     write_live(f);
     alloc_counters(f);
+    struct rp_alloc_state ast;
+    rp_alloc_state(&ast);
+    if (ast.available) {
+        struct rp_alloc_stats as;
+        rp_alloc_stats(&as);
+        rp_chunk_gauge(f->w, "alloc.interval", f->now, ast.effective);
+        rp_chunk_gauge(f->w, "agent.alloc_ns.total", f->now, as.callback_ns);
+    }
     counter(f, RP_COUNTER_LOST_PREFIX "gc_pause", &f->lost_gc);
     counter(f, RP_COUNTER_LOST_PREFIX "live_snapshot", &f->lost_live);
     counter(f, "live.no_stack", &f->live_no_stack);
@@ -1007,6 +1016,7 @@ static void pass(struct flusher *f, int flush_now)
             finish_slot(f, s);
     }
     write_gcs(f);
+    rp_alloc_adapt(f->now);
     if (flush_now && f->w)
         flush_step(f);
     publish(f);

@@ -146,6 +146,13 @@ static int parse_count(const struct opt_def *d, const char *v, struct rp_options
     return set_u64(o, d->offset, n);
 }
 
+static int parse_count_or_off(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    if (!strcmp(v, "off"))
+        return set_u64(o, d->offset, 0);
+    return parse_count(d, v, o);
+}
+
 static int parse_ring(const struct opt_def *d, const char *v, struct rp_options *o)
 {
     uint64_t b;
@@ -293,6 +300,9 @@ static const struct opt_def defs[] = {
     {"live", "off", "on, off",
      "track sampled objects until they are collected: a live-heap profile at every "
      "flush", parse_onoff, 0, 0, FIELD(live)},
+    {"allocrate", "1000", "a number from 10 to 1000000, or off",
+     "allocation sampling: most samples a second; above it the interval is raised "
+     "(weights stay right)", parse_count_or_off, 10, 1000000, FIELD(alloc_rate)},
     {"livemax", "65536", "a number from 1 to 16777216",
      "live=on: most sampled objects tracked at once; more are counted (live.untracked)",
      parse_count, 1, 1u << 24, FIELD(live_max)},
@@ -317,6 +327,7 @@ void rp_options_defaults(struct rp_options *o)
     o->signal = SIGPROF;
     o->alloc_bytes = 512u << 10;
     o->live_max = 65536;
+    o->alloc_rate = 1000;
 }
 
 /* -------------------------------------------------------------- the parser -- */

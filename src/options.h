@@ -39,6 +39,7 @@ struct rp_options {
     uint64_t alloc_bytes;         /* heap sampling interval; 0: alloc=off            */
     int live;                     /* live=on: track sampled objects until they die   */
     uint64_t live_max;            /* live-table entries                              */
+    uint64_t alloc_rate;          /* most allocation samples a second; 0: no limit   */
     char ctl[RP_OPT_PATH_MAX];    /* control socket path; "" = <dir>/ringprof-<pid>.sock */
     int ctl_off;                  /* ctl=off: no control socket                      */
     int help;                     /* "help" was given: print the table, do nothing   */

@@ -108,6 +108,12 @@ struct rp_slot {
     _Atomic uint64_t written;        /* samples written for this occupant (status;
                                         the flusher adds, zeroes before release)    */
 
+    /* Allocation-callback-private (alloc.c): the sampling interval in force at
+     * this thread's previous sample, i.e. when HotSpot drew the distance to the
+     * next one, and the occupant (generation + 1) it belongs to. */
+    uint64_t alloc_iv;
+    uint32_t alloc_iv_gen;
+
     /* jvmti-sampler-private. */
     uint64_t sampler_cpu_ns;
     uint32_t sampler_gen;            /* generation the baseline belongs to           */

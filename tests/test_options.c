@@ -20,7 +20,8 @@ static void test_defaults(void)
     CHECK(o.interval_ns == 10000000 && o.depth == 1024 && o.native == 1 &&
           o.flush_ns == 1000000000ull && o.engine == RP_ENGINE_AUTO &&
           o.ring_bytes == 65536 && o.signal == SIGPROF && o.dir[0] == '\0' &&
-          o.alloc_bytes == 524288 && o.live == 0 && o.live_max == 65536,
+          o.alloc_bytes == 524288 && o.live == 0 && o.live_max == 65536 &&
+          o.alloc_rate == 1000,
           "defaults as documented");
     CHECK(rp_options_parse("", &o, err, sizeof err) == 0, "empty is all defaults");
 }
@@ -76,6 +77,10 @@ static void test_good(void)
           "alloc, live, livemax: %s", err);
     CHECK(rp_options_parse("alloc=off", &o, err, sizeof err) == 0 && o.alloc_bytes == 0,
           "alloc=off: %s", err);
+    CHECK(rp_options_parse("allocrate=off", &o, err, sizeof err) == 0 && o.alloc_rate == 0,
+          "allocrate=off: %s", err);
+    CHECK(rp_options_parse("allocrate=50", &o, err, sizeof err) == 0 && o.alloc_rate == 50,
+          "allocrate=50: %s", err);
     CHECK(rp_options_parse("alloc=1g,livemax=16777216", &o, err, sizeof err) == 0 &&
           o.alloc_bytes == 1u << 30 && o.live_max == 1u << 24, "upper bounds: %s", err);
 }
@@ -127,6 +132,8 @@ static const struct { const char *s, *must, *must2; } bad[] = {
     {"livemax=0", "livemax", "16777216"},
     {"livemax=99999999", "livemax", "16777216"},
     {"livemax=1k", "livemax", "number"},
+    {"allocrate=5", "allocrate", "10 to 1000000"},
+    {"allocrate=fast", "allocrate", "off"},
 };
 
 static void test_bad(void)

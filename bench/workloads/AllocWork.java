@@ -14,7 +14,7 @@ import java.util.List;
 import java.util.Map;
 
 public class AllocWork {
-    static final int ORDERS = 40_000, CUSTOMERS = 500;
+    static final int ORDERS = 80_000, CUSTOMERS = 500;
 
     static final class Order {
         final String id, customer;

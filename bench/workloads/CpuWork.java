@@ -6,8 +6,8 @@
  *   java CpuWork SECONDS | -n ITERATIONS
  */
 public class CpuWork {
-    static final int N = 600_000, PI_N = 49_098;   // pi(600 000)
-    static final int BLOCK = 1000, SIZE = 240, MAXIT = 500;
+    static final int N = 1_000_000, PI_N = 78_498;   // pi(1 000 000)
+    static final int BLOCK = 1000, SIZE = 340, MAXIT = 500;
 
     static boolean isPrime(int n) {
         if (n < 2)

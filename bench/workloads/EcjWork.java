@@ -20,7 +20,7 @@ import java.util.stream.Stream;
 import org.eclipse.jdt.core.compiler.batch.BatchCompiler;
 
 public class EcjWork {
-    static final int CLASSES = 24, N = 2_000;
+    static final int CLASSES = 8, N = 2_000;
     static Path root;
     static long expected;
 

@@ -15,7 +15,7 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 
 public class H2Work {
-    static final int ORDERS = 3_000, CUSTOMERS = 100, LOOKUPS = 600;
+    static final int ORDERS = 2_000, CUSTOMERS = 100, LOOKUPS = 400;
     static final Connection[] conns = new Connection[2];
 
     static int customer(int i) { return i * 7919 % CUSTOMERS; }

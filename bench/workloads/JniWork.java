@@ -14,7 +14,7 @@ import java.util.zip.Deflater;
 import java.util.zip.Inflater;
 
 public class JniWork {
-    static final int DATA = 256 * 1024, ROUNDS = 40, UPCALLS = 200_000, PREFIX = 4096;
+    static final int DATA = 512 * 1024, ROUNDS = 40, UPCALLS = 400_000, PREFIX = 4096;
 
     static native long mix(byte[] data, int rounds);
 

@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 public class ThreadsWork {
-    static final int IDLE = 240, HOT = 4, ARRAY = 250_000;
+    static final int IDLE = 240, HOT = 4, ARRAY = 400_000;
     static final AtomicLong wakeups = new AtomicLong();
     static final Object monitor = new Object();
 
@@ -47,8 +47,11 @@ public class ThreadsWork {
         return t;
     }
 
+    /** Each hot part's array, refilled every iteration: this workload is not about allocation. */
+    static final int[][] arrays = new int[HOT][ARRAY];
+
     static long hot(int part) {
-        int[] a = new int[ARRAY];
+        int[] a = arrays[part];
         long x = 0x9E3779B97F4A7C15L * (part + 1), sum = 0;
         for (int i = 0; i < ARRAY; i++) {
             x = x * 6364136223846793005L + 1442695040888963407L;

@@ -19,7 +19,7 @@ import javax.xml.transform.stream.StreamResult;
 import javax.xml.transform.stream.StreamSource;
 
 public class XsltWork {
-    static final int ORDERS = 1_200, CUSTOMERS = 150;
+    static final int ORDERS = 1_600, CUSTOMERS = 150;
 
     static final String STYLESHEET = String.join("\n",
         "<xsl:stylesheet version='2.0' xmlns:xsl='http://www.w3.org/1999/XSL/Transform'>",

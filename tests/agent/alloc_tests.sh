@@ -55,27 +55,19 @@ mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
 no_hs_err() {
     local f
     for f in "$work"/hs_err_*.log; do
-        [ -e "$f" ] && fail "the JVM crashed: $(basename "$f"): $(grep -m1 -A2 'SIGSEGV\|Internal Error' "$f" | tr '\n' ' ')"
+        [ -e "$f" ] && fail "the JVM crashed: $(basename "$f"): $({ grep -m1 -A2 'SIGSEGV\|Internal Error' "$f" || true; } | tr '\n' ' ')"
     done
     return 0
 }
 
-# site_bytes FILE FRAME CLASS: the weight, in collapsed output FILE, of the stacks
-# that end with the allocated class CLASS (the last frame) and hold a frame named
-# FRAME (with any type suffix, _[j] and the like).
+# site_bytes FILE FRAME [CLASS]: the weight, in collapsed output FILE, of the
+# stacks that hold a frame named FRAME (with any type suffix, _[j] and the like)
+# and, if CLASS is given, end with the allocated class CLASS (the last frame).
 site_bytes() {
-    awk -v m="$2" -v cls="$3" '{
+    awk -v m="$2" -v cls="${3:-}" '{
         w = $NF; s = substr($0, 1, length($0) - length(w) - 1)
         n = split(s, f, ";")
-        if (f[n] != cls) next
-        for (i = 1; i < n; i++) { g = f[i]; sub(/_\[[a-z0-9]\]$/, "", g); if (g == m) { t += w; break } }
-    } END { printf "%.0f\n", t }' "$1"
-}
-# frame_bytes FILE FRAME: the weight of every stack holding FRAME, whatever class.
-frame_bytes() {
-    awk -v m="$2" '{
-        w = $NF; s = substr($0, 1, length($0) - length(w) - 1)
-        n = split(s, f, ";")
+        if (cls != "" && f[n] != cls) next
         for (i = 1; i < n; i++) { g = f[i]; sub(/_\[[a-z0-9]\]$/, "", g); if (g == m) { t += w; break } }
     } END { printf "%.0f\n", t }' "$1"
 }
@@ -99,7 +91,7 @@ site_truth() { awk -v s="$1" '$1 == "site" && $2 == s { print $5, $7 }' "$work/o
 test_volumes() {
     local opt=
     [ -n "$alloc" ] && opt=",alloc=$alloc"
-    java_run -Xmx256m -agentpath:"$RP_AGENT=dir=$work/rec$opt" -- AllocVolumes 2048 1024 ||
+    java_run -Xmx256m -agentpath:"$RP_AGENT=dir=$work/rec,allocrate=off$opt" -- AllocVolumes 2048 1024 ||
         { show_err; fail "java exited $?"; }
     no_hs_err
     local tb tl nb nl
@@ -112,8 +104,8 @@ test_volumes() {
     local eb el ab al all
     eb=$(site_bytes "$work/alloc.collapsed" AllocVolumes.bytes 'byte[]')
     el=$(site_bytes "$work/alloc.collapsed" AllocVolumes.longs java.lang.Long)
-    ab=$(frame_bytes "$work/alloc.collapsed" AllocVolumes.bytes)
-    al=$(frame_bytes "$work/alloc.collapsed" AllocVolumes.longs)
+    ab=$(site_bytes "$work/alloc.collapsed" AllocVolumes.bytes)
+    al=$(site_bytes "$work/alloc.collapsed" AllocVolumes.longs)
     all=$(total_weight "$work/alloc.collapsed")
     note "bytes(): truth $tb bytes in $nb objects, estimated $eb as byte[] ($(ratio "$eb" "$tb")), $ab in all"
     note "longs(): truth $tl bytes in $nl objects, estimated $el as java.lang.Long ($(ratio "$el" "$tl")), $al in all"
@@ -270,7 +262,7 @@ print((t + datetime.timedelta(seconds=1.5)).isoformat() + "Z")' "$cleared")
 # against the default 512k on the same steady churn, and `stop alloc` stops them
 # while CPU samples go on.
 test_rate() {
-    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -agentpath:"$RP_AGENT=dir=$work/rec,interval=10ms" \
+    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -agentpath:"$RP_AGENT=dir=$work/rec,interval=10ms,allocrate=off" \
         -Xmx512m -cp "$RP_JAR" LeakGrow churn 60 >"$work/out" 2>"$work/err" &
     pid=$!
     local sock="$work/rec/ringprof-$pid.sock"
@@ -431,8 +423,38 @@ EOF
         fail "$(((cpu - sampled) / 1000000)) ms of the soak threads' CPU is neither sampled nor counted lost"
 }
 
+# ------------------------------------------------------------- ratelimit --
+#
+# The rate limit (allocrate) raises the interval when one thread allocates
+# 3 GiB at full speed with alloc=256k (about 12 000 samples a second) and a limit
+# of 2000 a second; the weights must stay right across the changes: both sites
+# within 10% of the truth, as in `volumes`, from a fraction of the samples
+# (about 3000, so 10% is still three standard deviations for the smaller site).
+test_ratelimit() {
+    java_run -Xmx256m -agentpath:"$RP_AGENT=dir=$work/rec,alloc=256k,allocrate=2000" -- \
+        AllocVolumes 2048 1024 || { show_err; fail "java exited $?"; }
+    no_hs_err
+    local tb tl nb nl eb el changes top samples
+    read -r nb tb <<<"$(site_truth bytes)"
+    read -r nl tl <<<"$(site_truth longs)"
+    rp convert --event alloc --format collapsed -o "$work/alloc.collapsed" "$work/rec" 2>"$work/conv.err" ||
+        fail "ringprof convert --event alloc failed: $(cat "$work/conv.err")"
+    eb=$(site_bytes "$work/alloc.collapsed" AllocVolumes.bytes 'byte[]')
+    el=$(site_bytes "$work/alloc.collapsed" AllocVolumes.longs java.lang.Long)
+    changes=$("$RP_DUMP" counters "$work/rec" | awk -F'\t' '$1 == "alloc.interval_changes" { print $2 }')
+    samples=$(rp summary "$work/rec" | awk '$1 == "samples" && $2 == "alloc" { print $3 }')
+    # At a fixed 256k the run would take (tb + tl) / 256k samples.
+    local fixed=$(( (tb + tl) / 262144 ))
+    note "interval changed ${changes:-0} times; $samples alloc samples (at a fixed 256k: about $fixed)"
+    note "bytes(): estimated $(ratio "$eb" "$tb") of the truth; longs(): $(ratio "$el" "$tl")"
+    [ "${changes:-0}" -ge 1 ] || fail "the rate limit never changed the interval"
+    [ "${samples:-0}" -lt $((fixed * 2 / 3)) ] || fail "$samples samples: the limit did not reduce them (fixed 256k: $fixed)"
+    within "$(ratio "$eb" "$tb")" 0.9 1.1 || fail "bytes(): estimated $eb bytes, truth $tb: not within 10%"
+    within "$(ratio "$el" "$tl")" 0.9 1.1 || fail "longs(): estimated $el bytes, truth $tl: not within 10%"
+}
+
 case "$test_name" in
-volumes|leak|churn|weakrefs|rate|soak) "test_$test_name" ;;
+volumes|leak|churn|weakrefs|rate|soak|ratelimit) "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac
 echo "ok ($test_name${alloc:+ alloc=$alloc})"

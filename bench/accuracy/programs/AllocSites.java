@@ -51,7 +51,9 @@ public class AllocSites {
         long[] bytes = new long[4];
         Thread t = new Thread(() -> {
             // One round: 2 MiB of pages, 1.2 MiB of boxes, 0.8 MiB of ints.
-            int nPages = (2 << 20) / 4112, nBoxes = (12 << 20) / 10 / 24, nInts = (8 << 20) / 10 / 416;
+            int nPages = (2 << 20) / 4112;
+            int nBoxes = (12 << 20) / 10 / 24;
+            int nInts = (8 << 20) / 10 / 416;
             long end = System.nanoTime() + (long) (seconds * 1e9);
             long start = mx.getCurrentThreadAllocatedBytes();
             long round = 0;

@@ -12,8 +12,8 @@
  *
  *   java ThreadShares SECONDS
  *
- * The quantum is SECONDS x CPUs / 36, so the run takes about SECONDS on an idle
- * machine.
+ * The quantum is SECONDS / 36: the threads use SECONDS of CPU in all, which takes
+ * SECONDS / CPUs on an idle machine.
  */
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -23,6 +23,8 @@ public class ThreadShares {
     static final int THREADS = 8;
     static volatile long blackhole;
 
+    /* Split's kernel, repeated: meson compiles each file with bench/accuracy/, not
+       programs/, on the source path, so a program cannot use another's class. */
     static long kernel(long x, int n) {
         for (int i = 0; i < n; i++) {
             x ^= x << 13;
@@ -35,8 +37,7 @@ public class ThreadShares {
     public static void main(String[] args) throws Exception {
         double seconds = Double.parseDouble(args[0]);
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-        int cpus = Runtime.getRuntime().availableProcessors();
-        long quantum = (long) (seconds * 1e9 * cpus / (THREADS * (THREADS + 1) / 2));
+        long quantum = (long) (seconds * 1e9 / (THREADS * (THREADS + 1) / 2));
         long[] ns = new long[THREADS];
         CountDownLatch go = new CountDownLatch(1);
         Thread[] ts = new Thread[THREADS];

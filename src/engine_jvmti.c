@@ -52,9 +52,12 @@ static void sample_slot(jvmtiEnv *jvmti, JNIEnv *jni, struct rp_slot *s)
         goto out;
     if (s->sampler_gen != gen + 1) {
         /* First look at this occupant: a thread we saw start has used its CPU
-         * since 0; one that ran before us starts from now. */
+         * since its ThreadStart (0 for a new OS thread; more for one that ran
+         * before, like the launcher's thread re-attached as DestroyJavaVM,
+         * whose earlier CPU was main's and was sampled as main's); one that ran
+         * before us starts from now. */
         s->sampler_gen = gen + 1;
-        s->sampler_cpu_ns = (s->flags & RP_SLOT_FROM_START) ? 0 : (uint64_t)cpu;
+        s->sampler_cpu_ns = (s->flags & RP_SLOT_FROM_START) ? s->start_cpu_ns : (uint64_t)cpu;
     }
     if ((uint64_t)cpu <= s->sampler_cpu_ns)
         goto out;

@@ -433,6 +433,9 @@ struct rp_slot *rp_threads_attach_current(JNIEnv *env, jweak thread_ref, const c
     if (pthread_getcpuclockid(pthread_self(), &clock) != 0)
         clock = thread_clock(tid);
     uint32_t flags = RP_SLOT_JAVA | RP_SLOT_FROM_START | (daemon ? RP_SLOT_DAEMON : 0);
+    struct timespec ts;
+    uint64_t start_cpu = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0
+                       ? (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec : 0;
     pthread_mutex_lock(&g_lock);
     struct rp_slot *s = takeover_locked(tid);
     if (s) {
@@ -452,8 +455,10 @@ struct rp_slot *rp_threads_attach_current(JNIEnv *env, jweak thread_ref, const c
             thread_ref = NULL;
         }
     }
-    if (s)
+    if (s) {
+        s->start_cpu_ns = start_cpu;
         atomic_store_explicit(&s->env, env, memory_order_release);
+    }
     pthread_mutex_unlock(&g_lock);
     log_pending();
     if (thread_ref)

@@ -100,6 +100,10 @@ struct rp_slot {
     jweak ref;                       /* the java.lang.Thread, or NULL                */
     int64_t java_tid;
     uint64_t end_cpu_ns;             /* CPU clock read when it ended (0: unknown)    */
+    uint64_t start_cpu_ns;           /* its CPU clock at ThreadStart (FROM_START): not
+                                        0 when the OS thread ran before, e.g. the
+                                        launcher's thread re-attached as
+                                        DestroyJavaVM after main returned          */
 
     /* Flusher-private. */
     uint64_t seen_dropped[RP_RING_DROP_REASONS];

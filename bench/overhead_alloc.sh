@@ -11,8 +11,11 @@
 # run, in five configurations:
 #   none        no agent
 #   cpu         ringprof with alloc=off: CPU sampling only, at its default 10 ms
-#   alloc       ringprof at its defaults: CPU at 10 ms and alloc=512k
+#   alloc       ringprof at its defaults: CPU at 10 ms, alloc=512k and the rate
+#               limit allocrate=500 (samples a second)
 #   live        the same plus live=on (live-object tracking and snapshots)
+#   norate      (only when named in CONFIGS) alloc=512k with allocrate=off: every
+#               sample HotSpot takes at 512k
 #   jfr-profile JDK Flight Recorder, settings=profile: among others
 #               jdk.ObjectAllocationSample (throttled to 300/s),
 #               jdk.OldObjectSample (JFR's live objects) and execution samples
@@ -30,10 +33,11 @@
 #   cpu/op       the process's CPU time per request, as a ratio to "none"
 #   alloc MB/s   what the worker threads allocated, per second of the run
 #   alloc samp/s ringprof's alloc samples per second (ringprof summary)
-#   agent CPU    (CPU handler time + the agent's own threads' CPU) / the process's
-#                CPU (gauges agent.handler_ns.total and agent.cpu_ns, last values);
-#                the allocation callback runs in the allocating thread and is not in
-#                this figure, only in batch ms and cpu/op
+#   agent CPU    (CPU handler time + allocation callback time + the agent's own
+#                threads' CPU) / the process's CPU (gauges agent.handler_ns.total,
+#                agent.alloc_ns.total and agent.cpu_ns, last values); HotSpot's own
+#                work for a sample before the callback is not in it, only in
+#                batch ms and cpu/op
 # Every run's result checksum must equal the no-agent runs'. CONFIGS="none alloc"
 # (in the environment) runs a subset, "none" always among them; alloc-SIZE is
 # ringprof at alloc=SIZE (CONFIGS="none alloc alloc-4m": about JFR's sample rate).
@@ -75,8 +79,9 @@ for r in $(seq "$rounds"); do
         case "$c" in
         none) ;;
         cpu) opt=(-agentpath:"$agent=dir=$rec,alloc=off") ;;
-        alloc) opt=(-agentpath:"$agent=dir=$rec,alloc=512k") ;;
-        live) opt=(-agentpath:"$agent=dir=$rec,alloc=512k,live=on") ;;
+        alloc) opt=(-agentpath:"$agent=dir=$rec") ;;
+        live) opt=(-agentpath:"$agent=dir=$rec,live=on") ;;
+        norate) opt=(-agentpath:"$agent=dir=$rec,allocrate=off") ;;
         alloc-*) opt=(-agentpath:"$agent=dir=$rec,alloc=${c#alloc-}") ;;
         jfr-profile) opt=(-XX:StartFlightRecording=settings=profile,filename=$rec.jfr) ;;
         esac
@@ -98,8 +103,9 @@ for r in $(seq "$rounds"); do
                 "$work/summary" >>"$work/asps-$c"
             h=$("$dump" series "$rec" agent.handler_ns.total | tail -1)
             a=$("$dump" series "$rec" agent.cpu_ns | tail -1)
-            awk -v h="${h:-0}" -v a="${a:-0}" -v c="$cpu" \
-                'BEGIN { printf "%.3f\n", c ? 100 * (h + a) / c : 0 }' >>"$work/share-$c"
+            k=$("$dump" series "$rec" agent.alloc_ns.total | tail -1)
+            awk -v h="${h:-0}" -v a="${a:-0}" -v k="${k:-0}" -v c="$cpu" \
+                'BEGIN { printf "%.3f\n", c ? 100 * (h + a + k) / c : 0 }' >>"$work/share-$c"
         fi
         printf "  round %d %-11s batch %7.2f ms  %6.0f MB/s allocated\n" "$r" "$c" \
             "$(awk -v i="$iter" 'BEGIN { print i / 1e6 }')" "$(tail -1 "$work/mbs-$c")"

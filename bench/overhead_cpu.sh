@@ -6,7 +6,8 @@
 #
 # Runs tests/java/BenchWork (THREADS threads of arithmetic, allocation and hash-map
 # work for SECONDS) in a fresh JVM per run, in five configurations: no agent; the
-# async engine at interval=10ms and at interval=1ms; JDK Flight Recorder with
+# async engine at interval=10ms and at interval=1ms (CPU sampling alone: alloc=off;
+# bench/overhead_alloc.sh and bench/overhead measure the defaults with it); JDK Flight Recorder with
 # settings=default (execution samples every 20 ms) and settings=profile (every
 # 10 ms, the same rate as ringprof's default). The runs are interleaved (none,
 # 10ms, 1ms, jfr-default, jfr-profile, none, ...) for ROUNDS rounds, so that drift
@@ -51,7 +52,7 @@ for r in $(seq "$rounds"); do
         case "$c" in
         none) ;;
         jfr-*) opt=(-XX:StartFlightRecording=settings=${c#jfr-},filename=$rec.jfr) ;;
-        *) opt=(-agentpath:"$agent=dir=$rec,interval=$c") ;;
+        *) opt=(-agentpath:"$agent=dir=$rec,interval=$c,alloc=off") ;;
         esac
         out=$("$java" "${opt[@]}" -cp "$jar" BenchWork "$threads" "$seconds" 2>/dev/null |
               grep '^ops ')

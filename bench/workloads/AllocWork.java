@@ -49,8 +49,11 @@ public class AllocWork {
             orders.add(o);
             byId.put(o.id, o);
         }
-        for (int i = part; i < ORDERS * 2; i += 2)
-            Harness.check(byId.get("order-" + i).lines.length == 4 + i % 8, "order-" + i + " lost");
+        for (int i = part; i < ORDERS * 2; i += 2) {
+            Order o = byId.get("order-" + i);
+            if (o == null || o.lines.length != 4 + i % 8)
+                Harness.check(false, "order-" + i + " lost");
+        }
         orders.sort((a, b) -> a.amount != b.amount ? Long.compare(a.amount, b.amount) : a.id.compareTo(b.id));
         for (int i = 1; i < orders.size(); i++)
             Harness.check(orders.get(i - 1).amount <= orders.get(i).amount, "sort out of order");

@@ -57,8 +57,10 @@ public class DeepWork {
         long sum = 0;
         for (int i = part; i < DESCENTS; i += 2) {
             long r = a(DEPTH, i);
-            if (i % 100 == part)
-                Harness.check(r == flat(i), "descent " + i + " returned " + r + ", not " + flat(i));
+            if (i % 100 == part) {
+                long want = flat(i);
+                Harness.check(r == want, "descent " + i + " returned " + r + ", not " + want);
+            }
             sum += r;
         }
         return sum;

@@ -40,7 +40,7 @@ public final class Harness {
     }
 
     /** A run shorter than this many iterations has no steady state to speak of. */
-    static final int MIN_ITERS = 3;
+    static final int MIN_ITERS = 6;
 
     private static ExecutorService pool;
 
@@ -69,7 +69,11 @@ public final class Harness {
         return sum;
     }
 
-    /** Throws with REASON unless OK: the workloads' result checks. */
+    /**
+     * Throws with REASON unless OK: the workloads' result checks. REASON is built
+     * before the call, so a check inside a hot loop tests first and calls this only
+     * to fail: a message built per element would be garbage the workload is not about.
+     */
     public static void check(boolean ok, String reason) {
         if (!ok)
             throw new IllegalStateException(reason);

@@ -12,10 +12,12 @@
 #   none        no agent
 #   cpu         ringprof with alloc=off: CPU sampling only, at its default 10 ms
 #   alloc       ringprof at its defaults: CPU at 10 ms, alloc=512k and the rate
-#               limit allocrate=500 (samples a second)
+#               limit off (allocrate is experimental, docs/agent.md)
 #   live        the same plus live=on (live-object tracking and snapshots)
-#   norate      (only when named in CONFIGS) alloc=512k with allocrate=off: every
-#               sample HotSpot takes at 512k
+#   norate      (only when named in CONFIGS) allocrate=off named explicitly (the
+#               same as alloc today)
+#   rate-N      (only when named in CONFIGS) the experimental rate limit
+#               allocrate=N
 #   jfr-profile JDK Flight Recorder, settings=profile: among others
 #               jdk.ObjectAllocationSample (throttled to 300/s),
 #               jdk.OldObjectSample (JFR's live objects) and execution samples
@@ -82,6 +84,7 @@ for r in $(seq "$rounds"); do
         alloc) opt=(-agentpath:"$agent=dir=$rec") ;;
         live) opt=(-agentpath:"$agent=dir=$rec,live=on") ;;
         norate) opt=(-agentpath:"$agent=dir=$rec,allocrate=off") ;;
+        rate-*) opt=(-agentpath:"$agent=dir=$rec,allocrate=${c#rate-}") ;;
         alloc-*) opt=(-agentpath:"$agent=dir=$rec,alloc=${c#alloc-}") ;;
         jfr-profile) opt=(-XX:StartFlightRecording=settings=profile,filename=$rec.jfr) ;;
         esac

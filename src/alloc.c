@@ -73,7 +73,7 @@ static struct {
     _Atomic uint64_t gcq_head, gcq_tail;
 
     /* Counts. */
-    _Atomic uint64_t callback_ns, adaptations;
+    _Atomic uint64_t callback_ns, adaptations, first_skipped;
     _Atomic uint64_t samples, no_thread, agent_thread, ring_dropped, untracked, tag_failed, gc_lost,
                      freed;
 } G = {.class_lock = PTHREAD_MUTEX_INITIALIZER, .switch_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -345,9 +345,19 @@ static void sample(JNIEnv *jni, jobject object, jclass klass, jlong size)
      * distance when it takes a sample, so it is the interval in force at this
      * thread's previous sample (the current one for a thread's first). */
     uint64_t now_iv = atomic_load(&G.interval);
-    double interval = (double)(s->alloc_iv_gen == h.gen + 1 ? s->alloc_iv : now_iv);
+    int first = s->alloc_iv_gen != h.gen + 1;
+    double interval = (double)(first ? now_iv : s->alloc_iv);
     s->alloc_iv = now_iv;
     s->alloc_iv_gen = h.gen + 1;
+    /* A thread's first sample is not a Poisson point: HotSpot starts every
+     * thread with no distance drawn (_bytes_until_sample 0), so its first
+     * allocation slow path is always sampled. Weighing it would add about one
+     * interval of phantom bytes per thread (per thread start, in a program that
+     * churns threads). It only starts the thread's process: counted, not kept. */
+    if (first) {
+        bump(&G.first_skipped);
+        return;
+    }
     double p = size > 0 && interval > 0 ? -expm1(-(double)size / interval) : 1.0;
     if (!(p > 0))
         p = 1.0;
@@ -674,4 +684,5 @@ void rp_alloc_stats(struct rp_alloc_stats *out)
     out->freed = atomic_load(&G.freed);
     out->callback_ns = atomic_load(&G.callback_ns);
     out->adaptations = atomic_load(&G.adaptations);
+    out->first_skipped = atomic_load(&G.first_skipped);
 }

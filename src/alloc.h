@@ -137,6 +137,7 @@ struct rp_alloc_stats {
     uint64_t freed;             /* ObjectFree events for tracked objects          */
     uint64_t callback_ns;       /* time spent in the callback, all threads        */
     uint64_t adaptations;       /* interval changes by the rate limit             */
+    uint64_t first_skipped;     /* threads' first samples, not kept (alloc.c)     */
 };
 void rp_alloc_stats(struct rp_alloc_stats *out);
 

@@ -764,6 +764,7 @@ static void alloc_counters(struct flusher *f)
         {"live.tag_failed", now.tag_failed, &f->alloc_seen.tag_failed},
         {"alloc.agent_thread", now.agent_thread, &f->alloc_seen.agent_thread},
         {"alloc.interval_changes", now.adaptations, &f->alloc_seen.adaptations},
+        {"alloc.first_sample", now.first_skipped, &f->alloc_seen.first_skipped},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         uint64_t d = c[i].now - *c[i].seen;

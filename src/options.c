@@ -300,7 +300,7 @@ static const struct opt_def defs[] = {
     {"live", "off", "on, off",
      "track sampled objects until they are collected: a live-heap profile at every "
      "flush", parse_onoff, 0, 0, FIELD(live)},
-    {"allocrate", "500", "a number from 10 to 1000000, or off",
+    {"allocrate", "off", "a number from 10 to 1000000, or off",
      "allocation sampling: most samples a second; above it the interval is raised "
      "(weights stay right)", parse_count_or_off, 10, 1000000, FIELD(alloc_rate)},
     {"livemax", "65536", "a number from 1 to 16777216",
@@ -327,7 +327,7 @@ void rp_options_defaults(struct rp_options *o)
     o->signal = SIGPROF;
     o->alloc_bytes = 512u << 10;
     o->live_max = 65536;
-    o->alloc_rate = 500;
+    o->alloc_rate = 0;
 }
 
 /* -------------------------------------------------------------- the parser -- */

@@ -21,7 +21,7 @@ static void test_defaults(void)
           o.flush_ns == 1000000000ull && o.engine == RP_ENGINE_AUTO &&
           o.ring_bytes == 65536 && o.signal == SIGPROF && o.dir[0] == '\0' &&
           o.alloc_bytes == 524288 && o.live == 0 && o.live_max == 65536 &&
-          o.alloc_rate == 500,
+          o.alloc_rate == 0,
           "defaults as documented");
     CHECK(rp_options_parse("", &o, err, sizeof err) == 0, "empty is all defaults");
 }

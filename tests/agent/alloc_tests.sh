@@ -314,7 +314,7 @@ test_rate() {
 test_soak() {
     local secs=${RP_SOAK_SECONDS:-60}
     "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -Xmx1g \
-        -agentpath:"$RP_AGENT=dir=$work/rec,interval=1ms,alloc=16k,live=on" \
+        -agentpath:"$RP_AGENT=dir=$work/rec,interval=1ms,alloc=16k,live=on,allocrate=off" \
         -cp "$RP_JAR" AllocSoak "$secs" 3 "$work/stop" >"$work/out" 2>"$work/err" &
     pid=$!
     local i

@@ -1169,8 +1169,15 @@ int rp_chunk_close_carry(struct rp_chunk_writer *w, rp_chunk_counter_fn fn, void
     if (!w)
         return 0;
     int rc = flush_segment(w, RP_SEG_LAST), e = rc < 0 ? errno : 0;
-    if (rc < 0 && fn)
+    if (rc < 0 && fn) {
         carry_counters(w, fn, arg);
+        /* A write failure has already moved its samples to lost.write (carried
+         * above); a failure before the write (no memory for the COUNTER records
+         * or the batch) has not, and they go with this writer now. */
+        uint64_t pending = w->seg_samples + (w->b.open ? w->b.count : 0);
+        if (pending)
+            fn(arg, RP_COUNTER_LOST_WRITE, pending);
+    }
     if (fsync(w->fd) < 0 && !e) {
         rc = -1;
         e = errno;

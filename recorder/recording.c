@@ -254,8 +254,10 @@ static int list_add(struct chunk_list *l, const struct chunk_ent *e)
 }
 
 /* Is the writer of this ".part" gone? If so, rename it to its finished name (still
- * holding the lock, so a writer cannot take it in between). @return 1 if renamed. */
-static int recover_part(int dfd, const char *name, long pid)
+ * holding the lock, so a writer cannot take it in between). @return 1 if renamed.
+ * A rename that fails (but for ENOENT: another process recovered it first) is
+ * reported in last_errno; the file stays readable, and the next pass retries. */
+static int recover_part(struct rp_recording *rec, int dfd, const char *name, long pid)
 {
     int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     int orphan = 0;
@@ -276,6 +278,8 @@ static int recover_part(int dfd, const char *name, long pid)
     memcpy(done, name, len);
     done[len] = '\0';
     int renamed = orphan && renameat(dfd, name, dfd, done) == 0;
+    if (orphan && !renamed && errno != ENOENT)
+        rec->st.last_errno = errno;
     if (fd >= 0)
         close(fd);
     return renamed;
@@ -298,20 +302,34 @@ static int scan_entry(int dfd, const char *name, struct chunk_list *l)
     return list_add(l, &e);
 }
 
+/* The reader's reason when it could not open a file for a passing cause (I/O
+ * error, no memory), not for what the file holds. */
+static void note_passing(void *arg, const char *path, uint64_t offset, const char *reason,
+                         int fatal)
+{
+    (void)path; (void)offset; (void)fatal;
+    if (!strncmp(reason, "cannot open", 11) || !strncmp(reason, "cannot read", 11) ||
+        !strcmp(reason, "out of memory"))
+        *(int *)arg = 1;
+}
+
 /* A writer killed between creating its file and writing the header leaves a file
  * with no valid header: it holds no samples, and as a finished chunk it would be
- * unreadable. @return 1 if `name` (just recovered) is such a file and was removed. */
+ * unreadable. @return 1 if `name` (just recovered) is such a file and was removed.
+ * A file the reader could not open for a passing cause (EIO, EACCES, ENOMEM) is
+ * kept: it may hold samples, and the tool reports it if it stays unreadable. */
 static int discard_headless(struct rp_recording *rec, int dfd, const char *name)
 {
     char path[PATH_MAX];
     if (snprintf(path, sizeof path, "%s/%s", rec->dir, name) >= (int)sizeof path)
         return 0;
-    struct rp_reader *r = rp_reader_open(path, NULL, NULL);
+    int passing = 0;
+    struct rp_reader *r = rp_reader_open(path, note_passing, &passing);
     if (r) {
         rp_reader_close(r);
         return 0;
     }
-    return unlinkat(dfd, name, 0) == 0;
+    return !passing && unlinkat(dfd, name, 0) == 0;
 }
 
 /* Recover the orphans among the listed ".part" files, after the listing is complete
@@ -322,7 +340,7 @@ static void recover_parts(struct rp_recording *rec, int dfd, struct chunk_list *
 
     for (size_t i = 0; i < l->n; i++) {
         struct chunk_ent *e = &l->v[i];
-        if (!e->part || strcmp(e->name, mine) == 0 || !recover_part(dfd, e->name, e->pid))
+        if (!e->part || strcmp(e->name, mine) == 0 || !recover_part(rec, dfd, e->name, e->pid))
             continue;
         e->name[strlen(e->name) - strlen(RP_CHUNK_PART_SUFFIX)] = '\0';
         e->part = 0;
@@ -501,12 +519,15 @@ static void carry_add(void *arg, const char *name, uint64_t value)
     rec->carry[i].value += value;
 }
 
-/* A new chunk starts with what the last one could not write. */
+/* A new chunk starts with what the last one could not write. A counter the new
+ * chunk cannot take (no memory for its name) stays carried, for the next chunk. */
 static void carry_into(struct rp_recording *rec)
 {
+    unsigned kept = 0;
     for (unsigned i = 0; i < rec->ncarry; i++)
-        rp_chunk_counter(rec->w, rec->carry[i].name, rec->carry[i].value);
-    rec->ncarry = 0;
+        if (rp_chunk_counter(rec->w, rec->carry[i].name, rec->carry[i].value) != 0)
+            rec->carry[kept++] = rec->carry[i];
+    rec->ncarry = kept;
 }
 
 /* Create the next chunk. A taken name (a previous process with our pid started in

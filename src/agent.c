@@ -6,7 +6,8 @@
  * (async needs AsyncGetCallTrace), the timer signal (refused if someone already
  * handles it), the recording directory (created and checked now, not later).
  * Any failure prints one "ringprof: ..." line and refuses the load, so a JVM
- * never runs half-profiled; on attach the error code goes back to jcmd.
+ * never runs half-profiled; on attach the error code goes back to jcmd. The one
+ * exception is a failed allocation: then the JVM starts unprofiled (decline()).
  *
  * Start (VMInit, or straight away on attach, once the JVM's own signal handlers
  * are in place): crash guard and timer handler, jmethodIDs for the classes loaded
@@ -22,6 +23,13 @@
  * the handler off and wait for running handlers, stop the sampler, then let the
  * flusher drain, write and close the last chunk (bounded waits throughout). Slot
  * memory is never freed, so no late signal can touch freed state.
+ *
+ * Start and stop never overlap (the lifecycle lock): an attach can start the
+ * agent while another thread is in the JVM's exit, and VMDeath then waits for
+ * the start to finish before it stops what was started. An attach that comes
+ * when VMDeath has already been sent (its callbacks ran before our events were
+ * enabled) is refused, or, when that is only seen once started, stopped at once:
+ * no VMDeath would come to close the chunk and remove the socket.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -75,7 +83,9 @@ static struct {
     jfieldID thread_tid;              /* java.lang.Thread.tid, or NULL              */
     jvmtiCapabilities got;            /* what AddCapabilities granted               */
     struct rp_alloc_config alloc;
-} A = {.agent_threads_lock = PTHREAD_MUTEX_INITIALIZER};
+    pthread_mutex_t lifecycle_lock;   /* held through start() and stop()            */
+} A = {.agent_threads_lock = PTHREAD_MUTEX_INITIALIZER,
+       .lifecycle_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ------------------------------------------------------------- helpers -- */
 
@@ -211,6 +221,7 @@ static void JNICALL on_compiled_unload(jvmtiEnv *jvmti, jmethodID m, const void 
 
 static void start(JNIEnv *jni, jthread self);
 static void stop(void);
+static void stop_locked(void);
 
 static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
@@ -421,7 +432,16 @@ static void adopt_threads(JNIEnv *jni, int vmstructs)
 }
 
 /* Start sampling. On failure print why and stay inert (the JVM runs on). */
+static void start_locked(JNIEnv *jni, jthread self);
+
 static void start(JNIEnv *jni, jthread self)
+{
+    pthread_mutex_lock(&A.lifecycle_lock);
+    start_locked(jni, self);
+    pthread_mutex_unlock(&A.lifecycle_lock);
+}
+
+static void start_locked(JNIEnv *jni, jthread self)
 {
     char err[1024] = "";
     if (atomic_load(&A.state) != AGENT_LOADED)
@@ -484,6 +504,13 @@ fail:
 
 static void stop(void)
 {
+    pthread_mutex_lock(&A.lifecycle_lock);
+    stop_locked();
+    pthread_mutex_unlock(&A.lifecycle_lock);
+}
+
+static void stop_locked(void)
+{
     int expected = AGENT_RUNNING;
     if (!atomic_compare_exchange_strong(&A.state, &expected, AGENT_STOPPING)) {
         if (expected == AGENT_LOADED) {
@@ -505,6 +532,48 @@ static void stop(void)
     atomic_store(&A.state, AGENT_STOPPED);
 }
 
+/* A load that failed for want of memory (errno ENOMEM when load() gave up) is
+ * neither the user's mistake nor a reason to keep the application from starting:
+ * the JVM runs on unprofiled, with the one line that says so. A bad option or an
+ * unusable directory still refuses the load, since the same command line would
+ * fail the same way every time. The callbacks are cleared (JVMTI sends no event
+ * without one) and the capabilities handed back, so nothing of ours runs later. */
+static void decline(void)
+{
+    if (A.jvmti) {
+        jvmtiEventCallbacks none;
+        memset(&none, 0, sizeof none);
+        (*A.jvmti)->SetEventCallbacks(A.jvmti, &none, sizeof none);
+        (*A.jvmti)->RelinquishCapabilities(A.jvmti, &A.got);
+    }
+    rp_recording_close(A.rec);
+    A.rec = NULL;
+    atomic_store(&A.state, AGENT_STOPPED);
+}
+
+/* An attach that fails after load(): the JVM unloads the library of a failed
+ * Agent_OnAttach (JDK 21, and Debian's 17.0.x), so no callback of ours may stay
+ * registered. Our signal handlers (the timer's, the crash guard), once
+ * installed, cannot be taken back safely: then the library must stay, and the
+ * attach is reported as loaded (the agent is inert; the log says why). */
+static jint attach_failed(void)
+{
+    jvmtiEventCallbacks none;
+    memset(&none, 0, sizeof none);
+    (*A.jvmti)->SetEventCallbacks(A.jvmti, &none, sizeof none);
+    if (A.async && (rp_async_handler_intact() || rp_async_guard_intact()))
+        return JNI_OK;
+    return JNI_ERR;
+}
+
+/* Is the JVM still in its live phase (VMDeath not yet sent)? */
+static int vm_live(void)
+{
+    jvmtiPhase phase = JVMTI_PHASE_LIVE;
+    return (*A.jvmti)->GetPhase(A.jvmti, &phase) != JVMTI_ERROR_NONE ||
+           phase == JVMTI_PHASE_LIVE;
+}
+
 /* ------------------------------------------------------------ entry points -- */
 
 EXPORT JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
@@ -515,7 +584,13 @@ EXPORT JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *rese
         rp_log("loaded twice; the second -agentpath is ignored");
         return JNI_OK;
     }
+    errno = 0;
     if (load(vm, options, err, sizeof err) != 0) {
+        if (errno == ENOMEM) {
+            rp_log("%s; not profiling (out of memory at load: the JVM runs on)", err);
+            decline();
+            return JNI_OK;
+        }
         rp_log("%s", err);
         return JNI_ERR;
     }
@@ -538,18 +613,42 @@ EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *re
         rp_discovery_attach_error(err);
         return JNI_ERR;
     }
+    if (!vm_live()) {
+        /* Nothing of ours runs yet (no handler, no thread): close the recording
+         * that load opened, and refuse. */
+        const char *why = "the JVM is shutting down; attach refused";
+        rp_log("%s", why);
+        rp_discovery_attach_error(why);
+        atomic_store(&A.state, AGENT_LOADED);
+        stop();
+        return attach_failed();
+    }
     JNIEnv *jni;
     jthread self;
     if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK ||
         (*A.jvmti)->GetCurrentThread(A.jvmti, &self) != JVMTI_ERROR_NONE) {
         rp_log("attach: no JNI environment on the attaching thread");
         rp_discovery_attach_error("attach: no JNI environment on the attaching thread");
-        return JNI_ERR;
+        return attach_failed();
     }
     atomic_store(&A.state, AGENT_LOADED);
     start(jni, self);
     (*jni)->DeleteLocalRef(jni, self);
-    return atomic_load(&A.state) == AGENT_RUNNING ? JNI_OK : JNI_ERR;
+    /* VMDeath may have been sent while we started, before our events were on:
+     * then none will come (the phase turns dead after the callbacks, so a VMDeath
+     * of ours still waiting for the lifecycle lock leaves it live). And a VMDeath
+     * that came between load and start stopped us before we ran (state LOADED). */
+    pthread_mutex_lock(&A.lifecycle_lock);
+    int running = atomic_load(&A.state) == AGENT_RUNNING;
+    if (running && !vm_live()) {
+        rp_log("the JVM is shutting down; the attach is undone");
+        stop_locked();
+        running = 0;
+    } else if (!running && atomic_load(&A.state) == AGENT_STOPPED && !vm_live()) {
+        rp_log("the JVM is shutting down; attach refused");
+    }
+    pthread_mutex_unlock(&A.lifecycle_lock);
+    return running ? JNI_OK : attach_failed();
 }
 
 EXPORT JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)

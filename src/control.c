@@ -322,13 +322,30 @@ static int conn_send(struct conn *c, uint64_t now)
     return 0;
 }
 
+/* The answer when there is no memory for a connection or its reply: built on the
+ * stack and sent once without waiting, so that the client reads why instead of
+ * a connection closed without a word. The caller closes fd. */
+static void send_no_memory(int fd)
+{
+    char msg[128];
+    int n = snprintf(msg, sizeof msg, "{\"protocol\":%u,\"ok\":false,\"error\":"
+                     "\"out of memory in the agent; try again\"}\n",
+                     (unsigned)RP_CONTROL_PROTOCOL);
+    if (n > 0 && (size_t)n < sizeof msg) {
+        ssize_t w = send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)w;
+    }
+}
+
 /* Queue the reply in ctl->reply and send what fits. @return 0, or -1 if dead. */
 static int conn_reply(struct rp_control *ctl, struct conn *c, uint64_t now)
 {
     size_t len;
     const char *text = rp_json_text(&ctl->reply, &len);
-    if (!(c->out = malloc(len)))
+    if (!(c->out = malloc(len))) {
+        send_no_memory(c->fd);
         return -1;
+    }
     memcpy(c->out, text, len);
     c->outlen = len;
     c->outoff = 0;
@@ -454,6 +471,7 @@ static void accept_all(struct rp_control *ctl, uint64_t now)
         }
         struct conn *c = calloc(1, sizeof *c);
         if (!c) {
+            send_no_memory(fd);
             close(fd);
             return;
         }

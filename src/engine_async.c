@@ -53,10 +53,11 @@ static _Atomic uint64_t g_interval_ns;
 static _Atomic int g_on;
 static _Atomic int g_inflight;           /* handlers between entry and exit       */
 static _Atomic int g_walks;              /* walks in progress, any thread         */
-static _Atomic uint64_t g_stray, g_crashed;
+static _Atomic uint64_t g_stray, g_foreign, g_crashed;
 static struct rp_hist g_hist;
 static struct sigaction g_old_segv, g_old_bus;
 static int g_installed;
+static char g_signame[32] = "the timer signal";
 /* HotSpot's SafeFetch fault pcs (libjvm.so's .symtab; JDK 19+, JDK-8283326, and
  * backports such as Debian's 17.0.x): 0 if not found. */
 static uint64_t g_safefetch[2];
@@ -280,6 +281,8 @@ static void on_timer(int sig, siginfo_t *si, void *uc)
             take_sample(s, si, uc);
         else
             atomic_fetch_add_explicit(&g_stray, 1, memory_order_relaxed);
+        if (si->si_code != SI_TIMER)
+            atomic_fetch_add_explicit(&g_foreign, 1, memory_order_relaxed);
     }
     atomic_fetch_sub_explicit(&g_inflight, 1, memory_order_release);
     errno = saved_errno;
@@ -329,6 +332,7 @@ int rp_async_start(const struct rp_async_config *cfg, char *err, size_t errlen)
                  cfg->signo, strerror(errno));
         return -1;
     }
+    signame(cfg->signo, g_signame, sizeof g_signame);
     g_installed = 1;
     atomic_store(&g_on, 1);
     return 0;
@@ -342,6 +346,11 @@ void rp_async_stop(unsigned wait_ms)
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);
     }
+}
+
+const char *rp_async_signal_name(void)
+{
+    return g_signame;
 }
 
 int rp_async_handler_intact(void)
@@ -365,6 +374,7 @@ int rp_async_guard_intact(void)
 void rp_async_stats(struct rp_async_stats *out)
 {
     out->stray = atomic_load(&g_stray);
+    out->foreign = atomic_load(&g_foreign);
     out->crashed = atomic_load(&g_crashed);
 }
 

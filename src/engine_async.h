@@ -72,6 +72,9 @@ void rp_async_set_interval(uint64_t interval_ns);
 /* Is our handler still the one installed for the timer signal? (The application
  * may replace it; the flusher checks this every flush and says so once.) */
 int rp_async_handler_intact(void);
+/* The timer signal's name ("SIGPROF", or "signal 37" for a real-time one), once
+ * started; any thread. */
+const char *rp_async_signal_name(void);
 
 /* Is the crash guard still in front of the SIGSEGV and SIGBUS handlers? Someone
  * who installs a handler after us takes faults in walks away from it (the flusher
@@ -81,6 +84,8 @@ int rp_async_guard_intact(void);
 /* Handler statistics for the flusher. */
 struct rp_async_stats {
     uint64_t stray;           /* timer signals that matched no live slot          */
+    uint64_t foreign;         /* of those, signals not from a POSIX timer (si_code
+                               * not SI_TIMER): setitimer, kill, another profiler */
     uint64_t crashed;         /* walks ended by the crash guard                   */
 };
 void rp_async_stats(struct rp_async_stats *out);

@@ -92,8 +92,9 @@ struct flusher {
     uint64_t live_no_stack;         /* live objects written without their stack     */
     uint64_t jvmti_seen_dropped[RP_RING_DROP_REASONS];
     uint64_t stray_seen;
+    uint64_t threads_nomem_seen, methods_nomem_seen;   /* threads.h, methods.h stats */
     struct rp_hist_snap hist_prev, hist_now, hist_delta;
-    int warned_handler, warned_guard, warned_chunk;
+    int warned_handler, warned_guard, warned_chunk, warned_foreign;
     uint64_t handler_replaced;      /* 1 when found, until a segment carries it     */
 };
 
@@ -187,8 +188,11 @@ static int ensure_writer(struct flusher *f)
 {
     f->w = rp_recording_writer(f->cfg.rec);
     if (!f->w) {
-        rp_log_once(&f->warned_chunk, "cannot open a chunk in %s; samples are dropped "
-                    "and counted until it works again", rp_recording_dir(f->cfg.rec));
+        struct rp_recording_stats rs;
+        rp_recording_stats(f->cfg.rec, &rs);
+        rp_log_once(&f->warned_chunk, "cannot open a chunk in %s: %s; samples are "
+                    "dropped and counted until it works again",
+                    rp_recording_dir(f->cfg.rec), strerror(rs.last_errno));
         return 0;
     }
     f->warned_chunk = 0;
@@ -850,6 +854,22 @@ static void counter(struct flusher *f, const char *name, uint64_t *value)
         *value = 0;
 }
 
+/* What failed allocations cost besides samples (docs/format.md): threads left
+ * unsampled, frames named [unknown java method]. Deltas of the modules' totals. */
+static void nomem_counters(struct flusher *f)
+{
+    struct rp_threads_stats ts;
+    struct rp_methods_stats ms;
+    rp_threads_stats(&ts);
+    rp_methods_stats(&ms);
+    uint64_t d = ts.no_memory - f->threads_nomem_seen;
+    if (d && chunk_counter(f->w, "threads.no_memory", d) == 0)
+        f->threads_nomem_seen = ts.no_memory;
+    d = ms.no_memory - f->methods_nomem_seen;
+    if (d && chunk_counter(f->w, "methods.no_memory", d) == 0)
+        f->methods_nomem_seen = ms.no_memory;
+}
+
 static uint64_t agent_cpu_ns(void)
 {
     uint64_t sum = 0;
@@ -899,6 +919,7 @@ static void flush_step(struct flusher *f)
     counter(f, RP_COUNTER_LOST_PREFIX "no_chunk", &f->lost_no_chunk);
     counter(f, RP_COUNTER_LOST_PREFIX "no_memory", &f->lost_memory);
     counter(f, RP_COUNTER_LOST_PREFIX "bad_record", &f->bad_records);
+    nomem_counters(f);
     write_live(f);
     alloc_counters(f);
     struct rp_alloc_state ast;
@@ -927,6 +948,16 @@ static void flush_step(struct flusher *f)
         uint64_t stray = st.stray - f->stray_seen;
         if (stray && chunk_counter(f->w, RP_COUNTER_LOST_PREFIX "no_slot", stray) == 0)
             f->stray_seen = st.stray;
+        /* Someone else sends our signal (the application's setitimer(ITIMER_PROF),
+         * kill, a profiler in a native library): each one is ignored, but its
+         * sender is probably expecting a handler of its own. Say so once. */
+        if (st.foreign)
+            rp_log_once(&f->warned_foreign, "%s signals that are not from ringprof's "
+                        "timers reach its handler (setitimer(ITIMER_PROF), kill, or "
+                        "another profiler in this process?): they are ignored and "
+                        "counted as lost.no_slot; if the application needs %s, give "
+                        "ringprof another signal with signal=, e.g. signal=VTALRM",
+                        rp_async_signal_name(), rp_async_signal_name());
         rp_async_hist(&f->hist_now);
         rp_hist_delta(&f->hist_now, &f->hist_prev, &f->hist_delta);
         if (rp_hist_total(&f->hist_delta)) {
@@ -1060,6 +1091,35 @@ static void serve_call(void)
     pthread_mutex_unlock(&g_lock);
 }
 
+#ifdef RP_TEST_HOOKS
+/* Test builds only (tests/agent): bugs on the flusher thread, once, after its
+ * first pass, so the ASan build's JVM tests can show that such a bug fails them
+ * (agent_asan_catches, docs/sanitizers.md). RINGPROF_TESTFAULT=flusher_overflow
+ * writes one byte past a heap block (harmless without ASan: malloc's chunk has
+ * room for it); flusher_leak drops the only pointer to a block. */
+static void *volatile g_fault_block;
+
+static void test_fault(void)
+{
+    static int done;
+    const char *f = getenv("RINGPROF_TESTFAULT");
+    if (done || !f)
+        return;
+    done = 1;
+    if (strcmp(f, "flusher_overflow") == 0) {
+        volatile size_t n = 16;      /* volatile: no compile-time bounds warning */
+        char *p = malloc(n);
+        if (p) {
+            p[n] = 1;
+            free(p);
+        }
+    } else if (strcmp(f, "flusher_leak") == 0) {
+        g_fault_block = malloc(100);
+        g_fault_block = NULL;
+    }
+}
+#endif
+
 /* ------------------------------------------------------------ the thread -- */
 
 static void JNICALL flusher_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
@@ -1107,6 +1167,9 @@ static void JNICALL flusher_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         if (f->cfg.async)
             rp_unwind_refresh();
         pass(f, flush_now);
+#ifdef RP_TEST_HOOKS
+        test_fault();
+#endif
         if (f->cfg.async && now >= next_scan) {
             next_scan = now + SCAN_NS;
             rp_threads_scan();

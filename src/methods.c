@@ -111,14 +111,17 @@ static const struct rp_method *resolve(JNIEnv *jni, jmethodID m)
     if (!r) {
         (*g_jvmti)->Deallocate(g_jvmti, (unsigned char *)name);
         (*g_jvmti)->Deallocate(g_jvmti, (unsigned char *)sig);
-        return &g_unknown;
+        g_stats.no_memory++;
+        return NULL;
     }
     r->name = take(name);
     r->signature = take(sig);
     jclass k = NULL;
     char *ksig = NULL, *file = NULL;
+    int class_gone = 1;
     if ((*g_jvmti)->GetMethodDeclaringClass(g_jvmti, m, &k) == JVMTI_ERROR_NONE && k) {
         if ((*g_jvmti)->GetClassSignature(g_jvmti, k, &ksig, NULL) == JVMTI_ERROR_NONE) {
+            class_gone = 0;
             r->klass = dotted(ksig);
             (*g_jvmti)->Deallocate(g_jvmti, (unsigned char *)ksig);
         }
@@ -128,6 +131,17 @@ static const struct rp_method *resolve(JNIEnv *jni, jmethodID m)
         (*jni)->DeleteLocalRef(jni, k);
     }
     r->file = take(file);
+    if (class_gone) {
+        /* The class was unloaded between GetMethodName and here (a class loader
+         * collected meanwhile): the method is as gone as if GetMethodName had
+         * failed. Its name alone, with no class, would be a wrong frame. */
+        free((char *)r->name);
+        free((char *)r->signature);
+        free((char *)r->file);
+        free(r);
+        g_stats.unloaded++;
+        return &g_unloaded;
+    }
     if (!r->klass)
         r->klass = strdup("");
     jint mods = 0;
@@ -143,11 +157,17 @@ static const struct rp_method *resolve(JNIEnv *jni, jmethodID m)
         r->lines = NULL;
     }
     if (!r->name || !r->signature || !r->file || !r->klass) {
-        /* Out of memory halfway: keep what there is, never NULL strings. */
-        if (!r->name) r->name = "[unknown]";
-        if (!r->signature) r->signature = "";
-        if (!r->file) r->file = "";
-        if (!r->klass) r->klass = "";
+        /* Out of memory halfway: nothing is kept, so that the next lookup, when
+         * memory may be back, resolves the method properly. */
+        free((char *)r->name);
+        free((char *)r->signature);
+        free((char *)r->file);
+        free((char *)r->klass);
+        if (r->lines)
+            (*g_jvmti)->Deallocate(g_jvmti, (unsigned char *)r->lines);
+        free(r);
+        g_stats.no_memory++;
+        return NULL;
     }
     g_stats.resolved++;
     return r;
@@ -161,6 +181,8 @@ const struct rp_method *rp_methods_get(JNIEnv *jni, jmethodID m)
     if (rp_u64map_get(&g_cache, (uint64_t)(uintptr_t)m, &v))
         return (const struct rp_method *)(uintptr_t)v;
     const struct rp_method *r = resolve(jni, m);
+    if (!r)
+        return &g_unknown;        /* out of memory: counted, and not cached */
     rp_u64map_put(&g_cache, (uint64_t)(uintptr_t)m, (uint64_t)(uintptr_t)r);
     return r;
 }

@@ -76,6 +76,7 @@ enum rp_frame_type rp_methods_frame_type(jmethodID m, jmethodID caller,
 /* Statistics: methods resolved, unloaded ones met, compiled blobs live. */
 struct rp_methods_stats {
     uint64_t resolved, unloaded, compiled_live, inline_pairs;
+    uint64_t no_memory;        /* lookups answered [unknown java method] for want of memory */
 };
 void rp_methods_stats(struct rp_methods_stats *out);
 

@@ -38,7 +38,7 @@ static _Atomic uint32_t *g_tid_table;
 static struct rp_threads_config g_cfg;
 static _Atomic pid_t g_agents[MAX_AGENTS];
 static struct rp_threads_stats g_stats;
-static int g_logged_timer, g_logged_full;
+static int g_logged_timer, g_logged_full, g_logged_memory;
 /* A line to print once the registry lock is released (stderr can block: never
  * write it under the lock). */
 static char g_msg[256];
@@ -238,7 +238,7 @@ static struct rp_slot *new_slot_locked(void)
         if (!b) {
             b = calloc(BLOCK_SLOTS, sizeof *b);
             if (!b)
-                return NULL;
+                goto no_memory;
             atomic_store_explicit(&g_blocks[idx / BLOCK_SLOTS], b, memory_order_release);
         }
         s = &b[idx % BLOCK_SLOTS];
@@ -248,7 +248,7 @@ static struct rp_slot *new_slot_locked(void)
     }
     if (prepare_buffers(s) < 0) {
         push_free(s->index);
-        return NULL;
+        goto no_memory;
     }
     s->tid = 0;
     s->cpu_clock = 0;
@@ -262,6 +262,13 @@ static struct rp_slot *new_slot_locked(void)
     s->last_cpu_ns = 0;
     s->sampled = 0;
     return s;
+no_memory:
+    /* The thread goes unsampled: counted (threads.no_memory in the chunks) and
+     * said once, since a failed allocation is otherwise invisible in a profile. */
+    g_stats.no_memory++;
+    log_once_locked(&g_logged_memory, "out of memory for a thread's sampling buffers: "
+                    "threads without them are not sampled (counted as threads.no_memory)");
+    return NULL;
 }
 
 static void set_name_locked(struct rp_slot *s, const char *name)

@@ -58,6 +58,9 @@ struct recording {
     struct chunk_row *chunks;   size_t nchunks;
 };
 
+/* The recordings of one rp_cmd_summary call: emptied (free_recordings) before it
+ * returns, so the command can be called again in the same process (tests/fuzz
+ * calls every subcommand in-process, input after input). */
 static struct recording *recs;
 static size_t nrecs;
 
@@ -244,8 +247,12 @@ static void on_sample(struct recording *rec, struct rp_reader *r, struct chunk_r
                       const struct rp_event *ev)
 {
     const struct rp_kind_info *k = rp_reader_kind(r, ev->u.sample.kind);
-    struct name_total *t = total_for(&rec->kinds, &rec->nkinds, k ? k->name : "(unknown)",
-                                     k ? k->unit : "");
+    /* A KIND record whose name or unit string was lost to damage leaves those
+     * NULL (chunk.h); strcmp must not see them (found by tests/fuzz:
+     * kind-without-name.rpc). */
+    const char *kname = k && k->name ? k->name : "(unknown)";
+    const char *kunit = k && k->unit ? k->unit : "";
+    struct name_total *t = total_for(&rec->kinds, &rec->nkinds, kname, kunit);
     t->count++;
     t->sum += ev->u.sample.weight;
     ch->samples++;
@@ -254,7 +261,7 @@ static void on_sample(struct recording *rec, struct rp_reader *r, struct chunk_r
     const struct rp_thread_info *ti = rp_reader_thread(r, ev->u.sample.thread);
     struct thread_row *th = thread_for(rec, ti ? ti->os_tid : 0, ti ? ti->name : NULL);
     th->samples++;
-    if (k && !strcmp(k->unit, "ns"))
+    if (!strcmp(kunit, "ns"))
         th->weight_ns += ev->u.sample.weight;
 }
 
@@ -471,7 +478,10 @@ static void print_heap(const struct recording *rec)
 
 static void print_threads(struct recording *rec, size_t top)
 {
-    qsort(rec->threads, rec->nthreads, sizeof *rec->threads, cmp_threads);
+    /* A chunk with no THREAD record leaves threads NULL, and qsort's base must
+     * not be NULL even for 0 elements (found by tests/fuzz: no-threads.rpc). */
+    if (rec->nthreads)
+        qsort(rec->threads, rec->nthreads, sizeof *rec->threads, cmp_threads);
     printf("  threads     %zu\n", rec->nthreads);
     printf("    %8s  %-28s %9s %12s %12s\n", "tid", "name", "samples", "sampled",
            "cpu time");
@@ -519,6 +529,39 @@ static int print_recording(struct recording *rec, int all_chunks, size_t top)
     return print_chunks(rec, all_chunks);
 }
 
+static void free_totals(struct name_total *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(t[i].name);
+        free(t[i].unit);
+    }
+    free(t);
+}
+
+static void free_recordings(void)
+{
+    for (size_t i = 0; i < nrecs; i++) {
+        struct recording *rec = &recs[i];
+        free(rec->id);
+        free(rec->pid);
+        free(rec->host);
+        free(rec->jvm);
+        free(rec->producer);
+        free(rec->options);
+        free_totals(rec->kinds, rec->nkinds);
+        free_totals(rec->counters, rec->ncounters);
+        for (size_t k = 0; k < rec->nthreads; k++)
+            free(rec->threads[k].name);
+        free(rec->threads);
+        for (size_t k = 0; k < rec->nchunks; k++)
+            free(rec->chunks[k].path);
+        free(rec->chunks);
+    }
+    free(recs);
+    recs = NULL;
+    nrecs = 0;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -538,6 +581,8 @@ int rp_cmd_summary(int argc, char **argv)
     int all_chunks = 0, strict = 0, ch;
     long top = 20;
     struct rp_diag_counts diag = {0, 0, 0};
+    /* From argv[1] again: an earlier call in this process leaves optind behind. */
+    optind = 1;
     while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (ch) {
         case 'c': all_chunks = 1; break;
@@ -574,7 +619,9 @@ int rp_cmd_summary(int argc, char **argv)
                 (unsigned long long)diag.warnings, diag.warnings == 1 ? "" : "s",
                 missing, missing == 1 ? "" : "s");
     rp_inputs_free(&in);
-    if (nrecs == 0)
+    int read_any = nrecs > 0;
+    free_recordings();
+    if (!read_any)
         return 1;
     return strict && (problems || diag.fatal || diag.warnings || missing) ? 1 : 0;
 }

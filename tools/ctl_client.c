@@ -741,43 +741,28 @@ static int resolve_in_ns(long pid, const char *path, char *out, size_t cap)
     return -1;
 }
 
-/* Fallback: a listening Unix socket named "*ringprof*.sock" held by `pid`. Its
- * path comes from /proc/PID/net/unix, matched by inode to /proc/PID/fd. */
+static int cmp_ulong(const void *a, const void *b)
+{
+    unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Fallback: a listening Unix socket named "*ringprof*.sock" held by `pid`. The
+ * process's socket inodes come from /proc/PID/fd first, then the one listening
+ * ringprof socket among them from /proc/PID/net/unix, which lists every socket of
+ * the network namespace: a busy host has hundreds of other JVMs' sockets there, so
+ * the match must be by inode, never "the first few named like ours". */
 static int find_socket_fd(long pid, char *out, size_t cap)
 {
     char path[64];
-    snprintf(path, sizeof path, "/proc/%ld/net/unix", pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
-    char line[4096];
-    unsigned long inodes[16];
-    char names[16][256];
-    int n = 0;
-    while (n < 16 && fgets(line, sizeof line, f)) {
-        unsigned long flags, inode;
-        char name[256] = "";
-        /* Num RefCount Protocol Flags Type St Inode Path */
-        if (sscanf(line, "%*s %*s %*s %lx %*s %*s %lu %255s", &flags, &inode, name) != 3)
-            continue;
-        size_t len = strlen(name);
-        if (!(flags & 0x10000) || len < 6 || strcmp(name + len - 5, ".sock") != 0 ||
-            !strstr(name, "ringprof"))
-            continue;
-        inodes[n] = inode;
-        snprintf(names[n], sizeof names[n], "%s", name);
-        n++;
-    }
-    fclose(f);
-    if (!n)
-        return -1;
     snprintf(path, sizeof path, "/proc/%ld/fd", pid);
     DIR *dir = opendir(path);
     if (!dir)
         return -1;
+    unsigned long *mine = NULL;
+    size_t n = 0, room = 0;
     struct dirent *de;
-    int found = -1;
-    while (found < 0 && (de = readdir(dir))) {
+    while ((de = readdir(dir))) {
         char fdp[PATH_MAX], target[64];
         snprintf(fdp, sizeof fdp, "%s/%s", path, de->d_name);
         ssize_t len = readlink(fdp, target, sizeof target - 1);
@@ -787,15 +772,47 @@ static int find_socket_fd(long pid, char *out, size_t cap)
         unsigned long ino;
         if (sscanf(target, "socket:[%lu]", &ino) != 1)
             continue;
-        for (int i = 0; i < n; i++)
-            if (inodes[i] == ino)
-                found = i;
+        if (n == room) {
+            size_t want = room ? 2 * room : 64;
+            unsigned long *grown = realloc(mine, want * sizeof *mine);
+            if (!grown)
+                break;
+            mine = grown;
+            room = want;
+        }
+        mine[n++] = ino;
     }
     closedir(dir);
-    if (found < 0)
+    if (!n) {
+        free(mine);
         return -1;
-    resolve_in_ns(pid, names[found], out, cap);
-    return 0;
+    }
+    qsort(mine, n, sizeof *mine, cmp_ulong);
+
+    snprintf(path, sizeof path, "/proc/%ld/net/unix", pid);
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        free(mine);
+        return -1;
+    }
+    char line[4096];
+    int found = -1;
+    while (found < 0 && fgets(line, sizeof line, f)) {
+        unsigned long flags, inode;
+        char name[256] = "";
+        /* Num RefCount Protocol Flags Type St Inode Path */
+        if (sscanf(line, "%*s %*s %*s %lx %*s %*s %lu %255s", &flags, &inode, name) != 3)
+            continue;
+        size_t len = strlen(name);
+        if (!(flags & 0x10000) || len < 6 || strcmp(name + len - 5, ".sock") != 0 ||
+            !strstr(name, "ringprof") || !bsearch(&inode, mine, n, sizeof *mine, cmp_ulong))
+            continue;
+        resolve_in_ns(pid, name, out, cap);
+        found = 0;
+    }
+    fclose(f);
+    free(mine);
+    return found;
 }
 
 int rp_ctl_find(long pid, char *sock, size_t cap, char *err, size_t errlen)

@@ -66,7 +66,11 @@ static int add_dir(struct rp_inputs *in, const char *dir)
             add_path(in, path);
     }
     closedir(d);
-    qsort(in->paths + first, in->n - first, sizeof *in->paths, cmp_str);
+    /* Not for an empty directory: paths may still be NULL, and NULL + 0 and
+     * qsort(NULL, 0) are undefined (UBSan; the same mistake the fuzzer found in
+     * cmd_summary.c). */
+    if (in->n > first)
+        qsort(in->paths + first, in->n - first, sizeof *in->paths, cmp_str);
     return (int)(in->n - first);
 }
 

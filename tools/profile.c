@@ -724,12 +724,27 @@ static uint64_t leaf_hash(uint32_t root, uint32_t stack, uint32_t cls)
     return mix64((uint64_t)root << 32 | stack) ^ mix64(cls + 0x9e3779b97f4a7c15ull);
 }
 
+/*
+ * Whether samples of (root 0, stack, class 0) use the arrays indexed by stack id
+ * (leaf_arr, acc) rather than the hash table. Only for ids the chunk has defined:
+ * the reader bounds those by what the file holds (format.h, RP_POOL_ID_SLACK),
+ * while a sample may name any id, and one sample naming stack 4000000000 made
+ * the arrays 4 G entries long (found by tests/fuzz: sample-huge-stack-id.rpc).
+ */
+static int leaf_dense(const struct rp_prof_build *b, uint32_t root, uint32_t stack,
+                      uint32_t cls)
+{
+    uint32_t n, flags;
+    return root == 0 && cls == 0 &&
+           (stack < b->n_leaf_arr || rp_reader_stack(b->r, stack, &n, &flags));
+}
+
 /* The leaf for (root, stack, cls) in this chunk, computed on first use. */
 static uint32_t leaf_for(struct rp_profile *p, uint32_t root, uint32_t stack,
                          uint32_t cls)
 {
     struct rp_prof_build *b = p->b;
-    if (root == 0 && cls == 0) {
+    if (leaf_dense(b, root, stack, cls)) {
         if (stack < b->n_leaf_arr && b->leaf_arr[stack] != LEAF_NONE)
             return b->leaf_arr[stack];
         uint32_t leaf = stack_leaf(p, 0, stack, 0);
@@ -930,8 +945,8 @@ static void add_sample(struct rp_profile *p, const struct rp_event *ev)
         p->stats.samples_frame_filtered++;
         return;
     }
-    uint64_t *self = root == 0 && cls == 0 ? b->acc[ev->u.sample.stack].v
-                                           : p->nodes[leaf].self;
+    uint64_t *self = leaf_dense(b, root, ev->u.sample.stack, cls)
+                         ? b->acc[ev->u.sample.stack].v : p->nodes[leaf].self;
     self[RP_PV_SAMPLES]++;
     self[RP_PV_WEIGHT] += weight;
     if (ks->objects_x >= 0 && (uint32_t)ks->objects_x < ev->u.sample.nextra)

@@ -243,7 +243,8 @@ int main(int argc, char **argv)
         sprintf(names[nn++], "%s/%s", argv[2], e->d_name);
     }
     closedir(d);
-    qsort(names, nn, sizeof *names, cmp_str);
+    if (nn)         /* qsort's array may not be NULL, even for 0 elements (UBSan) */
+        qsort(names, nn, sizeof *names, cmp_str);
     for (size_t i = 0; i < nn; i++)
         read_file(names[i], (enum mode)m);
     if (m == CHECK) {
@@ -253,7 +254,8 @@ int main(int argc, char **argv)
                (unsigned long long)damaged);
         return damaged ? 1 : 0;
     }
-    qsort(aggs, naggs, sizeof *aggs, cmp_agg);
+    if (naggs)
+        qsort(aggs, naggs, sizeof *aggs, cmp_agg);
     for (size_t i = 0; i < naggs; i++) {
         struct agg *a = &aggs[i];
         if (m == COUNTERS)

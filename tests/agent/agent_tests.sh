@@ -4,8 +4,9 @@
 #   agent_tests.sh TEST [ENGINE]
 #
 # TEST is cpu_split, sleeping, native_frames, churn, attach, bad_options,
-# signal_safety, shutdown, crash_guard, unloading, handler_replaced or
-# alloc_taken; ENGINE is async or jvmti where both are meaningful. meson
+# signal_safety, shutdown, crash_guard, unloading, handler_replaced, alloc_taken
+# or asan_catches (ASan builds only); ENGINE is async or jvmti where both are
+# meaningful. In an ASan build RP_JAVA is tests/agent/sanitized_java.sh. meson
 # (tests/agent/meson.build) passes the programs in the environment: RP_JAVA,
 # RP_JCMD, RP_AGENT (libringprof.so), RP_TEST_AGENT (the RP_TEST_HOOKS build),
 # RP_JAR (tests/java), RP_DUMP (rp_agent_dump), RP_SHIM and RP_TAKEN (LD_PRELOAD
@@ -20,9 +21,20 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/rp-agent-$test_name-$engine.XXXXXX")
 keep=0
 trap '[ $keep -eq 1 ] && echo "scratch kept: $work" || rm -rf "$work"' EXIT
 ulimit -c 0
+# In an ASan build java runs under sanitized_java.sh (meson sets RP_SAN_CHECK to
+# it), which writes ASan/UBSan/LSan reports into $RP_SAN_LOGDIR: fail() shows
+# those that count, and san_check, before "ok", fails the test on any
+# (docs/sanitizers.md).
+export RP_SAN_LOGDIR="$work/sanitizer"
+san_reports() { [ -z "${RP_SAN_CHECK:-}" ] || "$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" || true; }
+san_check() {
+    [ -z "${RP_SAN_CHECK:-}" ] || "$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" >/dev/null ||
+        fail "sanitizer report"
+}
 
 fail() {
     echo "FAIL ($test_name $engine): $*"
+    san_reports
     keep=1
     exit 1
 }
@@ -59,7 +71,7 @@ agent_opts() { echo "dir=$work/rec,engine=$engine$1"; }
 # CPU split 50/30/20 between three methods: each share within 5 points.
 test_cpu_split() {
     java_run -agentpath:"$RP_AGENT=$(agent_opts ,interval=1ms)" -- CpuSplit 6 ||
-        { show_err; fail "java exited $?"; }
+        { rc=$?; show_err; fail "java exited $rc"; }
     "$RP_DUMP" total "$work/rec" >"$work/total" || fail "rp_agent_dump failed"
     local a b c sum
     a=$(weight_of "$work/total" CpuSplit.fifty)
@@ -82,7 +94,7 @@ test_cpu_split() {
 # A thread that only sleeps gets no CPU samples while another burns.
 test_sleeping() {
     java_run -agentpath:"$RP_AGENT=$(agent_opts ,interval=10ms)" -- Sleeper 3 ||
-        { show_err; fail "java exited $?"; }
+        { rc=$?; show_err; fail "java exited $rc"; }
     "$RP_DUMP" threads "$work/rec" >"$work/threads"
     grep -q $'\tsleeper$' "$work/threads" || fail "thread 'sleeper' is not in the recording"
     local bw sw ss
@@ -103,7 +115,7 @@ test_sleeping() {
 # Native frames (libz) appear below Java's Deflater frames.
 test_native_frames() {
     java_run -agentpath:"$RP_AGENT=$(agent_opts ,interval=1ms,native=on)" -- DeflateWork 4 ||
-        { show_err; fail "java exited $?"; }
+        { rc=$?; show_err; fail "java exited $rc"; }
     "$RP_DUMP" stacks "$work/rec" >"$work/stacks"
     local all mixed
     all=$(awk -F'\t' 'index($3, "deflater;") == 1 { w += $1 } END { printf "%.0f\n", w }' "$work/stacks")
@@ -120,7 +132,7 @@ test_native_frames() {
 # their threads, and slots are reused instead of growing.
 test_churn() {
     java_run -agentpath:"$RP_AGENT=$(agent_opts ,interval=1ms)" -- Churn 10000 4 ||
-        { show_err; fail "java exited $?"; }
+        { rc=$?; show_err; fail "java exited $rc"; }
     grep -q "Churn done 10000" "$work/out" || fail "Churn did not finish"
     "$RP_DUMP" stacks "$work/rec" >"$work/stacks"
     # Shares count only stacks with Java frames: thread start and exit run no Java
@@ -172,7 +184,7 @@ test_attach() {
     grep -q "return code: 0" "$work/jcmd_ok" || { kill $pid; show_err; fail "attach failed"; }
     sleep 3
     touch "$work/stop"
-    wait $pid || { show_err; fail "the target exited $?"; }
+    wait $pid || { rc=$?; show_err; fail "the target exited $rc"; }
     "$RP_DUMP" total "$work/rec" >"$work/total"
     "$RP_DUMP" threads "$work/rec" >"$work/threads"
     local w bw
@@ -217,7 +229,7 @@ test_bad_options() {
 test_signal_safety() {
     LD_PRELOAD="$RP_SHIM" java_run \
         -agentpath:"$RP_TEST_AGENT=dir=$work/rec,interval=1ms,native=on" -- Busy 5 ||
-        { show_err; fail "java exited $? under the shim"; }
+        { rc=$?; show_err; fail "java exited $rc under the shim"; }
     grep -q "hook is registered" "$work/err" || { show_err; fail "the shim never got the hook"; }
     grep -q "none inside the handler" "$work/err" || { show_err; fail "no shim report"; }
     local n
@@ -238,7 +250,7 @@ test_signal_safety() {
 # closed.
 test_shutdown() {
     java_run -agentpath:"$RP_AGENT=$(agent_opts ,interval=1ms)" -- ExitWhileBusy 2000 ||
-        { show_err; fail "java exited $?"; }
+        { rc=$?; show_err; fail "java exited $rc"; }
     "$RP_DUMP" check "$work/rec" >"$work/check" || fail "damaged recording: $(cat "$work/check")"
     note "$(cat "$work/check")"
     grep -q "last_closed 1" "$work/check" || fail "the last chunk was not closed cleanly"
@@ -253,7 +265,7 @@ test_shutdown() {
 test_crash_guard() {
     RINGPROF_TESTFAULT=crash_in_walk java_run \
         -agentpath:"$RP_TEST_AGENT=dir=$work/rec,interval=1ms" -- CpuSplit 3 ||
-        { show_err; fail "java exited $? with faults in the walk"; }
+        { rc=$?; show_err; fail "java exited $rc with faults in the walk"; }
     "$RP_DUMP" counters "$work/rec" >"$work/counters"
     local crashed
     crashed=$(awk -F'\t' '$1 == "walk.crashed" { print $2 }' "$work/counters")
@@ -270,7 +282,7 @@ test_crash_guard() {
 test_unloading() {
     java_run -Xlog:class+unload=info:file="$work/unload.log" \
         -agentpath:"$RP_AGENT=$(agent_opts ,interval=1ms)" -- Unloading 100 ||
-        { show_err; fail "java exited $?"; }
+        { rc=$?; show_err; fail "java exited $rc"; }
     "$RP_DUMP" check "$work/rec" >"$work/check" || fail "damaged recording: $(cat "$work/check")"
     "$RP_DUMP" total "$work/rec" >"$work/total"
     local unloads named gone
@@ -286,7 +298,7 @@ test_unloading() {
 # within a drain pass (100 ms), says so once and counts it; the JVM runs on.
 test_handler_replaced() {
     java_run -agentpath:"$RP_AGENT=$(agent_opts ,interval=10ms)" -- TakeProf ||
-        { show_err; fail "java exited $?"; }
+        { rc=$?; show_err; fail "java exited $rc"; }
     local handled replaced
     handled=$(awk '$1 == "handled" { print $2 }' "$work/out")
     "$RP_DUMP" counters "$work/rec" >"$work/counters"
@@ -322,9 +334,34 @@ test_alloc_taken() {
     [ "$alloc" -gt 0 ] || fail "no allocation samples even without the other agent"
 }
 
+# ASan builds only (suite agent_asan): bugs put on the flusher thread by the test
+# build (RINGPROF_TESTFAULT) are reported, named, and fail the check that every
+# test of the suite ends with: a heap overflow, and a block the agent leaks.
+test_asan_catches() {
+    [ -n "${RP_SAN_CHECK:-}" ] || { echo "not an ASan build: skipped"; exit 77; }
+    local fault want
+    for fault in flusher_overflow flusher_leak; do
+        rm -rf "$RP_SAN_LOGDIR" "$work/rec"
+        RINGPROF_TESTFAULT=$fault java_run \
+            -agentpath:"$RP_TEST_AGENT=dir=$work/rec,engine=$engine,interval=1ms" -- CpuSplit 2 ||
+            true    # the status does not tell (docs/sanitizers.md): the report does
+        "$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" >"$work/report" &&
+            { show_err; fail "$fault: the check passed"; }
+        case $fault in
+        flusher_overflow) want="ERROR: AddressSanitizer: heap-buffer-overflow" ;;
+        flusher_leak) want="of the leaks above were allocated by the agent" ;;
+        esac
+        grep -q "$want" "$work/report" && grep -q "in test_fault .*flusher.c" "$work/report" ||
+            { sed 's/^/  report: /' "$work/report" | head -30; fail "$fault: no report naming it"; }
+        note "$fault: $(grep -m1 -E 'SUMMARY|leak of' "$work/report")"
+    done
+    rm -rf "$RP_SAN_LOGDIR"    # the expected reports; san_check looks for others
+}
+
 case "$test_name" in
-cpu_split|sleeping|native_frames|churn|attach|bad_options|signal_safety|shutdown|crash_guard|unloading|handler_replaced|alloc_taken)
+cpu_split|sleeping|native_frames|churn|attach|bad_options|signal_safety|shutdown|crash_guard|unloading|handler_replaced|alloc_taken|asan_catches)
     "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac
+san_check
 echo "ok ($test_name $engine)"

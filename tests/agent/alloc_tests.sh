@@ -22,9 +22,20 @@ keep=0
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; [ $keep -eq 1 ] && echo "scratch kept: $work" || rm -rf "$work"' EXIT
 ulimit -c 0
+# In an ASan build java runs under sanitized_java.sh (meson sets RP_SAN_CHECK to
+# it), which writes ASan/UBSan/LSan reports into $RP_SAN_LOGDIR: fail() shows
+# those that count, and san_check, before "ok", fails the test on any
+# (docs/sanitizers.md).
+export RP_SAN_LOGDIR="$work/sanitizer"
+san_reports() { [ -z "${RP_SAN_CHECK:-}" ] || "$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" || true; }
+san_check() {
+    [ -z "${RP_SAN_CHECK:-}" ] || "$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" >/dev/null ||
+        fail "sanitizer report"
+}
 
 fail() {
     echo "FAIL ($test_name${alloc:+ alloc=$alloc}): $*"
+    san_reports
     keep=1
     exit 1
 }
@@ -97,7 +108,7 @@ test_volumes() {
     # off the CPU for longer. The losses would be counted, but this test is
     # about the estimates.
     java_run -Xmx256m -agentpath:"$RP_AGENT=dir=$work/rec,ring=1m,allocrate=off$opt" -- AllocVolumes 2048 1024 ||
-        { show_err; fail "java exited $?"; }
+        { rc=$?; show_err; fail "java exited $rc"; }
     no_hs_err
     local tb tl nb nl
     read -r nb tb <<<"$(site_truth bytes)"
@@ -144,7 +155,7 @@ test_volumes() {
     # alloc=off: not one alloc sample.
     rm -rf "$work/rec"
     java_run -Xmx256m -agentpath:"$RP_AGENT=dir=$work/rec,alloc=off" -- AllocVolumes 256 128 ||
-        { show_err; fail "java exited $? with alloc=off"; }
+        { rc=$?; show_err; fail "java exited $rc with alloc=off"; }
     rp summary "$work/rec" >"$work/summary" 2>&1 || fail "ringprof summary failed: $(cat "$work/summary")"
     grep -q "samples .*alloc" "$work/summary" && fail "alloc=off recorded alloc samples: $(grep alloc "$work/summary")"
     grep -q "samples .*cpu" "$work/summary" || fail "alloc=off: no cpu samples either (the run tests nothing)"
@@ -160,7 +171,7 @@ test_volumes() {
 # `ringprof leaks` must say "no growing allocation site".
 run_leakgrow() {
     java_run -Xmx1g -agentpath:"$RP_AGENT=dir=$work/rec,live=on,flush=1s" -- LeakGrow "$1" "$2" ||
-        { show_err; fail "java exited $?"; }
+        { rc=$?; show_err; fail "java exited $rc"; }
     no_hs_err
     grep -q "LeakGrow $1 done" "$work/out" || fail "LeakGrow did not finish"
     rp leaks "$work/rec" >"$work/leaks" 2>"$work/leaks.err" ||
@@ -216,13 +227,13 @@ test_churn() {
 # must show them (else the test tests nothing); those taken after they cleared
 # must not.
 test_weakrefs() {
-    java_run -Xmx256m -- WeakRefs 5000 2500 || { show_err; fail "java (no agent) exited $?"; }
+    java_run -Xmx256m -- WeakRefs 5000 2500 || { rc=$?; show_err; fail "java (no agent) exited $rc"; }
     local base
     base=$(awk '$1 == "cleared" { print $6 }' "$work/out")
     note "no agent: $(grep cleared "$work/out")"
     [ "$(awk '$1 == "cleared" { print $2 }' "$work/out")" = 5000 ] || fail "without the agent the objects did not clear: the test is wrong"
     java_run -Xmx256m -agentpath:"$RP_AGENT=dir=$work/rec,alloc=1k,live=on,flush=1s" -- WeakRefs 5000 2500 ||
-        { show_err; fail "java exited $?"; }
+        { rc=$?; show_err; fail "java exited $rc"; }
     no_hs_err
     note "live=on:  $(grep cleared "$work/out")"
     local n gcs
@@ -346,47 +357,13 @@ test_soak() {
     rp summary --strict "$work/rec" >"$work/summary" 2>&1 ||
         { sed 's/^/  /' "$work/summary" | head -30; fail "ringprof summary --strict failed"; }
     sed -n '/^  samples/,/^  threads/p' "$work/summary" | sed 's/^/#   /'
-    # The files against the agent's own totals.
-    python3 - "$work/status" "$work/summary" "$secs" <<'EOF' || fail "the files and the agent's totals differ (above)"
-import json, re, sys
-st = json.load(open(sys.argv[1]))
-summ = open(sys.argv[2]).read()
-# "  samples     KIND   COUNT   weight W" (or "in N snapshots"), a line a kind;
-# "  lost        N records", then "    REASON   COUNT" for every reason counted.
-files = {m.group(1): int(m.group(2))
-         for m in re.finditer(r'(?m)^  samples\s+(\S+)\s+(\d+)\s', summ)}
-lost_files, lines = {}, summ.split("\n  lost ", 1)[1].splitlines()[1:]
-for line in lines:
-    if not line.startswith("    "):
-        break
-    reason, n = line.split()
-    lost_files[reason] = int(n)
-lost_st = {k: v for k, v in st["lost"].items() if v}
-a = st["alloc"]
-print("# status: samples %s, lost %s, alloc %s" % (st["samples"], lost_st, a))
-print("# files:  samples %s, lost %s" % (files, lost_files))
-ok = True
-for kind in ("cpu", "alloc"):
-    if st["samples"][kind] < 1000:
-        print("FAIL: only %d %s samples: the soak tests nothing" % (st["samples"][kind], kind)); ok = False
-    if files.get(kind) != st["samples"][kind]:
-        print("FAIL: status says %d %s samples were written, the files hold %s" % (st["samples"][kind], kind, files.get(kind))); ok = False
-if lost_files != lost_st:
-    print("FAIL: lost counters: files %s, status %s" % (lost_files, lost_st)); ok = False
-# Every alloc sample the callbacks pushed has been written ("sampled" counts the
-# pushes; a failed push is in lost.ring_full, a thread without a ring in
-# lost.alloc_no_thread, both compared above).
-if a["sampled"] != st["samples"]["alloc"]:
-    print("FAIL: the callbacks pushed %d alloc samples, %d were written" % (a["sampled"], st["samples"]["alloc"])); ok = False
-if "live" not in files:
-    print("FAIL: no live samples with live=on"); ok = False
-snaps = re.search(r"(?m)^  live\s+(\d+) snapshots", summ)
-if not snaps or int(snaps.group(1)) < int(sys.argv[3]) - 5:
-    print("FAIL: %s live snapshots in %s s at flush=1s" % (snaps and snaps.group(1), sys.argv[3])); ok = False
-if "gc" not in files:
-    print("FAIL: no gc records"); ok = False
-sys.exit(0 if ok else 1)
-EOF
+    # The files against the agent's own totals (tests/accounting.py, shared with
+    # tests/soak/run): per kind, lost.* by reason, the callbacks' pushes.
+    python3 "$(dirname "$0")/../accounting.py" --min cpu=1000 --min alloc=1000 --require live,gc \
+        "$work/status" "$work/summary" || fail "the files and the agent's totals differ (above)"
+    local snaps
+    snaps=$(awk '$1 == "live" && $3 == "snapshots;" { print $2 }' "$work/summary")
+    [ "${snaps:-0}" -ge $((secs - 5)) ] || fail "${snaps:-no} live snapshots in $secs s at flush=1s"
     # The soak threads' allocation, estimated against the JVM's count.
     rp convert --event alloc --format collapsed --thread '^soak-[0-9]+$' -o "$work/soak.collapsed" \
         "$work/rec" 2>"$work/conv.err" || fail "convert failed: $(cat "$work/conv.err")"
@@ -445,7 +422,7 @@ EOF
 # the default 64k, and bytes() came out at 0.70); any loss is reported.
 test_ratelimit() {
     java_run -Xmx256m -agentpath:"$RP_AGENT=dir=$work/rec,ring=2m,alloc=256k,allocrate=2000" -- \
-        AllocVolumes 8192 4096 || { show_err; fail "java exited $?"; }
+        AllocVolumes 8192 4096 || { rc=$?; show_err; fail "java exited $rc"; }
     no_hs_err
     local tb tl nb nl eb el changes top samples
     read -r nb tb <<<"$(site_truth bytes)"
@@ -473,4 +450,5 @@ case "$test_name" in
 volumes|leak|churn|weakrefs|rate|soak|ratelimit) "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac
+san_check
 echo "ok ($test_name${alloc:+ alloc=$alloc})"

@@ -18,8 +18,18 @@ keep=0
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; [ $keep -eq 1 ] && echo "scratch kept: $work" || rm -rf "$work"' EXIT
 ulimit -c 0
+# In an ASan build java runs under sanitized_java.sh (meson sets RP_SAN_CHECK to
+# it), which writes ASan/UBSan/LSan reports into $RP_SAN_LOGDIR: fail() shows
+# those that count, and san_check, before "ok", fails the test on any
+# (docs/sanitizers.md).
+export RP_SAN_LOGDIR="$work/sanitizer"
+san_reports() { [ -z "${RP_SAN_CHECK:-}" ] || "$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" || true; }
+san_check() {
+    [ -z "${RP_SAN_CHECK:-}" ] || "$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" >/dev/null ||
+        fail "sanitizer report"
+}
 
-fail() { echo "FAIL ($test_name $engine): $*"; sed 's/^/  jvm: /' "$work/err" 2>/dev/null | head -20; keep=1; exit 1; }
+fail() { echo "FAIL ($test_name $engine): $*"; san_reports; sed 's/^/  jvm: /' "$work/err" 2>/dev/null | head -20; keep=1; exit 1; }
 set -E
 trap 'fail "shell error at line $LINENO"' ERR
 note() { echo "# $*"; }
@@ -321,4 +331,5 @@ case "$test_name" in
 status|flush|accounting|stop_start|interval|alloc_switch|bad_requests|other_uid|attach|concurrent) "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac
+san_check
 echo "ok ($test_name $engine)"

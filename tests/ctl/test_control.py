@@ -611,10 +611,14 @@ sleeper = subprocess.Popen(["sleep", "60"])
 rc, out, err = rp("ctl", str(sleeper.pid), "status")
 check(rc == 1 and ("no ringprof agent in pid %d" % sleeper.pid) in err and out == "",
       "a process without the agent: %d %r" % (rc, err))
-dead = subprocess.Popen(["true"])
-dead.wait()
-rc, out, err = rp("ctl", str(dead.pid), "status")
-check(rc == 1 and ("no process with pid %d" % dead.pid) in err, "a dead pid: %r" % err)
+# A pid that no process can have: beyond pid_max. A pid that merely exited is
+# soon reused on a machine running JVMs beside this test (their threads take pids
+# too), and a discovery file written for it below would clobber, then prune, the
+# real one of whichever JVM got it.
+with open("/proc/sys/kernel/pid_max") as f:
+    dead_pid = int(f.read()) + 7
+rc, out, err = rp("ctl", str(dead_pid), "status")
+check(rc == 1 and ("no process with pid %d" % dead_pid) in err, "a dead pid: %r" % err)
 rc, out, err = rp("ctl", os.path.join(work, "nothing.sock"), "status")
 check(rc == 1 and "no socket at" in err, "a missing socket path: %r" % err)
 rc, out, err = rp("ctl", str(srv.pid))
@@ -641,9 +645,9 @@ os.rename(disc + ".away", disc)
 
 # ---------------------------------------------------------- ringprof list ---
 # a file for a dead pid is pruned; the live one without a socket is unreachable
-dead_disc = "/tmp/ringprof-%d/%d.json" % (os.geteuid(), dead.pid)
+dead_disc = "/tmp/ringprof-%d/%d.json" % (os.geteuid(), dead_pid)
 with open(dead_disc, "w") as f:
-    json.dump({"pid": dead.pid, "socket": gone, "main": "Dead", "protocol": 1}, f)
+    json.dump({"pid": dead_pid, "socket": gone, "main": "Dead", "protocol": 1}, f)
 rc, out, err = rp("list", "--json")
 rows = {r["pid"]: r for r in json.loads(out)} if rc == 0 else {}
 check(rc == 0 and rows.get(srv.pid, {}).get("state") == "running" and
@@ -653,7 +657,7 @@ check(rc == 0 and rows.get(srv.pid, {}).get("state") == "running" and
 check(rows.get(sleeper.pid, {}).get("state") == "unreachable" and
       "no socket at" in rows.get(sleeper.pid, {}).get("error", ""),
       "list marks an agent without a socket unreachable: %r" % rows.get(sleeper.pid))
-check(dead.pid not in rows and not os.path.exists(dead_disc) and
+check(dead_pid not in rows and not os.path.exists(dead_disc) and
       "removed" in err, "list prunes a dead pid's discovery file: %r" % err)
 rc, out, err = rp("list")
 line = [ln for ln in out.splitlines() if ln.startswith(str(srv.pid) + " ")]

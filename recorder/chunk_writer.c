@@ -232,6 +232,9 @@ struct rp_chunk_writer {
     struct wthread *thread; uint32_t nthread, capthread; struct itab tthread;
     struct wkind *kind;     uint32_t nkind, capkind;
     struct wcounter *ctr;   uint32_t nctr, capctr;
+    /* Samples lost to failed writes whose lost.write counter could not be added
+     * (no memory for its name or slot): kept here until a flush or close can. */
+    uint64_t lost_write_pending;
 
     struct rp_chunk_writer_stats st;
 };
@@ -895,15 +898,30 @@ static void keep_pools(struct rp_chunk_writer *w, size_t from)
     w->seg_records = kept;
 }
 
+/* Move the samples of failed writes into the lost.write counter, if memory for
+ * its name and slot can be had now; else they wait in lost_write_pending. */
+static void settle_lost_write(struct rp_chunk_writer *w)
+{
+    if (!w->lost_write_pending)
+        return;
+    uint32_t nid = rp_chunk_cstring(w, RP_COUNTER_LOST_WRITE);
+    if (nid && counter_add(w, nid, w->lost_write_pending) == 0)
+        w->lost_write_pending = 0;
+}
+
 /*
  * End the open segment: close the batch, add the counters, write. Normally one
  * segment; if write failures have piled up more than the soft maximum of pool
  * records, the buffer goes out as several segments split at record boundaries.
+ * The COUNTER records always go in the last part: if an earlier part were written
+ * with some of them and a later part failed, those counters would be on disk and
+ * still held (and carried or written again).
  */
 static int flush_segment(struct rp_chunk_writer *w, uint32_t flags)
 {
     if (close_batch(w) < 0)
         return -1;
+    settle_lost_write(w);
     size_t mark = w->seg.len;
     uint32_t mark_records = w->seg_records;
     for (uint32_t i = 0; i < w->nctr; i++) {
@@ -926,9 +944,9 @@ static int flush_segment(struct rp_chunk_writer *w, uint32_t flags)
         size_t len = w->seg.len - done, plen = len;
         uint32_t nrec = w->seg_records - recs_done;
         uint64_t nsamp = w->seg_samples - samples_done;
-        if (len > RP_CHUNK_SEGMENT_SOFT_MAX)
-            plen = split_prefix(w->seg.p + done, len, RP_CHUNK_SEGMENT_SOFT_MAX, &nrec,
-                                &nsamp);
+        if (len > RP_CHUNK_SEGMENT_SOFT_MAX && mark > done)
+            plen = split_prefix(w->seg.p + done, mark - done, RP_CHUNK_SEGMENT_SOFT_MAX,
+                                &nrec, &nsamp);
         int last = plen == len;
         if (write_segment(w, w->seg.p + done, plen, nrec, last ? flags : 0) < 0) {
             int e = errno;
@@ -940,11 +958,8 @@ static int flush_segment(struct rp_chunk_writer *w, uint32_t flags)
             w->autoflush_at = w->seg.len + RP_CHUNK_SEGMENT_SOFT_MAX;
             w->seg_samples = 0;
             reset_time(w);
-            if (lost) {
-                uint32_t nid = rp_chunk_cstring(w, RP_COUNTER_LOST_WRITE);
-                if (nid)
-                    (void)counter_add(w, nid, lost);
-            }
+            w->lost_write_pending += lost;
+            settle_lost_write(w);
             errno = e;
             return -1;
         }
@@ -1169,12 +1184,15 @@ int rp_chunk_close_carry(struct rp_chunk_writer *w, rp_chunk_counter_fn fn, void
     if (!w)
         return 0;
     int rc = flush_segment(w, RP_SEG_LAST), e = rc < 0 ? errno : 0;
-    if (rc < 0 && fn) {
+    if ((rc < 0 || w->lost_write_pending) && fn) {
         carry_counters(w, fn, arg);
         /* A write failure has already moved its samples to lost.write (carried
-         * above); a failure before the write (no memory for the COUNTER records
-         * or the batch) has not, and they go with this writer now. */
-        uint64_t pending = w->seg_samples + (w->b.open ? w->b.count : 0);
+         * above) unless there was no memory for that counter (lost_write_pending,
+         * which a successful last write leaves too); a failure before the write
+         * (no memory for the COUNTER records or the batch) has not, and they go
+         * with this writer now. */
+        uint64_t pending = w->seg_samples + (w->b.open ? w->b.count : 0) +
+                           w->lost_write_pending;
         if (pending)
             fn(arg, RP_COUNTER_LOST_WRITE, pending);
     }

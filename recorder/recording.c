@@ -26,6 +26,7 @@
  * subdirectories and symlinks are never counted, followed or deleted.
  */
 #include "ringprof/recording.h"
+#include "varint.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -71,8 +72,9 @@ struct rp_recording {
     char last_finished[NAME_CAP];    /* newest chunk this recording finished         */
     struct rp_recording_stats st;    /* closed chunks only; stats() adds the open one */
     /* Counters a closed chunk could not write (its disk was full): they go into
-     * the next chunk, so a loss is never dropped with the chunk that saw it. */
-    struct { char name[64]; uint64_t value; } carry[16];
+     * the next chunk, so a loss is never dropped with the chunk that saw it. The
+     * last slot is kept for lost.carried (see carry_add). */
+    struct { char name[64]; uint64_t value; } carry[32];
     unsigned ncarry;
 };
 
@@ -302,34 +304,48 @@ static int scan_entry(int dfd, const char *name, struct chunk_list *l)
     return list_add(l, &e);
 }
 
-/* The reader's reason when it could not open a file for a passing cause (I/O
- * error, no memory), not for what the file holds. */
-static void note_passing(void *arg, const char *path, uint64_t offset, const char *reason,
-                         int fatal)
+/* Does `name` certainly hold no file header, and so no samples? Only what the
+ * bytes show counts: the file is shorter than the fixed header part (empty
+ * included: the header was never written, or only its start), or it starts with
+ * our magic and major and is shorter than its own header length field says (the
+ * header's one write was cut short; segments can only follow a whole header).
+ * @return 0 for anything else: a header of another major (a newer ringprof's
+ * orphan in a shared directory), a damaged header or checksum, foreign bytes, or a
+ * file that cannot be opened or read now. Such a file is kept: it may hold
+ * samples, and the reader reports what is wrong with it. */
+static int header_missing(const char *path)
 {
-    (void)path; (void)offset; (void)fatal;
-    if (!strncmp(reason, "cannot open", 11) || !strncmp(reason, "cannot read", 11) ||
-        !strcmp(reason, "out of memory"))
-        *(int *)arg = 1;
+    uint8_t fixed[RP_FILE_HEADER_FIXED];
+    struct stat sb;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return 0;
+    int missing = 0;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        if (sb.st_size < (off_t)sizeof fixed)
+            missing = 1;
+        else if (pread(fd, fixed, sizeof fixed, 0) == (ssize_t)sizeof fixed &&
+                 memcmp(fixed, RP_FILE_MAGIC, RP_FILE_MAGIC_LEN) == 0 &&
+                 rp_get_le16(fixed + 8) == RP_FORMAT_MAJOR &&
+                 rp_get_le32(fixed + 12) <= RP_FILE_HEADER_MAX &&
+                 (uint64_t)sb.st_size < rp_get_le32(fixed + 12))
+            missing = 1;
+    }
+    close(fd);
+    return missing;
 }
 
 /* A writer killed between creating its file and writing the header leaves a file
- * with no valid header: it holds no samples, and as a finished chunk it would be
+ * with no header: it holds no samples, and as a finished chunk it would be
  * unreadable. @return 1 if `name` (just recovered) is such a file and was removed.
- * A file the reader could not open for a passing cause (EIO, EACCES, ENOMEM) is
- * kept: it may hold samples, and the tool reports it if it stays unreadable. */
+ * Deletion needs positive evidence (header_missing); whatever else is wrong with a
+ * recovered file is the reader's to report. */
 static int discard_headless(struct rp_recording *rec, int dfd, const char *name)
 {
     char path[PATH_MAX];
     if (snprintf(path, sizeof path, "%s/%s", rec->dir, name) >= (int)sizeof path)
         return 0;
-    int passing = 0;
-    struct rp_reader *r = rp_reader_open(path, note_passing, &passing);
-    if (r) {
-        rp_reader_close(r);
-        return 0;
-    }
-    return !passing && unlinkat(dfd, name, 0) == 0;
+    return header_missing(path) && unlinkat(dfd, name, 0) == 0;
 }
 
 /* Recover the orphans among the listed ".part" files, after the listing is complete
@@ -499,28 +515,41 @@ static int try_open_chunk(struct rp_recording *rec)
     return rec->w ? 0 : (errno = e, -1);
 }
 
+/* Keep a counter the closing chunk could not write. The table is bounded: when
+ * only its last slot is free, a lost.* counter with no slot of its own is added to
+ * lost.carried in that slot (the loss stays a loss, under a general name), and
+ * any other counter (a diagnostic such as walk.* or *.no_memory) is dropped rather
+ * than counted as a loss it is not. */
 static void carry_add(void *arg, const char *name, uint64_t value)
 {
+    static const char carried[] = RP_COUNTER_LOST_PREFIX "carried";
     struct rp_recording *rec = arg;
-    unsigned i = 0;
-    while (i < rec->ncarry && strcmp(rec->carry[i].name, name) != 0)
-        i++;
-    if (i == rec->ncarry) {
-        if (rec->ncarry == sizeof rec->carry / sizeof rec->carry[0]) {
-            i = rec->ncarry - 1;   /* full: the last slot takes the rest */
-            snprintf(rec->carry[i].name, sizeof rec->carry[i].name, "%s",
-                     RP_COUNTER_LOST_PREFIX "carried");
-        } else {
-            snprintf(rec->carry[i].name, sizeof rec->carry[i].name, "%s", name);
-            rec->carry[i].value = 0;
-            rec->ncarry++;
+    const unsigned cap = sizeof rec->carry / sizeof rec->carry[0];
+    int loss = !strncmp(name, RP_COUNTER_LOST_PREFIX, strlen(RP_COUNTER_LOST_PREFIX));
+
+    for (;;) {
+        unsigned i = 0;
+        while (i < rec->ncarry && strcmp(rec->carry[i].name, name) != 0)
+            i++;
+        if (i < rec->ncarry || rec->ncarry < cap - 1 ||
+            (rec->ncarry < cap && !strcmp(name, carried))) {
+            if (i == rec->ncarry) {
+                snprintf(rec->carry[i].name, sizeof rec->carry[i].name, "%s", name);
+                rec->carry[i].value = 0;
+                rec->ncarry++;
+            }
+            rec->carry[i].value += value;
+            return;
         }
+        if (!loss || !strcmp(name, carried))
+            return;     /* a diagnostic counter with no room (see above) */
+        name = carried;
     }
-    rec->carry[i].value += value;
 }
 
 /* A new chunk starts with what the last one could not write. A counter the new
- * chunk cannot take (no memory for its name) stays carried, for the next chunk. */
+ * chunk cannot take (no memory for its name) stays carried, and is tried again at
+ * every flush and before the chunk closes (rp_recording_flush, finish_chunk). */
 static void carry_into(struct rp_recording *rec)
 {
     unsigned kept = 0;
@@ -587,6 +616,8 @@ static int finish_chunk(struct rp_recording *rec, char *path, size_t pathlen)
     char done[PATH_MAX];
     struct stat sb;
 
+    if (rec->ncarry)
+        carry_into(rec);   /* the last chance in this chunk; else carried again */
     rp_chunk_writer_stats(rec->w, &ws);
     int rc = rp_chunk_close_carry(rec->w, carry_add, rec);
     int e = errno;
@@ -644,6 +675,8 @@ int rp_recording_flush(struct rp_recording *rec)
 {
     if (!rec->w)
         return 0;
+    if (rec->ncarry)
+        carry_into(rec);   /* a counter the chunk could not take when it opened */
     int rc = rp_chunk_flush(rec->w);
     if (rc != 0)
         rec->st.last_errno = errno;

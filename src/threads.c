@@ -264,7 +264,9 @@ static struct rp_slot *new_slot_locked(void)
     return s;
 no_memory:
     /* The thread goes unsampled: counted (threads.no_memory in the chunks) and
-     * said once, since a failed allocation is otherwise invisible in a profile. */
+     * said once, since a failed allocation is otherwise invisible in a profile.
+     * The count is of failed attempts: rp_threads_scan retries an unsampled
+     * thread at every scan, and each failure counts again. */
     g_stats.no_memory++;
     log_once_locked(&g_logged_memory, "out of memory for a thread's sampling buffers: "
                     "threads without them are not sampled (counted as threads.no_memory)");

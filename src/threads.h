@@ -219,7 +219,9 @@ int rp_threads_set_timers(uint64_t interval_ns, int parked);
  * timers that could not be created. */
 struct rp_threads_stats {
     uint64_t created, reused, retired_by_scan, timer_failures, live;
-    uint64_t no_memory;        /* threads left unsampled: no memory for their slot */
+    uint64_t no_memory;        /* failures to allocate a thread's slot buffers: the
+                                  thread is unsampled; a thread the scan retries
+                                  counts once per attempt, so not a thread count */
 };
 void rp_threads_stats(struct rp_threads_stats *out);
 

@@ -73,9 +73,10 @@ struct rp_recording_stats {
     uint64_t chunks_finished;      /* closed and renamed                            */
     uint64_t chunks_failed;        /* writer calls that could not create a chunk    */
     uint64_t chunks_recovered;     /* orphaned .part files of dead writers renamed  */
-    uint64_t chunks_discarded;     /* orphans with no valid header (killed between
-                                      creating the file and writing its header):
-                                      deleted, they held no samples               */
+    uint64_t chunks_discarded;     /* orphans with no header (killed between
+                                      creating the file and writing its header:
+                                      shorter than the header): deleted, they held
+                                      no samples                                  */
     uint64_t chunks_deleted;       /* by retention                                  */
     uint64_t bytes_deleted;
     uint64_t segments_failed;      /* sum over chunks of lost segments (a failed

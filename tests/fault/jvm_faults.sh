@@ -19,6 +19,8 @@
 #   exit_ctl          the JVM exits while control requests from four clients are
 #                     in flight (both engines, alternately)
 #   exit_attach       ringprof attach / jcmd JVMTI.agent_load while the JVM exits
+#   attach_refused    an attach refused (dir= unwritable), then a correct one with
+#                     alloc=: allocation samples are recorded
 #
 # The exit_* tests repeat their race 12 times with random delays (200 with
 # RINGPROF_LONG_TESTS=1, or RP_FAULT_RUNS times); each run must end "cleanly": the JVM's exit code is the
@@ -518,8 +520,47 @@ test_exit_attach() {
     note "$n runs: the agent was loaded $loaded times, refused as the JVM was shutting down $refused times, too late $late times; all exits clean"
 }
 
+# ------------------------------------------------------ 5. refused attach --
+
+# An attach refused after the agent took its capabilities (dir= unwritable: the
+# directory check comes after them) must hand them back: allocation sampling's
+# capability is one per JVM, and the refused agent's JVMTI environment outlives
+# it. Then a correct attach with alloc= records allocation samples, and says
+# nothing about the capability being taken.
+test_attach_refused() {
+    touch "$work/started"
+    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -cp "$RP_FJAR" \
+        ExitRace 2 60000 exit 0 >"$work/out" 2>"$work/err" &
+    local pid=$!
+    pids+=($pid)
+    for _ in $(seq 300); do grep -q ready "$work/out" && break; sleep 0.1; done
+    mkdir -p "$work/ro"
+    chmod 500 "$work/ro"
+    rp attach --agent "$RP_AGENT" $pid "dir=$work/ro/rec,interval=1ms,alloc=1k" \
+        >"$work/attach" 2>&1 && fail "attach into an unwritable dir= succeeded"
+    note "refused: $(tr '\n' ' ' <"$work/attach")"
+    grep -q "dir=$work/ro/rec" "$work/attach" || fail "ringprof attach does not say why: $(cat "$work/attach")"
+    rp attach --agent "$RP_AGENT" $pid "dir=$work/rec,interval=1ms,alloc=1k" \
+        >"$work/attach" 2>&1 || fail "the attach after a refused one failed: $(cat "$work/attach")"
+    sleep 2
+    rp ctl --raw $pid flush >/dev/null || fail "flush after attach failed"
+    kill -TERM $pid
+    wait $pid || true
+    no_hs_err
+    recording_whole "$work/rec"
+    no_leftovers $pid "$work/rec"
+    local cpu alloc
+    cpu=$("$RP_DUMP" threads "$work/rec" | awk -F'\t' '{ s += $2 } END { print s + 0 }')
+    alloc=$(RP_DUMP_KIND=alloc "$RP_DUMP" threads "$work/rec" | awk -F'\t' '{ s += $2 } END { print s + 0 }')
+    note "second attach: $cpu CPU samples, $alloc allocation samples"
+    [ "$cpu" -gt 20 ] || fail "only $cpu CPU samples: the test tests nothing"
+    ! grep -q "allocation sampling is unavailable" "$work/err" ||
+        fail "$(grep -m1 'allocation sampling is unavailable' "$work/err")"
+    [ "$alloc" -gt 0 ] || fail "no allocation samples after a refused attach"
+}
+
 case "$test_name" in
-unloading|thread_churn|signals|exit_flush|exit_ctl|exit_attach) "test_$test_name" ;;
+unloading|thread_churn|signals|exit_flush|exit_ctl|exit_attach|attach_refused) "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac
 echo "ok ($test_name $engine)"

@@ -8,6 +8,11 @@
  * Any failure prints one "ringprof: ..." line and refuses the load, so a JVM
  * never runs half-profiled; on attach the error code goes back to jcmd. The one
  * exception is a failed allocation: then the JVM starts unprofiled (decline()).
+ * A refused load hands back what it took (capabilities, the recording). On
+ * attach, JNI_ERR makes the JVM unload the library, so it is returned only while
+ * nothing of ours can have run on another thread (before the first event is
+ * enabled); a refusal after that leaves the agent loaded but inert, returns
+ * JNI_OK, and tells `ringprof attach` why (attach_refused()).
  *
  * Start (VMInit, or straight away on attach, once the JVM's own signal handlers
  * are in place): crash guard and timer handler, jmethodIDs for the classes loaded
@@ -26,10 +31,12 @@
  *
  * Start and stop never overlap (the lifecycle lock): an attach can start the
  * agent while another thread is in the JVM's exit, and VMDeath then waits for
- * the start to finish before it stops what was started. An attach that comes
- * when VMDeath has already been sent (its callbacks ran before our events were
- * enabled) is refused, or, when that is only seen once started, stopped at once:
- * no VMDeath would come to close the chunk and remove the socket.
+ * the start to finish before it stops what was started, for a few seconds at
+ * most (the start makes JNI and JVMTI calls that can block; the exit must not
+ * hang on them). An attach that comes when VMDeath has already been sent (its
+ * callbacks ran before our events were enabled, or ours gave up waiting, or came
+ * before the start) is refused, or, when that is only seen once started, stopped
+ * at once: no VMDeath would come to close the chunk and remove the socket.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -40,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <jvmti.h>
 
@@ -84,6 +92,10 @@ static struct {
     jvmtiCapabilities got;            /* what AddCapabilities granted               */
     struct rp_alloc_config alloc;
     pthread_mutex_t lifecycle_lock;   /* held through start() and stop()            */
+    int code_may_run;                 /* an event was enabled: our code may run on
+                                       * other threads from then on                */
+    int start_failed;                 /* start_locked logged why it failed           */
+    _Atomic int vm_dead;              /* our VMDeath callback was called             */
 } A = {.agent_threads_lock = PTHREAD_MUTEX_INITIALIZER,
        .lifecycle_lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -229,13 +241,39 @@ static void JNICALL on_vm_init(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
     start(jni, thread);
 }
 
+/* How long VMDeath waits for a start in progress (an attach racing the exit). */
+#define VM_DEATH_WAIT_S 5
+
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
     (void)jvmti; (void)jni;
-    stop();
+    /* First, so that a start that is still running, or has yet to begin, stops
+     * itself when it sees it (start(), Agent_OnAttach). */
+    atomic_store(&A.vm_dead, 1);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += VM_DEATH_WAIT_S;
+    if (pthread_mutex_timedlock(&A.lifecycle_lock, &until) != 0) {
+        rp_log("the JVM exits while an attach is still starting the agent (waited %d s): "
+               "not waiting longer; the start stops the agent when it ends, if the JVM "
+               "is still there", VM_DEATH_WAIT_S);
+        return;
+    }
+    stop_locked();
+    pthread_mutex_unlock(&A.lifecycle_lock);
 }
 
 /* ------------------------------------------------------------------ load -- */
+
+/* What load() returns. */
+enum { LOAD_OK = 0, LOAD_REFUSED = -1, LOAD_NO_MEMORY = -2 };
+
+/* The events load() enables (and attach_refused() disables again). */
+static const jvmtiEvent g_events[] = {
+    JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START,
+    JVMTI_EVENT_THREAD_END, JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE,
+    JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD};
+#define NEVENTS (sizeof g_events / sizeof g_events[0])
 
 static int add_capabilities(char *err, size_t errlen)
 {
@@ -291,17 +329,15 @@ static int set_events(char *err, size_t errlen)
         snprintf(err, errlen, "JVMTI SetEventCallbacks failed");
         return -1;
     }
-    static const jvmtiEvent events[] = {
-        JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START,
-        JVMTI_EVENT_THREAD_END, JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE,
-        JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD};
-    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
+    /* From the first one on, other threads may be in our callbacks. */
+    A.code_may_run = 1;
+    for (size_t i = 0; i < NEVENTS; i++) {
         jvmtiError e = (*A.jvmti)->SetEventNotificationMode(A.jvmti, JVMTI_ENABLE,
-                                                            events[i], NULL);
-        if (e != JVMTI_ERROR_NONE && events[i] != JVMTI_EVENT_COMPILED_METHOD_LOAD &&
-            events[i] != JVMTI_EVENT_COMPILED_METHOD_UNLOAD) {
+                                                            g_events[i], NULL);
+        if (e != JVMTI_ERROR_NONE && g_events[i] != JVMTI_EVENT_COMPILED_METHOD_LOAD &&
+            g_events[i] != JVMTI_EVENT_COMPILED_METHOD_UNLOAD) {
             snprintf(err, errlen, "JVMTI cannot enable event %d (error %d)",
-                     (int)events[i], (int)e);
+                     (int)g_events[i], (int)e);
             return -1;
         }
     }
@@ -347,39 +383,45 @@ static int open_recording(char *err, size_t errlen)
     free(vm_name);
     free(vm_version);
     if (!A.rec) {
+        /* rp_recording_open sets errno: ENOMEM is our lack of memory, not the
+         * directory's fault. */
+        int nomem = errno == ENOMEM;
         snprintf(err, errlen, "dir=%.400s: %.500s", dir, why);
-        return -1;
+        return nomem ? LOAD_NO_MEMORY : LOAD_REFUSED;
     }
     return 0;
 }
 
-/* Everything Agent_OnLoad and Agent_OnAttach share. @return 0, or -1 with err. */
+/* Everything Agent_OnLoad and Agent_OnAttach share. @return LOAD_OK, or
+ * LOAD_NO_MEMORY or LOAD_REFUSED with err; the caller undoes what was done
+ * (unload()). */
 static int load(JavaVM *vm, const char *options, char *err, size_t errlen)
 {
     if (rp_options_parse(options, &A.opt, err, errlen) != 0)
-        return -1;
+        return LOAD_REFUSED;
     if (A.opt.help) {
         rp_options_print_help(help_line, NULL);
         snprintf(err, errlen, "help printed; not profiling");
-        return -1;
+        return LOAD_REFUSED;
     }
     A.vm = vm;
     if ((*vm)->GetEnv(vm, (void **)&A.jvmti, JVMTI_VERSION_11) != JNI_OK &&
         (*vm)->GetEnv(vm, (void **)&A.jvmti, JVMTI_VERSION_1_2) != JNI_OK) {
+        A.jvmti = NULL;
         snprintf(err, errlen, "this JVM offers no JVMTI environment");
-        return -1;
+        return LOAD_REFUSED;
     }
     int agct = rp_async_available();
     if (A.opt.engine == RP_ENGINE_ASYNC && !agct) {
         snprintf(err, errlen, "engine=async: this JVM does not export "
                  "AsyncGetCallTrace; use engine=jvmti");
-        return -1;
+        return LOAD_REFUSED;
     }
     A.async = A.opt.engine == RP_ENGINE_ASYNC || (A.opt.engine == RP_ENGINE_AUTO && agct);
     if (!A.async && A.opt.engine == RP_ENGINE_AUTO)
         rp_log("AsyncGetCallTrace not found: using engine=jvmti (safepoint-biased)");
     if (A.async && rp_async_check_signal(A.opt.signal, err, errlen) != 0)
-        return -1;
+        return LOAD_REFUSED;
     /* Allocation records go to the allocating thread's ring: with engine=jvmti,
      * threads have rings only for them (alloc=off at start: none, so `ctl start
      * alloc` is refused). */
@@ -391,10 +433,16 @@ static int load(JavaVM *vm, const char *options, char *err, size_t errlen)
     struct rp_threads_config tc = {
         A.opt.depth, rings ? A.opt.ring_bytes : 0, A.async ? A.opt.interval_ns : 0,
         A.opt.signal};
-    if (rp_threads_init(&tc, err, errlen) != 0 || add_capabilities(err, errlen) != 0 ||
-        open_recording(err, errlen) != 0)
-        return -1;
-    return set_events(err, errlen);
+    if (add_capabilities(err, errlen) != 0)
+        return LOAD_REFUSED;
+    int rc = open_recording(err, errlen);
+    if (rc != 0)
+        return rc;
+    /* After the checks that can refuse: the thread table's mapping is never
+     * unmapped (a late signal may read it). Its one failure is the mapping. */
+    if (rp_threads_init(&tc, err, errlen) != 0)
+        return LOAD_NO_MEMORY;
+    return set_events(err, errlen) == 0 ? LOAD_OK : LOAD_REFUSED;
 }
 
 /* Java threads that were running before start. */
@@ -438,6 +486,13 @@ static void start(JNIEnv *jni, jthread self)
 {
     pthread_mutex_lock(&A.lifecycle_lock);
     start_locked(jni, self);
+    /* Our VMDeath came while we started and gave up waiting, or came before the
+     * start (its stop found nothing to stop): none will follow. */
+    if (atomic_load(&A.state) == AGENT_RUNNING && atomic_load(&A.vm_dead)) {
+        if (!A.attached)                  /* (Agent_OnAttach says it) */
+            rp_log("the JVM is shutting down; the agent is stopped again");
+        stop_locked();
+    }
     pthread_mutex_unlock(&A.lifecycle_lock);
 }
 
@@ -451,6 +506,19 @@ static void start_locked(JNIEnv *jni, jthread self)
         rp_log("HotSpot VMStructs not usable: Java threads started before the agent "
                "are sampled without Java frames");
     rp_unwind_refresh();
+#ifdef RP_TEST_HOOKS
+    /* Test builds only: RINGPROF_TESTFAULT=slow_start=MS makes the start take MS
+     * longer, so that the JVM can be made to exit during it (tests/fault). */
+    const char *tf = getenv("RINGPROF_TESTFAULT");
+    const char *slow = tf ? strstr(tf, "slow_start=") : NULL;
+    if (slow) {
+        long ms = atol(slow + strlen("slow_start="));
+        rp_log("test: the start is slowed down by %ld ms", ms);
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
+#endif
     if (A.async) {
         /* The handler must be in place before the first timer can fire (the
          * default action of SIGPROF kills the process). */
@@ -490,6 +558,7 @@ static void start_locked(JNIEnv *jni, jthread self)
     return;
 fail:
     rp_log("cannot start: %s; not profiling", err);
+    A.start_failed = 1;
     if (A.attached)
         rp_discovery_attach_error(err);
     rp_threads_disarm_all();
@@ -515,6 +584,7 @@ static void stop_locked(void)
     if (!atomic_compare_exchange_strong(&A.state, &expected, AGENT_STOPPING)) {
         if (expected == AGENT_LOADED) {
             rp_recording_close(A.rec);          /* the JVM died before VMInit */
+            A.rec = NULL;
             atomic_store(&A.state, AGENT_STOPPED);
         }
         return;
@@ -532,37 +602,65 @@ static void stop_locked(void)
     atomic_store(&A.state, AGENT_STOPPED);
 }
 
-/* A load that failed for want of memory (errno ENOMEM when load() gave up) is
- * neither the user's mistake nor a reason to keep the application from starting:
- * the JVM runs on unprofiled, with the one line that says so. A bad option or an
- * unusable directory still refuses the load, since the same command line would
- * fail the same way every time. The callbacks are cleared (JVMTI sends no event
- * without one) and the capabilities handed back, so nothing of ours runs later. */
-static void decline(void)
+/* Take back what load() did: no callback (JVMTI sends no event without one), no
+ * event, no capability (allocation sampling's is one per JVM, and our JVMTI
+ * environment outlives the library: one kept by a refused attach would leave
+ * every later attach without allocation samples), and the recording closed if
+ * the flusher never took it. Callbacks already running on other threads are not
+ * waited for. */
+static void unload(void)
 {
     if (A.jvmti) {
         jvmtiEventCallbacks none;
         memset(&none, 0, sizeof none);
         (*A.jvmti)->SetEventCallbacks(A.jvmti, &none, sizeof none);
+        for (size_t i = 0; i < NEVENTS; i++)
+            (*A.jvmti)->SetEventNotificationMode(A.jvmti, JVMTI_DISABLE, g_events[i], NULL);
         (*A.jvmti)->RelinquishCapabilities(A.jvmti, &A.got);
     }
-    rp_recording_close(A.rec);
-    A.rec = NULL;
+    if (atomic_load(&A.state) <= AGENT_LOADED) {
+        rp_recording_close(A.rec);
+        A.rec = NULL;
+    }
+}
+
+/* A load that failed for want of memory (LOAD_NO_MEMORY) is neither the user's
+ * mistake nor a reason to keep the application from starting: the JVM runs on
+ * unprofiled, with the one line that says so. A bad option or an unusable
+ * directory still refuses the load, since the same command line would fail the
+ * same way every time. */
+static void decline(void)
+{
+    unload();
     atomic_store(&A.state, AGENT_STOPPED);
 }
 
-/* An attach that fails after load(): the JVM unloads the library of a failed
- * Agent_OnAttach (JDK 21, and Debian's 17.0.x), so no callback of ours may stay
- * registered. Our signal handlers (the timer's, the crash guard), once
- * installed, cannot be taken back safely: then the library must stay, and the
- * attach is reported as loaded (the agent is inert; the log says why). */
-static jint attach_failed(void)
+/* An attach that does not go on: refused, failed to start, or stopped again at
+ * once because the JVM is exiting. `why` (NULL: already said) is logged and left
+ * for `ringprof attach`. The JVM unloads the library of a failed Agent_OnAttach
+ * (JDK 21, and Debian's 17.0.x), so JNI_ERR is returned only while nothing of
+ * ours can have run on another thread: no event enabled yet, no signal handler
+ * ever installed. After that, another thread may still be inside one of our
+ * callbacks or handlers (clearing the callbacks does not wait for those, and a
+ * signal handler cannot be taken back safely): the library must stay, so the
+ * attach is reported as loaded, with the agent inert. */
+static jint attach_refused(const char *why)
 {
-    jvmtiEventCallbacks none;
-    memset(&none, 0, sizeof none);
-    (*A.jvmti)->SetEventCallbacks(A.jvmti, &none, sizeof none);
-    if (A.async && (rp_async_handler_intact() || rp_async_guard_intact()))
+    if (why) {
+        rp_log("%s", why);
+        rp_discovery_attach_error(why);
+    }
+    unload();
+    if (A.code_may_run || rp_async_ever_installed()) {
+        atomic_store(&A.state, AGENT_STOPPED);
         return JNI_OK;
+    }
+    /* Gone with the library; a JVM that keeps it may see a new attach. */
+    if (A.jvmti)
+        (*A.jvmti)->DisposeEnvironment(A.jvmti);
+    A.jvmti = NULL;
+    A.attached = 0;
+    atomic_store(&A.state, AGENT_IDLE);
     return JNI_ERR;
 }
 
@@ -584,14 +682,16 @@ EXPORT JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *rese
         rp_log("loaded twice; the second -agentpath is ignored");
         return JNI_OK;
     }
-    errno = 0;
-    if (load(vm, options, err, sizeof err) != 0) {
-        if (errno == ENOMEM) {
-            rp_log("%s; not profiling (out of memory at load: the JVM runs on)", err);
-            decline();
-            return JNI_OK;
-        }
+    int rc = load(vm, options, err, sizeof err);
+    if (rc == LOAD_NO_MEMORY) {
+        rp_log("%s; not profiling (out of memory at load: the JVM runs on)", err);
+        decline();
+        return JNI_OK;
+    }
+    if (rc != LOAD_OK) {
+        /* The JVM does not start: no other thread runs yet. */
         rp_log("%s", err);
+        unload();
         return JNI_ERR;
     }
     atomic_store(&A.state, AGENT_LOADED);
@@ -602,53 +702,46 @@ EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *re
 {
     (void)reserved;
     char err[1024] = "";
-    if (atomic_load(&A.state) != AGENT_IDLE) {
-        rp_log("already running in this JVM; attach refused");
-        rp_discovery_attach_error("ringprof is already running in this JVM; attach refused");
+    int s = atomic_load(&A.state);
+    if (s != AGENT_IDLE) {
+        /* (JNI_ERR is safe here: the library was already loaded, so the JVM's
+         * unload only drops the reference this attach took.) */
+        const char *why = s == AGENT_STOPPED ?
+            "ringprof was loaded into this JVM before and is inert now (an earlier "
+            "message in the JVM's log says why); attach refused: restart the JVM to "
+            "profile it" :
+            "ringprof is already running in this JVM; attach refused";
+        rp_log("%s", why);
+        rp_discovery_attach_error(why);
         return JNI_ERR;
     }
     A.attached = 1;
-    if (load(vm, options, err, sizeof err) != 0) {
-        rp_log("%s", err);
-        rp_discovery_attach_error(err);
-        return JNI_ERR;
-    }
-    if (!vm_live()) {
-        /* Nothing of ours runs yet (no handler, no thread): close the recording
-         * that load opened, and refuse. */
-        const char *why = "the JVM is shutting down; attach refused";
-        rp_log("%s", why);
-        rp_discovery_attach_error(why);
-        atomic_store(&A.state, AGENT_LOADED);
-        stop();
-        return attach_failed();
-    }
+    if (load(vm, options, err, sizeof err) != LOAD_OK)
+        return attach_refused(err);
+    if (!vm_live() || atomic_load(&A.vm_dead))
+        return attach_refused("the JVM is shutting down; attach refused");
     JNIEnv *jni;
     jthread self;
     if ((*vm)->GetEnv(vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK ||
-        (*A.jvmti)->GetCurrentThread(A.jvmti, &self) != JVMTI_ERROR_NONE) {
-        rp_log("attach: no JNI environment on the attaching thread");
-        rp_discovery_attach_error("attach: no JNI environment on the attaching thread");
-        return attach_failed();
-    }
+        (*A.jvmti)->GetCurrentThread(A.jvmti, &self) != JVMTI_ERROR_NONE)
+        return attach_refused("attach: no JNI environment on the attaching thread");
     atomic_store(&A.state, AGENT_LOADED);
     start(jni, self);
     (*jni)->DeleteLocalRef(jni, self);
     /* VMDeath may have been sent while we started, before our events were on:
-     * then none will come (the phase turns dead after the callbacks, so a VMDeath
-     * of ours still waiting for the lifecycle lock leaves it live). And a VMDeath
-     * that came between load and start stopped us before we ran (state LOADED). */
+     * then none will come (the phase turns dead after the callbacks; our own
+     * VMDeath is handled by start()). */
     pthread_mutex_lock(&A.lifecycle_lock);
-    int running = atomic_load(&A.state) == AGENT_RUNNING;
-    if (running && !vm_live()) {
-        rp_log("the JVM is shutting down; the attach is undone");
+    if (atomic_load(&A.state) == AGENT_RUNNING && !vm_live())
         stop_locked();
-        running = 0;
-    } else if (!running && atomic_load(&A.state) == AGENT_STOPPED && !vm_live()) {
-        rp_log("the JVM is shutting down; attach refused");
-    }
+    int running = atomic_load(&A.state) == AGENT_RUNNING;
     pthread_mutex_unlock(&A.lifecycle_lock);
-    return running ? JNI_OK : attach_failed();
+    if (running)
+        return JNI_OK;
+    /* Stopped: the start failed (it said why), or the JVM is exiting (stopped by
+     * VMDeath, by start() or just above). */
+    return attach_refused(A.start_failed ? NULL :
+                          "the JVM is shutting down; the attach is undone");
 }
 
 EXPORT JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)

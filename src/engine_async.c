@@ -57,6 +57,10 @@ static _Atomic uint64_t g_stray, g_foreign, g_crashed;
 static struct rp_hist g_hist;
 static struct sigaction g_old_segv, g_old_bus;
 static int g_installed;
+/* Sticky: set as soon as any one of our handlers is in place, even when a later
+ * sigaction of rp_async_start fails (g_installed is set only once all are). From
+ * then on the library must never be unloaded. */
+static _Atomic int g_ever_installed;
 static char g_signame[32] = "the timer signal";
 /* HotSpot's SafeFetch fault pcs (libjvm.so's .symtab; JDK 19+, JDK-8283326, and
  * backports such as Debian's 17.0.x): 0 if not found. */
@@ -172,6 +176,7 @@ static int install_guard(int sig, struct sigaction *saved)
     sa.sa_flags = (old.sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
     if (sigaction(sig, &sa, saved) != 0)
         return -1;
+    atomic_store(&g_ever_installed, 1);
     return 0;
 }
 
@@ -332,6 +337,7 @@ int rp_async_start(const struct rp_async_config *cfg, char *err, size_t errlen)
                  cfg->signo, strerror(errno));
         return -1;
     }
+    atomic_store(&g_ever_installed, 1);
     signame(cfg->signo, g_signame, sizeof g_signame);
     g_installed = 1;
     atomic_store(&g_on, 1);
@@ -359,6 +365,11 @@ int rp_async_handler_intact(void)
     if (!g_installed || sigaction(g_cfg.signo, NULL, &cur) != 0)
         return 0;
     return (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_timer;
+}
+
+int rp_async_ever_installed(void)
+{
+    return atomic_load(&g_ever_installed);
 }
 
 int rp_async_guard_intact(void)

@@ -81,6 +81,11 @@ const char *rp_async_signal_name(void);
  * checks and says so once). */
 int rp_async_guard_intact(void);
 
+/* Has any of our handlers (the timer's, the crash guard's) ever been installed,
+ * even by an rp_async_start that then failed? Such a handler may run at any time
+ * on any thread, so the library must then never be unloaded. */
+int rp_async_ever_installed(void);
+
 /* Handler statistics for the flusher. */
 struct rp_async_stats {
     uint64_t stray;           /* timer signals that matched no live slot          */

@@ -93,6 +93,7 @@ struct flusher {
     uint64_t jvmti_seen_dropped[RP_RING_DROP_REASONS];
     uint64_t stray_seen;
     uint64_t threads_nomem_seen, methods_nomem_seen;   /* threads.h, methods.h stats */
+    uint64_t methods_unresolved_seen;
     struct rp_hist_snap hist_prev, hist_now, hist_delta;
     int warned_handler, warned_guard, warned_chunk, warned_foreign;
     uint64_t handler_replaced;      /* 1 when found, until a segment carries it     */
@@ -210,16 +211,18 @@ static uint32_t str(struct flusher *f, const char *s)
     return rp_chunk_cstring(f->w, s);
 }
 
-static uint32_t java_method_id(struct flusher *f, jmethodID jm)
+/* The chunk's method id of m (resolved by the caller as jm). The id of the
+ * [unknown java method] placeholder is not cached: that lookup failed for a
+ * passing cause, and the next sample's lookup may name the method. */
+static uint32_t java_method_id(struct flusher *f, jmethodID jm, const struct rp_method *m)
 {
     uint64_t v;
     if (rp_u64map_get(&f->methods, (uint64_t)(uintptr_t)jm, &v))
         return (uint32_t)v;
-    const struct rp_method *m = rp_methods_get(f->jni, jm);
     uint32_t k = rp_chunk_class(f->w, str(f, m->klass));
     uint32_t id = rp_chunk_method(f->w, k, str(f, m->name), str(f, m->signature),
                                   str(f, m->file), m->flags);
-    if (id)
+    if (id && !rp_method_is_unknown(m))
         rp_u64map_put(&f->methods, (uint64_t)(uintptr_t)jm, id);
     return id;
 }
@@ -228,14 +231,17 @@ static uint32_t java_frame_id(struct flusher *f, const struct rp_java_frame *fr,
                               const struct rp_java_frame *caller)
 {
     jmethodID jm = (jmethodID)(uintptr_t)fr->method;
-    uint32_t method = java_method_id(f, jm);
+    /* Resolved once per frame: its line comes from the same answer (a second
+     * lookup would count a failure twice under memory pressure). */
+    const struct rp_method *m = rp_methods_get(f->jni, jm);
+    uint32_t method = java_method_id(f, jm, m);
     if (!method)
         return 0;
     if (fr->bci == RP_BCI_NATIVE)
         return rp_chunk_frame(f->w, method, RP_FRAME_NATIVE, -1, 0);
     enum rp_frame_type t = rp_methods_frame_type(
         jm, caller ? (jmethodID)(uintptr_t)caller->method : NULL, caller ? caller->bci : 0);
-    uint32_t line = rp_method_line(rp_methods_get(f->jni, jm), fr->bci);
+    uint32_t line = rp_method_line(m, fr->bci);
     return rp_chunk_frame(f->w, method, t, fr->bci < 0 ? -1 : fr->bci, line);
 }
 
@@ -855,7 +861,8 @@ static void counter(struct flusher *f, const char *name, uint64_t *value)
 }
 
 /* What failed allocations cost besides samples (docs/format.md): threads left
- * unsampled, frames named [unknown java method]. Deltas of the modules' totals. */
+ * unsampled, frames named [unknown java method] (and those named so for another
+ * passing JVMTI error). Deltas of the modules' totals. */
 static void nomem_counters(struct flusher *f)
 {
     struct rp_threads_stats ts;
@@ -868,6 +875,9 @@ static void nomem_counters(struct flusher *f)
     d = ms.no_memory - f->methods_nomem_seen;
     if (d && chunk_counter(f->w, "methods.no_memory", d) == 0)
         f->methods_nomem_seen = ms.no_memory;
+    d = ms.unresolved - f->methods_unresolved_seen;
+    if (d && chunk_counter(f->w, "methods.unresolved", d) == 0)
+        f->methods_unresolved_seen = ms.unresolved;
 }
 
 static uint64_t agent_cpu_ns(void)

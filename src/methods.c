@@ -99,78 +99,122 @@ static char *take(char *jvmti_str)
     return s;
 }
 
+/* What a failed JVMTI call says about the method. Only INVALID_METHODID and
+ * INVALID_CLASS mean its class is gone, for good; OUT_OF_MEMORY, and anything
+ * else (WRONG_PHASE in a final drain after VMDeath, ...), say nothing about the
+ * method, so the lookup is answered for now and not cached. */
+enum outcome { KEEP, UNLOADED, NO_MEMORY, TRANSIENT };
+
+static enum outcome failed(jvmtiError e)
+{
+    if (e == JVMTI_ERROR_INVALID_METHODID || e == JVMTI_ERROR_INVALID_CLASS)
+        return UNLOADED;
+    return e == JVMTI_ERROR_OUT_OF_MEMORY ? NO_MEMORY : TRANSIENT;
+}
+
+static void free_method(struct rp_method *r)
+{
+    free((char *)r->name);
+    free((char *)r->signature);
+    free((char *)r->file);
+    free((char *)r->klass);
+    if (r->lines)
+        (*g_jvmti)->Deallocate(g_jvmti, (unsigned char *)r->lines);
+    free(r);
+}
+
+/* Fill r from JVMTI. @return KEEP, or why not (r is then the caller's to free). */
+static enum outcome fill(JNIEnv *jni, jmethodID m, struct rp_method *r)
+{
+    jclass k = NULL;
+    char *ksig = NULL, *file = NULL;
+    jvmtiError e = (*g_jvmti)->GetMethodDeclaringClass(g_jvmti, m, &k);
+    if (e != JVMTI_ERROR_NONE || !k)
+        return e != JVMTI_ERROR_NONE ? failed(e) : UNLOADED;
+    /* The local ref keeps the class from being unloaded from here on. */
+    jvmtiError fe = JVMTI_ERROR_NONE;
+    e = (*g_jvmti)->GetClassSignature(g_jvmti, k, &ksig, NULL);
+    if (e == JVMTI_ERROR_NONE) {
+        r->klass = dotted(ksig);       /* NULL for want of memory: see resolve */
+        (*g_jvmti)->Deallocate(g_jvmti, (unsigned char *)ksig);
+        if (g_have_source)
+            fe = (*g_jvmti)->GetSourceFileName(g_jvmti, k, &file);
+    }
+    (*jni)->DeleteLocalRef(jni, k);
+    if (e != JVMTI_ERROR_NONE)
+        return failed(e);
+    if (fe != JVMTI_ERROR_NONE) {
+        file = NULL;
+        /* ABSENT_INFORMATION: no SourceFile attribute, for good: "". */
+        if (fe != JVMTI_ERROR_ABSENT_INFORMATION)
+            return failed(fe);
+    }
+    r->file = take(file);
+    jint mods = 0;
+    e = (*g_jvmti)->GetMethodModifiers(g_jvmti, m, &mods);
+    if (e != JVMTI_ERROR_NONE)
+        return failed(e);
+    if (mods & 0x0100)
+        r->flags |= RP_METHOD_NATIVE;
+    if (mods & 0x1000)
+        r->flags |= RP_METHOD_SYNTHETIC;
+    if (g_have_lines && !(r->flags & RP_METHOD_NATIVE)) {
+        e = (*g_jvmti)->GetLineNumberTable(g_jvmti, m, &r->nlines, &r->lines);
+        if (e != JVMTI_ERROR_NONE) {
+            r->nlines = 0;
+            r->lines = NULL;
+            /* ABSENT_INFORMATION: compiled without line numbers, for good. */
+            if (e != JVMTI_ERROR_ABSENT_INFORMATION)
+                return failed(e);
+        }
+    }
+    return KEEP;
+}
+
+/* @return the resolved method, &g_unloaded, or NULL when the answer may change
+ * (no memory, a JVMTI phase): the caller then answers [unknown java method] and
+ * caches nothing. */
 static const struct rp_method *resolve(JNIEnv *jni, jmethodID m)
 {
     char *name = NULL, *sig = NULL;
     jvmtiError e = (*g_jvmti)->GetMethodName(g_jvmti, m, &name, &sig, NULL);
-    if (e != JVMTI_ERROR_NONE) {
-        g_stats.unloaded++;
-        return &g_unloaded;
-    }
-    struct rp_method *r = calloc(1, sizeof *r);
-    if (!r) {
-        (*g_jvmti)->Deallocate(g_jvmti, (unsigned char *)name);
-        (*g_jvmti)->Deallocate(g_jvmti, (unsigned char *)sig);
-        g_stats.no_memory++;
-        return NULL;
-    }
-    r->name = take(name);
-    r->signature = take(sig);
-    jclass k = NULL;
-    char *ksig = NULL, *file = NULL;
-    int class_gone = 1;
-    if ((*g_jvmti)->GetMethodDeclaringClass(g_jvmti, m, &k) == JVMTI_ERROR_NONE && k) {
-        if ((*g_jvmti)->GetClassSignature(g_jvmti, k, &ksig, NULL) == JVMTI_ERROR_NONE) {
-            class_gone = 0;
-            r->klass = dotted(ksig);
-            (*g_jvmti)->Deallocate(g_jvmti, (unsigned char *)ksig);
+    enum outcome o = e == JVMTI_ERROR_NONE ? KEEP : failed(e);
+    struct rp_method *r = NULL;
+    if (o == KEEP) {
+        r = calloc(1, sizeof *r);
+        if (r) {
+            r->name = take(name);
+            r->signature = take(sig);
+            o = fill(jni, m, r);
+        } else {
+            (*g_jvmti)->Deallocate(g_jvmti, (unsigned char *)name);
+            (*g_jvmti)->Deallocate(g_jvmti, (unsigned char *)sig);
+            o = NO_MEMORY;
         }
-        if (g_have_source &&
-            (*g_jvmti)->GetSourceFileName(g_jvmti, k, &file) != JVMTI_ERROR_NONE)
-            file = NULL;
-        (*jni)->DeleteLocalRef(jni, k);
     }
-    r->file = take(file);
-    if (class_gone) {
-        /* The class was unloaded between GetMethodName and here (a class loader
-         * collected meanwhile): the method is as gone as if GetMethodName had
-         * failed. Its name alone, with no class, would be a wrong frame. */
-        free((char *)r->name);
-        free((char *)r->signature);
-        free((char *)r->file);
-        free(r);
+    /* A string copy that failed (take, dotted) is a JVMTI OUT_OF_MEMORY by
+     * another name: nothing is kept, so that the next lookup, when memory may be
+     * back, resolves the method properly. */
+    if (o == KEEP && (!r->name || !r->signature || !r->file || !r->klass))
+        o = NO_MEMORY;
+    if (o == KEEP) {
+        g_stats.resolved++;
+        return r;
+    }
+    if (r)
+        free_method(r);
+    if (o == UNLOADED) {
+        /* Its class was unloaded (before GetMethodName, or between it and here: a
+         * class loader collected meanwhile). Its name alone, with no class, would
+         * be a wrong frame. */
         g_stats.unloaded++;
         return &g_unloaded;
     }
-    if (!r->klass)
-        r->klass = strdup("");
-    jint mods = 0;
-    if ((*g_jvmti)->GetMethodModifiers(g_jvmti, m, &mods) == JVMTI_ERROR_NONE) {
-        if (mods & 0x0100)
-            r->flags |= RP_METHOD_NATIVE;
-        if (mods & 0x1000)
-            r->flags |= RP_METHOD_SYNTHETIC;
-    }
-    if (g_have_lines && !(r->flags & RP_METHOD_NATIVE) &&
-        (*g_jvmti)->GetLineNumberTable(g_jvmti, m, &r->nlines, &r->lines) != JVMTI_ERROR_NONE) {
-        r->nlines = 0;
-        r->lines = NULL;
-    }
-    if (!r->name || !r->signature || !r->file || !r->klass) {
-        /* Out of memory halfway: nothing is kept, so that the next lookup, when
-         * memory may be back, resolves the method properly. */
-        free((char *)r->name);
-        free((char *)r->signature);
-        free((char *)r->file);
-        free((char *)r->klass);
-        if (r->lines)
-            (*g_jvmti)->Deallocate(g_jvmti, (unsigned char *)r->lines);
-        free(r);
+    if (o == NO_MEMORY)
         g_stats.no_memory++;
-        return NULL;
-    }
-    g_stats.resolved++;
-    return r;
+    else
+        g_stats.unresolved++;
+    return NULL;
 }
 
 const struct rp_method *rp_methods_get(JNIEnv *jni, jmethodID m)
@@ -182,9 +226,23 @@ const struct rp_method *rp_methods_get(JNIEnv *jni, jmethodID m)
         return (const struct rp_method *)(uintptr_t)v;
     const struct rp_method *r = resolve(jni, m);
     if (!r)
-        return &g_unknown;        /* out of memory: counted, and not cached */
-    rp_u64map_put(&g_cache, (uint64_t)(uintptr_t)m, (uint64_t)(uintptr_t)r);
+        return &g_unknown;        /* counted, and not cached */
+    if (rp_u64map_put(&g_cache, (uint64_t)(uintptr_t)m, (uint64_t)(uintptr_t)r) != 0 &&
+        r != &g_unloaded) {
+        /* No memory for the cache entry. Returning r uncached would leak it and
+         * allocate another at every lookup: it is freed, and the lookup counts
+         * as one that failed for want of memory. */
+        free_method((struct rp_method *)r);
+        g_stats.resolved--;
+        g_stats.no_memory++;
+        return &g_unknown;
+    }
     return r;
+}
+
+int rp_method_is_unknown(const struct rp_method *m)
+{
+    return m == &g_unknown;
 }
 
 uint32_t rp_method_line(const struct rp_method *m, int32_t bci)

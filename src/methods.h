@@ -56,9 +56,15 @@ void rp_methods_init(jvmtiEnv *jvmti, int have_lines, int have_source);
 void rp_methods_prepare_class(jclass klass);
 void rp_methods_prepare_loaded(JNIEnv *jni);
 
-/* The resolved method; never NULL (an unloaded or unknown method gets a
- * placeholder). Flusher only. */
+/* The resolved method; never NULL. A method whose class was unloaded (JVMTI says
+ * INVALID_METHODID or INVALID_CLASS) gets the "[unloaded]" placeholder, cached. A
+ * lookup that failed for a passing cause (no memory: methods.no_memory; another
+ * JVMTI error such as WRONG_PHASE: unresolved) gets "[unknown java method]" and
+ * caches nothing: the next lookup tries again. Flusher only. */
 const struct rp_method *rp_methods_get(JNIEnv *jni, jmethodID m);
+/* Is m the "[unknown java method]" placeholder? A caller must not cache an id for
+ * it either (see rp_methods_get). */
+int rp_method_is_unknown(const struct rp_method *m);
 /* The source line of `bci` in `m`, 0 if unknown. */
 uint32_t rp_method_line(const struct rp_method *m, int32_t bci);
 
@@ -77,6 +83,7 @@ enum rp_frame_type rp_methods_frame_type(jmethodID m, jmethodID caller,
 struct rp_methods_stats {
     uint64_t resolved, unloaded, compiled_live, inline_pairs;
     uint64_t no_memory;        /* lookups answered [unknown java method] for want of memory */
+    uint64_t unresolved;       /* ... for another passing JVMTI error (WRONG_PHASE) */
 };
 void rp_methods_stats(struct rp_methods_stats *out);
 

@@ -842,6 +842,68 @@ static void test_orphans(void)
     unlink(path);
 }
 
+/* Orphans with no header are deleted, on positive evidence only: shorter than the
+ * fixed header part, or cut short of their own header length. An orphan whose
+ * header this reader cannot use (a newer major, a damaged checksum, foreign bytes)
+ * may hold samples: it is recovered, and left for the reader to report. */
+static void patch(const char *path, off_t off, uint8_t byte)
+{
+    int fd = open(path, O_WRONLY);
+    MUST(fd >= 0 && pwrite(fd, &byte, 1, off) == 1, "patch %s", path);
+    close(fd);
+}
+
+static void test_headless_orphans(void)
+{
+    char dir[PATH_MAX], err[256], path[PATH_MAX];
+    sub(dir, sizeof dir, "headless");
+    MUST(mkdir(dir, 0700) == 0, "mkdir");
+    uint64_t now = now_wall_s() - 60;
+    long dead = dead_pid();
+    enum { EMPTY, SHORT, CUT, MAJOR, CHECKSUM, FOREIGN, NCASES };
+    static const int kept[NCASES] = {0, 0, 0, 1, 1, 1};
+
+    for (uint32_t seq = 0; seq < NCASES; seq++)
+        craft(dir, dead, now, seq, 100, 1);
+    craft_path(path, sizeof path, dir, dead, now, EMPTY, ".rpc.part");
+    MUST(truncate(path, 0) == 0, "truncate");
+    craft_path(path, sizeof path, dir, dead, now, SHORT, ".rpc.part");
+    MUST(truncate(path, RP_FILE_HEADER_FIXED - 1) == 0, "truncate");
+    craft_path(path, sizeof path, dir, dead, now, CUT, ".rpc.part");
+    uint8_t fixed[RP_FILE_HEADER_FIXED];
+    int fd = open(path, O_RDONLY);
+    MUST(fd >= 0 && pread(fd, fixed, sizeof fixed, 0) == (ssize_t)sizeof fixed, "read");
+    close(fd);
+    uint32_t hlen = (uint32_t)fixed[12] | (uint32_t)fixed[13] << 8 |
+                    (uint32_t)fixed[14] << 16 | (uint32_t)fixed[15] << 24;
+    MUST(hlen > RP_FILE_HEADER_FIXED + 1, "header length %u", hlen);
+    MUST(truncate(path, hlen - 1) == 0, "truncate");
+    craft_path(path, sizeof path, dir, dead, now, MAJOR, ".rpc.part");
+    patch(path, 8, RP_FORMAT_MAJOR + 1);
+    craft_path(path, sizeof path, dir, dead, now, CHECKSUM, ".rpc.part");
+    patch(path, RP_FILE_HEADER_FIXED + 1, 'X');
+    craft_path(path, sizeof path, dir, dead, now, FOREIGN, ".rpc.part");
+    patch(path, 0, 'x');
+
+    struct rp_recording *rec = rp_recording_open(dir, NULL, NULL, 0, err, sizeof err);
+    REQUIRE(rec, "open: %s", err);
+    struct rp_recording_stats st;
+    rp_recording_stats(rec, &st);
+    CHECK(st.chunks_discarded == 3 && st.chunks_recovered == 3,
+          "discarded %" PRIu64 ", recovered %" PRIu64 " (want 3 and 3)",
+          st.chunks_discarded, st.chunks_recovered);
+    for (uint32_t seq = 0; seq < NCASES; seq++) {
+        craft_path(path, sizeof path, dir, dead, now, seq, ".rpc");
+        CHECK(exists(path) == kept[seq], "orphan %u: %s", seq,
+              kept[seq] ? "deleted, but it may hold samples" : "headless, but kept");
+        if (kept[seq])
+            CHECK(read_chunk(path, NULL, NULL) == -1, "orphan %u: the reader opens it", seq);
+        craft_path(path, sizeof path, dir, dead, now, seq, ".rpc.part");
+        CHECK(!exists(path), "orphan %u left as .part", seq);
+    }
+    rp_recording_close(rec);
+}
+
 /* A name already taken (an earlier process with our pid, in the same second) moves
  * the chunk to the next seq; a directory deleted under a running recording is made
  * again. Neither is a failure. */
@@ -1045,6 +1107,7 @@ int main(void)
     test_retention_by_age();
     test_retention_keeps_newest();
     test_orphans();
+    test_headless_orphans();
     test_taken_name_and_lost_dir();
     test_errors();
     test_disk_full();

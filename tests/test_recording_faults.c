@@ -59,14 +59,19 @@
 /* ----------------------------------------------------------- the seam -- */
 
 enum op { OP_CREATE, OP_HEADER, OP_LOCK, OP_SEGMENT, OP_TRUNCATE, OP_FSYNC, OP_RENAME,
-          OP_LIST, OP_UNLINK, OP_RECOVER, OP_READ, OP_COUNT };
+          OP_LIST, OP_UNLINK, OP_RECOVER, OP_READ, OP_COUNT,
+          /* Not a phase (one_case does not run it): realloc of fewer than 4096
+           * bytes fails with ENOMEM. The writer's byte buffers start at 4096, so
+           * this fails only the growth of its pool arrays (strings, counters...):
+           * a chunk still opens and writes, but cannot take a new name. */
+          OP_ALLOC, OP_ALL };
 static const char *const op_name[OP_COUNT] = {
     "create", "header", "lock", "segment", "truncate", "fsync", "rename", "list",
     "unlink", "recover", "read"};
 
 static struct {
-    int armed[OP_COUNT];       /* errno to fail with, or 0                           */
-    int hits[OP_COUNT];        /* calls failed since armed                           */
+    int armed[OP_ALL];         /* errno to fail with, or 0                           */
+    int hits[OP_ALL];          /* calls failed since armed                           */
 } F;
 
 static int fault(enum op op)
@@ -87,6 +92,7 @@ int __real_rename(const char *a, const char *b);
 int __real_renameat(int da, const char *a, int db, const char *b);
 int __real_unlinkat(int dfd, const char *name, int flags);
 DIR *__real_opendir(const char *path);
+void *__real_realloc(void *p, size_t n);
 
 int __wrap_open64(const char *path, int flags, ...);
 int __wrap_flock(int fd, int op);
@@ -97,6 +103,7 @@ int __wrap_rename(const char *a, const char *b);
 int __wrap_renameat(int da, const char *a, int db, const char *b);
 int __wrap_unlinkat(int dfd, const char *name, int flags);
 DIR *__wrap_opendir(const char *path);
+void *__wrap_realloc(void *p, size_t n);
 
 int __wrap_open64(const char *path, int flags, ...)
 {
@@ -154,6 +161,11 @@ int __wrap_unlinkat(int dfd, const char *name, int flags)
 DIR *__wrap_opendir(const char *path)
 {
     return fault(OP_LIST) ? NULL : __real_opendir(path);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+    return n < 4096 && fault(OP_ALLOC) ? NULL : __real_realloc(p, n);
 }
 
 static void arm(enum op op, int err)
@@ -373,6 +385,105 @@ static void one_case(enum op op, int err)
     }
 }
 
+/* ------------------------------------------- counters without memory -- */
+
+static struct run open_run(char *dir, size_t cap, const char *name)
+{
+    char why[256];
+    snprintf(dir, cap, "%s/%s", base, name);
+    struct run r = {0};
+    r.rec = rp_recording_open(dir, NULL, NULL, 0, why, sizeof why);
+    REQUIRE(r.rec, "open %s: %s", dir, why);
+    return r;
+}
+
+static void check_all_counted(const char *dir, const struct run *r)
+{
+    struct tally t = read_dir(dir);
+    CHECK(t.unreadable == 0 && t.damaged == 0, "%s: %d unreadable, %d damage reports",
+          dir, t.unreadable, t.damaged);
+    CHECK(t.samples + t.lost == r->attempted, "%s: read %ld + lost %ld != attempted %ld",
+          dir, t.samples, t.lost, r->attempted);
+}
+
+/* A segment write fails while there is no memory for the lost.write counter's
+ * slot (the counter table is full at its first size, 64 names, and cannot grow).
+ * The segment's samples must still be counted: at the next flush, or at close. */
+static void case_lost_write_no_memory(void)
+{
+    char dir[PATH_MAX];
+    struct run r = open_run(dir, sizeof dir, "lost-write-no-memory");
+    write_some(&r, 10);
+    struct rp_chunk_writer *w = rp_recording_writer(r.rec);
+    for (int i = 0; i < 64; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "test.c%02d", i);
+        REQUIRE(rp_chunk_counter(w, name, 1) == 0, "counter %s", name);
+    }
+    arm(OP_SEGMENT, EIO);
+    arm(OP_ALLOC, ENOMEM);
+    int rc = rp_recording_flush(r.rec);
+    int seg_hits = F.hits[OP_SEGMENT], alloc_hits = F.hits[OP_ALLOC];
+    clear();
+    CHECK(rc == -1 && seg_hits > 0, "%s: the write did not fail (rc %d)", dir, rc);
+    CHECK(alloc_hits > 0, "%s: lost.write found room: the case tests nothing", dir);
+    CHECK(rp_recording_close(r.rec) == 0, "%s: close", dir);
+    check_all_counted(dir, &r);
+}
+
+/* A chunk's close fails, so its counters are carried; the next chunk cannot take
+ * them when it opens (no memory for their names). They must reach that chunk at
+ * its next flush, and not vanish when the recording closes. */
+static void case_carried_retried(void)
+{
+    char dir[PATH_MAX];
+    struct run r = open_run(dir, sizeof dir, "carried-retried");
+    write_some(&r, 10);
+    REQUIRE(rp_chunk_counter(rp_recording_writer(r.rec), RP_COUNTER_LOST_PREFIX "test",
+                             7) == 0, "counter");
+    r.attempted += 7;
+    arm(OP_SEGMENT, EIO);
+    int rc = rp_recording_rotate(r.rec, NULL, 0);
+    clear();
+    CHECK(rc == -1, "%s: the close did not fail", dir);
+    arm(OP_ALLOC, ENOMEM);
+    struct rp_chunk_writer *w = rp_recording_writer(r.rec);
+    int alloc_hits = F.hits[OP_ALLOC];
+    clear();
+    REQUIRE(w != NULL, "%s: no chunk after the failed close", dir);
+    CHECK(alloc_hits > 0, "%s: the new chunk took the counters: the case tests nothing",
+          dir);
+    CHECK(rp_recording_flush(r.rec) == 0, "%s: flush", dir);
+    struct tally t = read_dir(dir);     /* the open .part included */
+    CHECK(t.lost == 17, "%s: %ld lost counted after the flush, not 17", dir, t.lost);
+    CHECK(rp_recording_close(r.rec) == 0, "%s: close", dir);
+    check_all_counted(dir, &r);
+}
+
+/* More counters carried than the carry table holds: the losses among them stay
+ * counted, and no diagnostic counter is counted as a loss. */
+static void case_carry_overflow(void)
+{
+    char dir[PATH_MAX];
+    struct run r = open_run(dir, sizeof dir, "carry-overflow");
+    write_some(&r, 10);
+    struct rp_chunk_writer *w = rp_recording_writer(r.rec);
+    REQUIRE(rp_chunk_counter(w, RP_COUNTER_LOST_PREFIX "test", 7) == 0, "counter");
+    r.attempted += 7;
+    for (int i = 0; i < 40; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "diag.c%02d", i);
+        REQUIRE(rp_chunk_counter(w, name, 1000) == 0, "counter %s", name);
+    }
+    arm(OP_SEGMENT, EIO);
+    int rc = rp_recording_rotate(r.rec, NULL, 0);
+    clear();
+    CHECK(rc == -1, "%s: the close did not fail", dir);
+    write_some(&r, 10);
+    CHECK(rp_recording_close(r.rec) == 0, "%s: close", dir);
+    check_all_counted(dir, &r);
+}
+
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *f)
 {
     (void)sb; (void)flag; (void)f;
@@ -387,6 +498,9 @@ int main(void)
     for (int op = 0; op < OP_COUNT; op++)
         for (size_t i = 0; i < sizeof errs / sizeof errs[0]; i++)
             one_case((enum op)op, errs[i]);
+    case_lost_write_no_memory();
+    case_carried_retried();
+    case_carry_overflow();
     if (!check_failed)
         nftw(base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     else

@@ -27,7 +27,9 @@
  * refuses early, with a clear message, when those do not match. An agent that
  * refuses to start can explain why only through its own stderr; the ringprof
  * agent also leaves the reason in /tmp/ringprof-<uid>/<pid>.attach-error, which is
- * printed here and removed.
+ * printed here and removed. It leaves one too when it returns 0 but is not
+ * profiling (refused once its code may run on other threads, when the JVM would
+ * unload a library that returned an error): that is a failure here as well.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -313,9 +315,11 @@ static int load_request(const char *sock, const char *agent, const char *options
 }
 
 /* The agent's own reason, left in its discovery directory (control.h:
- * rp_discovery_attach_error). `take` 1: read and remove; 0: only remove. */
-static void attach_error_file(long pid, long nspid, long uid, int take)
+ * rp_discovery_attach_error). `take` 1: read and remove; 0: only remove.
+ * @return the number of lines printed. */
+static int attach_error_file(long pid, long nspid, long uid, int take)
 {
+    int n = 0;
     char path[PATH_MAX];
     snprintf(path, sizeof path, "/proc/%ld/root" RP_CTL_DISCOVERY_FMT "/%ld.attach-error",
              pid, (unsigned)uid, nspid);
@@ -325,13 +329,16 @@ static void attach_error_file(long pid, long nspid, long uid, int take)
         if (f) {
             while (fgets(line, sizeof line, f)) {
                 line[strcspn(line, "\n")] = '\0';
-                if (line[0])
+                if (line[0]) {
                     fprintf(stderr, "ringprof attach: the agent says: %s\n", line);
+                    n++;
+                }
             }
             fclose(f);
         }
     }
     unlink(path);
+    return n;
 }
 
 /* Print the JVM's text, each line prefixed, for the operator. */
@@ -377,6 +384,13 @@ static int report(long pid, long nspid, long uid, const char *agent, const char 
                 "Agent_OnAttach returned %ld\n", pid, rc);
         attach_error_file(pid, nspid, uid, 1);
         fprintf(stderr, "ringprof attach: (the JVM's stderr may say more)\n");
+        return 1;
+    }
+    /* Returned 0 but left a reason: the agent stays loaded (it must, once its
+     * code may run on other threads) but is not profiling. */
+    if (attach_error_file(pid, nspid, uid, 1) > 0) {
+        fprintf(stderr, "ringprof attach: %s stays loaded in pid %ld but is not "
+                "profiling (the JVM's stderr may say more)\n", agent, pid);
         return 1;
     }
     printf("ringprof: loaded %s into pid %ld (Agent_OnAttach returned 0)\n", agent, pid);

@@ -23,6 +23,9 @@
  * record may appear twice; and the pushed records, minus those the rings refused,
  * equal the samples in the files plus the lost.* counters there, exactly.
  *
+ * Before all that, test_method_faults checks the method cache against failing
+ * JVMTI calls (out of memory, wrong phase, unloaded classes).
+ *
  *   test_flusher [SECONDS]     default 3 (or RINGPROF_STRESS_SECONDS)
  */
 #include <dirent.h>
@@ -69,10 +72,32 @@ static char *xstrdup(const char *s)
     return p;
 }
 
+/* A failure to inject (test_method_faults): JVMTI call `call` answers `err` for
+ * method `method` (for the class calls: for its class). Set only while no other
+ * thread runs. */
+enum fake_call { C_NONE, C_NAME, C_CLASS, C_CLASS_SIG, C_SOURCE, C_MODIFIERS, C_LINES };
+static struct {
+    enum fake_call call;
+    unsigned method;
+    jvmtiError err;
+} g_fail;
+
+static int fail_method(enum fake_call c, jmethodID m)
+{
+    return g_fail.call == c && index_of(m) == g_fail.method;
+}
+
+static int fail_class(enum fake_call c, jclass k)
+{
+    return g_fail.call == c && (uintptr_t)k == 0x100 + g_fail.method % 8;
+}
+
 static jvmtiError JNICALL f_get_method_name(jvmtiEnv *e, jmethodID m, char **name, char **sig,
                                             char **gen)
 {
     (void)e;
+    if (fail_method(C_NAME, m))
+        return g_fail.err;
     char buf[32];
     snprintf(buf, sizeof buf, "m%u", index_of(m));
     *name = xstrdup(buf);
@@ -86,6 +111,8 @@ static jvmtiError JNICALL f_get_method_name(jvmtiEnv *e, jmethodID m, char **nam
 static jvmtiError JNICALL f_get_declaring_class(jvmtiEnv *e, jmethodID m, jclass *k)
 {
     (void)e;
+    if (fail_method(C_CLASS, m))
+        return g_fail.err;
     *k = (jclass)(uintptr_t)(0x100 + index_of(m) % 8);
     return JVMTI_ERROR_NONE;
 }
@@ -93,6 +120,8 @@ static jvmtiError JNICALL f_get_declaring_class(jvmtiEnv *e, jmethodID m, jclass
 static jvmtiError JNICALL f_get_class_signature(jvmtiEnv *e, jclass k, char **sig, char **gen)
 {
     (void)e;
+    if (fail_class(C_CLASS_SIG, k))
+        return g_fail.err;
     char buf[32];
     snprintf(buf, sizeof buf, "Lfake/Fake%u;", (unsigned)((uintptr_t)k - 0x100));
     *sig = xstrdup(buf);
@@ -103,14 +132,18 @@ static jvmtiError JNICALL f_get_class_signature(jvmtiEnv *e, jclass k, char **si
 
 static jvmtiError JNICALL f_get_source_file_name(jvmtiEnv *e, jclass k, char **name)
 {
-    (void)e, (void)k;
+    (void)e;
+    if (fail_class(C_SOURCE, k))
+        return g_fail.err;
     *name = xstrdup("Fake.java");
     return JVMTI_ERROR_NONE;
 }
 
 static jvmtiError JNICALL f_get_method_modifiers(jvmtiEnv *e, jmethodID m, jint *mods)
 {
-    (void)e, (void)m;
+    (void)e;
+    if (fail_method(C_MODIFIERS, m))
+        return g_fail.err;
     *mods = 1;      /* public */
     return JVMTI_ERROR_NONE;
 }
@@ -119,6 +152,8 @@ static jvmtiError JNICALL f_get_line_number_table(jvmtiEnv *e, jmethodID m, jint
                                                   jvmtiLineNumberEntry **t)
 {
     (void)e;
+    if (fail_method(C_LINES, m))
+        return g_fail.err;
     *t = malloc(sizeof **t);
     if (!*t)
         abort();
@@ -410,6 +445,70 @@ static void remove_dir(const char *dir)
     rmdir(dir);
 }
 
+/* ------------------------------------------------- method resolution -- */
+
+/* rp_methods_get when a JVMTI call fails (methods.c): only INVALID_METHODID or
+ * INVALID_CLASS make a method [unloaded], for good. Out of memory or a wrong
+ * phase answer [unknown java method] for now, counted, and cache nothing: once
+ * the call works, the method is named, with its class, file and lines. Methods
+ * from index 1000 up, which the producers never use. */
+static void test_method_faults(void)
+{
+    static const struct {
+        enum fake_call call;
+        jvmtiError err;
+        int unloaded;          /* else transient (or, for ABSENT_INFORMATION, kept) */
+    } cases[] = {
+        {C_NAME, JVMTI_ERROR_OUT_OF_MEMORY, 0},
+        {C_NAME, JVMTI_ERROR_WRONG_PHASE, 0},
+        {C_CLASS, JVMTI_ERROR_OUT_OF_MEMORY, 0},
+        {C_CLASS_SIG, JVMTI_ERROR_OUT_OF_MEMORY, 0},
+        {C_CLASS_SIG, JVMTI_ERROR_WRONG_PHASE, 0},
+        {C_SOURCE, JVMTI_ERROR_OUT_OF_MEMORY, 0},
+        {C_MODIFIERS, JVMTI_ERROR_OUT_OF_MEMORY, 0},
+        {C_LINES, JVMTI_ERROR_OUT_OF_MEMORY, 0},
+        {C_NAME, JVMTI_ERROR_INVALID_METHODID, 1},
+        {C_CLASS, JVMTI_ERROR_INVALID_METHODID, 1},
+        {C_CLASS_SIG, JVMTI_ERROR_INVALID_CLASS, 1},
+    };
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        unsigned k = 1000 + i;
+        struct rp_methods_stats before, after;
+        rp_methods_stats(&before);
+        g_fail.call = cases[i].call;
+        g_fail.method = k;
+        g_fail.err = cases[i].err;
+        const struct rp_method *m = rp_methods_get(&g_jni_obj, method_of(k));
+        g_fail.call = C_NONE;
+        rp_methods_stats(&after);
+        int unloaded = (m->flags & RP_METHOD_UNLOADED) != 0;
+        CHECK(unloaded == cases[i].unloaded, "case %u (error %d): %s", i, cases[i].err,
+              unloaded ? "a live method answered [unloaded]" : "not [unloaded]");
+        if (!cases[i].unloaded) {
+            CHECK(strcmp(m->name, "[unknown java method]") == 0, "case %u: answered %s.%s",
+                  i, m->klass, m->name);
+            uint64_t counted = cases[i].err == JVMTI_ERROR_OUT_OF_MEMORY
+                                   ? after.no_memory - before.no_memory
+                                   : after.unresolved - before.unresolved;
+            CHECK(counted == 1, "case %u: counted %llu times", i, (unsigned long long)counted);
+        }
+        /* The call works again. */
+        m = rp_methods_get(&g_jni_obj, method_of(k));
+        char name[32], klass[32];
+        snprintf(name, sizeof name, "m%u", k);
+        snprintf(klass, sizeof klass, "fake.Fake%u", k % 8);
+        if (cases[i].unloaded) {
+            CHECK(strcmp(m->name, "[unloaded]") == 0, "case %u: unloaded, then %s", i,
+                  m->name);
+        } else {
+            CHECK(strcmp(m->name, name) == 0 && strcmp(m->klass, klass) == 0 &&
+                  strcmp(m->file, "Fake.java") == 0 && rp_method_line(m, 0) == 100 + k,
+                  "case %u: named %s.%s (%s:%u) once the call works", i, m->klass,
+                  m->name, m->file, rp_method_line(m, 0));
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     double seconds = 3;
@@ -424,6 +523,7 @@ int main(int argc, char **argv)
     char err[512] = "";
     fake_init();
     rp_methods_init(&g_jvmti_obj, 1, 1);
+    test_method_faults();
     /* Rings of 16 KiB (about a hundred records) overflow under these producers:
      * the refusals are part of what must balance. No timers (interval 0). */
     struct rp_threads_config tc = {DEPTH, 16384, 0, SIGPROF};

@@ -19,6 +19,8 @@
 #   exit_ctl          the JVM exits while control requests from four clients are
 #                     in flight (both engines, alternately)
 #   exit_attach       ringprof attach / jcmd JVMTI.agent_load while the JVM exits
+#   exit_slow_start   the JVM exits while an attach's start is slowed down (test
+#                     build): VMDeath waits for a short start, not for a long one
 #   attach_refused    an attach refused (dir= unwritable), then a correct one with
 #                     alloc=: allocation samples are recorded
 #
@@ -30,8 +32,9 @@
 #
 # meson (tests/fault/meson.build) passes RP_JAVA, RP_JCMD, RP_AGENT, RP_FJAR (the
 # programs: tests/java/UnloadStorm, ThreadStorm, ExitRace), RP_DUMP, RP_RINGPROF,
-# RP_TAKEN (LD_PRELOAD: SIGPROF handled before start) and RP_ITIMER (LD_PRELOAD:
-# setitimer(ITIMER_PROF) after start). The scratch directory is kept when a test
+# RP_TAKEN (LD_PRELOAD: SIGPROF handled before start), RP_ITIMER (LD_PRELOAD:
+# setitimer(ITIMER_PROF) after start), RP_JAR (tests/agent's programs) and
+# RP_TEST_AGENT (the RP_TEST_HOOKS build). The scratch directory is kept when a test
 # fails.
 set -uo pipefail
 
@@ -520,6 +523,57 @@ test_exit_attach() {
     note "$n runs: the agent was loaded $loaded times, refused as the JVM was shutting down $refused times, too late $late times; all exits clean"
 }
 
+# (d) The JVM exits (SIGTERM) while an attach is starting the agent: the test
+# build's RINGPROF_TESTFAULT=slow_start=MS holds the start MS longer, once the
+# timer handler is installed. A 3 s start: VMDeath waits for it, then the agent
+# is stopped: the recording is whole, no socket or discovery file is left. A
+# 60 s start: VMDeath waits a bounded time (5 s), says so, and lets the JVM
+# exit long before the start would have ended (without the bound the exit waits
+# for the start, and the watchdog or the 30 s limit below fails the test).
+test_exit_slow_start() {
+    local ms rc t0 secs apid
+    for ms in 3000 60000; do
+        rm -rf "$work/rec" "$work"/hs_err_*.log
+        touch "$work/started"
+        RINGPROF_TESTFAULT=slow_start=$ms "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" \
+            -cp "$RP_FJAR" ExitRace 2 120000 exit 0 >"$work/out" 2>"$work/err" &
+        pid=$!
+        pids+=($pid)
+        watchdog $pid
+        for _ in $(seq 300); do grep -q ready "$work/out" && break; sleep 0.1; done
+        timeout -s KILL 90 "$RP_RINGPROF" attach --agent "$RP_TEST_AGENT" --timeout 80 $pid \
+            "dir=$work/rec,interval=1ms" >"$work/attach" 2>&1 &
+        apid=$!
+        for _ in $(seq 600); do grep -q "start is slowed down" "$work/err" && break; sleep 0.05; done
+        grep -q "start is slowed down" "$work/err" || fail "$ms ms: the attach never reached the start"
+        sleep 0.5
+        t0=$EPOCHREALTIME
+        kill -TERM $pid
+        rc=0
+        wait $pid || rc=$?
+        secs=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+        wait $apid || true
+        no_hs_err
+        note "start slowed by $ms ms: the JVM exited $rc after $secs s; attach: $(head -c 200 "$work/attach" | tr '\n' ' ')"
+        [ $rc != 137 ] || fail "$ms ms: the JVM hung in its exit (killed after 60 s)"
+        [ $rc = 143 ] || fail "$ms ms: java exited $rc, not 143 (SIGTERM)"
+        if [ $ms = 3000 ]; then
+            [ ! -d "$work/rec" ] || ! ls "$work/rec" | grep -q '\.rpc' || recording_whole "$work/rec"
+            ls "$work/rec" | grep -q '\.rpc' || fail "no chunk: the agent never ran"
+            ! grep -q "Agent_OnAttach returned 0" "$work/attach" ||
+                fail "ringprof attach reported a load that the exit undid as a success"
+            # (The attach's reason may stay: the JVM can exit before ringprof
+            # attach reads the reply; jcmd's rule.)
+            no_leftovers $pid "$work/rec" jcmd
+        else
+            awk -v s="$secs" 'BEGIN { exit !(s < 30) }' ||
+                fail "the exit took $secs s: VMDeath waited for the whole start"
+            grep -q "^ringprof: the JVM exits while an attach is still starting" "$work/err" ||
+                fail "no line saying VMDeath gave up waiting"
+        fi
+    done
+}
+
 # ------------------------------------------------------ 5. refused attach --
 
 # An attach refused after the agent took its capabilities (dir= unwritable: the
@@ -529,24 +583,24 @@ test_exit_attach() {
 # nothing about the capability being taken.
 test_attach_refused() {
     touch "$work/started"
-    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -cp "$RP_FJAR" \
-        ExitRace 2 60000 exit 0 >"$work/out" 2>"$work/err" &
+    # Busy (tests/java, in RP_JAR) allocates in ways that escape, for 6 s.
+    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -cp "$RP_JAR" Busy 6 \
+        >"$work/out" 2>"$work/err" &
     local pid=$!
     pids+=($pid)
-    for _ in $(seq 300); do grep -q ready "$work/out" && break; sleep 0.1; done
-    mkdir -p "$work/ro"
-    chmod 500 "$work/ro"
-    rp attach --agent "$RP_AGENT" $pid "dir=$work/ro/rec,interval=1ms,alloc=1k" \
-        >"$work/attach" 2>&1 && fail "attach into an unwritable dir= succeeded"
+    sleep 1
+    # (Not a read-only directory: the tests may run as root, who writes anyway.)
+    local bad=/proc/ringprof-cannot-exist/rec
+    rp attach --agent "$RP_AGENT" $pid "dir=$bad,interval=1ms,alloc=64k" \
+        >"$work/attach" 2>&1 && fail "attach into an unusable dir= succeeded"
     note "refused: $(tr '\n' ' ' <"$work/attach")"
-    grep -q "dir=$work/ro/rec" "$work/attach" || fail "ringprof attach does not say why: $(cat "$work/attach")"
-    rp attach --agent "$RP_AGENT" $pid "dir=$work/rec,interval=1ms,alloc=1k" \
+    grep -q "dir=$bad" "$work/attach" || fail "ringprof attach does not say why: $(cat "$work/attach")"
+    rp attach --agent "$RP_AGENT" $pid "dir=$work/rec,interval=1ms,alloc=64k" \
         >"$work/attach" 2>&1 || fail "the attach after a refused one failed: $(cat "$work/attach")"
-    sleep 2
-    rp ctl --raw $pid flush >/dev/null || fail "flush after attach failed"
-    kill -TERM $pid
-    wait $pid || true
+    local rc=0
+    wait $pid || rc=$?
     no_hs_err
+    [ $rc = 0 ] || fail "java exited $rc"
     recording_whole "$work/rec"
     no_leftovers $pid "$work/rec"
     local cpu alloc
@@ -560,7 +614,7 @@ test_attach_refused() {
 }
 
 case "$test_name" in
-unloading|thread_churn|signals|exit_flush|exit_ctl|exit_attach|attach_refused) "test_$test_name" ;;
+unloading|thread_churn|signals|exit_flush|exit_ctl|exit_attach|exit_slow_start|attach_refused) "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac
 echo "ok ($test_name $engine)"

@@ -583,12 +583,14 @@ test_exit_slow_start() {
 # nothing about the capability being taken.
 test_attach_refused() {
     touch "$work/started"
-    # Busy (tests/java, in RP_JAR) allocates in ways that escape, for 6 s.
-    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -cp "$RP_JAR" Busy 6 \
-        >"$work/out" 2>"$work/err" &
+    # Busy (tests/java, in RP_JAR) allocates in ways that escape, for 6 s. It
+    # prints nothing: its jobs run once the Deflater class is loaded (an attach
+    # during the JVM's start-up finds no JVMTI environment).
+    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -Xlog:class+load=info:file="$work/classes" \
+        -cp "$RP_JAR" Busy 6 >"$work/out" 2>"$work/err" &
     local pid=$!
     pids+=($pid)
-    sleep 1
+    for _ in $(seq 300); do grep -q 'java.util.zip.Deflater ' "$work/classes" 2>/dev/null && break; sleep 0.05; done
     # (Not a read-only directory: the tests may run as root, who writes anyway.)
     local bad=/proc/ringprof-cannot-exist/rec
     rp attach --agent "$RP_AGENT" $pid "dir=$bad,interval=1ms,alloc=64k" \

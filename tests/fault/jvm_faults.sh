@@ -24,7 +24,7 @@
 #   attach_refused    an attach refused (dir= unwritable), then a correct one with
 #                     alloc=: allocation samples are recorded
 #
-# The exit_* tests repeat their race 12 times with random delays (200 with
+# The exit_* tests repeat their race 8 times with random delays (200 with
 # RINGPROF_LONG_TESTS=1, or RP_FAULT_RUNS times); each run must end "cleanly": the JVM's exit code is the
 # program's, no hs_err file, nothing hangs (every process is bounded by a
 # timeout), the recording reads without damage and its last chunk is closed, and
@@ -350,7 +350,7 @@ test_signals() {
 # RP_FAULT_RUNS overrides the number of runs (to try a change quickly).
 # Runs 1, 2, 5, 6, ... use the async engine, 3, 4, 7, 8, ... the jvmti one.
 race_engine() { [ $(( ($1 - 1) % 4 )) -lt 2 ] && echo async || echo jvmti; }
-iterations() { [ -n "${RP_FAULT_RUNS:-}" ] && echo "$RP_FAULT_RUNS" && return; [ "$long" = 1 ] && echo 200 || echo 12; }
+iterations() { [ -n "${RP_FAULT_RUNS:-}" ] && echo "$RP_FAULT_RUNS" && return; [ "$long" = 1 ] && echo 200 || echo 8; }
 rand_ms() { echo $(( $1 + RANDOM % ($2 - $1 + 1) )); }
 
 # Kill process $1 if it still runs after 60 s (a hang: its exit status is then

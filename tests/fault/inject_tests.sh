@@ -19,8 +19,12 @@
 # steady: each agent allocation after start-up fails with probability p (seeded)
 #   while AllocSoak runs (its threads allocate, and it starts a short-lived
 #   thread every 20 ms) with interval=1ms, alloc sampling and live=on,
-#   and ctl status / flush are asked meanwhile (an error reply is allowed, a hang
-#   or a crash is not). Then the faults end (the off= file), sampling is stopped,
+#   and ctl status / flush are asked meanwhile (an error reply is allowed, and
+#   so is a late one while the faults last: at p = 0.3 a flush can outlast the
+#   client's 10 s, and the one-at-a-time server answers the next request only
+#   after it; such requests are counted and shown. A crash is not allowed, and a
+#   hang is caught after the faults end, when every request must succeed). Then
+#   the faults end (the off= file), sampling is stopped,
 #   flushed, and the files must match the agent's status exactly, samples per
 #   kind and losses per reason: no sample went missing uncounted. The run must
 #   have failed some calls. RINGPROF_LONG_TESTS=1 runs more seeds and rates.
@@ -145,15 +149,16 @@ steady_case() {
         -agentpath:"$RP_TEST_AGENT=$(agent_opts "$d/rec")" -cp "$RP_JAR" "$@" \
         >"$d/out" 2>"$d/err" &
     pid=$!
-    local sock="$d/rec/ringprof-$pid.sock" i ok=0 errs=0
+    local sock="$d/rec/ringprof-$pid.sock" i ok=0 errs=0 late=0
     ctl() { "$RP_RINGPROF" ctl --raw --timeout 10 "$sock" "$@"; }
     for i in $(seq 600); do
         grep -q "workers done" "$d/out" && break
         kill -0 $pid 2>/dev/null || break
         if [ -S "$sock" ]; then
             # A reply, error or not, within the timeout: the server copes.
-            if ctl status >"$d/reply" 2>&1; then ok=$((ok + 1)); else errs=$((errs + 1)); fi
-            grep -q '^{' "$d/reply" || { cat "$d/reply"; fail "ctl status got no reply"; }
+            if ctl status >"$d/reply" 2>&1; then ok=$((ok + 1));
+            elif grep -q '^{' "$d/reply"; then errs=$((errs + 1));
+            else late=$((late + 1)); note "$name: $(head -1 "$d/reply")"; fi
             ctl flush >"$d/reply" 2>&1 || errs=$((errs + 1))
         fi
         sleep 0.2
@@ -233,7 +238,7 @@ if not st["samples"].get("cpu"):
     print("FAIL: no cpu sample at all: the agent did not recover"); ok = False
 sys.exit(0 if ok else 1)
 EOF
-    note "$name: $inj (calls, failed); ctl replies ok $ok, error $errs"
+    note "$name: $inj (calls, failed); ctl status replies ok $ok, error $errs, none within 10 s $late"
     { grep -a '^ringprof:' "$d/err" || true; } | sort | uniq -c | head -6 | sed 's/^/#   agent: /'
     rm -rf "$d"
 }

@@ -79,12 +79,24 @@ test_cpu_split() {
     c=$(weight_of "$work/total" CpuSplit.twenty)
     sum=$((a + b + c))
     [ "$sum" -gt 1000000000 ] || fail "only ${sum} ns sampled in the three methods"
-    local pa pb pc
+    # The truth is the thread's own CPU time around each call (CpuSplit.java):
+    # near 50/30/20, but the JIT can skew it on a loaded machine.
+    local ta tb tc tsum
+    read -r ta tb tc < <(sed -n 's/^truth fifty=\([0-9]*\) thirty=\([0-9]*\) twenty=\([0-9]*\)$/\1 \2 \3/p' "$work/out")
+    [ -n "${tc:-}" ] || fail "CpuSplit printed no truth line"
+    tsum=$((ta + tb + tc))
+    local pa pb pc qa qb qc
     pa=$(pct $a $sum); pb=$(pct $b $sum); pc=$(pct $c $sum)
-    note "fifty $pa%, thirty $pb%, twenty $pc% of $((sum / 1000000)) ms"
-    within "$pa" 45 55 || fail "fifty() got $pa%, expected 50 ± 5"
-    within "$pb" 25 35 || fail "thirty() got $pb%, expected 30 ± 5"
-    within "$pc" 15 25 || fail "twenty() got $pc%, expected 20 ± 5"
+    qa=$(pct $ta $tsum); qb=$(pct $tb $tsum); qc=$(pct $tc $tsum)
+    note "profile: fifty $pa%, thirty $pb%, twenty $pc% of $((sum / 1000000)) ms"
+    note "truth:   fifty $qa%, thirty $qb%, twenty $qc% of $((tsum / 1000000)) ms"
+    close_to() { awk -v v="$1" -v t="$2" 'BEGIN { d = v - t; exit !(d >= -5 && d <= 5) }'; }
+    close_to "$pa" "$qa" || fail "fifty() got $pa%, its CPU time was $qa% (± 5)"
+    close_to "$pb" "$qb" || fail "thirty() got $pb%, its CPU time was $qb% (± 5)"
+    close_to "$pc" "$qc" || fail "twenty() got $pc%, its CPU time was $qc% (± 5)"
+    # The split itself should still be roughly what the program intends; a
+    # wider band, so that only a broken program (not a slow JIT) fails here.
+    within "$qa" 35 60 || fail "CpuSplit's own split is off: fifty $qa%"
     "$RP_DUMP" threads "$work/rec" >"$work/threads"
     local st
     st=$(awk -F'\t' '$4 == "splitter" { print $1 }' "$work/threads")

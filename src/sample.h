@@ -25,8 +25,14 @@
 enum rp_sample_type {
     RP_SAMPLE_CPU = 1,     /* async engine: CPU-timer signal                       */
     RP_SAMPLE_CPU_JVMTI,   /* jvmti engine: GetStackTrace on a thread that ran     */
-    RP_SAMPLE_ALLOC        /* SampledObjectAlloc: frames from GetStackTrace, then
+    RP_SAMPLE_ALLOC,       /* SampledObjectAlloc: frames from GetStackTrace, then
                             * a struct rp_alloc_tail                             */
+    RP_SAMPLE_WALL,        /* wall-clock sampler (engine_wall.c): frames from
+                            * GetStackTrace (or the thread's previous ones, for a
+                            * repeat), then a struct rp_wall_tail; weight = wall ns */
+    RP_SAMPLE_LOCK         /* MonitorContendedEntered after a wait >= lock= (lock.c):
+                            * the waiting stack, then a struct rp_lock_tail;
+                            * time = the wait's start, weight = ns waited         */
 };
 
 /* Why a walk produced no (or only part of a) Java stack. 0 is success. The
@@ -99,11 +105,33 @@ struct rp_alloc_tail {
     uint32_t live_gen;      /* that entry's generation                             */
 };
 
+/* What a wall-clock record (RP_SAMPLE_WALL) carries after its frames. The
+ * fields are the extras of kind `wall` (include/ringprof/events.h). */
+struct rp_wall_tail {
+    uint32_t state;         /* enum rp_thread_state                                */
+    uint32_t jvmti_state;   /* GetThreadState's bits                               */
+    uint32_t os_state;      /* /proc task state letter, 0: not read                */
+    uint32_t repeat;        /* 1: frames copied from the previous sample, no walk  */
+    uint64_t cpu_ns;        /* the thread's CPU over the sample's weight           */
+};
+
+/* What a lock record (RP_SAMPLE_LOCK) carries after its frames. */
+struct rp_lock_tail {
+    uint32_t klass;         /* class id of the monitor's class (rp_class_name), 0  */
+    uint32_t owner_slot;    /* the owner's thread slot + 1 when the wait began, 0:
+                             * unknown                                            */
+    uint32_t owner_gen;     /* that slot's generation                              */
+    uint32_t pad;
+    uint64_t threshold_ns;  /* lock= in force                                      */
+};
+
 /* Bytes of a whole record of this type and frame counts. */
 static inline uint64_t rp_record_size(uint32_t type, uint64_t nnative, uint64_t njava)
 {
-    return rp_sample_size(nnative, njava) +
-           (type == RP_SAMPLE_ALLOC ? sizeof(struct rp_alloc_tail) : 0);
+    uint64_t tail = type == RP_SAMPLE_ALLOC ? sizeof(struct rp_alloc_tail)
+                  : type == RP_SAMPLE_WALL  ? sizeof(struct rp_wall_tail)
+                  : type == RP_SAMPLE_LOCK  ? sizeof(struct rp_lock_tail) : 0;
+    return rp_sample_size(nnative, njava) + tail;
 }
 
 #endif

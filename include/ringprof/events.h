@@ -1,0 +1,133 @@
+/*
+ * include/ringprof/events.h — the vocabulary the agent writes and the tool reads
+ * on top of the chunk format: thread states of wall-clock samples, the names of
+ * the wall and lock kinds and their extra fields, and the telemetry gauges.
+ *
+ * The format itself (format.h) fixes no kinds; docs/format.md, "Event kinds
+ * written by the agent" and "Telemetry", is the prose version of this file. Both
+ * sides include it so that a name cannot drift between writer and reader.
+ */
+#ifndef RINGPROF_EVENTS_H
+#define RINGPROF_EVENTS_H
+
+#include <stddef.h>
+#include <string.h>
+
+/* ------------------------------------------------------- thread states -- */
+
+/* The state of a thread in a wall-clock sample: the `state` extra of kind
+ * `wall`. Derived from JVMTI GetThreadState (the `jvmti_state` extra keeps the
+ * raw bits) and, for a thread JVMTI calls RUNNABLE, from the OS (/proc task
+ * state and schedstat; the `os_state` extra keeps the state letter):
+ *
+ *   running   RUNNABLE, and on a CPU (or it used more CPU than it waited for
+ *             one since its previous sample); in Java or in native code
+ *   runnable  RUNNABLE and wants a CPU, but waited for one longer than it ran
+ *   native    RUNNABLE in JVMTI's eyes but asleep in the kernel (OS state S):
+ *             a blocking system call, socket read, epoll, accept
+ *   io        asleep in the kernel uninterruptibly (OS state D): disk I/O, page
+ *             faults on a slow device
+ *   blocked   waiting to enter a monitor (synchronized), BLOCKED_ON_MONITOR_ENTER
+ *   waiting   Object.wait, Thread.join (IN_OBJECT_WAIT), with or without timeout
+ *   parked    LockSupport.park: java.util.concurrent locks, conditions, queues,
+ *             thread pools waiting for work
+ *   sleeping  Thread.sleep
+ *   unknown   the state could not be read
+ *
+ * The values are part of the recording format: never renumber, only append. */
+enum rp_thread_state {
+    RP_TS_UNKNOWN = 0,
+    RP_TS_RUNNING = 1,
+    RP_TS_RUNNABLE = 2,
+    RP_TS_NATIVE = 3,
+    RP_TS_IO = 4,
+    RP_TS_BLOCKED = 5,
+    RP_TS_WAITING = 6,
+    RP_TS_PARKED = 7,
+    RP_TS_SLEEPING = 8,
+    RP_TS_COUNT
+};
+
+static const char *const RP_THREAD_STATE_NAMES[RP_TS_COUNT] = {
+    "unknown", "running", "runnable", "native", "io",
+    "blocked", "waiting", "parked", "sleeping"};
+
+/* The name of state `s`, or "unknown" for a value this build does not know. */
+static inline const char *rp_thread_state_name(unsigned s)
+{
+    return s < RP_TS_COUNT ? RP_THREAD_STATE_NAMES[s] : "unknown";
+}
+
+/* The state named `name` (exactly `len` bytes), or -1. */
+static inline int rp_thread_state_parse(const char *name, size_t len)
+{
+    for (int i = 0; i < RP_TS_COUNT; i++)
+        if (strlen(RP_THREAD_STATE_NAMES[i]) == len &&
+            !memcmp(RP_THREAD_STATE_NAMES[i], name, len))
+            return i;
+    return -1;
+}
+
+/* --------------------------------------------------------------- kinds -- */
+
+/* Kind `wall` (unit ns, period = the wall interval): one sample of one thread,
+ * whatever it was doing. Weight: the wall-clock ns it stands for, the time since
+ * that thread's previous wall sample (the first: the time since it was first
+ * seen, or one round of the sampler). Extras, in this order: */
+#define RP_KIND_WALL "wall"
+#define RP_WALL_X_STATE 0        /* enum rp_thread_state                          */
+#define RP_WALL_X_JVMTI_STATE 1  /* GetThreadState's bits, as returned            */
+#define RP_WALL_X_OS_STATE 2     /* /proc task state letter (ASCII), 0: not read  */
+#define RP_WALL_X_REPEAT 3       /* 1: the thread had not run since its previous
+                                  * sample, so its stack was not walked again and
+                                  * this sample repeats it; 0: walked            */
+#define RP_WALL_X_CPU_NS 4       /* the thread's CPU ns over the sample's weight  */
+#define RP_WALL_NEXTRA 5
+#define RP_WALL_EXTRA_NAMES {"state", "jvmti_state", "os_state", "repeat", "cpu_ns"}
+
+/* Kind `lock` (unit ns, period 0): one contended monitor entry that waited at
+ * least the `lock=` threshold. Time: when the wait began. Weight: the ns waited.
+ * Thread and stack: the waiting thread and its stack (leaf: the method whose
+ * synchronized block or method was entered). Extras, in this order: */
+#define RP_KIND_LOCK "lock"
+#define RP_LOCK_X_CLASS 0        /* CLASS id of the monitor object's class        */
+#define RP_LOCK_X_OWNER 1        /* THREAD id of the owner when the wait began,
+                                  * 0: unknown                                   */
+#define RP_LOCK_X_THRESHOLD 2    /* the threshold in force, ns                    */
+#define RP_LOCK_NEXTRA 3
+#define RP_LOCK_EXTRA_NAMES {"class", "owner", "threshold_ns"}
+
+/* ----------------------------------------------------------- telemetry -- */
+
+/* Gauges written once a `telemetry=` period (1 s by default) by the flusher.
+ * A name ending in ".total" is cumulative since the agent started (a reader
+ * shows its rate: the difference of two readings over their time apart); the
+ * others are levels. */
+#define RP_GAUGE_CPU_USER "proc.cpu_user_ns.total"   /* process user CPU          */
+#define RP_GAUGE_CPU_SYS "proc.cpu_sys_ns.total"     /* process system CPU        */
+#define RP_GAUGE_RSS "proc.rss_bytes"                /* resident set size         */
+#define RP_GAUGE_HEAP_USED "heap.used_bytes"         /* Java heap in use          */
+#define RP_GAUGE_HEAP_COMMITTED "heap.committed_bytes"
+#define RP_GAUGE_GC_COUNT "gc.count.total"           /* collections, all collectors */
+#define RP_GAUGE_GC_TIME "gc.time_ns.total"          /* their time (MXBean figures) */
+#define RP_GAUGE_THREADS "threads.total"             /* OS threads of the process */
+#define RP_GAUGE_THREADS_RUNNABLE "threads.runnable" /* of those, in state R      */
+#define RP_GAUGE_CLASSES "classes.loaded"            /* loaded classes            */
+#define RP_GAUGE_AGENT_CPU "agent.cpu_ns.total"      /* CPU of the agent's own
+                                                      * threads (flusher, samplers,
+                                                      * control); was "agent.cpu_ns"
+                                                      * before issue 9           */
+/* Time the agent spends on application threads, cumulative wall ns (the
+ * agent's cost there is this, since the thread is on a CPU throughout): */
+#define RP_GAUGE_AGENT_HANDLER "agent.handler_ns.total" /* CPU-timer signal handler */
+#define RP_GAUGE_AGENT_ALLOC "agent.alloc_ns.total"     /* SampledObjectAlloc      */
+#define RP_GAUGE_AGENT_LOCK "agent.lock_ns.total"       /* MonitorContended*       */
+
+/* Whether gauge `name` is cumulative (its rate is what to show). */
+static inline int rp_gauge_is_total(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 6 && !strcmp(name + n - 6, ".total");
+}
+
+#endif

@@ -3,10 +3,12 @@
  * threads in a server do (sleeping, polling an empty queue, waiting on a shared
  * monitor), each waking every 100-200 ms for a moment of work, while HOT threads do
  * each iteration's fixed work: sort and checksum arrays of pseudo-random numbers.
- * 244 threads in all, besides the JVM's own. The checks: every array comes out
- * sorted with its sum intact, and every idle thread is still alive and has woken.
+ * 244 threads in all, besides the JVM's own (-Drpbench.idle=N sets the idle
+ * count: bench/overhead's threads200 and threads2000 run 196 and 1996). The
+ * checks: every array comes out sorted with its sum intact, and every idle thread
+ * is still alive and has woken.
  *
- *   java ThreadsWork SECONDS | -n ITERATIONS
+ *   java [-Drpbench.idle=N] ThreadsWork SECONDS | -n ITERATIONS
  */
 import java.util.Arrays;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -14,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 public class ThreadsWork {
-    static final int IDLE = 240, HOT = 4, ARRAY = 800_000;
+    static final int IDLE = Integer.getInteger("rpbench.idle", 240), HOT = 4, ARRAY = 800_000;
     static final AtomicLong wakeups = new AtomicLong();
     static final Object monitor = new Object();
 

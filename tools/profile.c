@@ -1094,6 +1094,12 @@ void rp_prof_add_reader(struct rp_profile *p, struct rp_reader *r)
     b->r = NULL;
 }
 
+const struct rp_thread_info *rp_prof_chunk_thread(const struct rp_profile *p,
+                                                  uint32_t id)
+{
+    return p->b && p->b->r && id ? rp_reader_thread(p->b->r, id) : NULL;
+}
+
 int rp_prof_add_file(struct rp_profile *p, const char *path)
 {
     p->stats.files++;

@@ -262,6 +262,12 @@ struct rp_profile *rp_prof_new(const struct rp_prof_options *o);
  */
 int rp_prof_add_file(struct rp_profile *p, const char *path);
 
+/* Inside an on_sample callback only: the THREAD record `id` of the chunk being
+ * read, for extras that name a thread (kind lock's "owner"); NULL when the
+ * chunk has no such thread or no chunk is being read. */
+const struct rp_thread_info *rp_prof_chunk_thread(const struct rp_profile *p,
+                                                  uint32_t id);
+
 /* rp_prof_add_reader: the same from an open reader (it is read to its end, not
  * closed). For callers that opened the file themselves. */
 void rp_prof_add_reader(struct rp_profile *p, struct rp_reader *r);

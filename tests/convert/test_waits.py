@@ -274,8 +274,10 @@ if GO:
     for idx, want in (("delay", "Total samples = %dms" % (sum(s["weight"] for s in LOCK)
                                                           // 10**6)),
                       ("contentions", "Type: contentions")):
-        top = run([GO, "tool", "pprof", "-top", "-sample_index=" + idx,
-                   os.path.join(T, "lock.pb.gz")], env=env)
+        r = subprocess.run([GO, "tool", "pprof", "-top", "-sample_index=" + idx,
+                            os.path.join(T, "lock.pb.gz")], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=120)
+        top = r.stdout.decode("utf-8", "replace")
         c.check(want in top, "go tool pprof -sample_index=%s reads the lock profile" % idx,
                 top[:300])
 else:
@@ -487,6 +489,9 @@ for want in ("    cpu       user %.1f%%, sys %.1f%% of one CPU" % (u / 1e7, s_ /
              "    agent     CPU %.3f ms/s (%.2f%% of one CPU, %.2f%% of the process's CPU)"
              % (a / 1e6, a / 1e7, 100 * a / (u + s_))):
     c.check(want in summ, "summary: " + want.split()[0] + " line", want)
+trow = [l.split() for l in summ.splitlines() if re.match(r"\s+502\s+worker-2", l)]
+c.check(trow and trow[0][2] == str(sum(1 for s in M["samples"] if s["kind"] == "cpu")),
+        "summary: the thread table counts cpu samples, not wall or lock ones", trow)
 c.check("  wall " not in out("summary", A) and "telemetry" not in out("summary", A),
         "summary: no wall, lock or telemetry lines for a recording without them")
 c.close()

@@ -298,12 +298,29 @@ c.check(collapsed(out("convert", "--event", "wall", "--state-frames", "--format"
                       "collapsed", W))
         == expected_stacks(WALL, "wall", state_frame=True),
         "--state-frames: [state:NAME] as the leaf of every stack")
-per_state = collections.Counter()
+per_state, per_state_n = collections.Counter(), collections.Counter()
 for s in WALL:
     per_state[s["state"]] += s["weight"]
-c.check(all("%s %.3f s" % (k, v / 1e9) in tree or v < 1e9
-            for k, v in per_state.items() if k == "blocked"),
-        "tree header: time of the state kept")
+    per_state_n[s["state"]] += 1
+
+
+def fmt_time(ns):
+    return ("%.3f s" % (ns / 1e9) if ns >= 1e9 else "%.3f ms" % (ns / 1e6) if ns >= 1e6
+            else "%.3f us" % (ns / 1e3) if ns >= 1e3 else "%d ns" % ns)
+
+
+def states_line(states):
+    allw = sum(per_state[k] for k in states)
+    return "# states: " + ", ".join("%s %s (%.2f%%, %d samples)" % (
+        k, fmt_time(per_state[k]), 100.0 * per_state[k] / allw, per_state_n[k])
+        for k in STATES if k in states and per_state_n[k])
+
+
+c.check(states_line(["blocked"]) in tree.splitlines(),
+        "tree --state blocked: the header's time per state", states_line(["blocked"]))
+full = out("convert", "--event", "wall", "--format", "flat", W).splitlines()
+c.check(states_line(STATES) in full, "flat: the header's time per state",
+        states_line(STATES))
 
 # ------------------------------------------------------------ errors -- #
 

@@ -47,8 +47,12 @@ static void usage(FILE *f)
         "Turn chunk files into a profile. INPUT is a chunk file (*.rpc), a recording\n"
         "directory or a glob; several recordings (JVMs, hosts) merge into one profile.\n"
         "\n"
-        "  --event KIND        event kind: cpu, alloc, live, ... (default: cpu, else\n"
-        "                      alloc, else the first kind present)\n"
+        "  --event KIND        event kind: cpu, alloc, live, wall, lock, ... (default:\n"
+        "                      cpu, else alloc, else the first kind present)\n"
+        "  --state LIST        wall: only samples in these thread states, comma-\n"
+        "                      separated: running, runnable, native, io, blocked,\n"
+        "                      waiting, parked, sleeping, unknown (implies --event wall)\n"
+        "  --state-frames      wall: add the state as the leaf frame [state:NAME]\n"
         "  --snapshot S        live: which snapshot, among those in --from/--to:\n"
         "                      first, last (default), N (the N-th) or -N (the N-th\n"
         "                      from the end); also picks the alloc flat table's\n"
@@ -79,7 +83,8 @@ static void usage(FILE *f)
         fprintf(f, "  %-11s %-22s %s\n", rp_formats[i].name, rp_formats[i].exts,
                 rp_formats[i].summary);
     fprintf(f, "\nExit status: 0 done; 1 nothing could be read (or --strict and a problem\n"
-               "was found), or the output could not be written; 2 usage error.\n"
+               "was found), the inputs have no samples of --event wall or lock, or the\n"
+               "output could not be written; 2 usage error.\n"
                "See docs/profiles.md for how to read each format.\n");
 }
 
@@ -150,6 +155,7 @@ struct convert {
     struct rp_live_view lv;
     struct age_list ages;
     struct rp_profile *p, *live;
+    int state_set;               /* --state or --state-frames given              */
 };
 
 /* ------------------------------------------------------------- options -- */
@@ -157,8 +163,43 @@ struct convert {
 enum {
     OPT_EVENT = 256, OPT_FORMAT, OPT_FROM, OPT_TO, OPT_THREAD, OPT_INCLUDE, OPT_EXCLUDE,
     OPT_LINES, OPT_BCI, OPT_PER_THREAD, OPT_CUTOFF, OPT_TOP, OPT_METHOD, OPT_VALUE,
-    OPT_STRICT, OPT_QUIET, OPT_SNAPSHOT
+    OPT_STRICT, OPT_QUIET, OPT_SNAPSHOT, OPT_STATE, OPT_STATE_FRAMES
 };
+
+/* The kinds of issue 9 and the agent option that records each: what to say
+ * when a recording has none. */
+static const char *kind_option(const char *kind)
+{
+    if (!strcmp(kind, RP_KIND_WALL))
+        return "wall=INTERVAL (e.g. wall=50ms): wall-clock samples of every thread";
+    if (!strcmp(kind, RP_KIND_LOCK))
+        return "lock=DURATION (e.g. lock=10ms): contended monitor waits longer than that";
+    return NULL;
+}
+
+/* --state LIST: names of include/ringprof/events.h, comma-separated, into a mask
+ * of 1u << state. @return 0, or 2 after printing the valid names. */
+static int parse_states(const char *arg, uint32_t *mask)
+{
+    *mask = 0;
+    for (const char *s = arg;;) {
+        size_t n = strcspn(s, ",");
+        int st = rp_thread_state_parse(s, n);
+        if (st < 0) {
+            fprintf(stderr, "ringprof convert: --state '%s': unknown state '%.*s'; the "
+                            "states are", arg, (int)n, s);
+            for (int i = 0; i < RP_TS_COUNT; i++)
+                fprintf(stderr, "%s %s", i ? "," : "", rp_thread_state_name((unsigned)i));
+            fputs("\n\n", stderr);
+            usage(stderr);
+            return 2;
+        }
+        *mask |= 1u << st;
+        if (!s[n])
+            return 0;
+        s += n + 1;
+    }
+}
 
 /* One option. @return 0, 2 (usage error, printed) or 3 (--help, printed). */
 static int parse_one(struct convert *c, int opt, const char *arg, char **argv)
@@ -213,6 +254,14 @@ static int parse_one(struct convert *c, int opt, const char *arg, char **argv)
                              "range, from 1) or -N (the N-th from the end)", arg);
         c->snapshot_set = 1;
         return 0;
+    case OPT_STATE:
+        if (c->po.state_mask)
+            return bad_usage("%s", "--state given twice");
+        if (parse_states(arg, &c->po.state_mask))
+            return 2;
+        c->state_set = 1;
+        return 0;
+    case OPT_STATE_FRAMES: c->po.state_frames = c->state_set = 1; return 0;
     case OPT_STRICT: c->strict = 1; return 0;
     case OPT_QUIET: c->diag.quiet = 1; return 0;
     case 'h': usage(stdout); return 3;
@@ -234,6 +283,7 @@ static int parse_args(struct convert *c, int argc, char **argv)
         {"top", 1, 0, OPT_TOP},         {"method", 1, 0, OPT_METHOD},
         {"value", 1, 0, OPT_VALUE},     {"strict", 0, 0, OPT_STRICT},
         {"quiet", 0, 0, OPT_QUIET},     {"snapshot", 1, 0, OPT_SNAPSHOT},
+        {"state", 1, 0, OPT_STATE},     {"state-frames", 0, 0, OPT_STATE_FRAMES},
         {"help", 0, 0, 'h'},            {0, 0, 0, 0}};
     opterr = 0;
     optind = 1;
@@ -245,6 +295,13 @@ static int parse_args(struct convert *c, int argc, char **argv)
     }
     if (optind >= argc)
         return bad_usage("%s", "no INPUT given");
+    /* Thread states exist only in wall samples: --state picks the kind. */
+    if (c->state_set && !c->po.event)
+        c->po.event = RP_KIND_WALL;
+    if (c->state_set && strcmp(c->po.event, RP_KIND_WALL))
+        return bad_usage("--state and --state-frames apply to --event wall (thread "
+                         "states are recorded only by wall-clock samples), not to "
+                         "--event %s", c->po.event);
     if (c->format && !(c->fmt = format_by_name(c->format)))
         return bad_usage("unknown format '%s'", c->format);
     if (!c->fmt && c->outpath)
@@ -422,7 +479,34 @@ static void say_empty(const struct convert *c)
     for (size_t k = 0; k < p->nkinds; k++, sep = ",")
         fprintf(stderr, "%s %s %llu", sep, p->kinds[k].name,
                 (unsigned long long)p->kinds[k].samples);
-    fprintf(stderr, "%s\n", p->nkinds ? ")" : "");
+    fprintf(stderr, "%s", p->nkinds ? ")" : "");
+    if (st->samples_state_filtered)
+        fprintf(stderr, "; %llu left out by --state",
+                (unsigned long long)st->samples_state_filtered);
+    fputc('\n', stderr);
+}
+
+/* With --event wall or lock: whether the inputs have none of that kind at all.
+ * Then there is nothing to filter or show, and the likely cause is a recording
+ * made without the agent option, which the message names. @return 1 after
+ * printing that. */
+static int kind_absent(const struct convert *c)
+{
+    const struct rp_profile *p = c->p;
+    const char *opt = c->po.event ? kind_option(c->po.event) : NULL;
+    if (!opt)
+        return 0;
+    for (size_t k = 0; k < p->nkinds; k++)
+        if (!strcmp(p->kinds[k].name, c->po.event) && p->kinds[k].samples)
+            return 0;
+    fprintf(stderr, "ringprof convert: the inputs have no %s samples", c->po.event);
+    const char *sep = " (they hold:";
+    for (size_t k = 0; k < p->nkinds; k++, sep = ",")
+        fprintf(stderr, "%s %s %llu", sep, p->kinds[k].name,
+                (unsigned long long)p->kinds[k].samples);
+    fprintf(stderr, "%s; the agent records them with %s\n",
+            p->nkinds ? ")" : " (no samples at all)", opt);
+    return 1;
 }
 
 /* Write the profile. @return 0, or 1 after printing why it failed. */
@@ -478,6 +562,8 @@ static int run(struct convert *c, int argc, char **argv)
         fprintf(stderr, "ringprof convert: no input could be read\n");
         return 1;
     }
+    if (kind_absent(c))
+        return 1;
     if (c->p->nodes[0].total[RP_PV_SAMPLES] == 0)
         say_empty(c);
     if (c->diag.warnings || c->diag.fatal)

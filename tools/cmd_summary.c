@@ -8,8 +8,11 @@
  * threads with their samples and CPU time, and the integrity of every chunk (how
  * many segments were whole, damaged or cut off, and whether it was closed cleanly).
  * For recordings with allocations: the allocation rate, GC pauses, the heap after
- * the last GC, and the live snapshots (docs/profiles.md). Memory is proportional
- * to threads and chunks, never to samples.
+ * the last GC, and the live snapshots (docs/profiles.md). For wall-clock and lock
+ * samples (kinds wall, lock): the time per thread state, the contended waits and
+ * the monitor waited for most; and the telemetry gauges (averages, maxima, and
+ * the rates of the cumulative ".total" ones). Memory is proportional to threads,
+ * chunks and monitor classes, never to samples.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -21,6 +24,8 @@
 #include "inputs.h"
 #include "scan.h"
 
+#include "ringprof/events.h"
+
 struct name_total {
     char *name, *unit;
     uint64_t count, sum;
@@ -31,6 +36,7 @@ struct thread_row {
     char *name;
     uint64_t samples, weight_ns, cpu_ns;
     int java, ended;
+    int wall;                 /* has wall samples (not counted in samples above) */
 };
 
 struct chunk_row {
@@ -48,10 +54,37 @@ struct heap_figures {
     uint64_t snapshots, last_snap_wall, last_snap_objects, last_snap_bytes;
 };
 
+/* Wall-clock and lock samples (kinds wall and lock, include/ringprof/events.h). */
+struct wait_figures {
+    uint64_t wall_samples, wall_ns, repeats;
+    uint64_t state_samples[RP_TS_COUNT], state_ns[RP_TS_COUNT];
+    uint64_t lock_samples, lock_ns;
+    struct name_total *monitors; size_t nmonitors;   /* by class: count, ns */
+};
+
+/* One telemetry gauge (events.h, RP_GAUGE_*): its readings' extremes in time
+ * (for the rate of a ".total") and their sum and maximum (for a level). Times
+ * are wall-clock ns when the chunk maps its clock, else monotonic. */
+struct gauge_fig {
+    uint64_t n, sum, max;
+    uint64_t t_first, v_first, t_last, v_last;
+};
+
+static const char *const telemetry_names[] = {
+    RP_GAUGE_CPU_USER, RP_GAUGE_CPU_SYS, RP_GAUGE_RSS, RP_GAUGE_HEAP_USED,
+    RP_GAUGE_HEAP_COMMITTED, RP_GAUGE_GC_COUNT, RP_GAUGE_GC_TIME, RP_GAUGE_THREADS,
+    RP_GAUGE_THREADS_RUNNABLE, RP_GAUGE_CLASSES, RP_GAUGE_AGENT_CPU};
+enum {
+    G_CPU_USER, G_CPU_SYS, G_RSS, G_HEAP_USED, G_HEAP_COMMITTED, G_GC_COUNT, G_GC_TIME,
+    G_THREADS, G_THREADS_RUNNABLE, G_CLASSES, G_AGENT_CPU, G_COUNT
+};
+
 struct recording {
     char *id, *pid, *host, *jvm, *producer, *options;
     uint64_t wall_first, wall_last;   /* of events, CLOCK_REALTIME ns; 0: none   */
     struct heap_figures heap;
+    struct wait_figures waits;
+    struct gauge_fig gauges[G_COUNT];
     struct name_total *kinds;   size_t nkinds;
     struct name_total *counters; size_t ncounters;
     struct thread_row *threads; size_t nthreads;
@@ -169,8 +202,9 @@ static void note_time(struct recording *rec, const struct clock_map *m, uint64_t
 /* Where a kind's extra fields are: looked up once per kind, not per sample. */
 struct kind_fields {
     const struct rp_kind_info *kind;
-    int is_alloc, is_gc;
+    int is_alloc, is_gc, is_wall, is_lock;
     int objects, heap_used, heap_committed, id;   /* extra indexes, -1: absent */
+    int state, repeat, klass;
 };
 
 static int extra_index(const struct rp_kind_info *k, const char *name)
@@ -199,6 +233,11 @@ static void on_heap_sample(struct heap_figures *h, struct kind_fields *kf,
         kf->heap_used = k ? extra_index(k, "heap_used") : -1;
         kf->heap_committed = k ? extra_index(k, "heap_committed") : -1;
         kf->id = k ? extra_index(k, "id") : -1;
+        kf->is_wall = k && k->name && !strcmp(k->name, RP_KIND_WALL);
+        kf->is_lock = k && k->name && !strcmp(k->name, RP_KIND_LOCK);
+        kf->state = k ? extra_index(k, "state") : -1;
+        kf->repeat = k ? extra_index(k, "repeat") : -1;
+        kf->klass = k ? extra_index(k, "class") : -1;
     }
     uint64_t w = ev->u.sample.weight;
     if (kf->is_alloc) {
@@ -220,6 +259,60 @@ static void on_heap_sample(struct heap_figures *h, struct kind_fields *kf,
             h->heap_used_last = used;
             h->heap_committed_last = extra_of(ev, kf->heap_committed);
         }
+    }
+}
+
+/* A wall or lock sample (kf is on_heap_sample's, already set for this kind). */
+static void on_wait_sample(struct wait_figures *wf, const struct kind_fields *kf,
+                           struct rp_reader *r, const struct rp_event *ev)
+{
+    uint64_t w = ev->u.sample.weight;
+    if (kf->is_wall) {
+        uint64_t st = extra_of(ev, kf->state);
+        if (st >= RP_TS_COUNT)
+            st = RP_TS_UNKNOWN;
+        wf->wall_samples++;
+        wf->wall_ns += w;
+        wf->state_samples[st]++;
+        wf->state_ns[st] += w;
+        wf->repeats += extra_of(ev, kf->repeat) != 0;
+    } else if (kf->is_lock) {
+        wf->lock_samples++;
+        wf->lock_ns += w;
+        uint64_t cls = extra_of(ev, kf->klass);
+        const char *name = cls && cls <= UINT32_MAX ? rp_reader_class(r, (uint32_t)cls)
+                                                    : NULL;
+        struct name_total *t = total_for(&wf->monitors, &wf->nmonitors,
+                                         name ? name : "[no class recorded]", "ns");
+        t->count++;
+        t->sum += w;
+    }
+}
+
+/* A telemetry gauge: extremes in time, sum and maximum. */
+static void on_telemetry(struct gauge_fig *g, const struct clock_map *m,
+                         const struct rp_event *ev)
+{
+    const char *name = ev->u.gauge.name;
+    for (int i = 0; name && i < G_COUNT; i++) {
+        if (strcmp(name, telemetry_names[i]))
+            continue;
+        struct gauge_fig *f = &g[i];
+        uint64_t t = m->valid ? m->wall0 + (ev->u.gauge.time - m->mono0) : ev->u.gauge.time;
+        uint64_t v = ev->u.gauge.value;
+        if (!f->n || t < f->t_first) {
+            f->t_first = t;
+            f->v_first = v;
+        }
+        if (!f->n || t >= f->t_last) {
+            f->t_last = t;
+            f->v_last = v;
+        }
+        f->n++;
+        f->sum += v;
+        if (v > f->max)
+            f->max = v;
+        return;
     }
 }
 
@@ -260,6 +353,12 @@ static void on_sample(struct recording *rec, struct rp_reader *r, struct chunk_r
         return;   /* a GC pause is the JVM's, not a thread's: no thread row */
     const struct rp_thread_info *ti = rp_reader_thread(r, ev->u.sample.thread);
     struct thread_row *th = thread_for(rec, ti ? ti->os_tid : 0, ti ? ti->name : NULL);
+    /* Wall and lock samples weigh time spent waiting as well as running: they
+     * would swamp the samples and time the table ranks threads by. */
+    if (k && k->name && (!strcmp(k->name, RP_KIND_WALL) || !strcmp(k->name, RP_KIND_LOCK))) {
+        th->wall |= !strcmp(k->name, RP_KIND_WALL);
+        return;
+    }
     th->samples++;
     if (!strcmp(kunit, "ns"))
         th->weight_ns += ev->u.sample.weight;
@@ -300,6 +399,7 @@ static void read_chunk(const char *path, struct rp_diag_counts *diag)
         case RP_EV_SAMPLE:
             on_sample(rec, r, ch, &ev);
             on_heap_sample(&rec->heap, &kf, rp_reader_kind(r, ev.u.sample.kind), &m, &ev);
+            on_wait_sample(&rec->waits, &kf, r, &ev);
             note_time(rec, &m, ev.u.sample.time);
             break;
         case RP_EV_COUNTER:
@@ -321,6 +421,7 @@ static void read_chunk(const char *path, struct rp_diag_counts *diag)
         }
         case RP_EV_GAUGE:
             on_gauge(&rec->heap, &m, &ev);
+            on_telemetry(rec->gauges, &m, &ev);
             break;
         }
     }
@@ -476,6 +577,140 @@ static void print_heap(const struct recording *rec)
     }
 }
 
+static int cmp_totals(const void *a, const void *b)
+{
+    const struct name_total *x = a, *y = b;
+    if (x->sum != y->sum)
+        return x->sum > y->sum ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* Wall-clock samples (time per thread state) and lock samples (waits, the
+ * monitor class waited for most). Nothing when the recording has neither. */
+static void print_waits(struct recording *rec)
+{
+    struct wait_figures *wf = &rec->waits;
+    if (wf->wall_samples) {
+        size_t threads = 0;
+        for (size_t i = 0; i < rec->nthreads; i++)
+            threads += rec->threads[i].wall;
+        printf("  wall        %llu samples of %zu thread%s, %.3f s:",
+               (unsigned long long)wf->wall_samples, threads, threads == 1 ? "" : "s",
+               (double)wf->wall_ns / 1e9);
+        const char *sep = " ";
+        for (int s = 0; s < RP_TS_COUNT; s++) {
+            if (!wf->state_samples[s])
+                continue;
+            printf("%s%s %.3f s (%.1f%%)", sep, rp_thread_state_name((unsigned)s),
+                   (double)wf->state_ns[s] / 1e9,
+                   wf->wall_ns ? 100.0 * (double)wf->state_ns[s] / (double)wf->wall_ns : 0);
+            sep = ", ";
+        }
+        printf("; %llu repeat%s of an idle thread's stack\n",
+               (unsigned long long)wf->repeats, wf->repeats == 1 ? "" : "s");
+    }
+    if (wf->lock_samples) {
+        qsort(wf->monitors, wf->nmonitors, sizeof *wf->monitors, cmp_totals);
+        const struct name_total *top = &wf->monitors[0];
+        printf("  lock        %llu contended wait%s, %.3f s waited; the most on %s "
+               "(%.3f s, %llu wait%s, %.1f%%)%s\n",
+               (unsigned long long)wf->lock_samples, wf->lock_samples == 1 ? "" : "s",
+               (double)wf->lock_ns / 1e9, top->name, (double)top->sum / 1e9,
+               (unsigned long long)top->count, top->count == 1 ? "" : "s",
+               wf->lock_ns ? 100.0 * (double)top->sum / (double)wf->lock_ns : 0,
+               wf->nmonitors > 1 ? "; ringprof locks ranks them all" : "");
+    }
+}
+
+/* The rate of a cumulative gauge per second of its time span; -1 when it has
+ * fewer than two readings or went backwards. */
+static double gauge_rate(const struct gauge_fig *g)
+{
+    if (g->n < 2 || g->t_last <= g->t_first || g->v_last < g->v_first)
+        return -1;
+    return (double)(g->v_last - g->v_first) * 1e9 / (double)(g->t_last - g->t_first);
+}
+
+static double gauge_mean(const struct gauge_fig *g)
+{
+    return g->n ? (double)g->sum / (double)g->n : 0;
+}
+
+static double mib(double v)
+{
+    return v / (1024.0 * 1024.0);
+}
+
+/* The telemetry gauges (telemetry=), where the recording has them. CPU rates
+ * are in percent of one CPU, as top shows them. */
+static void print_telemetry(const struct recording *rec)
+{
+    const struct gauge_fig *g = rec->gauges;
+    uint64_t readings = 0, t0 = 0, t1 = 0;
+    for (int i = 0; i < G_COUNT; i++) {
+        if (!g[i].n)
+            continue;
+        readings = g[i].n > readings ? g[i].n : readings;
+        t0 = !t0 || g[i].t_first < t0 ? g[i].t_first : t0;
+        t1 = g[i].t_last > t1 ? g[i].t_last : t1;
+    }
+    if (!readings)
+        return;
+    printf("  telemetry   %llu reading%s over %.3f s\n", (unsigned long long)readings,
+           readings == 1 ? "" : "s", (double)(t1 - t0) / 1e9);
+    double user = gauge_rate(&g[G_CPU_USER]), sys = gauge_rate(&g[G_CPU_SYS]);
+    if (user >= 0 || sys >= 0) {
+        printf("    cpu       ");
+        if (user >= 0)
+            printf("user %.1f%%", user / 1e7);
+        if (sys >= 0)
+            printf("%ssys %.1f%%", user >= 0 ? ", " : "", sys / 1e7);
+        printf(" of one CPU (average)\n");
+    }
+    if (g[G_RSS].n)
+        printf("    rss       max %.1f MiB, average %.1f MiB\n", mib((double)g[G_RSS].max),
+               mib(gauge_mean(&g[G_RSS])));
+    if (g[G_HEAP_USED].n || g[G_HEAP_COMMITTED].n) {
+        printf("    heap      ");
+        if (g[G_HEAP_USED].n)
+            printf("used max %.1f MiB, average %.1f MiB", mib((double)g[G_HEAP_USED].max),
+                   mib(gauge_mean(&g[G_HEAP_USED])));
+        if (g[G_HEAP_COMMITTED].n)
+            printf("%scommitted max %.1f MiB", g[G_HEAP_USED].n ? "; " : "",
+                   mib((double)g[G_HEAP_COMMITTED].max));
+        putchar('\n');
+    }
+    const struct gauge_fig *gc = &g[G_GC_COUNT], *gct = &g[G_GC_TIME];
+    if (gc->n >= 2 && gc->v_last >= gc->v_first) {
+        printf("    gc        %llu collection%s", (unsigned long long)(gc->v_last - gc->v_first),
+               gc->v_last - gc->v_first == 1 ? "" : "s");
+        if (gct->n >= 2 && gct->v_last >= gct->v_first)
+            printf(", %.3f ms (%.2f%% of the time)", (double)(gct->v_last - gct->v_first) / 1e6,
+                   gauge_rate(gct) / 1e7);
+        printf(" over the readings\n");
+    }
+    if (g[G_THREADS].n || g[G_THREADS_RUNNABLE].n) {
+        printf("    threads   ");
+        if (g[G_THREADS].n)
+            printf("total max %llu, average %.1f", (unsigned long long)g[G_THREADS].max,
+                   gauge_mean(&g[G_THREADS]));
+        if (g[G_THREADS_RUNNABLE].n)
+            printf("%srunnable max %llu, average %.1f", g[G_THREADS].n ? "; " : "",
+                   (unsigned long long)g[G_THREADS_RUNNABLE].max,
+                   gauge_mean(&g[G_THREADS_RUNNABLE]));
+        putchar('\n');
+    }
+    if (g[G_CLASSES].n)
+        printf("    classes   %llu loaded at most\n", (unsigned long long)g[G_CLASSES].max);
+    double agent = gauge_rate(&g[G_AGENT_CPU]);
+    if (agent >= 0) {
+        printf("    agent     CPU %.3f ms/s (%.2f%% of one CPU", agent / 1e6, agent / 1e7);
+        if (user >= 0 && sys >= 0 && user + sys > 0)
+            printf(", %.2f%% of the process's CPU", 100.0 * agent / (user + sys));
+        printf(")\n");
+    }
+}
+
 static void print_threads(struct recording *rec, size_t top)
 {
     /* A chunk with no THREAD record leaves threads NULL, and qsort's base must
@@ -524,6 +759,8 @@ static int print_recording(struct recording *rec, int all_chunks, size_t top)
                    (unsigned long long)rec->kinds[i].count, w);
     }
     print_heap(rec);
+    print_waits(rec);
+    print_telemetry(rec);
     print_losses(rec);
     print_threads(rec, top);
     return print_chunks(rec, all_chunks);
@@ -550,6 +787,7 @@ static void free_recordings(void)
         free(rec->options);
         free_totals(rec->kinds, rec->nkinds);
         free_totals(rec->counters, rec->ncounters);
+        free_totals(rec->waits.monitors, rec->waits.nmonitors);
         for (size_t k = 0; k < rec->nthreads; k++)
             free(rec->threads[k].name);
         free(rec->threads);

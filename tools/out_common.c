@@ -49,6 +49,39 @@ static const char *gran_name(enum rp_prof_granularity g)
     return g == RP_GRAN_LINE ? "method:line" : g == RP_GRAN_BCI ? "method@bci" : "method";
 }
 
+/* What the weight of the wall and lock kinds is (include/ringprof/events.h), and
+ * for wall the time in each thread state: a wall profile mixes running and
+ * waiting, and the states are what tells them apart. Nothing for other kinds. */
+static void out_kind_notes(FILE *out, const struct rp_profile *p)
+{
+    char t[64];
+    if (!strcmp(p->kind, RP_KIND_LOCK))
+        fputs("# weight: ns waited to enter a contended monitor (synchronized), per "
+              "wait longer than the agent's lock= threshold; the leaf frame is the "
+              "monitor's class\n", out);
+    if (!strcmp(p->kind, RP_KIND_WALL))
+        fputs("# weight: wall-clock ns the sampled threads spent, in whatever state "
+              "(running, waiting, blocked, ...); a sample stands for the time since "
+              "its thread's previous one\n", out);
+    if (!p->has_states)
+        return;
+    uint64_t whole = 0;
+    for (int s = 0; s < RP_TS_COUNT; s++)
+        whole += p->state_weight[s];
+    fputs("# states:", out);
+    const char *sep = " ";
+    for (int s = 0; s < RP_TS_COUNT; s++) {
+        if (!p->state_samples[s])
+            continue;
+        fprintf(out, "%s%s %s (%.2f%%, %llu samples)", sep, rp_thread_state_name((unsigned)s),
+                rp_prof_fmt_time(p, p->state_weight[s], t, sizeof t),
+                out_pct(p->state_weight[s], whole),
+                (unsigned long long)p->state_samples[s]);
+        sep = ", ";
+    }
+    fputs(whole ? "\n" : " none kept\n", out);
+}
+
 void out_header(FILE *out, const struct rp_profile *p, const struct rp_out_options *o,
                 const char *format)
 {
@@ -93,10 +126,11 @@ void out_header(FILE *out, const struct rp_profile *p, const struct rp_out_optio
         out_text(out, o->live->note);
         fputc('\n', out);
     }
+    out_kind_notes(out, p);
     const struct rp_prof_stats *st = &p->stats;
     if (st->samples_other_kind || st->samples_thread_filtered || st->samples_time_filtered
         || st->samples_frame_filtered || st->samples_unresolved ||
-        st->samples_instant_filtered) {
+        st->samples_instant_filtered || st->samples_state_filtered) {
         fprintf(out, "# samples not shown: %llu of other kinds, %llu by --thread, "
                      "%llu by --from/--to, %llu by --include/--exclude, "
                      "%llu of unknown kind",
@@ -108,6 +142,9 @@ void out_header(FILE *out, const struct rp_profile *p, const struct rp_out_optio
         if (st->samples_instant_filtered)
             fprintf(out, ", %llu of other snapshots",
                     (unsigned long long)st->samples_instant_filtered);
+        if (st->samples_state_filtered)
+            fprintf(out, ", %llu by --state",
+                    (unsigned long long)st->samples_state_filtered);
         fputc('\n', out);
     }
 }

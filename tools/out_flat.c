@@ -47,6 +47,8 @@ static int cmp_methods(const void *a, const void *b)
     return c ? c : (x->method < y->method ? -1 : 1);
 }
 
+/* skip_classes: 0 every method, 1 all but class frames, 2 only class frames
+ * (the monitors of a lock profile). */
 static void method_table(FILE *out, const struct rp_profile *p,
                          const struct rp_out_options *o, const char *title,
                          int skip_classes)
@@ -60,7 +62,8 @@ static void method_table(FILE *out, const struct rp_profile *p,
         if (p->frames[f].type == RP_PFRAME_CLASS)
             is_class[p->frames[f].method] = 1;
     for (size_t m = 0; m < p->nmethods; m++)
-        if (rows[m].total[RP_PV_SAMPLES] > 0 && !(skip_classes && is_class[m]))
+        if (rows[m].total[RP_PV_SAMPLES] > 0 &&
+            (skip_classes == 2 ? is_class[m] : !(skip_classes && is_class[m])))
             order[n++] = (uint32_t)m;
     sort_rows = rows;
     sort_p = p;
@@ -446,6 +449,9 @@ static void sites(FILE *out, const struct rp_profile *p, const struct rp_out_opt
 
 static int is_alloc_profile(const struct rp_profile *p)
 {
+    /* A lock profile's class frames are monitors, not allocations. */
+    if (!strcmp(p->kind, RP_KIND_LOCK))
+        return 0;
     if (!strcmp(p->unit, "bytes"))
         return 1;
     for (size_t f = 0; f < p->nframes; f++)
@@ -461,6 +467,12 @@ int rp_out_flat(FILE *out, const struct rp_profile *p, const struct rp_out_optio
         sites(out, p, o);
         fputc('\n', out);
         method_table(out, p, o, "ALLOCATING METHODS", 1);
+    } else if (!strcmp(p->kind, RP_KIND_LOCK)) {
+        /* Methods that waited (self: the method entering the monitor), then the
+         * monitors' classes; `ringprof locks` ranks monitors with their owners. */
+        method_table(out, p, o, "LOCK SAMPLES", 1);
+        fputc('\n', out);
+        method_table(out, p, o, "MONITOR CLASSES", 2);
     } else {
         char title[64];
         snprintf(title, sizeof title, "%s SAMPLES", p->kind[0] ? p->kind : "-");

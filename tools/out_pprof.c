@@ -23,7 +23,8 @@
  *     ns_per_unit), "alloc_space"/"bytes" for the alloc kind, "inuse_space"/
  *     "bytes" for one live snapshot (the names of Go's heap profiles, which
  *     pprof's tools know), else the kind's own name and unit. The weight is the
- *     default sample type;
+ *     default sample type. Kind wall is "wall"/"nanoseconds"; kind lock has
+ *     "contentions"/"count" and "delay"/"nanoseconds" (Go's mutex profile);
  *   - period_type/period from the kind's nominal period, time_nanos/
  *     duration_nanos from the wall-clock span of the kept samples, and the
  *     title and producer as comments.
@@ -127,9 +128,14 @@ static void write_header(struct pprof *x)
         wunit = "count";
     }
 
+    /* Lock: Go's names for its mutex/block profiles, which pprof's tools know:
+     * contentions (waits), delay (time waited). */
+    int lock = !strcmp(kind, RP_KIND_LOCK);
+    if (lock)
+        wtype = "delay";
     const char *types[3][2];
     x->nv = 0;
-    types[x->nv][0] = "samples", types[x->nv][1] = "count";
+    types[x->nv][0] = lock ? "contentions" : "samples", types[x->nv][1] = "count";
     x->vsrc[x->nv++] = V_SAMPLES;
     if (p->nvalues > RP_PV_OBJECTS) {
         types[x->nv][0] = !strcmp(kind, "alloc") ? "alloc_objects"

@@ -116,6 +116,7 @@ struct frame_filter {      /* per profile frame: lazily evaluated regex results 
 struct kind_state {
     int8_t state;          /* 0: not looked at yet, 1: selected, -1: not        */
     int8_t class_x, objects_x;   /* extra indexes, -1: absent                   */
+    int8_t state_x;
     uint32_t seen;         /* index into p->kinds                               */
 };
 
@@ -660,8 +661,11 @@ static void stk_grow(struct rp_prof_build *b)
     free(old);
 }
 
-/* Walk chunk stack `stack` (plus the class frame `cls`, a chunk class id or 0)
- * from `root` down, creating nodes. @return the leaf, or LEAF_DROPPED. */
+/* Walk chunk stack `stack` (plus the leaf frame `cls` stands for, if not 0) from
+ * `root` down, creating nodes. @return the leaf, or LEAF_DROPPED. `cls` is a
+ * chunk class id (the allocated class, the monitor's class), or with
+ * options.state_frames a thread state + 1 (a profile holds one kind, and a kind
+ * with a "state" extra has no "class" extra, so the two cannot mix). */
 static uint32_t stack_leaf(struct rp_profile *p, uint32_t root, uint32_t stack,
                            uint32_t cls)
 {
@@ -683,7 +687,11 @@ static uint32_t stack_leaf(struct rp_profile *p, uint32_t root, uint32_t stack,
         path[len++] = marker_frame(p, "[truncated]");
     for (uint32_t i = n; i-- > 0;)
         path[len++] = chunk_frame(p, ids[i]);
-    if (cls) {
+    if (cls && b->o.state_frames && p->has_states) {
+        char text[32];
+        snprintf(text, sizeof text, "[state:%s]", rp_thread_state_name(cls - 1));
+        path[len++] = marker_frame(p, text);
+    } else if (cls) {
         const char *name = rp_reader_class(b->r, cls);
         uint32_t m = method_intern(p, "", name ? name : "[unknown class]", "", "", 0, 1);
         path[len++] = frame_intern(p, m, RP_PFRAME_CLASS, -1, 0);
@@ -846,6 +854,8 @@ static void kind_select(struct rp_profile *p, const struct rp_kind_info *ki, int
             *class_x = (int)i;
         if (ki->extra[i] && !strcmp(ki->extra[i], "objects"))
             *objects_x = (int)i;
+        if (ki->extra[i] && !strcmp(ki->extra[i], "state"))
+            p->has_states = 1;
     }
     if (p->kind[0])
         return;
@@ -884,13 +894,16 @@ static struct kind_state *chunk_kind(struct rp_profile *p, uint32_t id)
     const struct rp_kind_info *ki = rp_reader_kind(b->r, id);
     ks->seen = kind_seen(p, ki);
     ks->state = -1;
-    ks->class_x = ks->objects_x = -1;
+    ks->class_x = ks->objects_x = ks->state_x = -1;
     if (ki && ki->name && (!b->event || !strcmp(b->event, ki->name))) {
         int cx, ox;
         kind_select(p, ki, &cx, &ox);
         ks->state = 1;
         ks->class_x = (int8_t)cx;
         ks->objects_x = (int8_t)ox;
+        for (uint32_t i = 0; i < ki->nextra && i < RP_MAX_EXTRA; i++)
+            if (ki->extra[i] && !strcmp(ki->extra[i], "state"))
+                ks->state_x = (int8_t)i;
     }
     return ks;
 }
@@ -935,11 +948,23 @@ static void add_sample(struct rp_profile *p, const struct rp_event *ev)
         p->stats.samples_thread_filtered++;
         return;
     }
+    unsigned state = RP_TS_UNKNOWN;
+    if (ks->state_x >= 0) {
+        if ((uint32_t)ks->state_x < ev->u.sample.nextra &&
+            ev->u.sample.extra[ks->state_x] < RP_TS_COUNT)
+            state = (unsigned)ev->u.sample.extra[ks->state_x];
+        if (b->o.state_mask && !(b->o.state_mask & (1u << state))) {
+            p->stats.samples_state_filtered++;
+            return;
+        }
+    }
     struct rp_prof_thread *th = &p->threads[ts->thread - 1];
     uint32_t root = p->per_thread ? th->node : 0;
     uint32_t cls = 0;
     if (ks->class_x >= 0 && (uint32_t)ks->class_x < ev->u.sample.nextra)
         cls = (uint32_t)ev->u.sample.extra[ks->class_x];
+    else if (ks->state_x >= 0 && b->o.state_frames)
+        cls = state + 1;
     uint32_t leaf = leaf_for(p, root, ev->u.sample.stack, cls);
     if (leaf == LEAF_DROPPED) {
         p->stats.samples_frame_filtered++;
@@ -953,6 +978,10 @@ static void add_sample(struct rp_profile *p, const struct rp_event *ev)
         self[RP_PV_OBJECTS] += ev->u.sample.extra[ks->objects_x];
     th->samples++;
     p->stats.samples_kept++;
+    if (ks->state_x >= 0) {
+        p->state_samples[state]++;
+        p->state_weight[state] += weight;
+    }
     if (b->o.on_sample)
         b->o.on_sample(b->o.on_sample_arg, p, leaf, ev, rp_reader_kind(b->r, kind));
     if (wall) {
@@ -1063,6 +1092,12 @@ void rp_prof_add_reader(struct rp_profile *p, struct rp_reader *r)
     p->stats.segments_partial += st.segments_partial;
     p->stats.records_bad += st.records_bad;
     b->r = NULL;
+}
+
+const struct rp_thread_info *rp_prof_chunk_thread(const struct rp_profile *p,
+                                                  uint32_t id)
+{
+    return p->b && p->b->r && id ? rp_reader_thread(p->b->r, id) : NULL;
 }
 
 int rp_prof_add_file(struct rp_profile *p, const char *path)

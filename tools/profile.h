@@ -54,6 +54,7 @@
 #include <stdint.h>
 
 #include "ringprof/chunk.h"
+#include "ringprof/events.h"
 
 #define RP_PROF_NONE UINT32_MAX
 
@@ -159,6 +160,7 @@ struct rp_prof_stats {
                                      /* other live snapshots                        */
     uint64_t weight_read_kind;       /* summed weight of the selected kind, before  */
                                      /* any filter                                  */
+    uint64_t samples_state_filtered; /* wall samples not in options.state_mask     */
 };
 
 /* A kind seen in the inputs, with its counts (so the tool can say what else there
@@ -204,6 +206,15 @@ struct rp_prof_options {
     void (*on_sample)(void *arg, const struct rp_profile *p, uint32_t leaf,
                       const struct rp_event *ev, const struct rp_kind_info *kind);
     void *on_sample_arg;
+    /* Thread states (kind wall, its "state" extra; include/ringprof/events.h).
+     * state_mask: keep only samples whose state's bit (1u << state) is set; a
+     * sample without the extra, or with a state this build does not know, counts
+     * as RP_TS_UNKNOWN; 0: no filter. Applies after the thread filter.
+     * state_frames: add the state as the leaf frame "[state:NAME]" (a marker
+     * frame, so --include/--exclude see it), below the sample's own leaf. Both
+     * apply only to a kind with a "state" extra. */
+    uint32_t state_mask;
+    int state_frames;
 };
 
 struct rp_prof_build;   /* private building state */
@@ -231,6 +242,10 @@ struct rp_profile {
     struct rp_prof_kind_seen *kinds; size_t nkinds;
 
     uint64_t wall_first, wall_last;  /* over kept samples; 0 when none            */
+    /* For a kind with a "state" extra (wall): the kept samples and their weight
+     * per thread state; has_states says the kind has the extra. */
+    int has_states;
+    uint64_t state_samples[RP_TS_COUNT], state_weight[RP_TS_COUNT];
     struct rp_prof_stats stats;
 
     struct rp_prof_build *b;         /* private                                   */
@@ -246,6 +261,12 @@ struct rp_profile *rp_prof_new(const struct rp_prof_options *o);
  * opened as a chunk (even if damaged), -1 if not (reported through diag as fatal).
  */
 int rp_prof_add_file(struct rp_profile *p, const char *path);
+
+/* Inside an on_sample callback only: the THREAD record `id` of the chunk being
+ * read, for extras that name a thread (kind lock's "owner"); NULL when the
+ * chunk has no such thread or no chunk is being read. */
+const struct rp_thread_info *rp_prof_chunk_thread(const struct rp_profile *p,
+                                                  uint32_t id);
 
 /* rp_prof_add_reader: the same from an open reader (it is read to its end, not
  * closed). For callers that opened the file themselves. */

@@ -23,6 +23,8 @@ static const struct {
      "send a command to a running agent: status, flush, start, stop, set, ..."},
     {"leaks", rp_cmd_leaks,
      "allocation sites whose live objects grow across a recording (live=on)"},
+    {"locks", rp_cmd_locks,
+     "monitors ranked by the time threads waited for them (lock=), j.u.c. waits (wall=)"},
     {"list", rp_cmd_list,
      "the running JVMs that have the agent, with their state and socket"},
     {"record", rp_cmd_record,

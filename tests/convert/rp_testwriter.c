@@ -15,6 +15,8 @@
  *                  recordings" below for its content).
  *           churn  OUT is a directory: recording "rec-C", the same kinds, sites
  *                  that only churn.
+ *           waits  OUT is a chunk file: recording "rec-W", kinds wall and lock,
+ *                  telemetry gauges (see "waits recording" below).
  *   --manifest FILE  also write, as JSON, every sample written (wall-clock time,
  *                  thread tid and name, kind, weight, objects, class, stack index;
  *                  for live samples their snapshot and ages, for gc samples the
@@ -47,6 +49,7 @@
 #include <sys/stat.h>
 
 #include "ringprof/chunk.h"
+#include "ringprof/events.h"
 
 #define WALL0  1795240923000000000ull   /* 2026-11-21T06:02:03Z */
 #define MONO0  1000000000000ull
@@ -732,10 +735,294 @@ static void write_heap(const char *out, int churn)
     manifest_end(h.rec, heap_manifest_snapshots);
 }
 
+/* ------------------------------------------------------ waits recording -- */
+
+/*
+ * waits  OUT is a chunk file: recording "rec-W" (pid 500, host hostW), made as
+ *        with interval=10ms,wall=50ms,lock=10ms,telemetry=1s: kinds wall and
+ *        lock exactly as include/ringprof/events.h defines them, a few cpu
+ *        samples, and the telemetry gauges. Six threads in known states over
+ *        5 s (wall samples of 50 ms, some repeats, one of 100 ms):
+ *          worker-1  running in Ledger.post, then blocked entering it;
+ *          worker-2  blocked entering Ledger.post, running in Ledger.audit;
+ *          sleeper   sleeping in Thread.sleep the whole time (repeats);
+ *          pool-1-thread-1  parked in LinkedBlockingQueue.take (an idle pool);
+ *          locker    parked in ReentrantLock.lock called from app.Billing.charge;
+ *          main      waiting in Thread.join, then native in a socket read.
+ *        Lock samples on two monitor classes, app.Ledger (by far the most wait,
+ *        owners worker-1, worker-2 and one unknown) and app.Cache (owner
+ *        worker-1). Telemetry every second: CPU user 600 ms/s and sys 100 ms/s,
+ *        RSS, heap, GC count and time, threads, classes, agent CPU 5 ms/s.
+ * The manifest lists every sample (with state, repeat, monitor class and owner
+ * name), the stacks as display names root first, and the gauges.
+ */
+
+#define W_THREADS 6
+static const struct {
+    const char *name;
+    uint64_t tid;
+} wthreads[W_THREADS] = {
+    {"worker-1", 501}, {"worker-2", 502}, {"sleeper", 503},
+    {"pool-1-thread-1", 504}, {"locker", 505}, {"main", 506},
+};
+
+/* Frames: all JIT-compiled Java, (class, method). */
+static const char *const wframes[][2] = {
+#define WF_RUN 0
+    {"java.lang.Thread", "run"},
+#define WF_WORKER 1
+    {"app.Worker", "run"},
+#define WF_POST 2
+    {"app.Ledger", "post"},
+#define WF_AUDIT 3
+    {"app.Ledger", "audit"},
+#define WF_SLEEP 4
+    {"java.lang.Thread", "sleep"},
+#define WF_GETTASK 5
+    {"java.util.concurrent.ThreadPoolExecutor", "getTask"},
+#define WF_TAKE 6
+    {"java.util.concurrent.LinkedBlockingQueue", "take"},
+#define WF_AWAIT 7
+    {"java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject", "await"},
+#define WF_LSPARK 8
+    {"java.util.concurrent.locks.LockSupport", "park"},
+#define WF_UPARK 9
+    {"jdk.internal.misc.Unsafe", "park"},
+#define WF_CHARGE 10
+    {"app.Billing", "charge"},
+#define WF_RLOCK 11
+    {"java.util.concurrent.locks.ReentrantLock", "lock"},
+#define WF_ACQUIRE 12
+    {"java.util.concurrent.locks.AbstractQueuedSynchronizer", "acquire"},
+#define WF_MAIN 13
+    {"app.Main", "main"},
+#define WF_JOIN 14
+    {"java.lang.Thread", "join"},
+#define WF_WAIT 15
+    {"java.lang.Object", "wait"},
+#define WF_READ 16
+    {"java.net.SocketInputStream", "read"},
+#define WF_CACHE 17
+    {"app.Cache", "get"},
+};
+
+#define WMAXF 8
+static const struct {
+    int n;
+    int f[WMAXF];   /* root first */
+} wstacks[] = {
+#define WS_POST 0
+    {3, {WF_RUN, WF_WORKER, WF_POST}},
+#define WS_AUDIT 1
+    {3, {WF_RUN, WF_WORKER, WF_AUDIT}},
+#define WS_SLEEP 2
+    {2, {WF_RUN, WF_SLEEP}},
+#define WS_POOL 3
+    {7, {WF_RUN, WF_WORKER, WF_GETTASK, WF_TAKE, WF_AWAIT, WF_LSPARK, WF_UPARK}},
+#define WS_RLOCK 4
+    {6, {WF_RUN, WF_CHARGE, WF_RLOCK, WF_ACQUIRE, WF_LSPARK, WF_UPARK}},
+#define WS_JOIN 5
+    {3, {WF_MAIN, WF_JOIN, WF_WAIT}},
+#define WS_READ 6
+    {2, {WF_MAIN, WF_READ}},
+#define WS_CACHE 7
+    {3, {WF_RUN, WF_WORKER, WF_CACHE}},
+};
+#define WS_COUNT (sizeof wstacks / sizeof wstacks[0])
+
+/* A run of wall samples of one thread: `count` samples of `weight` each, back to
+ * back from `at` (ms after the recording's start). */
+static const struct wgroup {
+    int thread, stack, state, count, repeat;
+    uint64_t at_ms, weight_ms, cpu_ms;
+    char os_state;
+} wgroups[] = {
+    {0, WS_POST, RP_TS_RUNNING, 40, 0, 0, 50, 45, 'R'},
+    {0, WS_POST, RP_TS_BLOCKED, 60, 0, 2000, 50, 0, 'S'},
+    {1, WS_POST, RP_TS_BLOCKED, 70, 0, 0, 50, 0, 'S'},
+    {1, WS_AUDIT, RP_TS_RUNNABLE, 10, 0, 3500, 50, 10, 'R'},
+    {1, WS_AUDIT, RP_TS_RUNNING, 20, 0, 4000, 50, 48, 'R'},
+    {2, WS_SLEEP, RP_TS_SLEEPING, 1, 0, 0, 50, 0, 'S'},
+    {2, WS_SLEEP, RP_TS_SLEEPING, 99, 1, 50, 50, 0, 'S'},
+    {3, WS_POOL, RP_TS_PARKED, 1, 0, 0, 100, 0, 'S'},
+    {3, WS_POOL, RP_TS_PARKED, 49, 1, 100, 100, 0, 'S'},
+    {4, WS_RLOCK, RP_TS_PARKED, 30, 0, 0, 50, 0, 'S'},
+    {4, WS_POST, RP_TS_RUNNING, 70, 0, 1500, 50, 40, 'R'},
+    {5, WS_JOIN, RP_TS_WAITING, 50, 1, 0, 50, 0, 'S'},
+    {5, WS_READ, RP_TS_NATIVE, 50, 0, 2500, 50, 0, 'S'},
+};
+
+/* Lock samples: `count` waits of `wait_ms` each, `every_ms` apart from `at_ms`. */
+static const struct lgroup {
+    int thread, stack, owner;   /* owner: a thread index, -1 unknown */
+    const char *monitor;
+    int count;
+    uint64_t at_ms, every_ms, wait_ms;
+} lgroups[] = {
+    {1, WS_POST, 0, "app.Ledger", 20, 0, 150, 120},
+    {0, WS_POST, 1, "app.Ledger", 10, 2000, 250, 200},
+    {0, WS_AUDIT, 4, "app.Ledger", 4, 100, 400, 30},
+    {1, WS_POST, -1, "app.Ledger", 2, 4000, 300, 15},
+    {4, WS_CACHE, 0, "app.Cache", 5, 1600, 500, 12},
+};
+
+static uint32_t wput_stack(struct rp_chunk_writer *w, int s)
+{
+    uint32_t ids[WMAXF];
+    int n = wstacks[s].n;
+    for (int i = 0; i < n; i++) {
+        const char *const *f = wframes[wstacks[s].f[i]];
+        uint32_t k = rp_chunk_class(w, rp_chunk_cstring(w, f[0]));
+        uint32_t m = rp_chunk_method(w, k, rp_chunk_cstring(w, f[1]),
+                                     rp_chunk_cstring(w, "()V"), 0, 0);
+        ids[n - 1 - i] = rp_chunk_frame(w, m, RP_FRAME_JIT, -1, 0);   /* leaf first */
+        if (!ids[n - 1 - i])
+            die("frame");
+    }
+    uint32_t id = rp_chunk_stack(w, ids, (uint32_t)n, 0);
+    if (!id)
+        die("stack");
+    return id;
+}
+
+static uint32_t wput_thread(struct rp_chunk_writer *w, int t)
+{
+    uint32_t id = rp_chunk_thread(w, (uint64_t)t + 1, wthreads[t].tid, 40 + (uint64_t)t,
+                                  wthreads[t].name, RP_THREAD_JAVA, MONO0);
+    if (!id)
+        die("thread");
+    return id;
+}
+
+static void write_waits(const char *out)
+{
+    const uint64_t wall0 = WALL0 + 7200 * SEC * 3, mono0 = MONO0;
+    struct rp_chunk_writer *w = open_writer(out, "rec-W", "500", "hostW", wall0, mono0, 0,
+                                            "interval=10ms,wall=50ms,lock=10ms");
+    static const char *const wx[] = RP_WALL_EXTRA_NAMES;
+    static const char *const lx[] = RP_LOCK_EXTRA_NAMES;
+    uint32_t kwall = rp_chunk_kind(w, RP_KIND_WALL, "ns", 50 * MS, wx, RP_WALL_NEXTRA);
+    uint32_t klock = rp_chunk_kind(w, RP_KIND_LOCK, "ns", 0, lx, RP_LOCK_NEXTRA);
+    uint32_t kcpu = rp_chunk_kind(w, "cpu", "ns", 10 * MS, NULL, 0);
+    if (!kwall || !klock || !kcpu)
+        die("kind");
+    FILE *m = manifest;
+    int first = 1;
+    for (size_t gi = 0; gi < sizeof wgroups / sizeof wgroups[0]; gi++) {
+        const struct wgroup *g = &wgroups[gi];
+        for (int i = 0; i < g->count; i++) {
+            /* A sample stands for [time - weight, time]. */
+            uint64_t t = (g->at_ms + (uint64_t)(i + 1) * g->weight_ms) * MS;
+            uint64_t x[RP_WALL_NEXTRA];
+            x[RP_WALL_X_STATE] = (uint64_t)g->state;
+            x[RP_WALL_X_JVMTI_STATE] = 0x5;   /* ALIVE|RUNNABLE, not interpreted here */
+            x[RP_WALL_X_OS_STATE] = (uint64_t)(unsigned char)g->os_state;
+            x[RP_WALL_X_REPEAT] = (uint64_t)g->repeat;
+            x[RP_WALL_X_CPU_NS] = g->cpu_ms * MS;
+            if (rp_chunk_sample(w, kwall, wput_thread(w, g->thread), mono0 + t,
+                                wput_stack(w, g->stack), g->weight_ms * MS, x) != 0)
+                die("wall sample");
+            if (m)
+                fprintf(m, "%s\n  {\"t\": %llu, \"thread\": \"%s\", \"tid\": %llu, "
+                           "\"kind\": \"wall\", \"weight\": %llu, \"stack\": %d, "
+                           "\"state\": \"%s\", \"repeat\": %d, \"cpu_ns\": %llu}",
+                        first ? "" : ",", (unsigned long long)(wall0 + t),
+                        wthreads[g->thread].name, (unsigned long long)wthreads[g->thread].tid,
+                        (unsigned long long)(g->weight_ms * MS), g->stack,
+                        rp_thread_state_name((unsigned)g->state), g->repeat,
+                        (unsigned long long)(g->cpu_ms * MS));
+            first = 0;
+        }
+        if (rp_chunk_flush(w) != 0)
+            die("flush");
+    }
+    for (size_t gi = 0; gi < sizeof lgroups / sizeof lgroups[0]; gi++) {
+        const struct lgroup *g = &lgroups[gi];
+        for (int i = 0; i < g->count; i++) {
+            uint64_t t = (g->at_ms + (uint64_t)i * g->every_ms) * MS;
+            uint64_t x[RP_LOCK_NEXTRA];
+            x[RP_LOCK_X_CLASS] = rp_chunk_class(w, rp_chunk_cstring(w, g->monitor));
+            x[RP_LOCK_X_OWNER] = g->owner >= 0 ? wput_thread(w, g->owner) : 0;
+            x[RP_LOCK_X_THRESHOLD] = 10 * MS;
+            if (rp_chunk_sample(w, klock, wput_thread(w, g->thread), mono0 + t,
+                                wput_stack(w, g->stack), g->wait_ms * MS, x) != 0)
+                die("lock sample");
+            if (m)
+                fprintf(m, ",\n  {\"t\": %llu, \"thread\": \"%s\", \"tid\": %llu, "
+                           "\"kind\": \"lock\", \"weight\": %llu, \"stack\": %d, "
+                           "\"monitor\": \"%s\", \"owner\": %s%s%s}",
+                        (unsigned long long)(wall0 + t), wthreads[g->thread].name,
+                        (unsigned long long)wthreads[g->thread].tid,
+                        (unsigned long long)(g->wait_ms * MS), g->stack, g->monitor,
+                        g->owner >= 0 ? "\"" : "",
+                        g->owner >= 0 ? wthreads[g->owner].name : "null",
+                        g->owner >= 0 ? "\"" : "");
+        }
+    }
+    /* A few cpu samples, so the recording has more than the two new kinds. */
+    for (int i = 0; i < 5; i++) {
+        if (rp_chunk_sample(w, kcpu, wput_thread(w, 1), mono0 + (uint64_t)(i + 1) * SEC,
+                            wput_stack(w, WS_AUDIT), 10 * MS, NULL) != 0)
+            die("cpu sample");
+        if (m)
+            fprintf(m, ",\n  {\"t\": %llu, \"thread\": \"worker-2\", \"tid\": 502, "
+                       "\"kind\": \"cpu\", \"weight\": %llu, \"stack\": %d}",
+                    (unsigned long long)(wall0 + (uint64_t)(i + 1) * SEC),
+                    (unsigned long long)(10 * MS), WS_AUDIT);
+    }
+    /* Telemetry, once a second at 0..5 s: totals grow at fixed rates, levels
+     * vary so that averages and maxima differ. */
+    if (m)
+        fputs("\n], \"gauges\": [", m);
+    for (int s = 0; s <= 5; s++) {
+        const struct {
+            const char *name;
+            uint64_t v;
+        } g[] = {
+            {RP_GAUGE_CPU_USER, 1000 * MS + (uint64_t)s * 600 * MS},
+            {RP_GAUGE_CPU_SYS, 200 * MS + (uint64_t)s * 100 * MS},
+            {RP_GAUGE_RSS, (200 + 10 * (uint64_t)s) << 20},
+            {RP_GAUGE_HEAP_USED, (uint64_t)(s % 2 ? 96 : 64) << 20},
+            {RP_GAUGE_HEAP_COMMITTED, 256ull << 20},
+            {RP_GAUGE_GC_COUNT, 3 + 2 * (uint64_t)s},
+            {RP_GAUGE_GC_TIME, 30 * MS + (uint64_t)s * 8 * MS},
+            {RP_GAUGE_THREADS, 20 + (uint64_t)(s == 3)},
+            {RP_GAUGE_THREADS_RUNNABLE, (uint64_t)(s % 3)},
+            {RP_GAUGE_CLASSES, 1500 + 10 * (uint64_t)s},
+            {RP_GAUGE_AGENT_CPU, 40 * MS + (uint64_t)s * 5 * MS},
+        };
+        for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+            if (rp_chunk_gauge(w, g[i].name, mono0 + (uint64_t)s * SEC, g[i].v) != 0)
+                die("gauge");
+            if (m)
+                fprintf(m, "%s\n  {\"t\": %llu, \"name\": \"%s\", \"value\": %llu}",
+                        s || i ? "," : "", (unsigned long long)(wall0 + (uint64_t)s * SEC),
+                        g[i].name, (unsigned long long)g[i].v);
+        }
+    }
+    rp_chunk_counter(w, "lock.below_threshold", 7);
+    if (rp_chunk_close(w) != 0)
+        die("close");
+    if (!m)
+        return;
+    fputs("\n], \"recording\": \"rec-W\", \"stacks\": [", m);
+    for (size_t s = 0; s < WS_COUNT; s++) {
+        fputs(s ? ",\n  [" : "\n  [", m);
+        for (int i = 0; i < wstacks[s].n; i++) {
+            const char *const *f = wframes[wstacks[s].f[i]];
+            fprintf(m, "%s\"%s.%s\"", i ? ", " : "", f[0], f[1]);
+        }
+        fputc(']', m);
+    }
+    fputs("\n]}\n", m);
+    if (fclose(m) != 0)
+        die("manifest");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--manifest"))) {
-        fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn OUT "
+        fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn|waits OUT "
                         "[--manifest FILE]\n");
         return 2;
     }
@@ -752,6 +1039,8 @@ int main(int argc, char **argv)
         write_b(argv[2]);
     else if (!strcmp(argv[1], "heap") || !strcmp(argv[1], "churn"))
         write_heap(argv[2], !strcmp(argv[1], "churn"));
+    else if (!strcmp(argv[1], "waits"))
+        write_waits(argv[2]);
     else {
         fprintf(stderr, "rp_testwriter: unknown variant '%s'\n", argv[1]);
         return 2;

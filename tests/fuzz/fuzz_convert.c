@@ -6,7 +6,8 @@
  * `convert` in every output format, with the options that switch on the other
  * code paths (per-thread trees, lines and bcis, cutoff, time range, regex
  * filters, the alloc and live kinds with their snapshots, sample counts instead
- * of weights), then `summary` and `leaks` (text and JSON). Output goes to
+ * of weights, wall samples by thread state, lock samples), then `summary`,
+ * `leaks` and `locks` (text and JSON). Output goes to
  * /dev/null (stdout is redirected once, at start-up); --quiet keeps the readers'
  * diagnostics off stderr.
  *
@@ -46,6 +47,12 @@ static const char *const runs[][MAXARGS] = {
     {"summary", "--quiet", "--chunks", "--threads", "5", "@"},
     {"leaks", "--quiet", "--all", "@"},
     {"leaks", "--quiet", "--json", "--by", "method", "--from", "+0s", "@"},
+    /* issue 9: wall and lock kinds, thread states, the locks report */
+    {"convert", "--quiet", "--format", "collapsed", "--state", "blocked,parked",
+     "--state-frames", "@"},
+    {"convert", "--quiet", "--format", "flat", "--event", "lock", "@"},
+    {"locks", "--quiet", "@"},
+    {"locks", "--quiet", "--json", "--stacks", "1", "@"},
 };
 
 static int run(const char *const *row, const char *path)
@@ -56,7 +63,8 @@ static int run(const char *const *row, const char *path)
         argv[argc] = (char *)(strcmp(row[argc], "@") ? row[argc] : path);
     argv[argc] = NULL;
     rp_cmd_fn fn = !strcmp(row[0], "convert") ? rp_cmd_convert
-                 : !strcmp(row[0], "summary") ? rp_cmd_summary : rp_cmd_leaks;
+                 : !strcmp(row[0], "summary") ? rp_cmd_summary
+                 : !strcmp(row[0], "locks") ? rp_cmd_locks : rp_cmd_leaks;
     return fn(argc, argv);
 }
 

@@ -24,6 +24,7 @@
 
 #include "agent.h"
 #include "alloc.h"
+#include "classes.h"
 #include "engine_async.h"
 #include "engine_jvmti.h"
 #include "flusher.h"
@@ -66,7 +67,7 @@ struct flusher {
     uint64_t generation;
     uint32_t kind;
     uint32_t kind_alloc, kind_live, kind_gc;   /* 0 until first used in a chunk   */
-    struct rp_u64map classes;       /* alloc.h class id → chunk class id            */
+    struct rp_u64map classes;       /* classes.h class id → chunk class id          */
     struct rp_u64map live_stacks;   /* raw-frames hash → struct live_stack*         */
     struct rp_alloc_stats alloc_seen;
     jclass runtime_class;           /* java.lang.Runtime (global ref), for the heap */
@@ -554,7 +555,7 @@ static uint32_t alloc_class_id(struct flusher *f, uint32_t klass)
     uint64_t v;
     if (rp_u64map_get(&f->classes, klass, &v))
         return (uint32_t)v;
-    const char *name = rp_alloc_class_name(klass);
+    const char *name = rp_class_name(klass);
     uint32_t id = rp_chunk_class(f->w, str(f, name ? name : "[unknown class]"));
     if (id)
         rp_u64map_put(&f->classes, klass, id);

@@ -37,7 +37,7 @@
 #   alloc samp/s ringprof's alloc samples per second (ringprof summary)
 #   agent CPU    (CPU handler time + allocation callback time + the agent's own
 #                threads' CPU) / the process's CPU (gauges agent.handler_ns.total,
-#                agent.alloc_ns.total and agent.cpu_ns, last values); HotSpot's own
+#                agent.alloc_ns.total and agent.cpu_ns.total, last values); HotSpot's own
 #                work for a sample before the callback is not in it, only in
 #                batch ms and cpu/op
 # Every run's result checksum must equal the no-agent runs'. CONFIGS="none alloc"
@@ -105,7 +105,7 @@ for r in $(seq "$rounds"); do
             awk -v s="$seconds" '$1 == "samples" && $2 == "alloc" { n = $3 } END { printf "%.0f\n", n / s }' \
                 "$work/summary" >>"$work/asps-$c"
             h=$("$dump" series "$rec" agent.handler_ns.total | tail -1)
-            a=$("$dump" series "$rec" agent.cpu_ns | tail -1)
+            a=$("$dump" series "$rec" agent.cpu_ns.total | tail -1)
             k=$("$dump" series "$rec" agent.alloc_ns.total | tail -1)
             awk -v h="${h:-0}" -v a="${a:-0}" -v k="${k:-0}" -v c="$cpu" \
                 'BEGIN { printf "%.3f\n", c ? 100 * (h + a + k) / c : 0 }' >>"$work/share-$c"

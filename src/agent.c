@@ -59,6 +59,7 @@
 #include "engine_async.h"
 #include "engine_jvmti.h"
 #include "flusher.h"
+#include "lock.h"
 #include "log.h"
 #include "methods.h"
 #include "options.h"
@@ -91,6 +92,7 @@ static struct {
     jfieldID thread_tid;              /* java.lang.Thread.tid, or NULL              */
     jvmtiCapabilities got;            /* what AddCapabilities granted               */
     struct rp_alloc_config alloc;
+    struct rp_lock_config lock;
     pthread_mutex_t lifecycle_lock;   /* held through start() and stop()            */
     int code_may_run;                 /* an event was enabled: our code may run on
                                        * other threads from then on                */
@@ -195,7 +197,9 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
     int daemon;
     char *name = thread_info(jni, thread, &daemon);
     jweak ref = (*jni)->NewWeakGlobalRef(jni, thread);
-    rp_threads_attach_current(jni, ref, name, daemon, java_tid(jni, thread));
+    struct rp_slot *s = rp_threads_attach_current(jni, ref, name, daemon,
+                                                  java_tid(jni, thread));
+    rp_lock_learn_thread(s, jni, thread);
     free(name);
 }
 
@@ -289,6 +293,7 @@ static int add_capabilities(char *err, size_t errlen)
     want.can_get_thread_cpu_time = pot.can_get_thread_cpu_time;
     jvmtiCapabilities base = want;
     rp_alloc_want(&A.alloc, &pot, &want);
+    rp_lock_want(&A.lock, &pot, &want);
     /* Allocation sampling is never worth refusing the load for: if its
      * capabilities cannot be had (another agent holds one), go on without. */
     if ((*A.jvmti)->AddCapabilities(A.jvmti, &want) != JVMTI_ERROR_NONE) {
@@ -325,6 +330,7 @@ static int set_events(char *err, size_t errlen)
     cb.CompiledMethodLoad = on_compiled_load;
     cb.CompiledMethodUnload = on_compiled_unload;
     rp_alloc_init(A.jvmti, &A.alloc, &A.got, &cb);
+    rp_lock_init(A.jvmti, &A.lock, &A.got, &cb);
     if ((*A.jvmti)->SetEventCallbacks(A.jvmti, &cb, sizeof cb) != JVMTI_ERROR_NONE) {
         snprintf(err, errlen, "JVMTI SetEventCallbacks failed");
         return -1;
@@ -422,14 +428,16 @@ static int load(JavaVM *vm, const char *options, char *err, size_t errlen)
         rp_log("AsyncGetCallTrace not found: using engine=jvmti (safepoint-biased)");
     if (A.async && rp_async_check_signal(A.opt.signal, err, errlen) != 0)
         return LOAD_REFUSED;
-    /* Allocation records go to the allocating thread's ring: with engine=jvmti,
-     * threads have rings only for them (alloc=off at start: none, so `ctl start
-     * alloc` is refused). */
-    int rings = A.async || A.opt.alloc_bytes;
+    /* Allocation and lock records go to the thread's own ring: with engine=jvmti,
+     * threads have rings only for them (alloc=off and lock=off at start: none, so
+     * `ctl start alloc` and `ctl start lock` are refused). */
+    int rings = A.async || A.opt.alloc_bytes || A.opt.lock;
     A.alloc = (struct rp_alloc_config){A.opt.alloc_bytes, A.opt.live,
                                        (uint32_t)A.opt.live_max, A.opt.depth,
                                        A.async ? A.opt.signal : 0, rings,
                                        A.opt.alloc_rate};
+    A.lock = (struct rp_lock_config){A.opt.lock, A.opt.lock_ns, A.opt.depth,
+                                     A.async ? A.opt.signal : 0, rings};
     struct rp_threads_config tc = {
         A.opt.depth, rings ? A.opt.ring_bytes : 0, A.async ? A.opt.interval_ns : 0,
         A.opt.signal};
@@ -471,6 +479,8 @@ static void adopt_threads(JNIEnv *jni, int vmstructs)
             if (tid || !A.async)
                 rp_threads_adopt(jni, tid, env, (*jni)->NewWeakGlobalRef(jni, t), name,
                                  daemon, java_tid(jni, t));
+            if (tid)
+                rp_lock_learn_thread(rp_threads_by_tid(tid), jni, t);
             free(name);
         }
         (*jni)->DeleteLocalRef(jni, t);
@@ -533,8 +543,9 @@ static void start_locked(JNIEnv *jni, jthread self)
     if (!A.attached) {
         int daemon;
         char *name = thread_info(jni, self, &daemon);
-        rp_threads_attach_current(jni, (*jni)->NewWeakGlobalRef(jni, self), name, daemon,
-                                  java_tid(jni, self));
+        struct rp_slot *s = rp_threads_attach_current(jni, (*jni)->NewWeakGlobalRef(jni, self),
+                                                      name, daemon, java_tid(jni, self));
+        rp_lock_learn_thread(s, jni, self);
         free(name);
     }
     rp_methods_prepare_loaded(jni);
@@ -546,11 +557,12 @@ static void start_locked(JNIEnv *jni, jthread self)
             goto fail;
     }
     struct rp_flusher_config fc = {A.rec, A.async, A.opt.interval_ns, A.opt.flush_ns,
-                                   A.opt.depth, A.opt.ring_bytes};
+                                   A.opt.depth, A.opt.ring_bytes, A.opt.telemetry_ns};
     if (rp_flusher_start(A.jvmti, jni, &fc, err, sizeof err) != 0)
         goto fail;
     adopt_threads(jni, vmstructs);
     rp_alloc_start();
+    rp_lock_start();
     char *main_class = sysprop("sun.java.command");
     struct rp_control_ops_config cc = {&A.opt, A.async, rp_recording_dir(A.rec), main_class};
     rp_control_ops_start(&cc);        /* a failure is logged; profiling goes on */
@@ -591,6 +603,7 @@ static void stop_locked(void)
     }
     rp_control_ops_stop();            /* no request may race the last close */
     rp_alloc_stop(2000);
+    rp_lock_stop(2000);
     rp_threads_disarm_all();
     if (A.async)
         rp_async_stop(2000);

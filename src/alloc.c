@@ -14,21 +14,17 @@
 
 #include "ringprof/ring.h"
 #include "alloc.h"
+#include "classes.h"
 #include "flusher.h"
 #include "log.h"
 #include "sample.h"
 #include "threads.h"
 #include "u64map.h"
 
-/* Tags: a class object's tag is CLASS_TAG | class id; a sampled object's is
- * generation << 32 | (entry + 1). Generations stay below 2^31, so the two never
- * meet. */
-#define CLASS_TAG      (1ull << 63)
+/* Tags: a class object's tag is RP_CLASS_TAG | class id (classes.h); a sampled
+ * object's is generation << 32 | (entry + 1). Generations stay below 2^31, so
+ * the two never meet. */
 #define GEN_MASK       0x7fffffffu
-
-/* Class ids: blocks of names, allocated as classes are first seen, never freed. */
-#define CLASS_BLOCK    1024u
-#define CLASS_BLOCKS   4096u            /* 4 Mi classes */
 
 /* Pauses between two flusher passes; beyond this they are counted and lost. */
 #define GC_QUEUE       256u
@@ -56,11 +52,6 @@ static struct {
     uint64_t adapt_t, adapt_n;          /* rate limit: window start, samples then */
     sigset_t mask;
 
-    /* Classes. */
-    pthread_mutex_t class_lock;
-    char **_Atomic blocks[CLASS_BLOCKS];
-    _Atomic uint32_t nclasses;
-
     /* Live table and its free list (Treiber stack, ABA count in the high half). */
     struct live_entry *entries;
     _Atomic uint32_t *next;
@@ -76,7 +67,7 @@ static struct {
     _Atomic uint64_t callback_ns, adaptations, first_skipped;
     _Atomic uint64_t samples, no_thread, agent_thread, ring_dropped, untracked, tag_failed, gc_lost,
                      freed;
-} G = {.class_lock = PTHREAD_MUTEX_INITIALIZER, .switch_lock = PTHREAD_MUTEX_INITIALIZER};
+} G = {.switch_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t mono_ns(void)
 {
@@ -88,92 +79,6 @@ static uint64_t mono_ns(void)
 static void bump(_Atomic uint64_t *c)
 {
     atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
-}
-
-/* ----------------------------------------------------------------- classes -- */
-
-/* A JVM type signature as Java writes it: "[[I" → "int[][]", "Ljava/lang/Long;"
- * → "java.lang.Long". malloc'ed, or NULL. */
-static char *java_type_name(const char *sig)
-{
-    static const struct { char c; const char *name; } prim[] = {
-        {'B', "byte"}, {'C', "char"}, {'D', "double"}, {'F', "float"}, {'I', "int"},
-        {'J', "long"}, {'S', "short"}, {'Z', "boolean"}, {'V', "void"}};
-    size_t dims = 0;
-    while (sig[dims] == '[')
-        dims++;
-    const char *base = sig + dims;
-    size_t blen = strlen(base);
-    const char *pname = NULL;
-    if (blen == 1)
-        for (size_t i = 0; i < sizeof prim / sizeof prim[0]; i++)
-            if (prim[i].c == base[0])
-                pname = prim[i].name;
-    if (!pname && blen >= 2 && base[0] == 'L' && base[blen - 1] == ';') {
-        base++;
-        blen -= 2;
-    }
-    if (pname) {
-        base = pname;
-        blen = strlen(pname);
-    }
-    char *out = malloc(blen + 2 * dims + 1);
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < blen; i++)
-        out[i] = base[i] == '/' ? '.' : base[i];
-    for (size_t i = 0; i < dims; i++)
-        memcpy(out + blen + 2 * i, "[]", 2);
-    out[blen + 2 * dims] = '\0';
-    return out;
-}
-
-/* Issue an id for `name` (taken). @return the id, or 0 if out of room. */
-static uint32_t class_add(char *name)
-{
-    pthread_mutex_lock(&G.class_lock);
-    uint32_t id = atomic_load_explicit(&G.nclasses, memory_order_relaxed) + 1;
-    uint32_t b = id / CLASS_BLOCK, i = id % CLASS_BLOCK;
-    char **block = b < CLASS_BLOCKS ? atomic_load(&G.blocks[b]) : NULL;
-    if (b < CLASS_BLOCKS && !block && (block = calloc(CLASS_BLOCK, sizeof *block)))
-        atomic_store_explicit(&G.blocks[b], block, memory_order_release);
-    if (!block) {
-        pthread_mutex_unlock(&G.class_lock);
-        free(name);
-        return 0;
-    }
-    block[i] = name;
-    atomic_store_explicit(&G.nclasses, id, memory_order_release);
-    pthread_mutex_unlock(&G.class_lock);
-    return id;
-}
-
-const char *rp_alloc_class_name(uint32_t id)
-{
-    if (!id || id > atomic_load_explicit(&G.nclasses, memory_order_acquire))
-        return NULL;
-    char **block = atomic_load_explicit(&G.blocks[id / CLASS_BLOCK], memory_order_acquire);
-    return block ? block[id % CLASS_BLOCK] : NULL;
-}
-
-/* The id of `klass`, from its tag, or issued now (the first sample of a class;
- * two threads racing on a new class may issue two ids with the same name, which
- * the flusher and the converter treat as one class). */
-static uint32_t class_id(jclass klass)
-{
-    jlong tag = 0;
-    if (G.can_tag && (*G.jvmti)->GetTag(G.jvmti, klass, &tag) == JVMTI_ERROR_NONE &&
-        ((uint64_t)tag & CLASS_TAG))
-        return (uint32_t)((uint64_t)tag & 0xffffffffu);
-    char *sig = NULL;
-    if ((*G.jvmti)->GetClassSignature(G.jvmti, klass, &sig, NULL) != JVMTI_ERROR_NONE)
-        return 0;
-    char *name = java_type_name(sig);
-    (*G.jvmti)->Deallocate(G.jvmti, (unsigned char *)sig);
-    uint32_t id = name ? class_add(name) : 0;
-    if (id && G.can_tag)
-        (*G.jvmti)->SetTag(G.jvmti, klass, (jlong)(CLASS_TAG | id));
-    return id;
 }
 
 /* -------------------------------------------------------------- live table -- */
@@ -363,13 +268,13 @@ static void sample(JNIEnv *jni, jobject object, jclass klass, jlong size)
         p = 1.0;
     h.weight = (uint64_t)llround((double)t.size / p);
     t.objects = objects_estimate(1.0 / p, h.time ^ (uint64_t)tid << 32 ^ t.size);
-    t.klass = class_id(klass);
-    const char *name = rp_alloc_class_name(t.klass);
+    t.klass = rp_class_id(G.jvmti, klass);
+    const char *name = rp_class_name(t.klass);
     if (name && strchr(name, '['))
         t.length1 = (uint32_t)(*jni)->GetArrayLength(jni, (jarray)object) + 1;
     h.status = take_stack(s, &h.njava, &h.flags);
     /* A sampled java.lang.Class (a class being defined) is not tracked: class
-     * objects carry class_id's tag, which would overwrite the live one. */
+     * objects carry rp_class_id's tag, which would overwrite the live one. */
     if (G.live && !(name && !strcmp(name, "java.lang.Class"))) {
         struct rp_live_obj o = {h.time, atomic_load(&G.gc_count), t.size, h.weight,
                                 t.objects, t.klass, t.length1, s->index, h.gen, NULL};
@@ -417,7 +322,7 @@ static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
     (void)jvmti;
     uint64_t t = (uint64_t)tag;
     uint32_t live = (uint32_t)t, gen = (uint32_t)(t >> 32);
-    if ((t & CLASS_TAG) || !G.entries || !live || live > G.cfg.live_max)
+    if ((t & RP_CLASS_TAG) || !G.entries || !live || live > G.cfg.live_max)
         return;
     /* One loop, not two CASes (LIVE, then PENDING): the flusher's PENDING → LIVE
      * between them would make both fail, and ObjectFree comes only once. */

@@ -7,8 +7,8 @@
  * Poisson process over the bytes a thread allocates, and the object that covers a
  * point is reported through the SampledObjectAlloc event, on the allocating
  * thread, with JNI and JVMTI usable. There the callback takes the stack
- * (GetStackTrace, up to `depth`), the class (a per-class id kept in the class
- * object's JVMTI tag, so a class's signature is read once), the array length,
+ * (GetStackTrace, up to `depth`), the class (classes.h: a per-class id kept in the
+ * class object's JVMTI tag, so a class's signature is read once), the array length,
  * and pushes one record (sample.h, RP_SAMPLE_ALLOC) into the thread's own ring.
  * The CPU-timer signal is blocked for the callback's few microseconds: the
  * callback then owns the slot's frame buffer, and its push can never be nested
@@ -110,10 +110,6 @@ void rp_alloc_state(struct rp_alloc_state *out);
  * in force at the thread's previous sample). Flusher only (JVMTI calls).
  */
 void rp_alloc_adapt(uint64_t now_ns);
-
-/* A class id's Java name ("byte[]", "java.lang.Long"), or NULL for an id that
- * was never issued. The string lives for the process. */
-const char *rp_alloc_class_name(uint32_t id);
 
 /* GCs finished since start. */
 uint64_t rp_alloc_gc_count(void);

@@ -14,8 +14,9 @@
  * paused instead. Allocation sampling is switched with its JVMTI event and
  * interval (alloc.h); those JVMTI calls must come from a thread attached to the
  * JVM, which this server's thread is not, so they run on the flusher
- * (rp_flusher_call). "start"/"stop" without a kind, "all", and "cpu alloc" are
- * the same request: every kind the agent can sample.
+ * (rp_flusher_call). So does lock contention's switch (its events, and the
+ * capability the first time). "start"/"stop" without a kind, "all", and "cpu
+ * alloc lock" are the same request: every kind the agent can sample.
  */
 #include <errno.h>
 #include <limits.h>
@@ -33,6 +34,7 @@
 #include "alloc.h"
 #include "flusher.h"
 #include "histogram.h"
+#include "lock.h"
 #include "log.h"
 #include "threads.h"
 
@@ -85,6 +87,10 @@ static void status_options(struct rp_json *j)
     rp_alloc_state(&a);
     rp_json_kv_u64(j, "alloc_bytes", a.interval);
     rp_json_kv_bool(j, "live", a.live);
+    struct rp_lock_state l;
+    rp_lock_state(&l);
+    rp_json_kv_u64(j, "lock_ns", l.on ? l.threshold_ns : 0);
+    rp_json_kv_bool(j, "lock", l.on);
     rp_json_object_end(j);
 }
 
@@ -112,6 +118,27 @@ static void status_alloc(struct rp_json *j)
     rp_json_kv_u64(j, "live_untracked", st.untracked);
     rp_json_kv_u64(j, "freed", st.freed);
     rp_json_kv_u64(j, "gcs", rp_alloc_gc_count());
+    rp_json_object_end(j);
+}
+
+/* Lock contention: its state and what the callbacks counted. */
+static void status_lock(struct rp_json *j)
+{
+    struct rp_lock_state a;
+    struct rp_lock_stats st;
+    rp_lock_state(&a);
+    rp_lock_stats(&st);
+    rp_json_key(j, "lock");
+    rp_json_object_begin(j);
+    rp_json_kv_bool(j, "available", a.available);
+    rp_json_kv_bool(j, "on", a.on);
+    rp_json_kv_u64(j, "threshold_ns", a.threshold_ns);
+    rp_json_kv_u64(j, "recorded", st.samples);
+    rp_json_kv_u64(j, "below_threshold", st.below_threshold);
+    rp_json_kv_u64(j, "owner_unknown", st.owner_unknown);
+    rp_json_kv_u64(j, "ring_dropped", st.ring_dropped);
+    rp_json_kv_u64(j, "no_thread", st.no_thread);
+    rp_json_kv_u64(j, "callback_ns", st.callback_ns);
     rp_json_object_end(j);
 }
 
@@ -224,6 +251,10 @@ static int op_status(void *ctx, struct rp_json *j, char *err, size_t errlen)
     rp_alloc_state(&a);
     if (a.on)
         rp_json_string(j, "alloc");
+    struct rp_lock_state l;
+    rp_lock_state(&l);
+    if (l.on)
+        rp_json_string(j, "lock");
     rp_json_array_end(j);
     rp_json_kv_u64(j, "interval_ns", atomic_load(&C.interval_ns));
     rp_json_key(j, "samples");
@@ -232,8 +263,10 @@ static int op_status(void *ctx, struct rp_json *j, char *err, size_t errlen)
     rp_json_kv_u64(j, "alloc", t.alloc_samples);
     rp_json_kv_u64(j, "gc", t.gc_samples);
     rp_json_kv_u64(j, "live", t.live_samples);
+    rp_json_kv_u64(j, "lock", t.lock_samples);
     rp_json_object_end(j);
     status_alloc(j);
+    status_lock(j);
     status_counters(j, &t);
     status_threads(j);
     rp_json_kv_u64(j, "bytes_written", t.rec.bytes_written);
@@ -306,6 +339,17 @@ static int alloc_interval(uint64_t bytes, char *err, size_t errlen)
                            err, errlen);
 }
 
+static int call_lock_switch(void *arg, char *err, size_t errlen)
+{
+    return rp_lock_switch(arg != NULL, err, errlen);
+}
+
+static int lock_switch(int on, char *err, size_t errlen)
+{
+    return rp_flusher_call(call_lock_switch, on ? (void *)1 : NULL, FLUSH_WAIT_MS, err,
+                           errlen);
+}
+
 /* "all" (or no kind) means every kind. Naming alloc where allocation sampling
  * is unavailable is an error; "all" then switches cpu alone. */
 static int switch_kinds(unsigned kinds, int on, char *err, size_t errlen)
@@ -316,6 +360,15 @@ static int switch_kinds(unsigned kinds, int on, char *err, size_t errlen)
         kinds = RP_CTL_KIND_ALL;
     if ((kinds & RP_CTL_KIND_ALLOC) && (kinds != RP_CTL_KIND_ALL || a.available) &&
         alloc_switch(on, err, errlen) != 0)
+        return -1;
+    /* "all" starts lock contention only where it was configured (lock= or set
+     * lock=): it has no threshold otherwise; "start lock" uses the last one
+     * given, else RP_LOCK_DEFAULT_THRESHOLD_NS. */
+    struct rp_lock_state l;
+    rp_lock_state(&l);
+    if ((kinds & RP_CTL_KIND_LOCK) &&
+        (kinds != RP_CTL_KIND_ALL || (l.available && (l.configured || !on))) &&
+        lock_switch(on, err, errlen) != 0)
         return -1;
     if (kinds & RP_CTL_KIND_CPU) {
         if (apply_cpu(on, atomic_load(&C.interval_ns), err, errlen) != 0)
@@ -341,23 +394,37 @@ static int op_set(void *ctx, const struct rp_ctl_setting *set, size_t n, char *e
                   size_t errlen)
 {
     (void)ctx;
-    uint64_t interval = atomic_load(&C.interval_ns), alloc = 0;
+    uint64_t interval = atomic_load(&C.interval_ns), alloc = 0, lock = 0;
+    int set_lock = 0;
     for (size_t i = 0; i < n; i++) {
         if (set[i].key == RP_CTL_KEY_ALLOC)
             alloc = set[i].value;
+        if (set[i].key == RP_CTL_KEY_LOCK)
+            lock = set[i].value, set_lock = 1;
         if (set[i].key == RP_CTL_KEY_INTERVAL)
             interval = set[i].value;
     }
     /* All or none: the allocation interval first, since it is the one that can
      * be refused (unavailable) without anything to undo. */
     struct rp_alloc_state a;
+    struct rp_lock_state l;
     rp_alloc_state(&a);
-    if (alloc && alloc_interval(alloc, err, errlen) != 0)
+    rp_lock_state(&l);
+    char undo_err[256];
+    /* The lock threshold first: refused only when lock contention is
+     * unavailable, and undone by setting the old one back. */
+    if (set_lock && rp_lock_set_threshold(lock, err, errlen) != 0)
         return -1;
+    if (alloc && alloc_interval(alloc, err, errlen) != 0) {
+        if (set_lock)
+            rp_lock_set_threshold(l.threshold_ns, undo_err, sizeof undo_err);
+        return -1;
+    }
     if (apply_cpu(atomic_load(&C.cpu_on), interval, err, errlen) != 0) {
-        char undo_err[256];
         if (alloc)
             alloc_interval(a.interval, undo_err, sizeof undo_err);
+        if (set_lock)
+            rp_lock_set_threshold(l.threshold_ns, undo_err, sizeof undo_err);
         return -1;
     }
     rp_flusher_set_interval(interval);      /* the kind's period, for new chunks */

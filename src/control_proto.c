@@ -26,10 +26,11 @@ static const char *const cmd_names[] = {
 
 static const char commands_list[] =
     "status, flush, rotate, start, stop, set, version, help";
-static const char kinds_list[] = "cpu, alloc";
+static const char kinds_list[] = "cpu, alloc, lock";
 static const char keys_list[] =
     "interval (a duration from 100us to 10s, e.g. 10ms), "
-    "alloc (a size from 1 to 1g bytes, e.g. 512k)";
+    "alloc (a size from 1 to 1g bytes, e.g. 512k), "
+    "lock (a duration from 1us to 10s, or 0ns, e.g. 10ms)";
 
 const char *rp_ctl_cmd_name(enum rp_ctl_cmd cmd)
 {
@@ -41,6 +42,7 @@ const char *rp_ctl_kind_name(unsigned kind_bit)
     switch (kind_bit) {
     case RP_CTL_KIND_CPU: return "cpu";
     case RP_CTL_KIND_ALLOC: return "alloc";
+    case RP_CTL_KIND_LOCK: return "lock";
     default: return NULL;
     }
 }
@@ -50,6 +52,7 @@ const char *rp_ctl_key_name(enum rp_ctl_key key)
     switch (key) {
     case RP_CTL_KEY_INTERVAL: return "interval";
     case RP_CTL_KEY_ALLOC: return "alloc";
+    case RP_CTL_KEY_LOCK: return "lock";
     default: return NULL;
     }
 }
@@ -81,6 +84,8 @@ static int parse_kinds(char **words, int n, struct rp_ctl_request *req,
             req->kinds |= RP_CTL_KIND_CPU;
         else if (!strcmp(words[i], "alloc"))
             req->kinds |= RP_CTL_KIND_ALLOC;
+        else if (!strcmp(words[i], "lock"))
+            req->kinds |= RP_CTL_KIND_LOCK;
         else if (!strcmp(words[i], "all"))
             req->kinds |= RP_CTL_KIND_ALL;
         else
@@ -112,6 +117,14 @@ static int parse_setting(char *word, struct rp_ctl_setting *s, char *err, size_t
             return fail(err, errlen, "bad value '%.*s%s' for alloc: accepted values "
                         "are a size from 1 to 1g bytes (k, m, g binary), e.g. 512k, "
                         "1m", Q(val));
+    } else if (!strcmp(key, "lock")) {
+        s->key = RP_CTL_KEY_LOCK;
+        if (rp_parse_duration(val, &s->value) != 0 ||
+            (s->value && s->value < RP_CTL_LOCK_MIN_NS) || s->value > RP_CTL_LOCK_MAX_NS)
+            return fail(err, errlen, "bad value '%.*s%s' for lock: accepted values are a "
+                        "duration from 1us to 10s with a unit (ns, us, ms, s), e.g. 10ms, "
+                        "or 0ns for every contended entry (stop lock switches it off)",
+                        Q(val));
     } else {
         return fail(err, errlen, "unknown setting '%.*s%s': settings are %s", Q(key),
                     keys_list);

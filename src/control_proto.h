@@ -6,9 +6,10 @@
  * separated by spaces or tabs:
  *
  *   status | flush | rotate | version | help
- *   start [KIND...]          KIND: cpu, alloc; none means every kind
+ *   start [KIND...]          KIND: cpu, alloc, lock; none means every kind
  *   stop [KIND...]
- *   set KEY=VALUE...         KEY: interval (a duration), alloc (a size)
+ *   set KEY=VALUE...         KEY: interval (a duration), alloc (a size),
+ *                            lock (a duration: the lock-contention threshold)
  *
  * rp_ctl_parse is a pure function: no I/O, no allocation, no global state, so it
  * can be fuzzed alone. Every refusal comes with one sentence that says what was
@@ -47,6 +48,9 @@
 #define RP_CTL_INTERVAL_MAX_NS 10000000000ull
 #define RP_CTL_ALLOC_MIN 1ull
 #define RP_CTL_ALLOC_MAX (1ull << 30)
+/* lock: the same as the agent option `lock` (0, or 1 us to 10 s). */
+#define RP_CTL_LOCK_MIN_NS 1000ull
+#define RP_CTL_LOCK_MAX_NS 10000000000ull
 
 enum rp_ctl_cmd {
     RP_CTL_NONE = 0,
@@ -63,16 +67,18 @@ enum rp_ctl_cmd {
 /* Event kinds, as bits of rp_ctl_request.kinds. */
 #define RP_CTL_KIND_CPU   (1u << 0)
 #define RP_CTL_KIND_ALLOC (1u << 1)
-#define RP_CTL_KIND_ALL   (RP_CTL_KIND_CPU | RP_CTL_KIND_ALLOC)
+#define RP_CTL_KIND_LOCK  (1u << 2)
+#define RP_CTL_KIND_ALL   (RP_CTL_KIND_CPU | RP_CTL_KIND_ALLOC | RP_CTL_KIND_LOCK)
 
 enum rp_ctl_key {
     RP_CTL_KEY_INTERVAL = 1,   /* CPU sampling period, ns                       */
-    RP_CTL_KEY_ALLOC           /* heap sampling interval, bytes                 */
+    RP_CTL_KEY_ALLOC,          /* heap sampling interval, bytes                 */
+    RP_CTL_KEY_LOCK            /* lock-contention threshold, ns                 */
 };
 
 struct rp_ctl_setting {
     enum rp_ctl_key key;
-    uint64_t value;            /* ns for interval, bytes for alloc              */
+    uint64_t value;            /* ns for interval and lock, bytes for alloc     */
     char text[32];             /* the value as written, e.g. "5ms"              */
 };
 

@@ -24,16 +24,20 @@
 
 #include "agent.h"
 #include "alloc.h"
+#include "classes.h"
 #include "engine_async.h"
 #include "engine_jvmti.h"
 #include "flusher.h"
+#include "lock.h"
 #include "log.h"
 #include "methods.h"
 #include "sample.h"
 #include "symbols.h"
+#include "telemetry.h"
 #include "threads.h"
 #include "u64map.h"
 #include "unwind.h"
+#include "ringprof/events.h"
 
 #define DRAIN_NS   100000000ull         /* rings are drained every 100 ms         */
 #define SCAN_NS    500000000ull         /* /proc/self/task, every 500 ms          */
@@ -66,9 +70,12 @@ struct flusher {
     uint64_t generation;
     uint32_t kind;
     uint32_t kind_alloc, kind_live, kind_gc;   /* 0 until first used in a chunk   */
-    struct rp_u64map classes;       /* alloc.h class id → chunk class id            */
+    uint32_t kind_lock;
+    struct rp_u64map classes;       /* classes.h class id → chunk class id          */
     struct rp_u64map live_stacks;   /* raw-frames hash → struct live_stack*         */
     struct rp_alloc_stats alloc_seen;
+    struct rp_lock_stats lock_seen;
+    uint64_t telemetry_failed_seen;
     jclass runtime_class;           /* java.lang.Runtime (global ref), for the heap */
     jmethodID runtime_get, runtime_total, runtime_free;
     /* Per-generation caches of chunk ids. */
@@ -120,7 +127,7 @@ static char g_req_err[512];
 static pthread_mutex_t g_tot_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rp_flusher_totals g_tot;
 static uint64_t g_samples_written;   /* flusher-private running totals          */
-static uint64_t g_alloc_written, g_gc_written, g_live_written;
+static uint64_t g_alloc_written, g_gc_written, g_live_written, g_lock_written;
 static _Atomic uint64_t g_period_ns; /* the "cpu" kind's period for new chunks   */
 /* rp_flusher_wake's request: a signal sent while the flusher is busy in a pass
  * (not waiting) would be lost without it; checked before each wait. */
@@ -180,7 +187,7 @@ static void drop_caches(struct flusher *f)
     rp_u64map_clear(&f->markers);
     rp_u64map_clear(&f->tids);
     rp_u64map_clear(&f->classes);
-    f->kind_alloc = f->kind_live = f->kind_gc = 0;
+    f->kind_alloc = f->kind_live = f->kind_gc = f->kind_lock = 0;
     drop_raw_cache(f);
 }
 
@@ -273,14 +280,15 @@ struct status_info {
 };
 
 /* Who took the stack, for the counters' names: the signal handler (AGCT), the
- * jvmti sampler, or the allocation callback (GetStackTrace). */
-enum walk_source { SRC_AGCT = 0, SRC_JVMTI = 1, SRC_ALLOC = 2 };
-static const char *const SRC_NAME[] = {"agct", "jvmti", "alloc"};
+ * jvmti sampler, the allocation callback or the monitor callback (GetStackTrace). */
+enum walk_source { SRC_AGCT = 0, SRC_JVMTI = 1, SRC_ALLOC = 2, SRC_LOCK = 3 };
+static const char *const SRC_NAME[] = {"agct", "jvmti", "alloc", "lock"};
 
 static enum walk_source walk_source(const struct rp_sample_hdr *h)
 {
     return h->type == RP_SAMPLE_CPU ? SRC_AGCT
-         : h->type == RP_SAMPLE_CPU_JVMTI ? SRC_JVMTI : SRC_ALLOC;
+         : h->type == RP_SAMPLE_CPU_JVMTI ? SRC_JVMTI
+         : h->type == RP_SAMPLE_LOCK ? SRC_LOCK : SRC_ALLOC;
 }
 
 static void status_describe(int status, enum walk_source src, struct status_info *o)
@@ -554,7 +562,7 @@ static uint32_t alloc_class_id(struct flusher *f, uint32_t klass)
     uint64_t v;
     if (rp_u64map_get(&f->classes, klass, &v))
         return (uint32_t)v;
-    const char *name = rp_alloc_class_name(klass);
+    const char *name = rp_class_name(klass);
     uint32_t id = rp_chunk_class(f->w, str(f, name ? name : "[unknown class]"));
     if (id)
         rp_u64map_put(&f->classes, klass, id);
@@ -636,6 +644,53 @@ static int write_alloc(struct flusher *f, struct rp_slot *s, const struct rp_sam
     if (!stack || !extra[0] || !alloc_kind(f))
         return -1;
     return rp_chunk_sample(f->w, f->kind_alloc, thread, h->time, stack, h->weight, extra);
+}
+
+/* ------------------------------------------------------------------- locks -- */
+
+static const char *const LOCK_EXTRA[] = RP_LOCK_EXTRA_NAMES;
+
+/* A lock record (lock.h) of slot `s`: `len` bytes of header and frames, then its
+ * struct rp_lock_tail. The owner is named only while its slot still holds the
+ * thread it held when the wait began. @return 0, or -1 if not written. */
+static int write_lock(struct flusher *f, struct rp_slot *s, const struct rp_sample_hdr *h,
+                      size_t len)
+{
+    struct rp_lock_tail t;
+    memcpy(&t, (const uint8_t *)h + len, sizeof t);
+    uint32_t thread = thread_id(f, s);
+    uint32_t stack = thread ? stack_id(f, h, len) : 0;
+    struct rp_slot *o = t.owner_slot ? rp_threads_slot(t.owner_slot - 1) : NULL;
+    uint32_t owner = o && atomic_load(&o->gen) == t.owner_gen &&
+                     atomic_load(&o->state) != RP_SLOT_FREE ? thread_id(f, o) : 0;
+    uint64_t extra[RP_LOCK_NEXTRA] = {alloc_class_id(f, t.klass), owner, t.threshold_ns};
+    if (!stack || !extra[RP_LOCK_X_CLASS] ||
+        !kind_of(f, &f->kind_lock, RP_KIND_LOCK, "ns", 0, LOCK_EXTRA, RP_LOCK_NEXTRA))
+        return -1;
+    return rp_chunk_sample(f->w, f->kind_lock, thread, h->time, stack, h->weight, extra);
+}
+
+/* The lock counters' growth since the last segment that carried them, and the
+ * callbacks' time. */
+static void lock_counters(struct flusher *f)
+{
+    struct rp_lock_state st;
+    struct rp_lock_stats now;
+    rp_lock_state(&st);
+    rp_lock_stats(&now);
+    struct { const char *name; uint64_t now, *seen; } c[] = {
+        {RP_COUNTER_LOST_PREFIX "lock_no_thread", now.no_thread, &f->lock_seen.no_thread},
+        {"lock.below_threshold", now.below_threshold, &f->lock_seen.below_threshold},
+        {"lock.owner_unknown", now.owner_unknown, &f->lock_seen.owner_unknown},
+        {"lock.agent_thread", now.agent_thread, &f->lock_seen.agent_thread},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        uint64_t d = c[i].now - *c[i].seen;
+        if (d && chunk_counter(f->w, c[i].name, d) == 0)
+            *c[i].seen = c[i].now;
+    }
+    if (st.available && (st.on || now.callback_ns))
+        rp_chunk_gauge(f->w, RP_GAUGE_AGENT_LOCK, f->now, now.callback_ns);
 }
 
 /* The heap's use and size now (Runtime.totalMemory - freeMemory), 0s if unknown. */
@@ -822,6 +877,12 @@ static int on_record(void *arg, const void *p, size_t len)
             return 0;
         }
         g_alloc_written++;
+    } else if (h->type == RP_SAMPLE_LOCK) {
+        if (write_lock(f, s, h, flen) != 0) {
+            f->lost_memory++;
+            return 0;
+        }
+        g_lock_written++;
     } else {
         uint32_t thread = thread_id(f, s);
         uint32_t stack = thread ? stack_id(f, h, flen) : 0;
@@ -880,17 +941,13 @@ static void nomem_counters(struct flusher *f)
         f->methods_unresolved_seen = ms.unresolved;
 }
 
-static uint64_t agent_cpu_ns(void)
+static void telemetry_counters(struct flusher *f)
 {
-    uint64_t sum = 0;
-    int tids[2] = {rp_flusher_tid(), rp_jvmti_sampler_tid()};
-    for (int i = 0; i < 2; i++) {
-        struct timespec ts;
-        clockid_t c = (clockid_t)(((unsigned)~tids[i] << 3) | 6u);
-        if (tids[i] > 0 && clock_gettime(c, &ts) == 0)
-            sum += (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    }
-    return sum;
+    struct rp_telemetry_stats ts;
+    rp_telemetry_stats(&ts);
+    uint64_t d = ts.failed - f->telemetry_failed_seen;
+    if (d && chunk_counter(f->w, "telemetry.failed", d) == 0)
+        f->telemetry_failed_seen = ts.failed;
 }
 
 /* rp_recording_flush, which may rotate: then the writer is gone, and f->w must
@@ -983,7 +1040,11 @@ static void flush_step(struct flusher *f)
             rp_log_once(&f->warned_guard, "a SIGSEGV/SIGBUS handler was installed after "
                         "ringprof's: a fault in a stack walk is no longer contained");
     }
-    rp_chunk_gauge(f->w, "agent.cpu_ns", f->now, agent_cpu_ns());
+    lock_counters(f);
+    telemetry_counters(f);
+    /* With telemetry on, the agent's CPU is one of its gauges (telemetry.h). */
+    if (!f->cfg.telemetry_ns)
+        rp_chunk_gauge(f->w, RP_GAUGE_AGENT_CPU, f->now, rp_threads_agent_cpu_ns());
     rp_chunk_gauge(f->w, "agent.threads", f->now, live);
     rp_chunk_gauge(f->w, "agent.slots", f->now, n);
     if (g_rotate_path) {
@@ -1011,6 +1072,7 @@ static void publish(struct flusher *f)
     g_tot.alloc_samples = g_alloc_written;
     g_tot.gc_samples = g_gc_written;
     g_tot.live_samples = g_live_written;
+    g_tot.lock_samples = g_lock_written;
     g_tot.rec = rs;
     snprintf(g_tot.current, sizeof g_tot.current, "%s",
              f->w ? rp_chunk_writer_path(f->w) : "");
@@ -1043,19 +1105,24 @@ static void pass(struct flusher *f, int flush_now)
         f->cur = NULL;
         drain_ring(f, rp_jvmti_ring());
     }
+    /* Every ring first, then the slots whose thread ended (drained once more,
+     * after it ended): a lock record names its owner's slot, which must not be
+     * released before the records that name it are written. */
     uint32_t n = rp_threads_count();
-    for (uint32_t i = 0; i < n; i++) {
-        struct rp_slot *s = rp_threads_slot(i);
-        int st = atomic_load(&s->state);
-        if (st == RP_SLOT_FREE)
-            continue;
-        if (s->ring) {
-            f->cur = s;
-            drain_ring(f, s->ring);
-            f->cur = NULL;
+    for (int ending = 0; ending < 2; ending++) {
+        for (uint32_t i = 0; i < n; i++) {
+            struct rp_slot *s = rp_threads_slot(i);
+            int st = atomic_load(&s->state);
+            if (st == RP_SLOT_FREE || (ending && st != RP_SLOT_ENDED))
+                continue;
+            if (s->ring) {
+                f->cur = s;
+                drain_ring(f, s->ring);
+                f->cur = NULL;
+            }
+            if (ending)
+                finish_slot(f, s);
         }
-        if (st == RP_SLOT_ENDED)
-            finish_slot(f, s);
     }
     write_gcs(f);
     rp_alloc_adapt(f->now);
@@ -1177,6 +1244,9 @@ static void JNICALL flusher_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         if (f->cfg.async)
             rp_unwind_refresh();
         pass(f, flush_now);
+        /* Not in the final pass: Java calls while the JVM dies could hang. */
+        if (f->w)
+            rp_telemetry_pass(f->jni, f->w, mono_ns());
 #ifdef RP_TEST_HOOKS
         test_fault();
 #endif
@@ -1228,6 +1298,7 @@ int rp_flusher_start(jvmtiEnv *jvmti, JNIEnv *jni, const struct rp_flusher_confi
     }
     pthread_once(&g_conds_once, init_conds);
     atomic_store(&g_period_ns, cfg->interval_ns);
+    rp_telemetry_init(jvmti, cfg->telemetry_ns);
     return rp_agent_run_thread(jvmti, jni, "ringprof-flusher", flusher_main, NULL,
                                JVMTI_THREAD_NORM_PRIORITY, err, errlen);
 }

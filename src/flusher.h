@@ -36,6 +36,7 @@ struct rp_flusher_config {
     uint64_t flush_ns;             /* segment interval                              */
     uint32_t depth;
     size_t ring_bytes;             /* the largest record a ring can hold            */
+    uint64_t telemetry_ns;         /* telemetry.h period; 0: off                    */
 };
 
 /* Start the flusher thread. @return 0, or -1 with the reason in err. */
@@ -84,6 +85,7 @@ struct rp_flusher_totals {
     uint64_t alloc_samples;             /* allocation samples written             */
     uint64_t gc_samples;                /* GC pauses written                      */
     uint64_t live_samples;              /* live-object samples, all snapshots     */
+    uint64_t lock_samples;              /* contended monitor entries written      */
     uint32_t ncounters;
     struct {
         char name[48];

@@ -260,6 +260,23 @@ static int parse_signal(const struct opt_def *d, const char *v, struct rp_option
     return 0;
 }
 
+/* lock=: off, or a threshold. "0" alone is refused: elsewhere it means off,
+ * here it could as well mean "every wait", so the unit must say ("0ns"). */
+static int parse_lock(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    uint64_t ns;
+    if (!strcmp(v, "off")) {
+        o->lock = 0;
+        o->lock_ns = 0;
+        return 0;
+    }
+    if (rp_parse_duration(v, &ns) != 0 || (ns && ns < d->min) || ns > d->max)
+        return -1;
+    o->lock = 1;
+    o->lock_ns = ns;
+    return 0;
+}
+
 static const struct opt_def defs[] = {
     {"dir", "./ringprof-<pid>", "a directory path",
      "recording directory (created, mode 0700)", parse_dir, 0, 0, FIELD(dir)},
@@ -306,6 +323,13 @@ static const struct opt_def defs[] = {
     {"livemax", "65536", "a number from 1 to 16777216",
      "live=on: most sampled objects tracked at once; more are counted (live.untracked)",
      parse_count, 1, 1u << 24, FIELD(live_max)},
+    {"lock", "off", "a duration from 1us to 10s, e.g. 10ms, or 0ns (every contended "
+     "entry), or off",
+     "lock contention: record contended monitor entries that waited at least this "
+     "long", parse_lock, 1000, 10 * NS_PER_S, FIELD(lock_ns)},
+    {"telemetry", "1s", "a duration from 100ms to 1h, or off",
+     "period of the telemetry gauges (process CPU, RSS, heap, GC, threads, classes)",
+     parse_dur_or_off, 100000000, 3600 * NS_PER_S, FIELD(telemetry_ns)},
     {"signal", "PROF", "PROF, VTALRM, ALRM, USR1, URG, WINCH, PWR, RTMIN+N or a number",
      "signal used by the CPU timers", parse_signal, 0, 0, FIELD(signal)},
 };
@@ -328,6 +352,7 @@ void rp_options_defaults(struct rp_options *o)
     o->alloc_bytes = 512u << 10;
     o->live_max = 65536;
     o->alloc_rate = 0;
+    o->telemetry_ns = NS_PER_S;
 }
 
 /* -------------------------------------------------------------- the parser -- */

@@ -40,6 +40,9 @@ struct rp_options {
     int live;                     /* live=on: track sampled objects until they die   */
     uint64_t live_max;            /* live-table entries                              */
     uint64_t alloc_rate;          /* most allocation samples a second; 0: no limit   */
+    int lock;                     /* lock=DURATION given: lock contention recorded   */
+    uint64_t lock_ns;             /* its threshold (0: every contended entry)         */
+    uint64_t telemetry_ns;        /* telemetry gauges period; 0: telemetry=off        */
     char ctl[RP_OPT_PATH_MAX];    /* control socket path; "" = <dir>/ringprof-<pid>.sock */
     int ctl_off;                  /* ctl=off: no control socket                      */
     int help;                     /* "help" was given: print the table, do nothing   */

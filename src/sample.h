@@ -99,7 +99,7 @@ static inline uint64_t rp_sample_size(uint64_t nnative, uint64_t njava)
 struct rp_alloc_tail {
     uint64_t size;          /* the sampled object's size, bytes                    */
     uint64_t objects;       /* estimated objects the sample stands for             */
-    uint32_t klass;         /* alloc.h class id (rp_alloc_class_name)              */
+    uint32_t klass;         /* classes.h class id (rp_class_name)                  */
     uint32_t length1;       /* array length + 1; 0 for a non-array object          */
     uint32_t live;          /* live-table entry + 1, 0: not tracked (alloc.h)      */
     uint32_t live_gen;      /* that entry's generation                             */

@@ -668,6 +668,12 @@ void rp_threads_release(JNIEnv *jni, struct rp_slot *s)
     jweak ref = s->ref;
     s->ref = NULL;
     if (atomic_load(&s->state) == RP_SLOT_ENDED) {
+        /* The next occupant must not inherit this one's identity as a lock
+         * owner (lock.c), nor a wait in progress. */
+        atomic_store(&s->java_thread, 0);
+        atomic_store(&s->stack_lo, 0);
+        atomic_store(&s->stack_hi, 0);
+        s->lock_t0 = 0;
         atomic_store_explicit(&s->state, RP_SLOT_FREE, memory_order_release);
         push_free(s->index);
     }
@@ -729,4 +735,16 @@ void rp_threads_stats(struct rp_threads_stats *out)
     pthread_mutex_lock(&g_lock);
     *out = g_stats;
     pthread_mutex_unlock(&g_lock);
+}
+
+uint64_t rp_threads_agent_cpu_ns(void)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < MAX_AGENTS; i++) {
+        pid_t tid = atomic_load_explicit(&g_agents[i], memory_order_relaxed);
+        struct timespec ts;
+        if (tid > 0 && clock_gettime(thread_clock(tid), &ts) == 0)
+            sum += (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    }
+    return sum;
 }

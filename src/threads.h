@@ -118,6 +118,14 @@ struct rp_slot {
     uint64_t alloc_iv;
     uint32_t alloc_iv_gen;
 
+    /* Lock owners (lock.c): the thread's JavaThread* and stack bounds [lo, hi),
+     * learned when it registers (rp_lock_learn_thread; 0: unknown), read by
+     * other threads' monitor callbacks; cleared when the slot is released. */
+    _Atomic uint64_t java_thread, stack_lo, stack_hi;
+    /* Monitor-callback-private (lock.c): the contended wait in progress, its
+     * start (0: none) and the monitor's owner field then. */
+    uint64_t lock_t0, lock_owner;
+
     /* jvmti-sampler-private. */
     uint64_t sampler_cpu_ns;
     uint32_t sampler_gen;            /* generation the baseline belongs to           */
@@ -224,6 +232,11 @@ struct rp_threads_stats {
                                   counts once per attempt, so not a thread count */
 };
 void rp_threads_stats(struct rp_threads_stats *out);
+
+/* The CPU time of the agent's own threads (rp_threads_add_agent: flusher,
+ * samplers, control server), summed over their CPU clocks; a thread that has
+ * ended no longer counts. Any thread. */
+uint64_t rp_threads_agent_cpu_ns(void);
 
 /* ------------------------------------------------ async-signal-safe lookups -- */
 

@@ -14,6 +14,11 @@ static long g_osthread_off = -1;      /* (Java)Thread::_osthread               *
 static long g_tid_off = -1;           /* OSThread::_thread_id                  */
 static long g_env_off = -1;           /* JNIEnv* - JavaThread*, learned          */
 static jfieldID g_eetop;
+/* For lock owners (lock.c); optional: without them owners are unknown. */
+static long g_stack_base_off = -1;    /* (Java)Thread::_stack_base             */
+static long g_stack_size_off = -1;    /* (Java)Thread::_stack_size             */
+static long g_pending_off = -1;       /* JavaThread::_current_pending_monitor  */
+static long g_owner_off = -1;         /* ObjectMonitor::_owner                 */
 
 static int sym_u64(const char *name, uint64_t *out)
 {
@@ -48,6 +53,16 @@ int rp_vmstructs_init(void)
             g_osthread_off = off;
         else if (!strcmp(type, "OSThread") && !strcmp(field, "_thread_id"))
             g_tid_off = off;
+        else if ((!strcmp(type, "Thread") || !strcmp(type, "JavaThread")) &&
+                 !strcmp(field, "_stack_base"))
+            g_stack_base_off = off;
+        else if ((!strcmp(type, "Thread") || !strcmp(type, "JavaThread")) &&
+                 !strcmp(field, "_stack_size"))
+            g_stack_size_off = off;
+        else if (!strcmp(type, "JavaThread") && !strcmp(field, "_current_pending_monitor"))
+            g_pending_off = off;
+        else if (!strcmp(type, "ObjectMonitor") && !strcmp(field, "_owner"))
+            g_owner_off = off;
     }
     return g_osthread_off >= 0 && g_tid_off >= 0 ? 0 : -1;
 }
@@ -114,4 +129,27 @@ JNIEnv *rp_vmstructs_env(uint64_t java_thread)
     if (!java_thread || g_env_off < 0)
         return NULL;
     return (JNIEnv *)(uintptr_t)(java_thread + (uint64_t)g_env_off);
+}
+
+int rp_vmstructs_stack(uint64_t java_thread, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t base = 0, size = 0;
+    if (!java_thread || g_stack_base_off < 0 || g_stack_size_off < 0 ||
+        safe_read(java_thread + (uint64_t)g_stack_base_off, &base, sizeof base) ||
+        safe_read(java_thread + (uint64_t)g_stack_size_off, &size, sizeof size) ||
+        !base || !size || size > base)
+        return -1;
+    *lo = base - size;
+    *hi = base;
+    return 0;
+}
+
+uint64_t rp_vmstructs_pending_owner(uint64_t java_thread)
+{
+    uint64_t monitor = 0, owner = 0;
+    if (!java_thread || g_pending_off < 0 || g_owner_off < 0 ||
+        safe_read(java_thread + (uint64_t)g_pending_off, &monitor, sizeof monitor) ||
+        !monitor || safe_read(monitor + (uint64_t)g_owner_off, &owner, sizeof owner))
+        return 0;
+    return owner;
 }

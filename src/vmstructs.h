@@ -25,6 +25,11 @@
  * sampled as native threads (no Java frames) by the async engine; the jvmti engine
  * does not need any of this.
  *
+ * The same tables give what lock.c needs to name a contended monitor's owner:
+ * JavaThread::_current_pending_monitor, ObjectMonitor::_owner and the threads'
+ * stack bounds (rp_vmstructs_pending_owner, rp_vmstructs_stack). They are
+ * optional: where they are missing, owners are unknown.
+ *
  * Threads: any thread that may make JNI calls (not the signal handler).
  */
 #ifndef RINGPROF_SRC_VMSTRUCTS_H
@@ -51,5 +56,21 @@ pid_t rp_vmstructs_tid(uint64_t java_thread);
 
 /* The JNIEnv of a JavaThread*, or NULL if the offset is not known. */
 JNIEnv *rp_vmstructs_env(uint64_t java_thread);
+
+/* ---------------------------------------------------- lock owners (lock.c) -- */
+
+/* The stack of a JavaThread*: [lo, hi) (JavaThread::_stack_base and _stack_size).
+ * @return 0, or -1 if unknown. */
+int rp_vmstructs_stack(uint64_t java_thread, uint64_t *lo, uint64_t *hi);
+
+/* The owner field of the monitor a JavaThread* is blocked entering
+ * (JavaThread::_current_pending_monitor, then ObjectMonitor::_owner), or 0 if
+ * unknown. HotSpot sets the pending monitor before it posts
+ * MonitorContendedEnter, so on that event's thread this is the monitor's owner
+ * when the wait began: a JavaThread*, or, for a monitor inflated from a stack
+ * lock whose owner has not noticed yet, the address of a BasicLock on the
+ * owner's stack. Reads are safe (process_vm_readv): a wrong pointer costs a
+ * failed read, never a fault. Needs rp_vmstructs_init. */
+uint64_t rp_vmstructs_pending_owner(uint64_t java_thread);
 
 #endif

@@ -16,6 +16,13 @@
  *   rp_agent_dump counters DIR  "NAME<TAB>TOTAL" for every counter
  *   rp_agent_dump gauges DIR    "NAME<TAB>LAST<TAB>MIN<TAB>MAX" for every gauge
  *   rp_agent_dump series DIR NAME  every value of gauge NAME, one a line, in order
+ *   rp_agent_dump tseries DIR NAME "TIME_NS<TAB>VALUE" for every reading of gauge
+ *                               NAME, in order (monotonic time)
+ *   rp_agent_dump locks DIR     one line per lock sample (kind "lock"):
+ *                               "WEIGHT_NS<TAB>THRESHOLD_NS<TAB>CLASS<TAB>OWNER<TAB>
+ *                               THREAD;ROOT;...;LEAF",
+ *                               OWNER the owner thread's name ("-" unknown),
+ *                               frames named Class.method without suffixes
  *   rp_agent_dump check DIR     "files N chunks_closed N last_closed 0|1 samples N
  *                               damaged N" and exit 1 if anything was damaged
  *
@@ -102,7 +109,7 @@ static void frame_name(struct rp_reader *r, uint32_t fid, char *out, size_t cap,
              with_suffix ? suffix(fi->type) : "");
 }
 
-enum mode { STACKS, SELF, TOTAL, THREADS, COUNTERS, GAUGES, CHECK, SERIES };
+enum mode { STACKS, SELF, TOTAL, THREADS, COUNTERS, GAUGES, CHECK, SERIES, LOCKS, TSERIES };
 
 static const char *series_name;
 /* The event kind whose samples stacks/self/total/threads aggregate: "cpu", or
@@ -110,6 +117,32 @@ static const char *series_name;
 static const char *dump_kind = "cpu";
 
 static uint64_t files, closed, last_closed, samples, damaged;
+
+/* One lock sample: weight, the monitor's class, the owner thread's name, and the
+ * waiting thread and its stack, root first. Lines are kept and sorted. */
+static void lock_line(struct rp_reader *r, const struct rp_event *ev)
+{
+    static char line[65536];
+    char name[1024];
+    const struct rp_thread_info *ti = rp_reader_thread(r, ev->u.sample.thread);
+    const struct rp_thread_info *oi = ev->u.sample.nextra > 1 && ev->u.sample.extra[1]
+                                    ? rp_reader_thread(r, (uint32_t)ev->u.sample.extra[1]) : NULL;
+    const char *klass = ev->u.sample.nextra > 0
+                      ? rp_reader_class(r, (uint32_t)ev->u.sample.extra[0]) : NULL;
+    size_t off = (size_t)snprintf(line, sizeof line, "%llu\t%llu\t%s\t%s\t%s",
+                                  (unsigned long long)ev->u.sample.weight,
+                                  (unsigned long long)(ev->u.sample.nextra > 2
+                                                       ? ev->u.sample.extra[2] : 0),
+                                  klass ? klass : "?", oi && oi->name ? oi->name : "-",
+                                  ti && ti->name ? ti->name : "[no thread]");
+    uint32_t n = 0, flags = 0;
+    const uint32_t *fr = rp_reader_stack(r, ev->u.sample.stack, &n, &flags);
+    for (uint32_t i = n; i-- > 0 && off < sizeof line - 1;) {
+        frame_name(r, fr[i], name, sizeof name, 0);
+        off += (size_t)snprintf(line + off, sizeof line - off, ";%s", name);
+    }
+    find(line)->samples++;
+}
 
 static void read_file(const char *path, enum mode m)
 {
@@ -124,8 +157,10 @@ static void read_file(const char *path, enum mode m)
     while (rp_reader_next(r, &ev)) {
         if (ev.type == RP_EV_COUNTER && m == COUNTERS && ev.u.counter.name) {
             find(ev.u.counter.name)->weight += ev.u.counter.value;
-        } else if (ev.type == RP_EV_GAUGE && m == SERIES && ev.u.gauge.name &&
-                   !strcmp(ev.u.gauge.name, series_name)) {
+        } else if (ev.type == RP_EV_GAUGE && (m == SERIES || m == TSERIES) &&
+                   ev.u.gauge.name && !strcmp(ev.u.gauge.name, series_name)) {
+            if (m == TSERIES)
+                printf("%llu\t", (unsigned long long)ev.u.gauge.time);
             printf("%llu\n", (unsigned long long)ev.u.gauge.value);
         } else if (ev.type == RP_EV_GAUGE && m == GAUGES && ev.u.gauge.name) {
             struct agg *a = find(ev.u.gauge.name);
@@ -141,6 +176,11 @@ static void read_file(const char *path, enum mode m)
         } else if (ev.type == RP_EV_SAMPLE) {
             samples++;
             const struct rp_kind_info *ki = rp_reader_kind(r, ev.u.sample.kind);
+            if (m == LOCKS) {
+                if (ki && ki->name && !strcmp(ki->name, "lock"))
+                    lock_line(r, &ev);
+                continue;
+            }
             if (m != CHECK && (!ki || !ki->name || strcmp(ki->name, dump_kind) != 0))
                 continue;
             uint32_t n = 0, flags = 0;
@@ -210,17 +250,17 @@ static int is_chunk(const char *n)
 int main(int argc, char **argv)
 {
     static const char *modes[] = {"stacks", "self", "total", "threads", "counters",
-                                  "gauges", "check", "series"};
+                                  "gauges", "check", "series", "locks", "tseries"};
     int m = -1;
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 10; i++)
         if (argc > 1 && !strcmp(argv[1], modes[i]))
             m = i;
-    if (argc != (m == SERIES ? 4 : 3)) {
-        fprintf(stderr, "usage: rp_agent_dump stacks|self|total|threads|counters|gauges|check DIR\n"
-                        "       rp_agent_dump series DIR GAUGE\n");
+    if (argc != (m == SERIES || m == TSERIES ? 4 : 3)) {
+        fprintf(stderr, "usage: rp_agent_dump stacks|self|total|threads|counters|gauges|check|locks DIR\n"
+                        "       rp_agent_dump series|tseries DIR GAUGE\n");
         return 2;
     }
-    series_name = m == SERIES ? argv[3] : NULL;
+    series_name = m == SERIES || m == TSERIES ? argv[3] : NULL;
     if (getenv("RP_DUMP_KIND") && *getenv("RP_DUMP_KIND"))
         dump_kind = getenv("RP_DUMP_KIND");
     if (m < 0) {
@@ -263,6 +303,9 @@ int main(int argc, char **argv)
         else if (m == GAUGES)
             printf("%s\t%llu\t%llu\t%llu\n", a->key, (unsigned long long)a->weight,
                    (unsigned long long)a->min, (unsigned long long)a->max);
+        else if (m == LOCKS)
+            for (uint64_t k = 0; k < a->samples; k++)
+                printf("%s\n", a->key);
         else if (m == THREADS)
             printf("%llu\t%llu\t%llu\t%s\n", (unsigned long long)a->weight,
                    (unsigned long long)a->samples, (unsigned long long)a->max, a->key);

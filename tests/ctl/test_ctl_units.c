@@ -205,7 +205,9 @@ static void test_parse_commands(void)
     expect_ok("stop", RP_CTL_STOP, RP_CTL_KIND_ALL);
     expect_ok("start cpu", RP_CTL_START, RP_CTL_KIND_CPU);
     expect_ok("stop alloc", RP_CTL_STOP, RP_CTL_KIND_ALLOC);
-    expect_ok("stop alloc cpu", RP_CTL_STOP, RP_CTL_KIND_ALL);
+    expect_ok("stop alloc cpu", RP_CTL_STOP, RP_CTL_KIND_CPU | RP_CTL_KIND_ALLOC);
+    expect_ok("stop alloc cpu lock", RP_CTL_STOP, RP_CTL_KIND_ALL);
+    expect_ok("start lock", RP_CTL_START, RP_CTL_KIND_LOCK);
     expect_ok("start all", RP_CTL_START, RP_CTL_KIND_ALL);
     expect_ok("start cpu cpu", RP_CTL_START, RP_CTL_KIND_CPU);
 
@@ -222,6 +224,11 @@ static void test_parse_commands(void)
     CHECK(parse("set interval=10s alloc=1g", &req, err, sizeof err) == 0 &&
           req.settings[0].value == 10000000000ull && req.settings[1].value == 1u << 30,
           "upper bounds: %s", err);
+    CHECK(parse("set lock=2ms", &req, err, sizeof err) == 0 &&
+          req.settings[0].key == RP_CTL_KEY_LOCK && req.settings[0].value == 2000000,
+          "set lock=2ms: %s", err);
+    CHECK(parse("set lock=0ns", &req, err, sizeof err) == 0 && req.settings[0].value == 0,
+          "set lock=0ns: %s", err);
     CHECK(parse("set alloc=1", &req, err, sizeof err) == 0 && req.settings[0].value == 1,
           "alloc=1: %s", err);
 
@@ -242,7 +249,7 @@ static void test_parse_refusals(void)
     EXPECT_ERR("status now", RP_CTL_STATUS, "'status' takes no arguments (got 'now')");
     EXPECT_ERR("flush x", RP_CTL_FLUSH, "takes no arguments");
     EXPECT_ERR("version 2", RP_CTL_VERSION, "takes no arguments");
-    EXPECT_ERR("start wall", RP_CTL_START, "unknown event kind 'wall': kinds are cpu, alloc");
+    EXPECT_ERR("start wall", RP_CTL_START, "unknown event kind 'wall': kinds are cpu, alloc, lock");
     EXPECT_ERR("stop cpu x", RP_CTL_STOP, "unknown event kind 'x'");
     EXPECT_ERR("set", RP_CTL_SET, "'set' needs KEY=VALUE");
     EXPECT_ERR("set interval", RP_CTL_SET, "bad setting 'interval': expected KEY=VALUE");
@@ -256,6 +263,10 @@ static void test_parse_refusals(void)
     EXPECT_ERR("set interval=-5ms", RP_CTL_SET, "bad value '-5ms'");
     EXPECT_ERR("set interval=99999999999999999999s", RP_CTL_SET, "bad value");
     EXPECT_ERR("set alloc=0", RP_CTL_SET, "bad value '0' for alloc");
+    EXPECT_ERR("set lock=0", RP_CTL_SET, "bad value '0' for lock");
+    EXPECT_ERR("set lock=500ns", RP_CTL_SET, "from 1us to 10s");
+    EXPECT_ERR("set lock=11s", RP_CTL_SET, "bad value '11s' for lock");
+    EXPECT_ERR("set lock=off", RP_CTL_SET, "stop lock switches it off");
     EXPECT_ERR("set alloc=1025m", RP_CTL_SET, "bad value '1025m' for alloc");
     EXPECT_ERR("set alloc=12q", RP_CTL_SET, "bad value '12q' for alloc");
     EXPECT_ERR("set interval=5ms interval=6ms", RP_CTL_SET, "setting 'interval' given twice");

@@ -1,0 +1,362 @@
+/*
+ * src/lock.c — lock contention: MonitorContendedEnter/Entered (see lock.h for
+ * the design and what the owner means).
+ *
+ * Cost per contended entry, on the waiting thread: Enter reads the clock and the
+ * owner field (two process_vm_readv); Entered reads the clock and, for a wait
+ * at or above the threshold, takes the stack and the class, resolves the owner
+ * (one or two more reads, a tid lookup, and only for a stack-locked owner a pass
+ * over the slots), and pushes one record. Entered runs while the thread owns the
+ * monitor, so its time adds to the monitor's hold time; it is in the gauge
+ * agent.lock_ns.total with Enter's (docs/agent.md gives figures).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "ringprof/ring.h"
+#include "classes.h"
+#include "flusher.h"
+#include "lock.h"
+#include "log.h"
+#include "sample.h"
+#include "vmstructs.h"
+
+static struct {
+    jvmtiEnv *jvmti;
+    struct rp_lock_config cfg;
+    int potential;                      /* the JVM offers can_generate_monitor_events */
+    int have_cap;                       /* and this environment holds it           */
+    _Atomic int on;
+    _Atomic int configured;
+    _Atomic uint64_t threshold;
+    _Atomic int inflight;
+    pthread_mutex_t switch_lock;        /* switch calls vs. each other and stop    */
+    int stopping;
+    sigset_t mask;
+    _Atomic uint64_t samples, below, owner_unknown, no_thread, agent_thread, ring_dropped,
+                     callback_ns;
+} L = {.switch_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void bump(_Atomic uint64_t *c)
+{
+    atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------------ owners -- */
+
+void rp_lock_learn_thread(struct rp_slot *s, JNIEnv *jni, jobject thread)
+{
+    if (!s || !thread)
+        return;
+    uint64_t jt = rp_vmstructs_java_thread(jni, thread), lo = 0, hi = 0;
+    if (!jt)
+        return;
+    if (rp_vmstructs_stack(jt, &lo, &hi) == 0) {
+        atomic_store(&s->stack_lo, lo);
+        atomic_store(&s->stack_hi, hi);
+    }
+    atomic_store(&s->java_thread, jt);
+}
+
+/* The slot of the thread whose JavaThread* (or BasicLock*, on its stack) is
+ * `owner`, or NULL. */
+static struct rp_slot *owner_slot(uint64_t owner)
+{
+    if (!owner)
+        return NULL;
+    /* A JavaThread*: its tid, read through it, names the slot, which must have
+     * learned the same JavaThread* (a wrong pointer reads a wrong tid). */
+    pid_t tid = rp_vmstructs_tid(owner);
+    struct rp_slot *o = tid ? rp_threads_by_tid(tid) : NULL;
+    if (o && atomic_load(&o->java_thread) == owner)
+        return o;
+    /* A BasicLock* on the owner's stack: rare (the first contention after a
+     * stack lock is inflated), so a pass over the slots is affordable. */
+    uint32_t n = rp_threads_count();
+    for (uint32_t i = 0; i < n; i++) {
+        struct rp_slot *s = rp_threads_slot(i);
+        if (atomic_load(&s->state) == RP_SLOT_LIVE && owner >= atomic_load(&s->stack_lo) &&
+            owner < atomic_load(&s->stack_hi))
+            return s;
+    }
+    return NULL;
+}
+
+/* -------------------------------------------------------------- callbacks -- */
+
+/* Fill the slot's frame buffer with the current thread's Java stack (as
+ * alloc.c's take_stack: jvmtiFrameInfo and rp_java_frame are both 16 bytes). */
+static int32_t take_stack(struct rp_slot *s, uint32_t *n, uint16_t *flags)
+{
+    jvmtiFrameInfo *fi = (jvmtiFrameInfo *)(void *)s->java;
+    jint count = 0;
+    *n = 0;
+    if ((*L.jvmti)->GetStackTrace(L.jvmti, NULL, 0, (jint)L.cfg.depth, fi, &count) !=
+        JVMTI_ERROR_NONE)
+        return RP_WALK_JVMTI_ERROR;
+    for (jint i = 0; i < count; i++) {
+        jmethodID m = fi[i].method;
+        jlocation loc = fi[i].location;
+        s->java[i].bci = loc < 0 ? RP_BCI_NATIVE : (int32_t)loc;
+        s->java[i].pad = 0;
+        s->java[i].method = (uint64_t)(uintptr_t)m;
+    }
+    *n = (uint32_t)count;
+    if ((uint32_t)count >= L.cfg.depth)
+        *flags |= RP_SAMPLE_TRUNCATED;
+    return count ? RP_WALK_OK : RP_WALK_NO_JAVA_FRAMES;
+}
+
+/* The current thread's slot if it can take a record, else NULL (counted when
+ * `count`: once per contended entry, at Enter). */
+static struct rp_slot *current_slot(int count)
+{
+    pid_t tid = rp_gettid();
+    struct rp_slot *s = rp_threads_by_tid(tid);
+    if (!s || !s->ring || !s->java || atomic_load(&s->state) != RP_SLOT_LIVE) {
+        if (count)
+            bump(rp_threads_is_agent(tid) ? &L.agent_thread : &L.no_thread);
+        return NULL;
+    }
+    return s;
+}
+
+static void record(struct rp_slot *s, JNIEnv *jni, jobject object, uint64_t t0,
+                   uint64_t waited, uint64_t threshold)
+{
+    struct rp_sample_hdr h = {.type = RP_SAMPLE_LOCK, .time = t0, .weight = waited,
+                              .slot = s->index, .gen = atomic_load(&s->gen)};
+    struct rp_lock_tail t = {.threshold_ns = threshold};
+    jclass k = (*jni)->GetObjectClass(jni, object);
+    if (k) {
+        t.klass = rp_class_id(L.jvmti, k);
+        (*jni)->DeleteLocalRef(jni, k);
+    }
+    struct rp_slot *o = owner_slot(s->lock_owner);
+    if (o) {
+        t.owner_slot = o->index + 1;
+        t.owner_gen = atomic_load(&o->gen);
+    } else {
+        bump(&L.owner_unknown);
+    }
+    h.status = take_stack(s, &h.njava, &h.flags);
+    struct iovec iov[3] = {
+        {&h, sizeof h},
+        {s->java, h.njava * sizeof *s->java},
+        {&t, sizeof t}};
+    if (rp_ring_pushv(s->ring, iov, 3) != RP_RING_OK) {
+        bump(&L.ring_dropped);
+        return;
+    }
+    bump(&L.samples);
+    if (rp_ring_fill(s->ring) > s->ring->capacity / 2)
+        rp_flusher_wake();
+}
+
+static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
+                                       jobject object)
+{
+    (void)jvmti; (void)jni; (void)thread; (void)object;
+    atomic_fetch_add(&L.inflight, 1);
+    if (atomic_load(&L.on)) {
+        uint64_t t0 = mono_ns();
+        struct rp_slot *s = current_slot(1);
+        if (s) {
+            /* The owner field now, resolved only if the wait turns out long. */
+            s->lock_owner = rp_vmstructs_pending_owner(atomic_load(&s->java_thread));
+            s->lock_t0 = t0;
+        }
+        atomic_fetch_add_explicit(&L.callback_ns, mono_ns() - t0, memory_order_relaxed);
+    }
+    atomic_fetch_sub(&L.inflight, 1);
+}
+
+static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
+                                         jobject object)
+{
+    (void)jvmti; (void)thread;
+    atomic_fetch_add(&L.inflight, 1);
+    if (atomic_load(&L.on)) {
+        uint64_t t1 = mono_ns();
+        struct rp_slot *s = current_slot(0);
+        /* t0 0: the wait began before recording was switched on. */
+        uint64_t t0 = s ? s->lock_t0 : 0;
+        if (s)
+            s->lock_t0 = 0;
+        uint64_t threshold = atomic_load(&L.threshold);
+        if (t0 && t1 - t0 < threshold) {
+            bump(&L.below);
+        } else if (t0) {
+            sigset_t old;
+            int masked = L.cfg.signo && pthread_sigmask(SIG_BLOCK, &L.mask, &old) == 0;
+            record(s, jni, object, t0, t1 - t0, threshold);
+            if (masked)
+                pthread_sigmask(SIG_SETMASK, &old, NULL);
+        }
+        atomic_fetch_add_explicit(&L.callback_ns, mono_ns() - t1, memory_order_relaxed);
+    }
+    atomic_fetch_sub(&L.inflight, 1);
+}
+
+/* -------------------------------------------------------------- lifecycle -- */
+
+void rp_lock_want(const struct rp_lock_config *cfg, const jvmtiCapabilities *pot,
+                  jvmtiCapabilities *want)
+{
+    L.potential = pot->can_generate_monitor_events;
+    if (cfg->on) {
+        want->can_generate_monitor_events = pot->can_generate_monitor_events;
+        want->can_tag_objects = pot->can_tag_objects;       /* class ids (classes.h) */
+    }
+}
+
+void rp_lock_init(jvmtiEnv *jvmti, const struct rp_lock_config *cfg,
+                  const jvmtiCapabilities *got, jvmtiEventCallbacks *cb)
+{
+    L.jvmti = jvmti;
+    L.cfg = *cfg;
+    L.have_cap = got->can_generate_monitor_events;
+    atomic_store(&L.threshold, cfg->on ? cfg->threshold_ns : RP_LOCK_DEFAULT_THRESHOLD_NS);
+    atomic_store(&L.configured, cfg->on);
+    sigemptyset(&L.mask);
+    if (cfg->signo)
+        sigaddset(&L.mask, cfg->signo);
+    cb->MonitorContendedEnter = on_contended_enter;
+    cb->MonitorContendedEntered = on_contended_entered;
+}
+
+static jvmtiError enable(jvmtiEvent ev, int on)
+{
+    return (*L.jvmti)->SetEventNotificationMode(L.jvmti, on ? JVMTI_ENABLE : JVMTI_DISABLE,
+                                                ev, NULL);
+}
+
+void rp_lock_start(void)
+{
+    char err[256];
+    if (L.cfg.on && rp_lock_switch(1, err, sizeof err) != 0)
+        rp_log("lock=: %s; the rest of the profile goes on", err);
+}
+
+/* Why recording cannot be switched on, or NULL. switch_lock held. */
+static const char *unavailable_locked(void)
+{
+    if (L.stopping)
+        return "the agent is shutting down";
+    if (!L.cfg.rings)
+        return "lock contention is unavailable: engine=jvmti was started with alloc=off "
+               "and lock=off, so threads have no rings; restart with lock=DURATION";
+    if (!L.potential)
+        return "lock contention is unavailable: this JVM does not offer "
+               "can_generate_monitor_events";
+    return NULL;
+}
+
+int rp_lock_switch(int on, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&L.switch_lock);
+    int rc = -1;
+    const char *why = on ? unavailable_locked() : NULL;
+    if (why) {
+        snprintf(err, errlen, "%s", why);
+        goto out;
+    }
+    if (on && !L.have_cap) {
+        /* An "always" capability in HotSpot: it can be had in the live phase,
+         * so a JVM started with lock=off pays nothing until it is asked for. */
+        jvmtiCapabilities c;
+        memset(&c, 0, sizeof c);
+        c.can_generate_monitor_events = 1;
+        jvmtiError e = (*L.jvmti)->AddCapabilities(L.jvmti, &c);
+        if (e != JVMTI_ERROR_NONE) {
+            snprintf(err, errlen, "lock contention is unavailable: the JVM refused "
+                     "can_generate_monitor_events (JVMTI error %d)", (int)e);
+            goto out;
+        }
+        L.have_cap = 1;
+    }
+    if (!L.have_cap) {                  /* off, and never on: nothing to disable */
+        atomic_store(&L.on, 0);
+        rc = 0;
+        goto out;
+    }
+    if (on)
+        atomic_store(&L.configured, 1);
+    atomic_store(&L.on, on);
+    jvmtiError e1 = enable(JVMTI_EVENT_MONITOR_CONTENDED_ENTER, on);
+    jvmtiError e2 = enable(JVMTI_EVENT_MONITOR_CONTENDED_ENTERED, on);
+    if (e1 != JVMTI_ERROR_NONE || e2 != JVMTI_ERROR_NONE) {
+        atomic_store(&L.on, 0);
+        enable(JVMTI_EVENT_MONITOR_CONTENDED_ENTER, 0);
+        enable(JVMTI_EVENT_MONITOR_CONTENDED_ENTERED, 0);
+        snprintf(err, errlen, "MonitorContendedEnter/Entered events could not be %s "
+                 "(JVMTI error %d)", on ? "enabled" : "disabled",
+                 (int)(e1 != JVMTI_ERROR_NONE ? e1 : e2));
+        goto out;
+    }
+    rc = 0;
+out:
+    pthread_mutex_unlock(&L.switch_lock);
+    return rc;
+}
+
+int rp_lock_set_threshold(uint64_t ns, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&L.switch_lock);
+    const char *why = unavailable_locked();
+    if (why)
+        snprintf(err, errlen, "%s", why);
+    else {
+        atomic_store(&L.threshold, ns);
+        atomic_store(&L.configured, 1);
+    }
+    pthread_mutex_unlock(&L.switch_lock);
+    return why ? -1 : 0;
+}
+
+void rp_lock_stop(unsigned wait_ms)
+{
+    pthread_mutex_lock(&L.switch_lock);
+    L.stopping = 1;
+    atomic_store(&L.on, 0);
+    if (L.have_cap) {
+        enable(JVMTI_EVENT_MONITOR_CONTENDED_ENTER, 0);
+        enable(JVMTI_EVENT_MONITOR_CONTENDED_ENTERED, 0);
+    }
+    pthread_mutex_unlock(&L.switch_lock);
+    for (unsigned i = 0; i < wait_ms * 10 && atomic_load(&L.inflight) > 0; i++) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void rp_lock_state(struct rp_lock_state *out)
+{
+    out->available = L.cfg.rings && L.potential;
+    out->on = atomic_load(&L.on);
+    out->configured = atomic_load(&L.configured);
+    out->threshold_ns = atomic_load(&L.threshold);
+}
+
+void rp_lock_stats(struct rp_lock_stats *out)
+{
+    out->samples = atomic_load(&L.samples);
+    out->below_threshold = atomic_load(&L.below);
+    out->owner_unknown = atomic_load(&L.owner_unknown);
+    out->no_thread = atomic_load(&L.no_thread);
+    out->agent_thread = atomic_load(&L.agent_thread);
+    out->ring_dropped = atomic_load(&L.ring_dropped);
+    out->callback_ns = atomic_load(&L.callback_ns);
+}

@@ -1,0 +1,99 @@
+/*
+ * src/lock.h — lock contention: contended monitor entries that waited at least
+ * the `lock=` threshold (kind `lock`, include/ringprof/events.h).
+ *
+ * HotSpot posts MonitorContendedEnter on a thread that is about to block on a
+ * monitor (synchronized) another thread holds, and MonitorContendedEntered on the
+ * same thread once it owns it, both on that thread with JVMTI and JNI usable.
+ * Enter notes the time (CLOCK_MONOTONIC) and the monitor's owner field then;
+ * Entered measures the wait and, if it reached the threshold, takes the stack
+ * (GetStackTrace, up to `depth`), the monitor object's class (classes.h), names
+ * the owner's slot, and pushes one record (sample.h, RP_SAMPLE_LOCK; time = the
+ * wait's start, weight = ns waited) into the thread's own ring. A shorter wait
+ * is only counted (lock.below_threshold). As in alloc.c, the CPU-timer signal is
+ * blocked for the callbacks, which use the slot's frame buffer.
+ *
+ * The owner. JVMTI's GetObjectMonitorUsage is a VM operation (a safepoint) in
+ * JDK 17: far too dear per contended entry. HotSpot keeps the monitor the thread
+ * waits for in JavaThread::_current_pending_monitor, set before Enter is posted,
+ * and its owner in ObjectMonitor::_owner; vmstructs.h reads both (safe reads).
+ * The owner is a JavaThread* (each slot learns its own at registration,
+ * rp_lock_learn_thread), or, right after a stack lock was inflated, a BasicLock*
+ * on the owner's stack (each slot also learns its stack bounds). Where neither
+ * matches a slot — VMStructs lacks the fields, the owner released the monitor
+ * in between, it is a thread the agent does not know — the owner is unknown
+ * (owner 0, counted as lock.owner_unknown).
+ *
+ * Capability: can_generate_monitor_events, asked for at load only when lock= is
+ * on, else on the first `ctl start lock` (it can be added in the live phase).
+ *
+ * Threads: the callbacks run on application threads and never block (a full
+ * ring drops and counts). Switches and the threshold: the flusher (JVMTI calls
+ * need an attached thread) or the agent's lifecycle.
+ */
+#ifndef RINGPROF_SRC_LOCK_H
+#define RINGPROF_SRC_LOCK_H
+
+#include <stdint.h>
+#include <jvmti.h>
+
+#include "threads.h"
+
+/* The default threshold of `ctl start lock` when none was ever given. */
+#define RP_LOCK_DEFAULT_THRESHOLD_NS 10000000ull
+
+struct rp_lock_config {
+    int on;                 /* lock= given at start                               */
+    uint64_t threshold_ns;  /* its threshold (0: every contended entry)            */
+    uint32_t depth;         /* frames per stack                                   */
+    int signo;              /* the CPU-timer signal, blocked in the callbacks; 0   */
+    int rings;              /* 1: threads have rings (else nothing can be pushed) */
+};
+
+/* Load time, before AddCapabilities: notes what the JVM offers (`pot`) and, if
+ * lock= is on, asks for can_generate_monitor_events in `want`. */
+void rp_lock_want(const struct rp_lock_config *cfg, const jvmtiCapabilities *pot,
+                  jvmtiCapabilities *want);
+
+/* Load time, after AddCapabilities: keeps the configuration, adds the callbacks
+ * to `cb` (always: the capability may come later). Never fails the load. */
+void rp_lock_init(jvmtiEnv *jvmti, const struct rp_lock_config *cfg,
+                  const jvmtiCapabilities *got, jvmtiEventCallbacks *cb);
+
+/* Live phase (VMInit or attach): enable the events if lock= is on. */
+void rp_lock_start(void);
+
+/* Shutdown: disable the events and wait (bounded) for callbacks in progress. */
+void rp_lock_stop(unsigned wait_ms);
+
+/* A thread registered (ThreadStart, adoption, the VMInit thread): learn its
+ * JavaThread* and stack bounds so that it can be named as a lock owner. `jni`
+ * is the caller's JNIEnv, `thread` the java.lang.Thread. Any Java thread. */
+void rp_lock_learn_thread(struct rp_slot *s, JNIEnv *jni, jobject thread);
+
+/* The control socket: switch recording on or off, set the threshold. @return 0,
+ * or -1 with one sentence in err. A thread attached to the JVM (the flusher). */
+int rp_lock_switch(int on, char *err, size_t errlen);
+int rp_lock_set_threshold(uint64_t ns, char *err, size_t errlen);
+
+struct rp_lock_state {
+    int available;          /* the JVM offers the capability and threads have rings */
+    int on;
+    int configured;         /* a threshold was given (lock= or ctl set lock=)        */
+    uint64_t threshold_ns;
+};
+void rp_lock_state(struct rp_lock_state *out);
+
+/* Counts since start, for counters and status. */
+struct rp_lock_stats {
+    uint64_t samples;           /* records pushed                                  */
+    uint64_t below_threshold;   /* contended entries that waited less              */
+    uint64_t owner_unknown;     /* records pushed with owner 0                      */
+    uint64_t no_thread;         /* on a thread with no slot or ring (lost)          */
+    uint64_t agent_thread;      /* on one of the agent's own threads                */
+    uint64_t ring_dropped;      /* the push failed (counted by the ring too)        */
+    uint64_t callback_ns;       /* time in both callbacks, all threads              */
+};
+void rp_lock_stats(struct rp_lock_stats *out);
+
+#endif

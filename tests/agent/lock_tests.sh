@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# tests/agent/lock_tests.sh — lock contention (lock=, kind `lock`) and telemetry
+# (telemetry=, the gauges of include/ringprof/events.h) in real JVMs. One test per
+# invocation:
+#
+#   lock_tests.sh TEST        TEST: billing, telemetry or ctl
+#
+# meson (tests/agent/meson.build) passes the programs in the environment: RP_JAVA,
+# RP_AGENT (libringprof.so), RP_JAR (tests/java), RP_DUMP (rp_agent_dump),
+# RP_RINGPROF (the ringprof command). The truths come from the programs (their
+# own System.nanoTime around synchronized, the MXBeans' GC count), never from the
+# agent. RINGPROF_LONG_TESTS=1 makes billing run 20 s instead of 4. The scratch
+# directory is kept (and named) when a test fails.
+set -uo pipefail
+
+test_name=${1:?usage: lock_tests.sh TEST}
+work=$(mktemp -d "${TMPDIR:-/tmp}/rp-lock-$test_name.XXXXXX")
+chmod 755 "$work"
+keep=0
+pid=
+trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; [ $keep -eq 1 ] && echo "scratch kept: $work" || rm -rf "$work"' EXIT
+ulimit -c 0
+
+fail() {
+    echo "FAIL ($test_name): $*"
+    keep=1
+    exit 1
+}
+# A shell error must fail the test, never skip the rest of it (see agent_tests.sh).
+set -E
+trap 'fail "shell error at line $LINENO"' ERR
+note() { echo "# $*"; }
+
+java_run() {
+    local opts=()
+    while [ "$1" != "--" ]; do opts+=("$1"); shift; done
+    shift
+    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" "${opts[@]}" -cp "$RP_JAR" "$@" \
+        >"$work/out" 2>"$work/err"
+}
+show_err() { sed 's/^/  stderr: /' "$work/err" | head -20; }
+ctl() { "$RP_RINGPROF" ctl --raw "$pid" "$@"; }
+json() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
+within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", b ? a / b : 0 }'; }
+no_hs_err() {
+    local f
+    for f in "$work"/hs_err_*.log; do
+        [ -e "$f" ] && fail "the JVM crashed: $(basename "$f")"
+    done
+    return 0
+}
+
+# ------------------------------------------------------------------ billing --
+
+# Six workers post invoices to one Ledger under its monitor (2 ms each), a
+# RateTable is locked now and then. With lock=1ms: the Ledger monitor has the
+# most lock weight, its weight is within 20% of the waits the program measured
+# itself (at or above the same 1 ms), its samples' stacks end in the worker's
+# processInvoice, every sample waited at least the threshold, and the owner is
+# known, and a worker, for most samples.
+test_billing() {
+    local secs=4
+    [ "${RINGPROF_LONG_TESTS:-0}" = 1 ] && secs=20
+    java_run -agentpath:"$RP_AGENT=dir=$work/rec,lock=1ms" -- BillingServer 6 "$secs" 1000 ||
+        { rc=$?; show_err; fail "java exited $rc"; }
+    no_hs_err
+    local truth tcount
+    read -r _ truth _ tcount <<<"$(grep '^ledger_wait_ns' "$work/out")"
+    [ "${tcount:-0}" -ge 50 ] || fail "the program saw only ${tcount:-0} contended waits: $(cat "$work/out")"
+    "$RP_DUMP" locks "$work/rec" >"$work/locks"
+    # Per class: weight, samples.
+    awk -F'\t' '{ w[$3] += $1; n[$3]++ } END { for (k in w) printf "%.0f\t%d\t%s\n", w[k], n[k], k }' \
+        "$work/locks" | sort -rn >"$work/by_class"
+    sed 's/^/# /' "$work/by_class"
+    local top lw ln
+    read -r lw ln top <<<"$(head -1 "$work/by_class")"
+    [ "$top" = 'BillingServer$Ledger' ] || fail "the monitor with the most lock weight is '$top', not the Ledger"
+    note "Ledger: agent $lw ns in $ln samples; program $truth ns in $tcount waits: $(ratio "$lw" "$truth")"
+    within "$(ratio "$lw" "$truth")" 0.8 1.2 || fail "Ledger wait $lw ns vs the program's $truth ns: not within 20%"
+    local ledger=$work/ledger
+    awk -F'\t' '$3 == "BillingServer$Ledger"' "$work/locks" >"$ledger"
+    local bad
+    bad=$(awk -F'\t' '$5 !~ /;BillingServer\$Worker\.processInvoice$/' "$ledger" | wc -l)
+    [ "$bad" -eq 0 ] || fail "$bad Ledger samples do not end in processInvoice: $(awk -F'\t' '$5 !~ /processInvoice$/' "$ledger" | head -2)"
+    bad=$(awk -F'\t' '$1 < $2 || $2 != 1000000' "$work/locks" | wc -l)
+    [ "$bad" -eq 0 ] || fail "$bad samples waited less than their threshold, or carry another one than 1ms"
+    local owned self
+    owned=$(awk -F'\t' '$4 ~ /^worker-[0-9]+$/' "$ledger" | wc -l)
+    self=$(awk -F'\t' '{ split($5, s, ";") } $4 == s[1]' "$ledger" | wc -l)
+    note "owner a worker in $owned of $ln Ledger samples; the waiter itself in $self; unknown: $("$RP_DUMP" counters "$work/rec" | awk -F'\t' '$1 == "lock.owner_unknown" { print $2 }')"
+    within "$(ratio "$owned" "$ln")" 0.8 1 || fail "the owner is a worker in only $owned of $ln Ledger samples"
+    [ "$self" -eq 0 ] || fail "$self samples name the waiting thread as the owner"
+}
+
+# ---------------------------------------------------------------- telemetry --
+
+# Four threads allocate for 3 s in a 64 MB heap with telemetry=200ms: every
+# gauge comes in every reading, at about the period, with plausible values.
+test_telemetry() {
+    java_run -Xmx64m -agentpath:"$RP_AGENT=dir=$work/rec,telemetry=200ms" -- TelemetryLoad 4 3 ||
+        { rc=$?; show_err; fail "java exited $rc"; }
+    no_hs_err
+    local g gauges="proc.cpu_user_ns.total proc.cpu_sys_ns.total proc.rss_bytes heap.used_bytes
+        heap.committed_bytes gc.count.total gc.time_ns.total threads.total threads.runnable
+        classes.loaded agent.cpu_ns.total"
+    local n0=
+    for g in $gauges; do
+        "$RP_DUMP" tseries "$work/rec" "$g" >"$work/$g"
+        local n
+        n=$(wc -l <"$work/$g")
+        [ "$n" -gt 0 ] || fail "gauge $g is missing"
+        [ -z "$n0" ] || [ "$n" -eq "$n0" ] || fail "gauge $g has $n readings, the others $n0"
+        n0=$n
+        case $g in
+        *.total)
+            awk -F'\t' 'NR > 1 && $2 < last { exit 1 } { last = $2 }' "$work/$g" ||
+                fail "cumulative gauge $g decreases: $(tr '\n' ' ' <"$work/$g")" ;;
+        esac
+    done
+    # The rate: readings every 200 ms, so spaced 200 ms apart (median, as a busy
+    # machine may delay one), and as many as the span allows.
+    local span med
+    span=$(awk -F'\t' 'NR == 1 { a = $1 } { b = $1 } END { printf "%.0f", (b - a) / 1e6 }' "$work/threads.total")
+    med=$(awk -F'\t' 'NR > 1 { print ($1 - last) / 1e6 } { last = $1 }' "$work/threads.total" | sort -n |
+          awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+    note "$n0 readings over $span ms, median spacing $med ms"
+    [ "$n0" -ge 10 ] || fail "only $n0 readings in a 3 s run at 200 ms"
+    within "$med" 150 300 || fail "readings are $med ms apart (median), not 200"
+    [ "$n0" -ge $((span / 200 * 3 / 4)) ] || fail "$n0 readings over $span ms: fewer than 3/4 of one per 200 ms"
+    last() { tail -1 "$work/$1" | cut -f2; }
+    first() { head -1 "$work/$1" | cut -f2; }
+    note "rss $(last proc.rss_bytes), heap $(last heap.used_bytes)/$(last heap.committed_bytes), gcs $(first gc.count.total)..$(last gc.count.total) ($(grep '^gcs' "$work/out")), threads $(last threads.total) ($(last threads.runnable) runnable), classes $(last classes.loaded), cpu $(last proc.cpu_user_ns.total)+$(last proc.cpu_sys_ns.total), agent $(last agent.cpu_ns.total)"
+    [ "$(last proc.rss_bytes)" -gt $((10 << 20)) ] || fail "RSS $(last proc.rss_bytes) is under 10 MB"
+    paste "$work/heap.used_bytes" "$work/heap.committed_bytes" |
+        awk -F'\t' '$2 > $4 || $4 == 0 { exit 1 }' || fail "heap used above committed, or committed 0"
+    [ "$(last gc.count.total)" -gt "$(first gc.count.total)" ] || fail "gc.count.total does not rise"
+    [ "$(last gc.time_ns.total)" -gt 0 ] || fail "gc.time_ns.total stays 0"
+    [ "$(last classes.loaded)" -gt 300 ] || fail "classes.loaded $(last classes.loaded) is 300 or fewer"
+    [ "$(last threads.total)" -ge 5 ] || fail "threads.total $(last threads.total): fewer than the program's 5"
+    paste "$work/threads.total" "$work/threads.runnable" |
+        awk -F'\t' '$4 > $2 { exit 1 }' || fail "more runnable threads than threads"
+    # The flusher runs while it reads them: never fewer than one runnable.
+    awk -F'\t' '$2 < 1 { exit 1 }' "$work/threads.runnable" ||
+        fail "a reading found no runnable thread, not even the flusher reading it"
+    [ "$(last proc.cpu_user_ns.total)" -gt 100000000 ] || fail "process user CPU under 100 ms"
+    [ "$(last agent.cpu_ns.total)" -gt 0 ] || fail "agent.cpu_ns.total stays 0"
+    local failed
+    failed=$("$RP_DUMP" counters "$work/rec" | awk -F'\t' '$1 == "telemetry.failed" { print $2 }')
+    [ -z "$failed" ] || fail "$failed telemetry readings failed"
+    # telemetry=off: none of it but the agent's CPU (once per flush).
+    java_run -agentpath:"$RP_AGENT=dir=$work/off,telemetry=off" -- TelemetryLoad 1 1 ||
+        { rc=$?; show_err; fail "java exited $rc (telemetry=off)"; }
+    local extra
+    extra=$("$RP_DUMP" gauges "$work/off" | cut -f1 | grep -E '^(proc|heap|gc|threads|classes)\.' || true)
+    [ -z "$extra" ] || fail "telemetry=off still wrote $(echo $extra)"
+    "$RP_DUMP" gauges "$work/off" | grep -q '^agent.cpu_ns.total' || fail "telemetry=off lost agent.cpu_ns.total"
+}
+
+# --------------------------------------------------------------------- ctl --
+
+# A JVM started with lock=off: `start lock` (default threshold 10 ms), `set
+# lock=2ms`, `stop lock` through the control socket, and a bad value refused.
+# Samples carry the threshold in force when they were taken, none comes after
+# the stop, and status follows each step.
+test_ctl() {
+    "$RP_JAVA" -agentpath:"$RP_AGENT=dir=$work/rec" -cp "$RP_JAR" BillingServer 6 7 1000 \
+        >"$work/out" 2>"$work/err" &
+    pid=$!
+    local i
+    for i in $(seq 100); do
+        ctl status >"$work/s0" 2>/dev/null && break
+        sleep 0.1
+    done
+    [ "$(json 'r["lock"]["on"], r["lock"]["available"]' <"$work/s0")" = "False True" ] ||
+        fail "at start with lock=off: $(json 'r["lock"]' <"$work/s0")"
+    ctl start lock >"$work/r1" || fail "start lock: $(cat "$work/r1")"
+    [ "$(ctl status | json 'r["lock"]["on"], r["lock"]["threshold_ns"], "lock" in r["sampling"]')" = \
+      "True 10000000 True" ] || fail "after start lock: $(ctl status | json 'r["lock"]')"
+    sleep 1.5
+    ctl set lock=2ms >"$work/r2" || fail "set lock=2ms: $(cat "$work/r2")"
+    [ "$(json 'r["settings"]["lock_ns"]' <"$work/r2")" = 2000000 ] || fail "set reply: $(cat "$work/r2")"
+    if ctl set lock=5 >"$work/r3" 2>&1; then fail "set lock=5 was accepted"; fi
+    grep -q "bad value '5' for lock" "$work/r3" || fail "set lock=5: $(cat "$work/r3")"
+    sleep 1.5
+    ctl stop lock >/dev/null || fail "stop lock"
+    local rec1 rec2
+    rec1=$(ctl status | json 'r["lock"]["recorded"], r["lock"]["on"]')
+    sleep 1
+    rec2=$(ctl status | json 'r["lock"]["recorded"], r["lock"]["on"]')
+    note "recorded after stop: $rec1, a second later: $rec2"
+    [ "$rec1" = "$rec2" ] && [ "${rec1#* }" = False ] || fail "lock records go on after stop lock: $rec1 then $rec2"
+    wait $pid || { rc=$?; pid=; show_err; fail "java exited $rc"; }
+    pid=
+    no_hs_err
+    "$RP_DUMP" locks "$work/rec" >"$work/locks"
+    local n10 n2 bad
+    n10=$(awk -F'\t' '$2 == 10000000' "$work/locks" | wc -l)
+    n2=$(awk -F'\t' '$2 == 2000000' "$work/locks" | wc -l)
+    bad=$(awk -F'\t' '$1 < $2' "$work/locks" | wc -l)
+    note "samples at 10 ms: $n10, at 2 ms: $n2; below their threshold: $bad"
+    [ "$n10" -gt 0 ] && [ "$n2" -gt 0 ] || fail "expected samples at both thresholds: $n10 at 10ms, $n2 at 2ms"
+    [ "$n2" -gt "$n10" ] || fail "the lower threshold did not record more: $n10 at 10ms, $n2 at 2ms"
+    [ "$bad" -eq 0 ] || fail "$bad samples waited less than their threshold"
+}
+
+case "$test_name" in
+billing|telemetry|ctl) "test_$test_name" ;;
+*) echo "unknown test '$test_name'"; exit 2 ;;
+esac
+echo "ok ($test_name)"

@@ -22,7 +22,7 @@
 #   handler p50  the median per-flush handler median (gauge agent.handler_ns.p50)
 #   handler p99  the median per-flush 99th percentile (agent.handler_ns.p99)
 #   agent CPU    (handler time + the agent's own threads' CPU) / the process's CPU
-#                (gauges agent.handler_ns.total and agent.cpu_ns, last values)
+#                (gauges agent.handler_ns.total and agent.cpu_ns.total, last values)
 # The handler time is measured from the handler's entry to just before its ring
 # push; signal delivery and the push itself are not in it, but they are in ops/s.
 set -euo pipefail
@@ -64,7 +64,7 @@ for r in $(seq "$rounds"); do
             "$dump" series "$rec" agent.handler_ns.p50 | median >>"$work/p50-$c"
             "$dump" series "$rec" agent.handler_ns.p99 | median >>"$work/p99-$c"
             h=$("$dump" series "$rec" agent.handler_ns.total | tail -1)
-            a=$("$dump" series "$rec" agent.cpu_ns | tail -1)
+            a=$("$dump" series "$rec" agent.cpu_ns.total | tail -1)
             awk -v h="${h:-0}" -v a="${a:-0}" -v c="$cpu" \
                 'BEGIN { printf "%.3f\n", c ? 100 * (h + a) / c : 0 }' >>"$work/share-$c"
         fi

@@ -84,6 +84,7 @@ struct rp_flusher_totals {
     uint64_t alloc_samples;             /* allocation samples written             */
     uint64_t gc_samples;                /* GC pauses written                      */
     uint64_t live_samples;              /* live-object samples, all snapshots     */
+    uint64_t wall_samples;              /* wall-clock samples written             */
     uint32_t ncounters;
     struct {
         char name[48];

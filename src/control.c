@@ -147,6 +147,8 @@ static void reply_help(struct rp_json *j)
     rp_json_array_begin(j);
     rp_json_string(j, rp_ctl_key_name(RP_CTL_KEY_INTERVAL));
     rp_json_string(j, rp_ctl_key_name(RP_CTL_KEY_ALLOC));
+    rp_json_string(j, rp_ctl_key_name(RP_CTL_KEY_WALL));
+    rp_json_string(j, rp_ctl_key_name(RP_CTL_KEY_WALLTHREADS));
     rp_json_array_end(j);
 }
 
@@ -156,7 +158,9 @@ static void reply_settings(struct rp_json *j, const struct rp_ctl_request *req)
     rp_json_object_begin(j);
     for (size_t i = 0; i < req->nsettings; i++) {
         const struct rp_ctl_setting *s = &req->settings[i];
-        rp_json_kv_u64(j, s->key == RP_CTL_KEY_INTERVAL ? "interval_ns" : "alloc_bytes",
+        rp_json_kv_u64(j, s->key == RP_CTL_KEY_INTERVAL ? "interval_ns"
+                        : s->key == RP_CTL_KEY_ALLOC ? "alloc_bytes"
+                        : s->key == RP_CTL_KEY_WALL ? "wall_ns" : "wallthreads",
                        s->value);
     }
     rp_json_object_end(j);

@@ -10,6 +10,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "options.h"
@@ -26,10 +27,12 @@ static const char *const cmd_names[] = {
 
 static const char commands_list[] =
     "status, flush, rotate, start, stop, set, version, help";
-static const char kinds_list[] = "cpu, alloc";
+static const char kinds_list[] = "cpu, alloc, wall";
 static const char keys_list[] =
     "interval (a duration from 100us to 10s, e.g. 10ms), "
-    "alloc (a size from 1 to 1g bytes, e.g. 512k)";
+    "alloc (a size from 1 to 1g bytes, e.g. 512k), "
+    "wall (a duration from 1ms to 10s, e.g. 50ms), "
+    "wallthreads (a number from 1 to 65536)";
 
 const char *rp_ctl_cmd_name(enum rp_ctl_cmd cmd)
 {
@@ -41,6 +44,7 @@ const char *rp_ctl_kind_name(unsigned kind_bit)
     switch (kind_bit) {
     case RP_CTL_KIND_CPU: return "cpu";
     case RP_CTL_KIND_ALLOC: return "alloc";
+    case RP_CTL_KIND_WALL: return "wall";
     default: return NULL;
     }
 }
@@ -50,6 +54,8 @@ const char *rp_ctl_key_name(enum rp_ctl_key key)
     switch (key) {
     case RP_CTL_KEY_INTERVAL: return "interval";
     case RP_CTL_KEY_ALLOC: return "alloc";
+    case RP_CTL_KEY_WALL: return "wall";
+    case RP_CTL_KEY_WALLTHREADS: return "wallthreads";
     default: return NULL;
     }
 }
@@ -81,6 +87,8 @@ static int parse_kinds(char **words, int n, struct rp_ctl_request *req,
             req->kinds |= RP_CTL_KIND_CPU;
         else if (!strcmp(words[i], "alloc"))
             req->kinds |= RP_CTL_KIND_ALLOC;
+        else if (!strcmp(words[i], "wall"))
+            req->kinds |= RP_CTL_KIND_WALL;
         else if (!strcmp(words[i], "all"))
             req->kinds |= RP_CTL_KIND_ALL;
         else
@@ -112,6 +120,21 @@ static int parse_setting(char *word, struct rp_ctl_setting *s, char *err, size_t
             return fail(err, errlen, "bad value '%.*s%s' for alloc: accepted values "
                         "are a size from 1 to 1g bytes (k, m, g binary), e.g. 512k, "
                         "1m", Q(val));
+    } else if (!strcmp(key, "wall")) {
+        s->key = RP_CTL_KEY_WALL;
+        if (rp_parse_duration(val, &s->value) != 0 || s->value < RP_CTL_WALL_MIN_NS ||
+            s->value > RP_CTL_WALL_MAX_NS)
+            return fail(err, errlen, "bad value '%.*s%s' for wall: accepted values are "
+                        "a duration from 1ms to 10s with a unit (ns, us, ms, s), e.g. "
+                        "10ms, 50ms (to stop wall-clock sampling: stop wall)", Q(val));
+    } else if (!strcmp(key, "wallthreads")) {
+        s->key = RP_CTL_KEY_WALLTHREADS;
+        char *end;
+        unsigned long long v = strtoull(val, &end, 10);
+        if (*val < '0' || *val > '9' || *end || v < 1 || v > RP_CTL_WALLTHREADS_MAX)
+            return fail(err, errlen, "bad value '%.*s%s' for wallthreads: accepted "
+                        "values are a number from 1 to 65536", Q(val));
+        s->value = v;
     } else {
         return fail(err, errlen, "unknown setting '%.*s%s': settings are %s", Q(key),
                     keys_list);

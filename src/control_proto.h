@@ -6,9 +6,10 @@
  * separated by spaces or tabs:
  *
  *   status | flush | rotate | version | help
- *   start [KIND...]          KIND: cpu, alloc; none means every kind
+ *   start [KIND...]          KIND: cpu, alloc, wall; none means every kind
  *   stop [KIND...]
- *   set KEY=VALUE...         KEY: interval (a duration), alloc (a size)
+ *   set KEY=VALUE...         KEY: interval (a duration), alloc (a size),
+ *                            wall (a duration), wallthreads (a count)
  *
  * rp_ctl_parse is a pure function: no I/O, no allocation, no global state, so it
  * can be fuzzed alone. Every refusal comes with one sentence that says what was
@@ -34,7 +35,7 @@
  * server hold (one such buffer per connection). */
 #define RP_CONTROL_REQUEST_MAX 4096
 
-/* At most this many KEY=VALUE pairs in one `set` (there are only two keys; a
+/* At most this many KEY=VALUE pairs in one `set` (there are only four keys; a
  * repeated key is refused anyway). */
 #define RP_CTL_SET_MAX 8
 
@@ -47,6 +48,10 @@
 #define RP_CTL_INTERVAL_MAX_NS 10000000000ull
 #define RP_CTL_ALLOC_MIN 1ull
 #define RP_CTL_ALLOC_MAX (1ull << 30)
+/* wall and wallthreads: the agent options' bounds (docs/options.md). */
+#define RP_CTL_WALL_MIN_NS 1000000ull
+#define RP_CTL_WALL_MAX_NS 10000000000ull
+#define RP_CTL_WALLTHREADS_MAX 65536ull
 
 enum rp_ctl_cmd {
     RP_CTL_NONE = 0,
@@ -63,16 +68,20 @@ enum rp_ctl_cmd {
 /* Event kinds, as bits of rp_ctl_request.kinds. */
 #define RP_CTL_KIND_CPU   (1u << 0)
 #define RP_CTL_KIND_ALLOC (1u << 1)
-#define RP_CTL_KIND_ALL   (RP_CTL_KIND_CPU | RP_CTL_KIND_ALLOC)
+#define RP_CTL_KIND_WALL  (1u << 2)
+#define RP_CTL_KIND_ALL   (RP_CTL_KIND_CPU | RP_CTL_KIND_ALLOC | RP_CTL_KIND_WALL)
 
 enum rp_ctl_key {
     RP_CTL_KEY_INTERVAL = 1,   /* CPU sampling period, ns                       */
-    RP_CTL_KEY_ALLOC           /* heap sampling interval, bytes                 */
+    RP_CTL_KEY_ALLOC,          /* heap sampling interval, bytes                 */
+    RP_CTL_KEY_WALL,           /* wall-clock sampling interval, ns              */
+    RP_CTL_KEY_WALLTHREADS     /* threads visited per wall tick                 */
 };
 
 struct rp_ctl_setting {
     enum rp_ctl_key key;
-    uint64_t value;            /* ns for interval, bytes for alloc              */
+    uint64_t value;            /* ns for interval and wall, bytes for alloc, a
+                                  count for wallthreads                         */
     char text[32];             /* the value as written, e.g. "5ms"              */
 };
 

@@ -104,6 +104,7 @@ static void status_wall(struct rp_json *j)
     rp_json_kv_u64(j, "threads_per_tick", rp_wall_threads());
     rp_json_kv_u64(j, "threads", st.tracked);
     rp_json_kv_u64(j, "round_ns", st.last_round_ns);
+    rp_json_kv_u64(j, "ticks", st.ticks);
     rp_json_kv_u64(j, "visits", st.visits);
     rp_json_kv_u64(j, "walks", st.walks);
     rp_json_kv_u64(j, "repeats", st.repeats);

@@ -58,6 +58,7 @@
 #include "control_ops.h"
 #include "engine_async.h"
 #include "engine_jvmti.h"
+#include "engine_wall.h"
 #include "flusher.h"
 #include "lock.h"
 #include "log.h"
@@ -556,6 +557,13 @@ static void start_locked(JNIEnv *jni, jthread self)
         if (rp_jvmti_start(A.jvmti, jni, &jc, err, sizeof err) != 0)
             goto fail;
     }
+    /* The wall-clock sampler: with wall=off it is only configured, and `ctl
+     * start wall` can launch it later. */
+    struct rp_wall_config wc = {A.opt.wall_ns, (uint32_t)A.opt.wall_threads, A.opt.depth,
+                                A.opt.ring_bytes};
+    rp_wall_init(A.vm, A.jvmti, &wc);
+    if (A.opt.wall_ns && rp_wall_launch(jni, err, sizeof err) != 0)
+        goto fail;
     struct rp_flusher_config fc = {A.rec, A.async, A.opt.interval_ns, A.opt.flush_ns,
                                    A.opt.depth, A.opt.ring_bytes, A.opt.telemetry_ns};
     if (rp_flusher_start(A.jvmti, jni, &fc, err, sizeof err) != 0)
@@ -578,6 +586,7 @@ fail:
         rp_async_stop(1000);
     else
         rp_jvmti_stop(1000);
+    rp_wall_stop(1000);
     rp_recording_close(A.rec);        /* the flusher never took it */
     A.rec = NULL;
     atomic_store(&A.state, AGENT_STOPPED);
@@ -609,6 +618,7 @@ static void stop_locked(void)
         rp_async_stop(2000);
     else
         rp_jvmti_stop(2000);
+    rp_wall_stop(2000);
     if (rp_flusher_stop(20000) != 0)
         rp_log("the last chunk in %s could not be closed cleanly",
                rp_recording_dir(A.rec));

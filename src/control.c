@@ -148,6 +148,8 @@ static void reply_help(struct rp_json *j)
     rp_json_string(j, rp_ctl_key_name(RP_CTL_KEY_INTERVAL));
     rp_json_string(j, rp_ctl_key_name(RP_CTL_KEY_ALLOC));
     rp_json_string(j, rp_ctl_key_name(RP_CTL_KEY_LOCK));
+    rp_json_string(j, rp_ctl_key_name(RP_CTL_KEY_WALL));
+    rp_json_string(j, rp_ctl_key_name(RP_CTL_KEY_WALLTHREADS));
     rp_json_array_end(j);
 }
 
@@ -158,7 +160,9 @@ static void reply_settings(struct rp_json *j, const struct rp_ctl_request *req)
     for (size_t i = 0; i < req->nsettings; i++) {
         const struct rp_ctl_setting *s = &req->settings[i];
         rp_json_kv_u64(j, s->key == RP_CTL_KEY_INTERVAL ? "interval_ns"
-                          : s->key == RP_CTL_KEY_LOCK ? "lock_ns" : "alloc_bytes",
+                        : s->key == RP_CTL_KEY_ALLOC ? "alloc_bytes"
+                        : s->key == RP_CTL_KEY_LOCK ? "lock_ns"
+                        : s->key == RP_CTL_KEY_WALL ? "wall_ns" : "wallthreads",
                        s->value);
     }
     rp_json_object_end(j);

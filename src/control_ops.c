@@ -31,6 +31,7 @@
 #include "control_ops.h"
 #include "engine_async.h"
 #include "engine_jvmti.h"
+#include "engine_wall.h"
 #include "alloc.h"
 #include "flusher.h"
 #include "histogram.h"
@@ -91,6 +92,30 @@ static void status_options(struct rp_json *j)
     rp_lock_state(&l);
     rp_json_kv_u64(j, "lock_ns", l.on ? l.threshold_ns : 0);
     rp_json_kv_bool(j, "lock", l.on);
+    rp_json_kv_u64(j, "wall_ns", rp_wall_on() ? rp_wall_interval() : 0);
+    rp_json_kv_u64(j, "wallthreads", rp_wall_threads());
+    rp_json_object_end(j);
+}
+
+/* Wall-clock sampling (engine_wall.h): its state and what the sampler counted
+ * (visits pushed; those then written are in "samples"). */
+static void status_wall(struct rp_json *j)
+{
+    struct rp_wall_stats st;
+    rp_wall_stats(&st);
+    rp_json_key(j, "wall");
+    rp_json_object_begin(j);
+    rp_json_kv_bool(j, "on", rp_wall_on());
+    rp_json_kv_u64(j, "interval_ns", rp_wall_interval());
+    rp_json_kv_u64(j, "threads_per_tick", rp_wall_threads());
+    rp_json_kv_u64(j, "threads", st.tracked);
+    rp_json_kv_u64(j, "round_ns", st.last_round_ns);
+    rp_json_kv_u64(j, "ticks", st.ticks);
+    rp_json_kv_u64(j, "visits", st.visits);
+    rp_json_kv_u64(j, "walks", st.walks);
+    rp_json_kv_u64(j, "repeats", st.repeats);
+    rp_json_kv_u64(j, "proc_failed", st.proc_failed);
+    rp_json_kv_u64(j, "cpu_ns", thread_cpu_ns(rp_wall_sampler_tid()));
     rp_json_object_end(j);
 }
 
@@ -221,7 +246,7 @@ static void status_threads(struct rp_json *j)
 static void status_agent(struct rp_json *j)
 {
     uint64_t cpu = thread_cpu_ns(rp_flusher_tid()) + thread_cpu_ns(rp_jvmti_sampler_tid()) +
-                   rp_control_cpu_ns(C.ctl);
+                   thread_cpu_ns(rp_wall_sampler_tid()) + rp_control_cpu_ns(C.ctl);
     rp_json_key(j, "agent");
     rp_json_object_begin(j);
     rp_json_kv_u64(j, "cpu_ns", cpu);
@@ -255,6 +280,8 @@ static int op_status(void *ctx, struct rp_json *j, char *err, size_t errlen)
     rp_lock_state(&l);
     if (l.on)
         rp_json_string(j, "lock");
+    if (rp_wall_on())
+        rp_json_string(j, "wall");
     rp_json_array_end(j);
     rp_json_kv_u64(j, "interval_ns", atomic_load(&C.interval_ns));
     rp_json_key(j, "samples");
@@ -264,9 +291,11 @@ static int op_status(void *ctx, struct rp_json *j, char *err, size_t errlen)
     rp_json_kv_u64(j, "gc", t.gc_samples);
     rp_json_kv_u64(j, "live", t.live_samples);
     rp_json_kv_u64(j, "lock", t.lock_samples);
+    rp_json_kv_u64(j, "wall", t.wall_samples);
     rp_json_object_end(j);
     status_alloc(j);
     status_lock(j);
+    status_wall(j);
     status_counters(j, &t);
     status_threads(j);
     rp_json_kv_u64(j, "bytes_written", t.rec.bytes_written);
@@ -350,8 +379,29 @@ static int lock_switch(int on, char *err, size_t errlen)
                            errlen);
 }
 
+/* The wall sampler's thread is made on the flusher, which is attached to the
+ * JVM (RunAgentThread needs a JNIEnv). */
+static int call_wall_launch(void *arg, char *err, size_t errlen)
+{
+    (void)arg;
+    return rp_wall_launch(NULL, err, errlen);
+}
+
+/* Wall-clock sampling on or off. Started at run time when wall=off at start:
+ * the sampler is launched then, at the interval of the last `set wall=` (or
+ * RP_WALL_DEFAULT_NS). */
+static int wall_switch(int on, char *err, size_t errlen)
+{
+    if (on && !rp_wall_launched())
+        return rp_flusher_call(call_wall_launch, NULL, FLUSH_WAIT_MS, err, errlen);
+    rp_wall_switch(on);
+    return 0;
+}
+
 /* "all" (or no kind) means every kind. Naming alloc where allocation sampling
- * is unavailable is an error; "all" then switches cpu alone. */
+ * is unavailable is an error; "all" then switches cpu alone. Likewise "all"
+ * switches wall only if its sampler runs (wall= was given, or `start wall`
+ * came): starting every kind does not start a kind that was never asked for. */
 static int switch_kinds(unsigned kinds, int on, char *err, size_t errlen)
 {
     struct rp_alloc_state a;
@@ -369,6 +419,9 @@ static int switch_kinds(unsigned kinds, int on, char *err, size_t errlen)
     if ((kinds & RP_CTL_KIND_LOCK) &&
         (kinds != RP_CTL_KIND_ALL || (l.available && (l.configured || !on))) &&
         lock_switch(on, err, errlen) != 0)
+        return -1;
+    if ((kinds & RP_CTL_KIND_WALL) && (kinds != RP_CTL_KIND_ALL || rp_wall_launched()) &&
+        wall_switch(on, err, errlen) != 0)
         return -1;
     if (kinds & RP_CTL_KIND_CPU) {
         if (apply_cpu(on, atomic_load(&C.interval_ns), err, errlen) != 0)
@@ -394,9 +447,14 @@ static int op_set(void *ctx, const struct rp_ctl_setting *set, size_t n, char *e
                   size_t errlen)
 {
     (void)ctx;
-    uint64_t interval = atomic_load(&C.interval_ns), alloc = 0, lock = 0;
+    uint64_t interval = atomic_load(&C.interval_ns), alloc = 0, lock = 0, wall = 0;
+    uint64_t wallthreads = 0;
     int set_lock = 0;
     for (size_t i = 0; i < n; i++) {
+        if (set[i].key == RP_CTL_KEY_WALL)
+            wall = set[i].value;
+        if (set[i].key == RP_CTL_KEY_WALLTHREADS)
+            wallthreads = set[i].value;
         if (set[i].key == RP_CTL_KEY_ALLOC)
             alloc = set[i].value;
         if (set[i].key == RP_CTL_KEY_LOCK)
@@ -429,6 +487,12 @@ static int op_set(void *ctx, const struct rp_ctl_setting *set, size_t n, char *e
     }
     rp_flusher_set_interval(interval);      /* the kind's period, for new chunks */
     atomic_store(&C.interval_ns, interval);
+    /* Wall settings cannot fail; they take effect at the sampler's next tick
+     * (and the wall kind's period with the next chunk). */
+    if (wall)
+        rp_wall_set_interval(wall);
+    if (wallthreads)
+        rp_wall_set_threads((uint32_t)wallthreads);
     return 0;
 }
 

@@ -10,6 +10,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "options.h"
@@ -26,11 +27,13 @@ static const char *const cmd_names[] = {
 
 static const char commands_list[] =
     "status, flush, rotate, start, stop, set, version, help";
-static const char kinds_list[] = "cpu, alloc, lock";
+static const char kinds_list[] = "cpu, alloc, lock, wall";
 static const char keys_list[] =
     "interval (a duration from 100us to 10s, e.g. 10ms), "
     "alloc (a size from 1 to 1g bytes, e.g. 512k), "
-    "lock (a duration from 1us to 10s, or 0ns, e.g. 10ms)";
+    "lock (a duration from 1us to 10s, or 0ns, e.g. 10ms), "
+    "wall (a duration from 1ms to 10s, e.g. 50ms), "
+    "wallthreads (a number from 1 to 65536)";
 
 const char *rp_ctl_cmd_name(enum rp_ctl_cmd cmd)
 {
@@ -43,6 +46,7 @@ const char *rp_ctl_kind_name(unsigned kind_bit)
     case RP_CTL_KIND_CPU: return "cpu";
     case RP_CTL_KIND_ALLOC: return "alloc";
     case RP_CTL_KIND_LOCK: return "lock";
+    case RP_CTL_KIND_WALL: return "wall";
     default: return NULL;
     }
 }
@@ -53,6 +57,8 @@ const char *rp_ctl_key_name(enum rp_ctl_key key)
     case RP_CTL_KEY_INTERVAL: return "interval";
     case RP_CTL_KEY_ALLOC: return "alloc";
     case RP_CTL_KEY_LOCK: return "lock";
+    case RP_CTL_KEY_WALL: return "wall";
+    case RP_CTL_KEY_WALLTHREADS: return "wallthreads";
     default: return NULL;
     }
 }
@@ -86,6 +92,8 @@ static int parse_kinds(char **words, int n, struct rp_ctl_request *req,
             req->kinds |= RP_CTL_KIND_ALLOC;
         else if (!strcmp(words[i], "lock"))
             req->kinds |= RP_CTL_KIND_LOCK;
+        else if (!strcmp(words[i], "wall"))
+            req->kinds |= RP_CTL_KIND_WALL;
         else if (!strcmp(words[i], "all"))
             req->kinds |= RP_CTL_KIND_ALL;
         else
@@ -125,6 +133,21 @@ static int parse_setting(char *word, struct rp_ctl_setting *s, char *err, size_t
                         "duration from 1us to 10s with a unit (ns, us, ms, s), e.g. 10ms, "
                         "or 0ns for every contended entry (stop lock switches it off)",
                         Q(val));
+    } else if (!strcmp(key, "wall")) {
+        s->key = RP_CTL_KEY_WALL;
+        if (rp_parse_duration(val, &s->value) != 0 || s->value < RP_CTL_WALL_MIN_NS ||
+            s->value > RP_CTL_WALL_MAX_NS)
+            return fail(err, errlen, "bad value '%.*s%s' for wall: accepted values are "
+                        "a duration from 1ms to 10s with a unit (ns, us, ms, s), e.g. "
+                        "10ms, 50ms (to stop wall-clock sampling: stop wall)", Q(val));
+    } else if (!strcmp(key, "wallthreads")) {
+        s->key = RP_CTL_KEY_WALLTHREADS;
+        char *end;
+        unsigned long long v = strtoull(val, &end, 10);
+        if (*val < '0' || *val > '9' || *end || v < 1 || v > RP_CTL_WALLTHREADS_MAX)
+            return fail(err, errlen, "bad value '%.*s%s' for wallthreads: accepted "
+                        "values are a number from 1 to 65536", Q(val));
+        s->value = v;
     } else {
         return fail(err, errlen, "unknown setting '%.*s%s': settings are %s", Q(key),
                     keys_list);

@@ -6,10 +6,11 @@
  * separated by spaces or tabs:
  *
  *   status | flush | rotate | version | help
- *   start [KIND...]          KIND: cpu, alloc, lock; none means every kind
+ *   start [KIND...]          KIND: cpu, alloc, lock, wall; none means every kind
  *   stop [KIND...]
  *   set KEY=VALUE...         KEY: interval (a duration), alloc (a size),
- *                            lock (a duration: the lock-contention threshold)
+ *                            lock (a duration: the lock-contention threshold),
+ *                            wall (a duration), wallthreads (a count)
  *
  * rp_ctl_parse is a pure function: no I/O, no allocation, no global state, so it
  * can be fuzzed alone. Every refusal comes with one sentence that says what was
@@ -35,7 +36,7 @@
  * server hold (one such buffer per connection). */
 #define RP_CONTROL_REQUEST_MAX 4096
 
-/* At most this many KEY=VALUE pairs in one `set` (there are only two keys; a
+/* At most this many KEY=VALUE pairs in one `set` (there are only four keys; a
  * repeated key is refused anyway). */
 #define RP_CTL_SET_MAX 8
 
@@ -51,6 +52,10 @@
 /* lock: the same as the agent option `lock` (0, or 1 us to 10 s). */
 #define RP_CTL_LOCK_MIN_NS 1000ull
 #define RP_CTL_LOCK_MAX_NS 10000000000ull
+/* wall and wallthreads: the agent options' bounds (docs/options.md). */
+#define RP_CTL_WALL_MIN_NS 1000000ull
+#define RP_CTL_WALL_MAX_NS 10000000000ull
+#define RP_CTL_WALLTHREADS_MAX 65536ull
 
 enum rp_ctl_cmd {
     RP_CTL_NONE = 0,
@@ -68,17 +73,22 @@ enum rp_ctl_cmd {
 #define RP_CTL_KIND_CPU   (1u << 0)
 #define RP_CTL_KIND_ALLOC (1u << 1)
 #define RP_CTL_KIND_LOCK  (1u << 2)
-#define RP_CTL_KIND_ALL   (RP_CTL_KIND_CPU | RP_CTL_KIND_ALLOC | RP_CTL_KIND_LOCK)
+#define RP_CTL_KIND_WALL  (1u << 3)
+#define RP_CTL_KIND_ALL   (RP_CTL_KIND_CPU | RP_CTL_KIND_ALLOC | RP_CTL_KIND_LOCK | \
+                           RP_CTL_KIND_WALL)
 
 enum rp_ctl_key {
     RP_CTL_KEY_INTERVAL = 1,   /* CPU sampling period, ns                       */
     RP_CTL_KEY_ALLOC,          /* heap sampling interval, bytes                 */
-    RP_CTL_KEY_LOCK            /* lock-contention threshold, ns                 */
+    RP_CTL_KEY_LOCK,           /* lock-contention threshold, ns                 */
+    RP_CTL_KEY_WALL,           /* wall-clock sampling interval, ns              */
+    RP_CTL_KEY_WALLTHREADS     /* threads visited per wall tick                 */
 };
 
 struct rp_ctl_setting {
     enum rp_ctl_key key;
-    uint64_t value;            /* ns for interval and lock, bytes for alloc     */
+    uint64_t value;            /* ns for interval, lock and wall, bytes for
+                                  alloc, a count for wallthreads                */
     char text[32];             /* the value as written, e.g. "5ms"              */
 };
 

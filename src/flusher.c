@@ -22,11 +22,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "ringprof/events.h"
 #include "agent.h"
 #include "alloc.h"
 #include "classes.h"
 #include "engine_async.h"
 #include "engine_jvmti.h"
+#include "engine_wall.h"
 #include "flusher.h"
 #include "lock.h"
 #include "log.h"
@@ -104,6 +106,11 @@ struct flusher {
     struct rp_hist_snap hist_prev, hist_now, hist_delta;
     int warned_handler, warned_guard, warned_chunk, warned_foreign;
     uint64_t handler_replaced;      /* 1 when found, until a segment carries it     */
+    /* Wall-clock samples (engine_wall.h). */
+    uint32_t kind_wall;             /* 0 until first used in a chunk                */
+    void *wall_scratch;             /* rp_ring_drain's, for the wall ring's size    */
+    uint64_t wall_seen_dropped[RP_RING_DROP_REASONS];
+    struct rp_wall_stats wall_seen;
 };
 
 static struct flusher g_f;
@@ -128,6 +135,7 @@ static pthread_mutex_t g_tot_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rp_flusher_totals g_tot;
 static uint64_t g_samples_written;   /* flusher-private running totals          */
 static uint64_t g_alloc_written, g_gc_written, g_live_written, g_lock_written;
+static uint64_t g_wall_written;
 static _Atomic uint64_t g_period_ns; /* the "cpu" kind's period for new chunks   */
 /* rp_flusher_wake's request: a signal sent while the flusher is busy in a pass
  * (not waiting) would be lost without it; checked before each wait. */
@@ -188,6 +196,7 @@ static void drop_caches(struct flusher *f)
     rp_u64map_clear(&f->tids);
     rp_u64map_clear(&f->classes);
     f->kind_alloc = f->kind_live = f->kind_gc = f->kind_lock = 0;
+    f->kind_wall = 0;
     drop_raw_cache(f);
 }
 
@@ -280,15 +289,17 @@ struct status_info {
 };
 
 /* Who took the stack, for the counters' names: the signal handler (AGCT), the
- * jvmti sampler, the allocation callback or the monitor callback (GetStackTrace). */
-enum walk_source { SRC_AGCT = 0, SRC_JVMTI = 1, SRC_ALLOC = 2, SRC_LOCK = 3 };
-static const char *const SRC_NAME[] = {"agct", "jvmti", "alloc", "lock"};
+ * jvmti sampler, the allocation callback, the monitor callback or the wall
+ * sampler (GetStackTrace). */
+enum walk_source { SRC_AGCT = 0, SRC_JVMTI = 1, SRC_ALLOC = 2, SRC_LOCK = 3, SRC_WALL = 4 };
+static const char *const SRC_NAME[] = {"agct", "jvmti", "alloc", "lock", "wall"};
 
 static enum walk_source walk_source(const struct rp_sample_hdr *h)
 {
     return h->type == RP_SAMPLE_CPU ? SRC_AGCT
          : h->type == RP_SAMPLE_CPU_JVMTI ? SRC_JVMTI
-         : h->type == RP_SAMPLE_LOCK ? SRC_LOCK : SRC_ALLOC;
+         : h->type == RP_SAMPLE_LOCK ? SRC_LOCK
+         : h->type == RP_SAMPLE_WALL ? SRC_WALL : SRC_ALLOC;
 }
 
 static void status_describe(int status, enum walk_source src, struct status_info *o)
@@ -838,6 +849,64 @@ static void alloc_counters(struct flusher *f)
     }
 }
 
+/* -------------------------------------------------------------- wall clock -- */
+
+static const char *const WALL_EXTRA[] = RP_WALL_EXTRA_NAMES;
+
+/* A wall-clock sample (engine_wall.h): kind `wall`, its tail as the extras. */
+static int write_wall(struct flusher *f, struct rp_slot *s, const struct rp_sample_hdr *h,
+                      size_t flen)
+{
+    struct rp_wall_tail tail;
+    memcpy(&tail, (const uint8_t *)h + flen, sizeof tail);
+    uint64_t extra[RP_WALL_NEXTRA];
+    extra[RP_WALL_X_STATE] = tail.state;
+    extra[RP_WALL_X_JVMTI_STATE] = tail.jvmti_state;
+    extra[RP_WALL_X_OS_STATE] = tail.os_state;
+    extra[RP_WALL_X_REPEAT] = tail.repeat;
+    extra[RP_WALL_X_CPU_NS] = tail.cpu_ns;
+    uint32_t thread = thread_id(f, s);
+    uint32_t stack = thread ? stack_id(f, h, flen) : 0;
+    if (!stack || !kind_of(f, &f->kind_wall, RP_KIND_WALL, "ns", rp_wall_interval(),
+                           WALL_EXTRA, RP_WALL_NEXTRA))
+        return -1;
+    return rp_chunk_sample(f->w, f->kind_wall, thread, h->time, stack, h->weight, extra);
+}
+
+/* The wall sampler's counters (docs/format.md) and its ring's losses, named
+ * lost.wall_<reason> so that they are not mistaken for CPU samples' losses. */
+static void wall_counters(struct flusher *f)
+{
+    struct rp_ring *ring = rp_wall_ring();
+    if (!ring)
+        return;
+    struct rp_wall_stats now;
+    rp_wall_stats(&now);
+    struct { const char *name; uint64_t now, *seen; } c[] = {
+        {"wall.visits", now.visits, &f->wall_seen.visits},
+        {"wall.walks", now.walks, &f->wall_seen.walks},
+        {"wall.repeats", now.repeats, &f->wall_seen.repeats},
+        {"wall.proc_failed", now.proc_failed, &f->wall_seen.proc_failed},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        uint64_t d = c[i].now - *c[i].seen;
+        if (d && chunk_counter(f->w, c[i].name, d) == 0)
+            *c[i].seen = c[i].now;
+    }
+    struct rp_ring_stats st;
+    rp_ring_stats(ring, &st);
+    for (int r = 0; r < RP_RING_DROP_REASONS; r++) {
+        uint64_t d = st.dropped[r] - f->wall_seen_dropped[r];
+        char name[64];
+        snprintf(name, sizeof name, "%swall_%s", RP_COUNTER_LOST_PREFIX,
+                 rp_ring_drop_name((enum rp_ring_drop)r));
+        if (d && chunk_counter(f->w, name, d) == 0)
+            f->wall_seen_dropped[r] = st.dropped[r];
+    }
+    rp_chunk_gauge(f->w, "wall.threads", f->now, now.tracked);
+    rp_chunk_gauge(f->w, "wall.round_ns", f->now, now.last_round_ns);
+}
+
 /* ------------------------------------------------------------------- drain -- */
 
 static int on_record(void *arg, const void *p, size_t len)
@@ -871,6 +940,7 @@ static int on_record(void *arg, const void *p, size_t len)
         f->lost_no_chunk++;
         return 0;
     }
+    int ran = 1;                      /* the thread ran since its previous sample */
     if (h->type == RP_SAMPLE_ALLOC) {
         if (write_alloc(f, s, h, flen) != 0) {
             f->lost_memory++;
@@ -883,6 +953,18 @@ static int on_record(void *arg, const void *p, size_t len)
             return 0;
         }
         g_lock_written++;
+    } else if (h->type == RP_SAMPLE_WALL) {
+        if (write_wall(f, s, h, flen) != 0) {
+            f->lost_memory++;
+            return 0;
+        }
+        g_wall_written++;
+        /* Names are polled for threads that took samples (poll_names); a repeat
+         * means the thread did not run, so it cannot have renamed itself, and
+         * 2000 idle threads would cost 2000 GetThreadInfo calls a second. */
+        struct rp_wall_tail tail;
+        memcpy(&tail, (const uint8_t *)h + flen, sizeof tail);
+        ran = !tail.repeat;
     } else {
         uint32_t thread = thread_id(f, s);
         uint32_t stack = thread ? stack_id(f, h, flen) : 0;
@@ -894,7 +976,8 @@ static int on_record(void *arg, const void *p, size_t len)
         g_samples_written++;
         atomic_fetch_add_explicit(&s->written, 1, memory_order_relaxed);
     }
-    s->sampled++;
+    if (ran)
+        s->sampled++;
     uint64_t key = (uint64_t)(uint32_t)h->status | (uint64_t)walk_source(h) << 32;
     if (h->status != RP_WALK_OK) {
         uint64_t c = 0;
@@ -1000,6 +1083,7 @@ static void flush_step(struct flusher *f)
     counter(f, RP_COUNTER_LOST_PREFIX "gc_pause", &f->lost_gc);
     counter(f, RP_COUNTER_LOST_PREFIX "live_snapshot", &f->lost_live);
     counter(f, "live.no_stack", &f->live_no_stack);
+    wall_counters(f);
     for (size_t i = 0; i < f->status.cap; i++) {
         if (!f->status.used[i] || !f->status.vals[i])
             continue;
@@ -1073,6 +1157,7 @@ static void publish(struct flusher *f)
     g_tot.gc_samples = g_gc_written;
     g_tot.live_samples = g_live_written;
     g_tot.lock_samples = g_lock_written;
+    g_tot.wall_samples = g_wall_written;
     g_tot.rec = rs;
     snprintf(g_tot.current, sizeof g_tot.current, "%s",
              f->w ? rp_chunk_writer_path(f->w) : "");
@@ -1094,6 +1179,22 @@ static void check_handler(struct flusher *f)
            "stopped (its timers are deleted)");
 }
 
+/* The wall sampler's ring, with a scratch buffer of its own size (it may be
+ * larger than ring=, engine_wall.c). */
+static void drain_wall(struct flusher *f)
+{
+    struct rp_ring *ring = rp_wall_ring();
+    if (!ring)
+        return;
+    if (!f->wall_scratch && !(f->wall_scratch = malloc(rp_ring_max_record(ring))))
+        return;                        /* (no memory: the ring fills, and counts) */
+    f->cur = NULL;
+    void *keep = f->scratch;
+    f->scratch = f->wall_scratch;
+    drain_ring(f, ring);
+    f->scratch = keep;
+}
+
 static void pass(struct flusher *f, int flush_now)
 {
     check_handler(f);
@@ -1108,6 +1209,7 @@ static void pass(struct flusher *f, int flush_now)
     /* Every ring first, then the slots whose thread ended (drained once more,
      * after it ended): a lock record names its owner's slot, which must not be
      * released before the records that name it are written. */
+    drain_wall(f);
     uint32_t n = rp_threads_count();
     for (int ending = 0; ending < 2; ending++) {
         for (uint32_t i = 0; i < n; i++) {

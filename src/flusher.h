@@ -86,6 +86,7 @@ struct rp_flusher_totals {
     uint64_t gc_samples;                /* GC pauses written                      */
     uint64_t live_samples;              /* live-object samples, all snapshots     */
     uint64_t lock_samples;              /* contended monitor entries written      */
+    uint64_t wall_samples;              /* wall-clock samples written             */
     uint32_t ncounters;
     struct {
         char name[48];

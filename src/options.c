@@ -332,6 +332,12 @@ static const struct opt_def defs[] = {
      parse_dur_or_off, 100000000, 3600 * NS_PER_S, FIELD(telemetry_ns)},
     {"signal", "PROF", "PROF, VTALRM, ALRM, USR1, URG, WINCH, PWR, RTMIN+N or a number",
      "signal used by the CPU timers", parse_signal, 0, 0, FIELD(signal)},
+    {"wall", "off", "a duration from 1ms to 10s, e.g. 10ms, 50ms, or off",
+     "wall-clock sampling of every thread in any state (docs/engines.md)",
+     parse_dur_or_off, 1000000, 10 * NS_PER_S, FIELD(wall_ns)},
+    {"wallthreads", "64", "a number from 1 to 65536",
+     "wall=: most threads sampled per wall tick; more are taken in turn",
+     parse_count, 1, 65536, FIELD(wall_threads)},
 };
 #define NDEFS (sizeof defs / sizeof defs[0])
 
@@ -353,6 +359,8 @@ void rp_options_defaults(struct rp_options *o)
     o->live_max = 65536;
     o->alloc_rate = 0;
     o->telemetry_ns = NS_PER_S;
+    o->wall_ns = 0;
+    o->wall_threads = 64;
 }
 
 /* -------------------------------------------------------------- the parser -- */

@@ -45,6 +45,8 @@ struct rp_options {
     uint64_t telemetry_ns;        /* telemetry gauges period; 0: telemetry=off        */
     char ctl[RP_OPT_PATH_MAX];    /* control socket path; "" = <dir>/ringprof-<pid>.sock */
     int ctl_off;                  /* ctl=off: no control socket                      */
+    uint64_t wall_ns;             /* wall-clock sampling interval; 0: wall=off       */
+    uint64_t wall_threads;        /* most threads the wall sampler visits per tick   */
     int help;                     /* "help" was given: print the table, do nothing   */
     char raw[RP_OPT_PATH_MAX * 2];/* the option string as given, for chunk metadata   */
 };

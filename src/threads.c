@@ -445,6 +445,8 @@ struct rp_slot *rp_threads_attach_current(JNIEnv *env, jweak thread_ref, const c
     struct timespec ts;
     uint64_t start_cpu = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0
                        ? (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec : 0;
+    uint64_t start_ns = clock_gettime(CLOCK_MONOTONIC, &ts) == 0
+                      ? (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec : 0;
     pthread_mutex_lock(&g_lock);
     struct rp_slot *s = takeover_locked(tid);
     if (s) {
@@ -466,6 +468,7 @@ struct rp_slot *rp_threads_attach_current(JNIEnv *env, jweak thread_ref, const c
     }
     if (s) {
         s->start_cpu_ns = start_cpu;
+        s->start_ns = start_ns;
         atomic_store_explicit(&s->env, env, memory_order_release);
     }
     pthread_mutex_unlock(&g_lock);

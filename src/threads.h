@@ -104,6 +104,8 @@ struct rp_slot {
                                         0 when the OS thread ran before, e.g. the
                                         launcher's thread re-attached as
                                         DestroyJavaVM after main returned          */
+    uint64_t start_ns;               /* CLOCK_MONOTONIC at ThreadStart (FROM_START),
+                                        else 0: the wall sampler's first weight    */
 
     /* Flusher-private. */
     uint64_t seen_dropped[RP_RING_DROP_REASONS];

@@ -23,6 +23,11 @@
  *                               THREAD;ROOT;...;LEAF",
  *                               OWNER the owner thread's name ("-" unknown),
  *                               frames named Class.method without suffixes
+ *   rp_agent_dump wall DIR      every sample of kind "wall", in recording order (not
+ *                               sorted): "THREAD<TAB>TIME_NS<TAB>WEIGHT_NS<TAB>STATE
+ *                               <TAB>REPEAT<TAB>CPU_NS<TAB>JVMTI_STATE<TAB>OS_STATE
+ *                               <TAB>ROOT;...;LEAF", STATE by name (events.h),
+ *                               OS_STATE the /proc letter or "-"
  *   rp_agent_dump check DIR     "files N chunks_closed N last_closed 0|1 samples N
  *                               damaged N" and exit 1 if anything was damaged
  *
@@ -37,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ringprof/events.h"
 #include "ringprof/recorder.h"
 
 struct agg {
@@ -109,7 +115,8 @@ static void frame_name(struct rp_reader *r, uint32_t fid, char *out, size_t cap,
              with_suffix ? suffix(fi->type) : "");
 }
 
-enum mode { STACKS, SELF, TOTAL, THREADS, COUNTERS, GAUGES, CHECK, SERIES, LOCKS, TSERIES };
+enum mode { STACKS, SELF, TOTAL, THREADS, COUNTERS, GAUGES, CHECK, SERIES, LOCKS, TSERIES,
+            WALL };
 
 static const char *series_name;
 /* The event kind whose samples stacks/self/total/threads aggregate: "cpu", or
@@ -142,6 +149,38 @@ static void lock_line(struct rp_reader *r, const struct rp_event *ev)
         off += (size_t)snprintf(line + off, sizeof line - off, ";%s", name);
     }
     find(line)->samples++;
+}
+
+/* The value of the extra named `name` of a sample of kind `ki`, or 0. */
+static uint64_t extra_of(const struct rp_kind_info *ki, const struct rp_event *ev,
+                         const char *name)
+{
+    for (uint32_t i = 0; i < ki->nextra && i < ev->u.sample.nextra; i++)
+        if (ki->extra[i] && !strcmp(ki->extra[i], name))
+            return ev->u.sample.extra[i];
+    return 0;
+}
+
+/* One line of `wall` mode. */
+static void print_wall(struct rp_reader *r, const struct rp_kind_info *ki,
+                       const struct rp_event *ev, const char *tname)
+{
+    static char line[65536];
+    char name[1024];
+    uint32_t n = 0, flags = 0;
+    const uint32_t *fr = rp_reader_stack(r, ev->u.sample.stack, &n, &flags);
+    char os = (char)extra_of(ki, ev, "os_state");
+    size_t off = (size_t)snprintf(line, sizeof line, "%s\t%llu\t%llu\t%s\t%llu\t%llu\t%#llx\t%c\t",
+        tname, (unsigned long long)ev->u.sample.time, (unsigned long long)ev->u.sample.weight,
+        rp_thread_state_name((unsigned)extra_of(ki, ev, "state")),
+        (unsigned long long)extra_of(ki, ev, "repeat"),
+        (unsigned long long)extra_of(ki, ev, "cpu_ns"),
+        (unsigned long long)extra_of(ki, ev, "jvmti_state"), os ? os : '-');
+    for (uint32_t i = n; i-- > 0 && off < sizeof line - 1;) {
+        frame_name(r, fr[i], name, sizeof name, 0);
+        off += (size_t)snprintf(line + off, sizeof line - off, "%s%s", name, i ? ";" : "");
+    }
+    printf("%s\n", line);
 }
 
 static void read_file(const char *path, enum mode m)
@@ -181,13 +220,16 @@ static void read_file(const char *path, enum mode m)
                     lock_line(r, &ev);
                 continue;
             }
-            if (m != CHECK && (!ki || !ki->name || strcmp(ki->name, dump_kind) != 0))
+            if (m != CHECK && (!ki || !ki->name ||
+                               strcmp(ki->name, m == WALL ? RP_KIND_WALL : dump_kind) != 0))
                 continue;
             uint32_t n = 0, flags = 0;
             const uint32_t *fr = rp_reader_stack(r, ev.u.sample.stack, &n, &flags);
             const struct rp_thread_info *ti = rp_reader_thread(r, ev.u.sample.thread);
             const char *tname = ti && ti->name ? ti->name : "[no thread]";
-            if (m == THREADS) {
+            if (m == WALL) {
+                print_wall(r, ki, &ev, tname);
+            } else if (m == THREADS) {
                 struct agg *a = find(tname);
                 a->weight += ev.u.sample.weight;
                 a->samples++;
@@ -250,13 +292,13 @@ static int is_chunk(const char *n)
 int main(int argc, char **argv)
 {
     static const char *modes[] = {"stacks", "self", "total", "threads", "counters",
-                                  "gauges", "check", "series", "locks", "tseries"};
+                                  "gauges", "check", "series", "locks", "tseries", "wall"};
     int m = -1;
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < 11; i++)
         if (argc > 1 && !strcmp(argv[1], modes[i]))
             m = i;
     if (argc != (m == SERIES || m == TSERIES ? 4 : 3)) {
-        fprintf(stderr, "usage: rp_agent_dump stacks|self|total|threads|counters|gauges|check|locks DIR\n"
+        fprintf(stderr, "usage: rp_agent_dump stacks|self|total|threads|counters|gauges|check|locks|wall DIR\n"
                         "       rp_agent_dump series|tseries DIR GAUGE\n");
         return 2;
     }
@@ -294,6 +336,8 @@ int main(int argc, char **argv)
                (unsigned long long)damaged);
         return damaged ? 1 : 0;
     }
+    if (m == WALL)
+        return 0;
     if (naggs)
         qsort(aggs, naggs, sizeof *aggs, cmp_agg);
     for (size_t i = 0; i < naggs; i++) {

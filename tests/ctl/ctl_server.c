@@ -171,7 +171,7 @@ static int fake_set(void *ctx, const struct rp_ctl_setting *s, size_t n, char *e
     for (size_t i = 0; i < n; i++) {
         if (s[i].key == RP_CTL_KEY_INTERVAL)
             f->interval_ns = s[i].value;
-        else
+        else if (s[i].key == RP_CTL_KEY_ALLOC)
             f->alloc_bytes = s[i].value;
     }
     return 0;

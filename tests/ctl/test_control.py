@@ -214,8 +214,8 @@ check(r == {"protocol": 1, "ok": True, "command": "version", "ringprof": r.get("
 r = ask(sock, "help")
 check(r.get("ok") is True and r.get("commands") ==
       ["status", "flush", "rotate", "start", "stop", "set", "version", "help"] and
-      r.get("kinds") == ["cpu", "alloc", "lock"] and
-      r.get("settings") == ["interval", "alloc", "lock"],
+      r.get("kinds") == ["cpu", "alloc", "lock", "wall"] and
+      r.get("settings") == ["interval", "alloc", "lock", "wall", "wallthreads"],
       "help reply: %r" % r)
 
 r = status(sock)
@@ -245,15 +245,16 @@ check(r1 == {"protocol": 1, "ok": True, "command": "rotate", "path": None} and
 
 r = ask(sock, "stop cpu")
 check(r == {"protocol": 1, "ok": True, "command": "stop", "kinds": ["cpu"]}, "stop cpu: %r" % r)
-check(status(sock)["sampling"] == ["alloc", "lock"], "after stop cpu only alloc and lock run")
+check(status(sock)["sampling"] == ["alloc", "lock", "wall"],
+      "after stop cpu only alloc, lock and wall run")
 r = ask(sock, "stop")
-check(r.get("kinds") == ["cpu", "alloc", "lock"], "stop = all kinds: %r" % r)
+check(r.get("kinds") == ["cpu", "alloc", "lock", "wall"], "stop = all kinds: %r" % r)
 s = status(sock)
 check(s["sampling"] == [] and s["state"] == "stopped", "after stop nothing runs: %r" % s)
 r = ask(sock, "start cpu")
 check(r.get("kinds") == ["cpu"] and status(sock)["sampling"] == ["cpu"], "start cpu: %r" % r)
-check(ask(sock, "start")["kinds"] == ["cpu", "alloc", "lock"] and
-      status(sock)["sampling"] == ["cpu", "alloc", "lock"], "start = all kinds")
+check(ask(sock, "start")["kinds"] == ["cpu", "alloc", "lock", "wall"] and
+      status(sock)["sampling"] == ["cpu", "alloc", "lock", "wall"], "start = all kinds")
 
 r = ask(sock, "set interval=5ms")
 check(r == {"protocol": 1, "ok": True, "command": "set",
@@ -277,7 +278,7 @@ bad = [
     (b"   \t\n", "empty request"),
     (b"reboot\n", "unknown command 'reboot'"),
     (b"status please\n", "'status' takes no arguments"),
-    (b"start wall\n", "unknown event kind 'wall'"),
+    (b"start heap\n", "unknown event kind 'heap'"),
     (b"set\n", "'set' needs KEY=VALUE"),
     (b"set interval\n", "bad setting 'interval'"),
     (b"set speed=3\n", "unknown setting 'speed'"),
@@ -303,7 +304,7 @@ with connect(sock) as c:
     # a CRLF line is accepted
     r = ask_on(c, b"version\r\n")
     check(r is not None and r.get("ok") is True, "CRLF request: %r" % r)
-check(ask(sock, b"stop wall\n").get("command") == "stop",
+check(ask(sock, b"stop heap\n").get("command") == "stop",
       "an error reply names the command when it was understood")
 calls_after = status(sock)["calls"]
 calls_after["status"] -= 1
@@ -597,7 +598,7 @@ check(rc == 0 and out.count("\n") == 1 and json.loads(out).get("state") == "runn
 rc, out, err = rp("ctl", str(srv.pid), "status")
 pretty = json.loads(out) if rc == 0 else {}
 check(rc == 0 and pretty.get("threads", [{}])[0].get("name") == 'worker "0" \\ \ufffd' and
-      '  "samples": {' in out and '"sampling": ["cpu", "alloc", "lock"]' in out,
+      '  "samples": {' in out and '"sampling": ["cpu", "alloc", "lock", "wall"]' in out,
       "pretty status keeps every value: %r" % out[:300])
 rc, out, err = rp("ctl", str(srv.pid), "stop", "alloc")
 check(rc == 0 and json.loads(out).get("kinds") == ["alloc"], "ctl PID stop alloc")

@@ -206,8 +206,11 @@ static void test_parse_commands(void)
     expect_ok("start cpu", RP_CTL_START, RP_CTL_KIND_CPU);
     expect_ok("stop alloc", RP_CTL_STOP, RP_CTL_KIND_ALLOC);
     expect_ok("stop alloc cpu", RP_CTL_STOP, RP_CTL_KIND_CPU | RP_CTL_KIND_ALLOC);
-    expect_ok("stop alloc cpu lock", RP_CTL_STOP, RP_CTL_KIND_ALL);
+    expect_ok("stop alloc cpu lock wall", RP_CTL_STOP, RP_CTL_KIND_ALL);
+    expect_ok("stop alloc cpu lock", RP_CTL_STOP,
+              RP_CTL_KIND_ALLOC | RP_CTL_KIND_CPU | RP_CTL_KIND_LOCK);
     expect_ok("start lock", RP_CTL_START, RP_CTL_KIND_LOCK);
+    expect_ok("start wall", RP_CTL_START, RP_CTL_KIND_WALL);
     expect_ok("start all", RP_CTL_START, RP_CTL_KIND_ALL);
     expect_ok("start cpu cpu", RP_CTL_START, RP_CTL_KIND_CPU);
 
@@ -231,6 +234,13 @@ static void test_parse_commands(void)
           "set lock=0ns: %s", err);
     CHECK(parse("set alloc=1", &req, err, sizeof err) == 0 && req.settings[0].value == 1,
           "alloc=1: %s", err);
+    CHECK(parse("set wall=50ms wallthreads=200", &req, err, sizeof err) == 0 &&
+          req.nsettings == 2 && req.settings[0].key == RP_CTL_KEY_WALL &&
+          req.settings[0].value == 50000000 && req.settings[1].key == RP_CTL_KEY_WALLTHREADS &&
+          req.settings[1].value == 200, "set wall wallthreads: %s", err);
+    CHECK(parse("set wall=1ms wallthreads=65536", &req, err, sizeof err) == 0 &&
+          req.settings[0].value == 1000000 && req.settings[1].value == 65536,
+          "wall bounds: %s", err);
 
     CHECK(!strcmp(rp_ctl_cmd_name(RP_CTL_ROTATE), "rotate") &&
           rp_ctl_cmd_name(RP_CTL_NONE) == NULL && rp_ctl_cmd_name((enum rp_ctl_cmd)99) == NULL,
@@ -249,7 +259,15 @@ static void test_parse_refusals(void)
     EXPECT_ERR("status now", RP_CTL_STATUS, "'status' takes no arguments (got 'now')");
     EXPECT_ERR("flush x", RP_CTL_FLUSH, "takes no arguments");
     EXPECT_ERR("version 2", RP_CTL_VERSION, "takes no arguments");
-    EXPECT_ERR("start wall", RP_CTL_START, "unknown event kind 'wall': kinds are cpu, alloc, lock");
+    EXPECT_ERR("start heap", RP_CTL_START,
+               "unknown event kind 'heap': kinds are cpu, alloc, lock, wall");
+    EXPECT_ERR("set wall=500us", RP_CTL_SET, "bad value '500us' for wall: accepted values are "
+               "a duration from 1ms to 10s");
+    EXPECT_ERR("set wall=off", RP_CTL_SET, "to stop wall-clock sampling: stop wall");
+    EXPECT_ERR("set wallthreads=0", RP_CTL_SET, "bad value '0' for wallthreads");
+    EXPECT_ERR("set wallthreads=65537", RP_CTL_SET, "bad value '65537' for wallthreads");
+    EXPECT_ERR("set wallthreads=-1", RP_CTL_SET, "bad value '-1' for wallthreads");
+    EXPECT_ERR("set wall=5ms wall=6ms", RP_CTL_SET, "setting 'wall' given twice");
     EXPECT_ERR("stop cpu x", RP_CTL_STOP, "unknown event kind 'x'");
     EXPECT_ERR("set", RP_CTL_SET, "'set' needs KEY=VALUE");
     EXPECT_ERR("set interval", RP_CTL_SET, "bad setting 'interval': expected KEY=VALUE");

@@ -1,0 +1,593 @@
+/*
+ * src/engine_wall.c — the wall-clock sampler thread (see engine_wall.h).
+ *
+ * The sampler's private state is one `struct wall_thread` per registry slot
+ * index, in an array it alone grows and reads: no lock. A tick walks the slot
+ * indexes from where the previous tick stopped, skipping slots without a live
+ * Java thread (and freeing what it kept for them), until it has visited
+ * `wallthreads` threads or looked at every slot once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/uio.h>
+
+#include "ringprof/events.h"
+#include "agent.h"
+#include "engine_wall.h"
+#include "flusher.h"
+#include "sample.h"
+#include "threads.h"
+
+/* The ring holds at least this many ticks of samples of up to RING_FRAMES
+ * frames each, whatever ring= says: at wall=10ms the flusher drains every ten
+ * ticks, and the sampler wakes it when the ring is half full. */
+#define RING_TICKS 4u
+#define RING_FRAMES 128u
+
+/* What the sampler keeps of one slot's occupant. */
+struct wall_thread {
+    uint32_t gen1;             /* the slot's generation + 1; 0: nothing kept      */
+    uint32_t epoch;            /* g_epoch when kept: a resume starts afresh       */
+    uint64_t last_ns;          /* CLOCK_MONOTONIC of its previous sample          */
+    uint64_t cpu_ns;           /* its CPU clock then                              */
+    uint64_t run_ns, wait_ns;  /* schedstat then (0: not read)                    */
+    uint32_t state;            /* enum rp_thread_state of the previous sample     */
+    uint32_t jvmti_state;      /* its GetThreadState bits                         */
+    int32_t status;            /* that walk's rp_walk_status                      */
+    uint16_t flags;            /* its rp_sample_flags                             */
+    uint32_t njava, cap;
+    struct rp_java_frame *frames;
+};
+
+static struct {
+    JavaVM *vm;
+    jvmtiEnv *jvmti;
+    struct rp_wall_config cfg;
+    pthread_mutex_t lock;            /* launch and stop; the sleep's condition    */
+    pthread_cond_t wake;
+    int launched, stopping;
+    struct rp_ring *_Atomic ring;
+    _Atomic int tid, running, stop, on;
+    _Atomic uint64_t interval_ns;
+    _Atomic uint32_t threads;
+    _Atomic uint32_t epoch;          /* bumped by each resume                     */
+    _Atomic uint64_t resume_ns;      /* CLOCK_MONOTONIC of the last (re)start     */
+    /* Sampler-private. */
+    struct wall_thread *wt;
+    uint32_t nwt, cursor;
+    jvmtiFrameInfo *jframes;
+    uint64_t round_start;
+    /* Statistics, written by the sampler. */
+    _Atomic uint64_t ticks, visits, walks, repeats, proc_failed, tracked, last_round_ns;
+} W = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void add(_Atomic uint64_t *c, uint64_t v)
+{
+    atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------ the states -- */
+
+/* Read a small /proc file of the thread into buf. @return bytes, or -1. */
+static ssize_t read_task(pid_t tid, const char *what, char *buf, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/%s", (int)tid, what);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, cap - 1);
+    close(fd);
+    if (n > 0)
+        buf[n] = '\0';
+    return n > 0 ? n : -1;
+}
+
+/* The state letter of /proc/self/task/TID/stat (the field after the
+ * parenthesised name, which may itself hold spaces and parentheses), or 0. */
+static char task_state(pid_t tid)
+{
+    char buf[512];
+    if (read_task(tid, "stat", buf, sizeof buf) < 0)
+        return 0;
+    char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' && p[2] ? p[2] : 0;
+}
+
+/* schedstat: ns on a CPU, ns waiting on a run queue (cumulative). */
+static int task_schedstat(pid_t tid, uint64_t *run, uint64_t *wait)
+{
+    char buf[128];
+    unsigned long long r, w;
+    if (read_task(tid, "schedstat", buf, sizeof buf) < 0 ||
+        sscanf(buf, "%llu %llu", &r, &w) != 2)
+        return -1;
+    *run = r;
+    *wait = w;
+    return 0;
+}
+
+/* A JVMTI RUNNABLE thread, as the OS sees it (events.h). `e` holds the previous
+ * sample's schedstat (run_ns 0: none); updated. */
+static uint32_t os_state(struct rp_slot *s, struct wall_thread *e, jint jst,
+                         uint64_t weight, uint64_t cpu_delta, uint32_t *letter)
+{
+    *letter = 0;
+    if (!s->tid) {
+        /* No tid (engine=jvmti without VMStructs, a thread adopted at attach):
+         * only the CPU clock can tell. */
+        if (cpu_delta * 2 >= weight)
+            return RP_TS_RUNNING;
+        return (jst & JVMTI_THREAD_STATE_IN_NATIVE) ? RP_TS_NATIVE : RP_TS_RUNNABLE;
+    }
+    char c = task_state(s->tid);
+    *letter = (uint8_t)c;
+    switch (c) {
+    case 'R': {
+        uint64_t run = 0, wait = 0;
+        if (task_schedstat(s->tid, &run, &wait) != 0) {
+            e->run_ns = 0;
+            return RP_TS_RUNNING;
+        }
+        /* Runnable: it waited for a CPU longer than it ran since the previous
+         * sample. Without a previous reading it is on a run queue or a CPU now,
+         * and the letter cannot say which: running. */
+        int waited = e->run_ns && wait - e->wait_ns > run - e->run_ns;
+        e->run_ns = run ? run : 1;
+        e->wait_ns = wait;
+        return waited ? RP_TS_RUNNABLE : RP_TS_RUNNING;
+    }
+    case 'S':
+        return RP_TS_NATIVE;
+    case 'D':
+        return RP_TS_IO;
+    case 0:
+        add(&W.proc_failed, 1);
+        return RP_TS_UNKNOWN;
+    default:                  /* T, t (stopped, traced), Z, X: not waiting on us */
+        return RP_TS_UNKNOWN;
+    }
+}
+
+/* The state of a thread from its JVMTI bits; RUNNABLE ones go to the OS. */
+static uint32_t thread_state(jint jst)
+{
+    if (jst & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)
+        return RP_TS_BLOCKED;
+    if (jst & JVMTI_THREAD_STATE_SLEEPING)
+        return RP_TS_SLEEPING;
+    if (jst & JVMTI_THREAD_STATE_PARKED)
+        return RP_TS_PARKED;
+    if (jst & (JVMTI_THREAD_STATE_IN_OBJECT_WAIT | JVMTI_THREAD_STATE_WAITING))
+        return RP_TS_WAITING;
+    if (jst & JVMTI_THREAD_STATE_RUNNABLE)
+        return RP_TS_RUNNING;          /* refined by os_state */
+    return RP_TS_UNKNOWN;
+}
+
+/* ------------------------------------------------------------ the visits -- */
+
+/* Walk the thread's stack into e's frames. */
+static void walk(JNIEnv *jni, jthread t, struct wall_thread *e)
+{
+    (void)jni;
+    jint n = 0;
+    uint32_t depth = W.cfg.depth;
+    jvmtiError err = (*W.jvmti)->GetStackTrace(W.jvmti, t, 0, (jint)depth, W.jframes, &n);
+    e->status = RP_WALK_OK;
+    if (err != JVMTI_ERROR_NONE) {
+        e->status = RP_WALK_JVMTI_ERROR;
+        n = 0;
+    } else if (n == 0) {
+        e->status = RP_WALK_NO_JAVA_FRAMES;
+    }
+    if ((uint32_t)n > e->cap) {
+        struct rp_java_frame *f = realloc(e->frames, (size_t)n * sizeof *f);
+        if (!f) {
+            /* Keep the sample, without its stack: marked as a failed walk. */
+            e->status = RP_WALK_JVMTI_ERROR;
+            n = 0;
+        } else {
+            e->frames = f;
+            e->cap = (uint32_t)n;
+        }
+    }
+    for (jint i = 0; i < n; i++) {
+        e->frames[i].method = (uint64_t)(uintptr_t)W.jframes[i].method;
+        e->frames[i].bci = W.jframes[i].location < 0 ? RP_BCI_NATIVE
+                                                     : (int32_t)W.jframes[i].location;
+        e->frames[i].pad = 0;
+    }
+    e->njava = (uint32_t)n;
+    e->flags = (uint32_t)n == depth ? RP_SAMPLE_TRUNCATED : 0;
+    add(&W.walks, 1);
+}
+
+/* The thread's CPU clock through its clock id (no JVMTI call), or 0. */
+static uint64_t cpu_clock(struct rp_slot *s)
+{
+    struct timespec ts;
+    if (s->tid && clock_gettime(s->cpu_clock, &ts) == 0)
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return 0;
+}
+
+static uint64_t cpu_now(jthread t, struct rp_slot *s)
+{
+    uint64_t c = cpu_clock(s);
+    if (c)
+        return c;
+    jlong cpu = 0;
+    if ((*W.jvmti)->GetThreadCpuTime(W.jvmti, t, &cpu) != JVMTI_ERROR_NONE || cpu < 0)
+        return 0;
+    return (uint64_t)cpu;
+}
+
+/* Push one sample of slot `s` from what `e` holds now. */
+static void push(struct rp_slot *s, uint32_t gen, struct wall_thread *e, uint64_t now,
+                 uint64_t weight, uint32_t letter, int repeat, uint64_t cpu_delta)
+{
+    struct rp_sample_hdr h;
+    memset(&h, 0, sizeof h);
+    h.type = RP_SAMPLE_WALL;
+    h.flags = e->flags;
+    h.status = e->status;
+    h.time = now;
+    h.weight = weight;
+    h.slot = s->index;
+    h.gen = gen;
+    h.njava = e->njava;
+    struct rp_wall_tail tail = {e->state, e->jvmti_state, letter, (uint32_t)repeat,
+                                cpu_delta};
+    struct iovec iov[3] = {{&h, sizeof h},
+                           {e->frames, (size_t)e->njava * sizeof *e->frames},
+                           {&tail, sizeof tail}};
+    /* A full ring drops the sample (the ring counts it: lost.wall_ring_full);
+     * the thread's next sample still starts from this one. */
+    rp_ring_pushv(atomic_load(&W.ring), iov, 3);
+    add(&W.visits, 1);
+}
+
+/* Waiting states that only the thread itself can leave, by running: one whose
+ * CPU clock has not moved since is still in it, with the same stack (HotSpot's
+ * thread state, which GetThreadState reports, is written by the thread). */
+static int parked_state(uint32_t state)
+{
+    return state == RP_TS_BLOCKED || state == RP_TS_WAITING || state == RP_TS_PARKED ||
+           state == RP_TS_SLEEPING;
+}
+
+/* Visit one live Java thread: one sample. @return 1 if it was visited. */
+static int visit(JNIEnv *jni, struct rp_slot *s, struct wall_thread *e)
+{
+    uint32_t gen = atomic_load(&s->gen);
+    uint32_t epoch = atomic_load_explicit(&W.epoch, memory_order_acquire);
+    if (e->gen1 == gen + 1 && e->epoch == epoch && parked_state(e->state)) {
+        /* The cheapest visit: a clock read. A thread blocked, waiting, parked or
+         * sleeping whose clock has not moved is still there: the previous
+         * sample repeats, state and stack, with no JVMTI call at all. */
+        uint64_t cpu = cpu_clock(s);
+        if (cpu && cpu == e->cpu_ns) {
+            uint64_t now = mono_ns(), weight = now > e->last_ns ? now - e->last_ns : 0;
+            e->last_ns = now;
+            add(&W.repeats, 1);
+            push(s, gen, e, now, weight, 0, 1, 0);
+            return 1;
+        }
+    }
+    jthread t = rp_threads_local_ref(jni, s);
+    if (!t)
+        return 0;
+    jint jst = 0;
+    if ((*W.jvmti)->GetThreadState(W.jvmti, t, &jst) != JVMTI_ERROR_NONE)
+        jst = 0;
+    if (!(jst & JVMTI_THREAD_STATE_ALIVE) && jst != 0) {
+        (*jni)->DeleteLocalRef(jni, t);      /* not started yet, or just ended */
+        return 0;
+    }
+    uint64_t now = mono_ns(), cpu = cpu_now(t, s);
+    int first = e->gen1 != gen + 1 || e->epoch != epoch;
+    uint64_t since, cpu_delta = 0;
+    if (first) {
+        /* Its first sample covers its life so far, or the time since sampling
+         * (re)started if that is later. */
+        since = atomic_load(&W.resume_ns);
+        if ((s->flags & RP_SLOT_FROM_START) && s->start_ns > since) {
+            since = s->start_ns;
+            cpu_delta = cpu > s->start_cpu_ns ? cpu - s->start_cpu_ns : 0;
+        }
+        e->gen1 = gen + 1;
+        e->epoch = epoch;
+        e->run_ns = e->wait_ns = 0;
+        e->njava = 0;
+        e->state = RP_TS_UNKNOWN;
+        e->status = RP_WALK_NO_JAVA_FRAMES;
+        e->flags = 0;
+    } else {
+        since = e->last_ns;
+        cpu_delta = cpu > e->cpu_ns ? cpu - e->cpu_ns : 0;
+    }
+    uint64_t weight = now > since ? now - since : 0;
+    uint32_t state = thread_state(jst), letter = 0;
+    if (state == RP_TS_RUNNING)
+        state = os_state(s, e, jst, weight, cpu_delta, &letter);
+    /* The repeat rule (engine_wall.h): not running, no CPU used since. */
+    int repeat = !first && cpu == e->cpu_ns && e->state != RP_TS_RUNNING &&
+                 e->state != RP_TS_RUNNABLE && e->state != RP_TS_UNKNOWN;
+    if (repeat)
+        add(&W.repeats, 1);
+    else
+        walk(jni, t, e);
+    (*jni)->DeleteLocalRef(jni, t);
+    e->last_ns = now;
+    e->cpu_ns = cpu;
+    e->state = state;
+    e->jvmti_state = (uint32_t)jst;
+    push(s, gen, e, now, weight, letter, repeat, cpu_delta);
+    return 1;
+}
+
+/* Forget what was kept for a slot that has no live Java thread now. */
+static void forget(struct wall_thread *e)
+{
+    if (!e->gen1 && !e->frames)
+        return;
+    free(e->frames);
+    memset(e, 0, sizeof *e);
+    atomic_fetch_sub_explicit(&W.tracked, 1, memory_order_relaxed);
+}
+
+/* Room for every slot index; new entries are empty. @return 0 or -1. */
+static int ensure_entries(uint32_t n)
+{
+    if (n <= W.nwt)
+        return 0;
+    uint32_t cap = W.nwt ? W.nwt : 256;
+    while (cap < n)
+        cap *= 2;
+    struct wall_thread *wt = realloc(W.wt, (size_t)cap * sizeof *wt);
+    if (!wt)
+        return -1;
+    memset(wt + W.nwt, 0, (size_t)(cap - W.nwt) * sizeof *wt);
+    W.wt = wt;
+    W.nwt = cap;
+    return 0;
+}
+
+/* One tick: the next `wallthreads` live Java threads, from the cursor on. */
+static void tick(JNIEnv *jni)
+{
+    uint32_t n = rp_threads_count();
+    if (!n || ensure_entries(n) != 0)
+        return;
+    uint32_t budget = atomic_load(&W.threads);
+    struct rp_ring *ring = atomic_load(&W.ring);
+    for (uint32_t looked = 0; looked < n && budget && !atomic_load(&W.stop); looked++) {
+        if (W.cursor >= n) {
+            uint64_t now = mono_ns();
+            if (W.round_start)
+                atomic_store(&W.last_round_ns, now - W.round_start);
+            W.round_start = now;
+            W.cursor = 0;
+        }
+        uint32_t i = W.cursor++;
+        struct rp_slot *s = rp_threads_slot(i);
+        struct wall_thread *e = &W.wt[i];
+        if (!s || atomic_load(&s->state) != RP_SLOT_LIVE || !(s->flags & RP_SLOT_JAVA)) {
+            forget(e);
+            continue;
+        }
+        int kept = e->gen1 != 0;
+        if (visit(jni, s, e)) {
+            budget--;
+            if (!kept)
+                add(&W.tracked, 1);
+        }
+    }
+    add(&W.ticks, 1);
+    if (rp_ring_fill(ring) > ring->capacity / 2)
+        rp_flusher_wake();
+}
+
+/* Sleep until `next` (CLOCK_MONOTONIC), or until stopped or re-configured. */
+static void sleep_until(const struct timespec *next)
+{
+    pthread_mutex_lock(&W.lock);
+    if (!atomic_load(&W.stop))
+        pthread_cond_timedwait(&W.wake, &W.lock, next);
+    pthread_mutex_unlock(&W.lock);
+}
+
+static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
+{
+    (void)jvmti; (void)arg;
+    atomic_store(&W.tid, rp_gettid());
+    rp_threads_add_agent(atomic_load(&W.tid));
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    while (!atomic_load(&W.stop)) {
+        uint64_t ns = (uint64_t)next.tv_nsec + atomic_load(&W.interval_ns);
+        next.tv_sec += (time_t)(ns / 1000000000u);
+        next.tv_nsec = (long)(ns % 1000000000u);
+        sleep_until(&next);
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec * 1000000000ll + now.tv_nsec <
+            next.tv_sec * 1000000000ll + next.tv_nsec)
+            continue;                 /* woken early: a new interval, or stop */
+        /* After a stall (a suspended process, a long tick) do not catch up:
+         * the weights already carry the time. */
+        if (now.tv_sec > next.tv_sec + 1)
+            next = now;
+        if (atomic_load(&W.on))
+            tick(jni);
+    }
+    atomic_store(&W.running, 0);
+}
+
+/* ------------------------------------------------------------------ API -- */
+
+void rp_wall_init(JavaVM *vm, jvmtiEnv *jvmti, const struct rp_wall_config *cfg)
+{
+    W.vm = vm;
+    W.jvmti = jvmti;
+    W.cfg = *cfg;
+    atomic_store(&W.interval_ns, cfg->interval_ns ? cfg->interval_ns : RP_WALL_DEFAULT_NS);
+    atomic_store(&W.threads, cfg->threads);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&W.wake, &ca);
+    pthread_condattr_destroy(&ca);
+}
+
+static size_t ring_size(void)
+{
+    uint32_t frames = W.cfg.depth < RING_FRAMES ? W.cfg.depth : RING_FRAMES;
+    uint64_t need = (uint64_t)RING_TICKS * W.cfg.threads *
+                    (rp_record_size(RP_SAMPLE_WALL, 0, frames) + 8);
+    size_t size = W.cfg.ring_bytes;
+    while (size < need && size < (64u << 20))
+        size *= 2;
+    return size;
+}
+
+int rp_wall_launch(JNIEnv *jni, char *err, size_t errlen)
+{
+    int rc = -1;
+    pthread_mutex_lock(&W.lock);
+    if (W.launched) {
+        rc = 0;
+        goto out;
+    }
+    if (W.stopping || !W.jvmti) {
+        snprintf(err, errlen, "the agent is shutting down");
+        goto out;
+    }
+    if (!jni && (!W.vm || (*W.vm)->GetEnv(W.vm, (void **)&jni, JNI_VERSION_1_6) != JNI_OK)) {
+        snprintf(err, errlen, "the wall-clock sampler can only be started from a "
+                 "thread attached to the JVM");
+        goto out;
+    }
+    size_t size = ring_size();
+    struct rp_ring *ring = rp_ring_create(size);
+    W.jframes = calloc(W.cfg.depth, sizeof *W.jframes);
+    if (!ring || !W.jframes) {
+        rp_ring_destroy(ring);
+        free(W.jframes);
+        W.jframes = NULL;
+        snprintf(err, errlen, "out of memory for the wall-clock sampler (ring of %zu "
+                 "bytes)", size);
+        goto out;
+    }
+    atomic_store(&W.ring, ring);
+    atomic_store(&W.resume_ns, mono_ns());
+    atomic_store(&W.on, 1);
+    atomic_store(&W.running, 1);
+    if (rp_agent_run_thread(W.jvmti, jni, "ringprof-wall", sampler_main, NULL,
+                            JVMTI_THREAD_MAX_PRIORITY, err, errlen) < 0) {
+        /* The ring stays: the flusher may already look at it (it is empty). */
+        atomic_store(&W.running, 0);
+        atomic_store(&W.on, 0);
+        goto out;
+    }
+    W.launched = 1;
+    rc = 0;
+out:
+    pthread_mutex_unlock(&W.lock);
+    return rc;
+}
+
+int rp_wall_launched(void)
+{
+    pthread_mutex_lock(&W.lock);
+    int l = W.launched;
+    pthread_mutex_unlock(&W.lock);
+    return l;
+}
+
+int rp_wall_on(void)
+{
+    return atomic_load(&W.on);
+}
+
+struct rp_ring *rp_wall_ring(void)
+{
+    return atomic_load(&W.ring);
+}
+
+int rp_wall_sampler_tid(void)
+{
+    return atomic_load(&W.tid);
+}
+
+void rp_wall_switch(int on)
+{
+    if (on && !atomic_load(&W.on)) {
+        /* Release order: the sampler that sees the new epoch sees its time. */
+        atomic_store(&W.resume_ns, mono_ns());
+        atomic_fetch_add_explicit(&W.epoch, 1, memory_order_release);
+    }
+    atomic_store(&W.on, on);
+}
+
+void rp_wall_set_interval(uint64_t interval_ns)
+{
+    atomic_store(&W.interval_ns, interval_ns);
+    pthread_mutex_lock(&W.lock);
+    pthread_cond_signal(&W.wake);
+    pthread_mutex_unlock(&W.lock);
+}
+
+void rp_wall_set_threads(uint32_t threads)
+{
+    atomic_store(&W.threads, threads);
+}
+
+uint64_t rp_wall_interval(void)
+{
+    return atomic_load(&W.interval_ns);
+}
+
+uint32_t rp_wall_threads(void)
+{
+    return atomic_load(&W.threads);
+}
+
+void rp_wall_stats(struct rp_wall_stats *out)
+{
+    out->ticks = atomic_load(&W.ticks);
+    out->visits = atomic_load(&W.visits);
+    out->walks = atomic_load(&W.walks);
+    out->repeats = atomic_load(&W.repeats);
+    out->proc_failed = atomic_load(&W.proc_failed);
+    out->tracked = atomic_load(&W.tracked);
+    out->last_round_ns = atomic_load(&W.last_round_ns);
+}
+
+void rp_wall_stop(unsigned wait_ms)
+{
+    pthread_mutex_lock(&W.lock);
+    W.stopping = 1;
+    atomic_store(&W.stop, 1);
+    pthread_cond_signal(&W.wake);
+    pthread_mutex_unlock(&W.lock);
+    for (unsigned i = 0; i < wait_ms && atomic_load(&W.running); i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}

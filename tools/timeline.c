@@ -215,17 +215,21 @@ static uint64_t wall_of(const struct build *b, uint64_t mono)
     return b->clock_ok ? b->wall0 + (mono - b->mono0) : mono;
 }
 
-/* Cut [*t0, *t1) to the --from/--to range. @return 0 when nothing is left. */
+/* Cut [*t0, *t1) to the --from/--to range. @return 0 when nothing is left:
+ * a span that only touches the range is out; a mark without duration (a 0 ns
+ * wait, a gauge reading) is in when its instant is. */
 static int clip(const struct build *b, uint64_t *t0, uint64_t *t1)
 {
     if (!b->clock_ok)
         return 1;   /* monotonic times: the range cannot be placed */
-    if (b->po->from_wall && *t0 < b->po->from_wall)
-        *t0 = b->po->from_wall;
-    if (b->po->to_wall && *t1 > b->po->to_wall)
-        *t1 = b->po->to_wall;
-    return *t0 < *t1 || (*t0 == *t1 && (!b->po->to_wall || *t0 < b->po->to_wall) &&
-                         (!b->po->from_wall || *t0 >= b->po->from_wall));
+    uint64_t from = b->po->from_wall, to = b->po->to_wall;
+    if (*t0 == *t1)
+        return (!from || *t0 >= from) && (!to || *t0 < to);
+    if (from && *t0 < from)
+        *t0 = from;
+    if (to && *t1 > to)
+        *t1 = to;
+    return *t0 < *t1;
 }
 
 static void add_span(struct rp_tl_thread *t, uint64_t t0, uint64_t t1, unsigned state)

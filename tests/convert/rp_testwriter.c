@@ -17,6 +17,8 @@
  *                  that only churn.
  *        timeline  OUT is a chunk file: recording "rec-T", wall, lock and gc
  *                  samples and telemetry gauges (see write_timeline).
+ *   timeline-many  OUT is a chunk file: 2000 threads, mostly parked
+ *                  (write_timeline_many).
  *   --manifest FILE  also write, as JSON, every sample written (wall-clock time,
  *                  thread tid and name, kind, weight, objects, class, stack index;
  *                  for live samples their snapshot and ages, for gc samples the
@@ -926,10 +928,52 @@ static void write_timeline(const char *out)
     }
 }
 
+/*
+ * Variant "timeline-many" (OUT is a chunk file): recording "rec-M", 60 s of
+ * 2000 threads as wall= would see a mostly idle server: pool-1 .. pool-1900
+ * parked (a sample a second, repeats), busy-1 .. busy-100 alternating running
+ * and blocked every 100 ms (a sample each). No manifest: the test checks the
+ * shape (rows cut to --rows, the counts of all 2000) and the cost.
+ */
+static void write_timeline_many(const char *out)
+{
+    const uint64_t wall0 = WALL0 + 5 * 3600 * 1000 * MS, mono0 = MONO0 + 5 * 3600 * 1000 * MS;
+    struct rp_chunk_writer *w = open_writer(out, "rec-M", "600", "hostM", wall0, mono0, 0,
+                                            "wall=100ms");
+    static const char *const wall_x[] = RP_WALL_EXTRA_NAMES;
+    uint32_t kwall = rp_chunk_kind(w, RP_KIND_WALL, "ns", 100 * MS, wall_x, RP_WALL_NEXTRA);
+    uint32_t stack = put_stack(w, S1);
+    static uint32_t th[2000];
+    for (int i = 0; i < 2000; i++) {
+        char name[32];
+        snprintf(name, sizeof name, i < 1900 ? "pool-%d" : "busy-%d", i < 1900 ? i + 1 : i - 1899);
+        if (!(th[i] = rp_chunk_thread(w, (uint64_t)i + 1, 10000 + (uint64_t)i, 0, name,
+                                      RP_THREAD_JAVA, mono0)) || !kwall)
+            die("thread");
+    }
+    for (uint64_t ms = 100; ms <= 60000; ms += 100) {
+        for (int i = 0; i < 2000; i++) {
+            int busy = i >= 1900;
+            if (!busy && ms % 1000)
+                continue;
+            unsigned st = !busy ? RP_TS_PARKED : (ms / 100) % 2 ? RP_TS_RUNNING : RP_TS_BLOCKED;
+            uint64_t x[RP_WALL_NEXTRA] = {st, 0, 0, !busy && ms > 1000, 0};
+            tl_raw(st, &x[RP_WALL_X_JVMTI_STATE], &x[RP_WALL_X_OS_STATE]);
+            if (rp_chunk_sample(w, kwall, th[i], mono0 + ms * MS, stack,
+                                (busy ? 100 : 1000) * MS, x))
+                die("wall sample");
+        }
+        if (ms % 10000 == 0 && rp_chunk_flush(w) != 0)
+            die("flush");
+    }
+    if (rp_chunk_close(w) != 0)
+        die("close");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--manifest"))) {
-        fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn|timeline OUT "
+        fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn|timeline|timeline-many OUT "
                         "[--manifest FILE]\n");
         return 2;
     }
@@ -948,6 +992,8 @@ int main(int argc, char **argv)
         write_heap(argv[2], !strcmp(argv[1], "churn"));
     else if (!strcmp(argv[1], "timeline"))
         write_timeline(argv[2]);
+    else if (!strcmp(argv[1], "timeline-many"))
+        write_timeline_many(argv[2]);
     else {
         fprintf(stderr, "rp_testwriter: unknown variant '%s'\n", argv[1]);
         return 2;

@@ -295,14 +295,12 @@ static void on_gauge(struct rp_tl *tl, struct build *b, const struct rp_event *e
     for (int g = 0; g < RP_TL_G_COUNT; g++) {
         if (strcmp(ev->u.gauge.name, rp_tl_gauges[g].name))
             continue;
-        uint64_t t = wall_of(b, ev->u.gauge.time), t1 = t;
-        if (!clip(b, &t, &t1))
-            return;
+        /* Every reading is kept for now: the rates at the edges of a --from/--to
+         * range need the readings just outside it (trim_series). */
         struct rp_tl_series *s = &tl->gauges[g];
         s->p = grow(s->p, &s->cap, s->n, sizeof *s->p);
-        s->p[s->n++] = (struct rp_tl_point){t, ev->u.gauge.value};
+        s->p[s->n++] = (struct rp_tl_point){wall_of(b, ev->u.gauge.time), ev->u.gauge.value};
         s->total = rp_tl_gauges[g].total;
-        tl->gauge_readings++;
         return;
     }
 }
@@ -361,6 +359,26 @@ static int cmp_lock(const void *a, const void *b)
 {
     const struct rp_tl_lock *x = a, *y = b;
     return (x->t0 > y->t0) - (x->t0 < y->t0);
+}
+
+/* Keep the readings in [from, to) and one on each side of that (a column at an
+ * edge of the range interpolates between them); count the ones inside. */
+static void trim_series(struct rp_tl *tl, struct rp_tl_series *s,
+                        const struct rp_prof_options *po)
+{
+    size_t i0 = 0, i1 = s->n;   /* the readings inside: [i0, i1) */
+    while (po->from_wall && i0 < s->n && s->p[i0].t < po->from_wall)
+        i0++;
+    while (po->to_wall && i1 > i0 && s->p[i1 - 1].t >= po->to_wall)
+        i1--;
+    tl->gauge_readings += i1 - i0;
+    if (i1 == i0) {   /* none inside: nothing to draw */
+        s->n = 0;
+        return;
+    }
+    size_t a = i0 ? i0 - 1 : 0, z = i1 < s->n ? i1 + 1 : s->n;
+    memmove(s->p, s->p + a, (z - a) * sizeof *s->p);
+    s->n = z - a;
 }
 
 static void extend(struct rp_tl *tl, uint64_t t0, uint64_t t1)
@@ -424,6 +442,7 @@ void rp_tl_load(struct rp_tl *tl, const struct rp_inputs *in,
     for (int g = 0; g < RP_TL_G_COUNT; g++) {
         struct rp_tl_series *s = &tl->gauges[g];
         qsort(s->p, s->n, sizeof *s->p, cmp_point);
+        trim_series(tl, s, po);
         if (s->n)
             extend(tl, s->p[0].t, s->p[s->n - 1].t);
     }

@@ -236,8 +236,14 @@ def test_filters(rec, manifest):
     check(rows.get("worker") == "R" * 5 + "B" * 10 + "R" * 5,
           "--from/--to: worker %r" % rows.get("worker"))
     check(rows.get("late") == " " * 10 + "P" * 10, "--from/--to: late %r" % rows.get("late"))
-    check(table and close(float(table[0]["rss_MiB"]), 105),
-          "--from/--to: the telemetry starts at +5 s: %s" % (table[:1],))
+    check(len(table) == 20 and close(float(table[0]["rss_MiB"]), 105)
+          and close(float(table[19]["rss_MiB"]), 124)
+          and close(float(table[19]["cpu_user%"]), 10) and close(float(table[0]["cpu_user%"]), 30),
+          "--from/--to: the telemetry from +5 s to +25 s, rates up to the edges: %s"
+          % ([table[0], table[-1]] if table else None))
+    check(header_count(p.stdout, "gauge readings") == 20 * 11,
+          "--from/--to: 220 gauge readings in the range: %s"
+          % header_count(p.stdout, "gauge readings"))
     p = run("--format", "timeline", "--width", "30", "--thread", "^(worker|late)$", rec)
     rows, table = parse_text(p.stdout)
     names = sorted(k for k in rows if not k.startswith("@"))

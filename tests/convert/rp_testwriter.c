@@ -932,8 +932,9 @@ static void write_timeline(const char *out)
  * Variant "timeline-many" (OUT is a chunk file): recording "rec-M", 60 s of
  * 2000 threads as wall= would see a mostly idle server: pool-1 .. pool-1900
  * parked (a sample a second, repeats), busy-1 .. busy-100 alternating running
- * and blocked every 100 ms (a sample each). No manifest: the test checks the
- * shape (rows cut to --rows, the counts of all 2000) and the cost.
+ * and blocked every 100 ms (a sample each); busy-100's name holds markup, a
+ * quote and a control character. No manifest: the test checks the shape (rows
+ * cut to --rows, the counts of all 2000), the escaping and the cost.
  */
 static void write_timeline_many(const char *out)
 {
@@ -947,6 +948,8 @@ static void write_timeline_many(const char *out)
     for (int i = 0; i < 2000; i++) {
         char name[32];
         snprintf(name, sizeof name, i < 1900 ? "pool-%d" : "busy-%d", i < 1900 ? i + 1 : i - 1899);
+        if (i == 1999)   /* markup, a quote and a control character in a name */
+            snprintf(name, sizeof name, "busy-100 </svg><b>&\"\x01");
         if (!(th[i] = rp_chunk_thread(w, (uint64_t)i + 1, 10000 + (uint64_t)i, 0, name,
                                       RP_THREAD_JAVA, mono0)) || !kwall)
             die("thread");

@@ -382,6 +382,41 @@ def test_errors(writer_dir):
         check(msg in p.stderr, "usage error names %s: %r" % (msg, p.stderr[:200]))
 
 
+def test_many(tmp):
+    """2000 threads, 1900 of them parked: rows cut to --rows, counts of all."""
+    import time
+    rec = os.path.join(tmp, "many.rpc")
+    subprocess.run([WRITER, "timeline-many", rec], check=True)
+    t = time.monotonic()
+    p = run("--format", "timeline", "--width", "60", rec)
+    text_s = time.monotonic() - t
+    names = re.findall(r"^(.+?) \(tid \d+\)", p.stdout, re.M)
+    check(len(names) == 200 and names[0] == "busy-1" and names[99].startswith("busy-100")
+          and names[100] == "pool-1" and names[199] == "pool-100",
+          "2000 threads: the first 200 by name: %s" % names[:3])
+    check("1800 more threads not shown (--rows 200; they are in the counts): 1800 mostly "
+          "parked" in p.stdout, "2000 threads: the note on the rest")
+    _, table = parse_text(p.stdout)
+    check(len(table) == 60 and all(r["alive"] == "2000" and r["parked"] == "1900"
+                                   for r in table), "2000 threads: counted in every column")
+    p = run("--format", "timeline", "--sort", "busy", "--rows", "50", rec)
+    names = re.findall(r"^(.+?) \(tid \d+\)", p.stdout, re.M)
+    check(len(names) == 50 and all(n.startswith("busy-") for n in names),
+          "--sort busy --rows 50: the busy threads: %s" % names[:5])
+    path = os.path.join(tmp, "many.html")
+    t = time.monotonic()
+    run("--format", "timeline", "--rows", "0", rec, "-o", path)
+    html_s = time.monotonic() - t
+    text = open(path, encoding="utf-8").read()
+    svg = ET.fromstring(re.search(r"<svg.*</svg>", text, re.S).group(0))
+    rows = {g.get("data-name"): g for g in svg.iter("g") if g.get("class") == "thread"}
+    check(len(rows) == 2000, "--rows 0: all 2000 rows drawn: %d" % len(rows))
+    check('busy-100 </svg><b>&"?' in rows, "a name with markup survives, escaped: %s"
+          % [n for n in rows if n.startswith("busy-100")])
+    print("2000 threads: text %.2f s, html (all rows) %.2f s, %d KiB"
+          % (text_s, html_s, len(text) // 1024))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         rec, man = os.path.join(tmp, "t.rpc"), os.path.join(tmp, "t.json")
@@ -393,6 +428,7 @@ def main():
         test_rows_and_sort(rec)
         test_html(rec, tmp)
         test_errors(tmp)
+        test_many(tmp)
     if FAILS:
         print("%d failure(s)" % len(FAILS))
         sys.exit(1)

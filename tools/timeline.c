@@ -394,7 +394,8 @@ static void extend(struct rp_tl *tl, uint64_t t0, uint64_t t1)
 
 static void finish_thread(struct rp_tl *tl, struct rp_tl_thread *t)
 {
-    qsort(t->spans, t->nspans, sizeof *t->spans, cmp_span);
+    if (t->nspans)
+        qsort(t->spans, t->nspans, sizeof *t->spans, cmp_span);
     size_t n = 0;
     for (size_t i = 0; i < t->nspans; i++) {
         struct rp_tl_span *s = &t->spans[i];
@@ -433,15 +434,18 @@ void rp_tl_load(struct rp_tl *tl, const struct rp_inputs *in,
 
     for (size_t i = 0; i < tl->nthreads; i++)
         finish_thread(tl, &tl->threads[i]);
-    qsort(tl->gcs, tl->ngcs, sizeof *tl->gcs, cmp_gc);
-    qsort(tl->locks, tl->nlocks, sizeof *tl->locks, cmp_lock);
+    if (tl->ngcs)   /* qsort wants a real pointer even for 0 elements */
+        qsort(tl->gcs, tl->ngcs, sizeof *tl->gcs, cmp_gc);
+    if (tl->nlocks)
+        qsort(tl->locks, tl->nlocks, sizeof *tl->locks, cmp_lock);
     for (size_t i = 0; i < tl->ngcs; i++)
         extend(tl, tl->gcs[i].t0, tl->gcs[i].t1);
     for (size_t i = 0; i < tl->nlocks; i++)
         extend(tl, tl->locks[i].t0, tl->locks[i].t1);
     for (int g = 0; g < RP_TL_G_COUNT; g++) {
         struct rp_tl_series *s = &tl->gauges[g];
-        qsort(s->p, s->n, sizeof *s->p, cmp_point);
+        if (s->n)
+            qsort(s->p, s->n, sizeof *s->p, cmp_point);
         trim_series(tl, s, po);
         if (s->n)
             extend(tl, s->p[0].t, s->p[s->n - 1].t);

@@ -14,6 +14,10 @@ sample and reading it wrote) with the documented rules, independently of the
 converter. The HTML and SVG outputs are parsed (html.parser, and xml for the
 SVG) and checked for a row per thread with the right state spans, and for
 holding no URL. Errors: no wall samples nor gauges, telemetry only, bad options.
+The "timeline-many" recording (2000 threads, 1900 parked) checks --rows, the
+note on the threads left out, the counts of all of them, --sort busy, the
+escaping of a name holding markup, and prints the conversion times (not
+asserted: the machine is shared).
 """
 import html.parser
 import json

@@ -37,6 +37,7 @@
 #include "out_common.h"
 #include "profile.h"
 #include "scan.h"
+#include "timeline.h"
 #include "timespec.h"
 
 static void usage(FILE *f)
@@ -74,6 +75,13 @@ static void usage(FILE *f)
         "  --method REGEX      backtrace: the methods matching REGEX, not the top ones\n"
         "  --value V           collapsed: 'weight' (default, in the kind's unit) or\n"
         "                      'samples' (counts)\n"
+        "  --width W           timeline, text: columns of the time axis (default 100)\n"
+        "  --rows N            timeline: threads drawn (default 200, 0: all); the\n"
+        "                      rest are counted and summarised\n"
+        "  --sort S            timeline: rows by name (default), busy (running or\n"
+        "                      runnable time) or start (first sample)\n"
+        "  --html              timeline: the HTML page whatever -o says (it is\n"
+        "                      HTML for -o x.html, SVG for x.svg, else text)\n"
         "  --strict            exit 1 if any input was missing or damaged\n"
         "  --quiet             do not print each problem found in the inputs, nor\n"
         "                      which live snapshot was used\n"
@@ -156,6 +164,8 @@ struct convert {
     struct age_list ages;
     struct rp_profile *p, *live;
     int state_set;               /* --state or --state-frames given              */
+    struct rp_tl_options tlo;    /* --format timeline (tools/timeline.h)         */
+    struct rp_tl tl;
 };
 
 /* ------------------------------------------------------------- options -- */
@@ -163,7 +173,8 @@ struct convert {
 enum {
     OPT_EVENT = 256, OPT_FORMAT, OPT_FROM, OPT_TO, OPT_THREAD, OPT_INCLUDE, OPT_EXCLUDE,
     OPT_LINES, OPT_BCI, OPT_PER_THREAD, OPT_CUTOFF, OPT_TOP, OPT_METHOD, OPT_VALUE,
-    OPT_STRICT, OPT_QUIET, OPT_SNAPSHOT, OPT_STATE, OPT_STATE_FRAMES
+    OPT_STRICT, OPT_QUIET, OPT_SNAPSHOT, OPT_STATE, OPT_STATE_FRAMES,
+    OPT_TL_WIDTH, OPT_TL_ROWS, OPT_TL_SORT, OPT_TL_HTML
 };
 
 /* The kinds of issue 9 and the agent option that records each: what to say
@@ -198,6 +209,41 @@ static int parse_states(const char *arg, uint32_t *mask)
         if (!s[n])
             return 0;
         s += n + 1;
+    }
+}
+
+/* The timeline format's options. @return 0 or 2 (usage error, printed). */
+static int parse_timeline_opt(struct convert *c, int opt, const char *arg)
+{
+    size_t n;
+    char *end;
+    switch (opt) {
+    case OPT_TL_WIDTH:
+        if (rp_parse_positive(arg, &n) < 0 || n > 100000)
+            return bad_usage("--width '%s': columns, from 1 to 100000", arg);
+        c->tlo.width = (unsigned)n;
+        return 0;
+    case OPT_TL_ROWS:
+        errno = 0;
+        n = strtoul(arg, &end, 10);
+        if (end == arg || *end || errno || arg[0] == '-')
+            return bad_usage("--rows '%s': a number of threads (0: all)", arg);
+        c->tlo.rows = n;
+        c->tlo.rows_set = 1;
+        return 0;
+    case OPT_TL_SORT:
+        if (!strcmp(arg, "name"))
+            c->tlo.sort = RP_TL_SORT_NAME;
+        else if (!strcmp(arg, "busy"))
+            c->tlo.sort = RP_TL_SORT_BUSY;
+        else if (!strcmp(arg, "start"))
+            c->tlo.sort = RP_TL_SORT_START;
+        else
+            return bad_usage("--sort '%s': name, busy or start", arg);
+        return 0;
+    default:
+        c->tlo.html = 1;
+        return 0;
     }
 }
 
@@ -262,6 +308,10 @@ static int parse_one(struct convert *c, int opt, const char *arg, char **argv)
         c->state_set = 1;
         return 0;
     case OPT_STATE_FRAMES: c->po.state_frames = c->state_set = 1; return 0;
+    case OPT_TL_WIDTH:
+    case OPT_TL_ROWS:
+    case OPT_TL_SORT:
+    case OPT_TL_HTML: return parse_timeline_opt(c, opt, arg);
     case OPT_STRICT: c->strict = 1; return 0;
     case OPT_QUIET: c->diag.quiet = 1; return 0;
     case 'h': usage(stdout); return 3;
@@ -284,6 +334,8 @@ static int parse_args(struct convert *c, int argc, char **argv)
         {"value", 1, 0, OPT_VALUE},     {"strict", 0, 0, OPT_STRICT},
         {"quiet", 0, 0, OPT_QUIET},     {"snapshot", 1, 0, OPT_SNAPSHOT},
         {"state", 1, 0, OPT_STATE},     {"state-frames", 0, 0, OPT_STATE_FRAMES},
+        {"width", 1, 0, OPT_TL_WIDTH},  {"rows", 1, 0, OPT_TL_ROWS},
+        {"sort", 1, 0, OPT_TL_SORT},    {"html", 0, 0, OPT_TL_HTML},
         {"help", 0, 0, 'h'},            {0, 0, 0, 0}};
     opterr = 0;
     optind = 1;
@@ -537,6 +589,46 @@ static int write_output(struct convert *c, int argc, char **argv)
     return wrc != 0;
 }
 
+/*
+ * The timeline format (tools/timeline.h) reads wall, lock and gc samples and
+ * the gauges in one pass of its own instead of a profile. It keeps the time
+ * range and --thread; the frame filters and --event do not apply to it.
+ */
+static int run_timeline(struct convert *c, int argc, char **argv)
+{
+    if (c->po.event || c->fx.have_include || c->fx.have_exclude)
+        fprintf(stderr, "ringprof convert: the timeline shows the wall, lock and gc "
+                        "samples and the gauges, whole: --event, --include and --exclude "
+                        "are ignored\n");
+    c->po.event = RP_KIND_WALL;   /* look_ahead need not look for kinds */
+    look_ahead(c);
+    rp_filters_apply(&c->fx, &c->po);
+    c->po.diag = rp_diag_print;
+    c->po.diag_arg = &c->diag;
+    rp_tl_load(&c->tl, &c->in, &c->po);
+    if (!c->tl.files_read) {
+        fprintf(stderr, "ringprof convert: no input could be read\n");
+        return 1;
+    }
+    if (!c->tl.wall_samples && !c->tl.gauge_readings) {
+        fprintf(stderr, "ringprof convert: timeline: no wall samples and no telemetry "
+                        "gauges %s; the agent records them with wall=INTERVAL (thread "
+                        "states) and telemetry=PERIOD (gauges)\n",
+                c->tl.samples_time_filtered || c->tl.samples_thread_filtered
+                    ? "left after --from/--to and --thread" : "in the inputs");
+        return 1;
+    }
+    if (!c->tl.wall_samples)
+        fprintf(stderr, "ringprof convert: timeline: no wall samples%s (the agent records "
+                        "them with wall=INTERVAL): showing the telemetry alone\n",
+                c->tl.have_wall_kind ? " left after the filters" : "");
+    c->oo.timeline = &c->tl;
+    c->oo.timeline_opts = &c->tlo;
+    if (write_output(c, argc, argv))
+        return 1;
+    return c->strict && (c->missing || c->diag.warnings || c->diag.fatal) ? 1 : 0;
+}
+
 static int run(struct convert *c, int argc, char **argv)
 {
     c->missing = rp_inputs_expand(&c->in, argc - optind, argv + optind);
@@ -544,6 +636,8 @@ static int run(struct convert *c, int argc, char **argv)
         fprintf(stderr, "ringprof convert: no input could be read\n");
         return 1;
     }
+    if (c->fmt->needs & RP_FMT_TIMELINE)
+        return run_timeline(c, argc, argv);
     look_ahead(c);
     rp_filters_apply(&c->fx, &c->po);
     c->po.diag = rp_diag_print;
@@ -590,6 +684,7 @@ int rp_cmd_convert(int argc, char **argv)
         rc = 0;
     rp_prof_free(c.p);
     rp_prof_free(c.live);
+    rp_tl_free(&c.tl);
     free(c.ages.a);
     rp_snap_choice_free(&c.choice);
     rp_scan_free(&c.sc);

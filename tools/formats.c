@@ -21,6 +21,11 @@ const struct rp_format rp_formats[] = {
      RP_FMT_THREADS | RP_FMT_LINES},
     {"html", ".html .htm", rp_out_html, 0,
      "self-contained interactive flame graph page (works offline)"},
+    /* No extension selects it: .html and .txt already mean html and tree; with
+     * --format timeline, -o x.html or x.svg draws it as a picture. */
+    {"timeline", "", rp_out_timeline, 0,
+     "thread states over time, thread count and telemetry: text, or HTML/SVG",
+     RP_FMT_TIMELINE},
 };
 
 const size_t rp_nformats = sizeof rp_formats / sizeof rp_formats[0];

@@ -21,6 +21,8 @@
 #include "profile.h"
 
 struct rp_live_view;
+struct rp_tl;
+struct rp_tl_options;
 
 /* What the command line asked of the writers (each uses what applies to it). */
 struct rp_out_options {
@@ -37,6 +39,11 @@ struct rp_out_options {
     const struct rp_live_view *live; /* live objects (tools/live.h): for the live  */
                               /* kind, its snapshot; for alloc, the live profile   */
                               /* that flat joins; NULL when neither applies        */
+    /* Added by the timeline work: the model the timeline format draws (read by
+     * cmd_convert through rp_tl_load, since it needs more than a profile) and
+     * its options; NULL for the other formats. */
+    const struct rp_tl *timeline;
+    const struct rp_tl_options *timeline_opts;
 };
 
 typedef int (*rp_out_fn)(FILE *out, const struct rp_profile *p,
@@ -59,7 +66,11 @@ struct rp_format {
  * (or finer, with --bci); its consumers aggregate them away as they are asked. */
 enum {
     RP_FMT_THREADS = 1u << 0,   /* build per thread (rp_prof_options.per_thread)   */
-    RP_FMT_LINES   = 1u << 1    /* at least RP_GRAN_LINE                           */
+    RP_FMT_LINES   = 1u << 1,   /* at least RP_GRAN_LINE                           */
+    /* Added by the timeline work: the format draws samples of several kinds and
+     * gauges in time (tools/timeline.h), not a profile: the command loads the
+     * timeline instead of building a profile, and the writer gets p == NULL. */
+    RP_FMT_TIMELINE = 1u << 2
 };
 
 extern const struct rp_format rp_formats[];
@@ -76,6 +87,9 @@ int rp_out_collapsed(FILE *out, const struct rp_profile *p,
 /* Written by the pprof / html work (tools/out_pprof.c, tools/out_html.c). */
 int rp_out_pprof(FILE *out, const struct rp_profile *p, const struct rp_out_options *o);
 int rp_out_html(FILE *out, const struct rp_profile *p, const struct rp_out_options *o);
+
+/* Written by the timeline work (tools/out_timeline.c). */
+int rp_out_timeline(FILE *out, const struct rp_profile *p, const struct rp_out_options *o);
 
 /* Shared helpers for writers. */
 

@@ -17,6 +17,10 @@
  *                  that only churn.
  *           waits  OUT is a chunk file: recording "rec-W", kinds wall and lock,
  *                  telemetry gauges (see "waits recording" below).
+ *        timeline  OUT is a chunk file: recording "rec-T", wall, lock and gc
+ *                  samples and telemetry gauges (see write_timeline).
+ *   timeline-many  OUT is a chunk file: 2000 threads, mostly parked
+ *                  (write_timeline_many).
  *   --manifest FILE  also write, as JSON, every sample written (wall-clock time,
  *                  thread tid and name, kind, weight, objects, class, stack index;
  *                  for live samples their snapshot and ages, for gc samples the
@@ -1019,10 +1023,247 @@ static void write_waits(const char *out)
         die("manifest");
 }
 
+/* ------------------------------------------------- timeline recording -- */
+
+/*
+ * Variant "timeline" (OUT is a chunk file): recording "rec-T" (pid 500, host
+ * hostT), 30 s from WALL0 + 4 h, written as the agent writes wall=, lock= and
+ * telemetry= (docs/format.md, "Event kinds written by the agent"): a wall
+ * sample covers [time - weight, time] of its thread, a lock sample
+ * [time, time + weight]. Times below are seconds after the start:
+ *   sleeper (tid 501)  sleeping 0..30, a sample every 500 ms (repeats)
+ *   worker  (tid 502)  running 0..10, blocked 10..20, running 20..30, every
+ *                      250 ms; one lock sample: waited 10..20 on app.Ledger,
+ *                      owner "ender"
+ *   late    (tid 503)  parked 15..30, every 500 ms (first seen at 15)
+ *   ender   (tid 504)  waiting 0..24, every 400 ms, then gone
+ *   reader  (tid 505)  native 0..6, io 6..12, runnable 12..18, every 1 s, gone
+ *   one GC pause at 12.000 s, 50 ms (id 1, heap 48 MiB after)
+ *   gauges at 0, 1, ..., 30 s: proc.cpu_user_ns.total grows (k % 3 + 1) * 100 ms
+ *   over second k; proc.cpu_sys_ns.total 50 ms a second; proc.rss_bytes
+ *   (100 + k) MiB; heap.used_bytes (40 + 2k) MiB; heap.committed_bytes 256 MiB;
+ *   gc.count.total and gc.time_ns.total 0, then 1 and 50 ms from reading 13;
+ *   threads.total 10 + the threads alive at k; threads.runnable 2 (1 while the
+ *   worker is blocked); classes.loaded 1000 + 10k; agent.cpu_ns.total 2 ms a
+ *   second.
+ * The manifest lists every wall sample ({"t" (wall ns, the sample's time),
+ * "tid", "thread", "kind": "wall", "weight", "state"}), the lock and gc samples
+ * and the gauge readings ({"gauge", "t", "value"}), so a test can recompute the
+ * columns itself.
+ */
+struct tl_thread {
+    const char *name;
+    uint64_t tid, start_ms, end_ms, step_ms;
+};
+
+static const struct tl_thread tl_threads[] = {
+    {"sleeper", 501, 0, 30000, 500},
+    {"worker", 502, 0, 30000, 250},
+    {"late", 503, 15000, 30000, 500},
+    {"ender", 504, 0, 24000, 400},
+    {"reader", 505, 0, 18000, 1000},
+};
+#define TL_NTHREADS (sizeof tl_threads / sizeof tl_threads[0])
+
+/* The state of thread i over the sample ending at ms (it covers the step before). */
+static unsigned tl_state(size_t i, uint64_t ms)
+{
+    switch (tl_threads[i].tid) {
+    case 501: return RP_TS_SLEEPING;
+    case 502: return ms > 10000 && ms <= 20000 ? RP_TS_BLOCKED : RP_TS_RUNNING;
+    case 503: return RP_TS_PARKED;
+    case 504: return RP_TS_WAITING;
+    default: return ms <= 6000 ? RP_TS_NATIVE : ms <= 12000 ? RP_TS_IO : RP_TS_RUNNABLE;
+    }
+}
+
+/* GetThreadState's bits and the /proc letter an agent would have seen. */
+static void tl_raw(unsigned state, uint64_t *jvmti, uint64_t *os)
+{
+    switch (state) {
+    case RP_TS_SLEEPING: *jvmti = 0xe1; *os = 'S'; return;     /* SLEEPING|WAITING.. */
+    case RP_TS_BLOCKED: *jvmti = 0x401; *os = 'S'; return;     /* MONITOR_ENTER      */
+    case RP_TS_PARKED: *jvmti = 0x291; *os = 'S'; return;      /* PARKED             */
+    case RP_TS_WAITING: *jvmti = 0x191; *os = 'S'; return;     /* IN_OBJECT_WAIT     */
+    case RP_TS_NATIVE: *jvmti = 0x400005; *os = 'S'; return;   /* IN_NATIVE          */
+    case RP_TS_IO: *jvmti = 0x400005; *os = 'D'; return;
+    default: *jvmti = 0x5; *os = 'R'; return;                  /* RUNNABLE           */
+    }
+}
+
+static int tl_alive(uint64_t ms)   /* threads whose life covers [ms, ms+1) */
+{
+    int n = 0;
+    for (size_t i = 0; i < TL_NTHREADS; i++)
+        n += ms >= tl_threads[i].start_ms && ms < tl_threads[i].end_ms;
+    return n;
+}
+
+/* Open the next manifest entry (after a comma unless it is the first). */
+static int tl_entry(void)
+{
+    if (!manifest)
+        return 0;
+    fputs(first_sample ? "\n  " : ",\n  ", manifest);
+    first_sample = 0;
+    return 1;
+}
+
+static void tl_gauge(struct rp_chunk_writer *w, uint64_t wall0, uint64_t mono0,
+                     const char *name, uint64_t ms, uint64_t value)
+{
+    if (rp_chunk_gauge(w, name, mono0 + ms * MS, value) != 0)
+        die("gauge");
+    if (tl_entry())
+        fprintf(manifest, "{\"gauge\": \"%s\", \"t\": %llu, \"value\": %llu}", name,
+                (unsigned long long)(wall0 + ms * MS), (unsigned long long)value);
+}
+
+static void tl_gauges(struct rp_chunk_writer *w, uint64_t wall0, uint64_t mono0, int k)
+{
+    uint64_t user = 0;
+    for (int j = 0; j < k; j++)
+        user += (uint64_t)(j % 3 + 1) * 100 * MS;
+    uint64_t ms = (uint64_t)k * 1000, mib = 1u << 20;
+    tl_gauge(w, wall0, mono0, "proc.cpu_user_ns.total", ms, user);
+    tl_gauge(w, wall0, mono0, "proc.cpu_sys_ns.total", ms, (uint64_t)k * 50 * MS);
+    tl_gauge(w, wall0, mono0, "proc.rss_bytes", ms, (100 + (uint64_t)k) * mib);
+    tl_gauge(w, wall0, mono0, "heap.used_bytes", ms, (40 + 2 * (uint64_t)k) * mib);
+    tl_gauge(w, wall0, mono0, "heap.committed_bytes", ms, 256 * mib);
+    tl_gauge(w, wall0, mono0, "gc.count.total", ms, k >= 13);
+    tl_gauge(w, wall0, mono0, "gc.time_ns.total", ms, k >= 13 ? 50 * MS : 0);
+    tl_gauge(w, wall0, mono0, "threads.total", ms, 10 + (uint64_t)tl_alive(ms));
+    tl_gauge(w, wall0, mono0, "threads.runnable", ms, k >= 10 && k < 20 ? 1 : 2);
+    tl_gauge(w, wall0, mono0, "classes.loaded", ms, 1000 + 10 * (uint64_t)k);
+    tl_gauge(w, wall0, mono0, "agent.cpu_ns.total", ms, (uint64_t)k * 2 * MS);
+}
+
+static void write_timeline(const char *out)
+{
+    const uint64_t wall0 = WALL0 + 4 * 3600 * 1000 * MS, mono0 = MONO0 + 4 * 3600 * 1000 * MS;
+    struct rp_chunk_writer *w = open_writer(out, "rec-T", "500", "hostT", wall0, mono0, 0,
+                                            "wall=250ms,lock=10ms,telemetry=1s");
+    static const char *const wall_x[] = RP_WALL_EXTRA_NAMES;
+    static const char *const lock_x[] = RP_LOCK_EXTRA_NAMES;
+    static const char *const gc_x[] = {"heap_used", "heap_committed", "id"};
+    uint32_t kwall = rp_chunk_kind(w, RP_KIND_WALL, "ns", 250 * MS, wall_x, RP_WALL_NEXTRA);
+    uint32_t klock = rp_chunk_kind(w, RP_KIND_LOCK, "ns", 0, lock_x, RP_LOCK_NEXTRA);
+    uint32_t kgc = rp_chunk_kind(w, "gc", "ns", 0, gc_x, 3);
+    uint32_t stack = put_stack(w, S1);
+    uint32_t ledger = rp_chunk_class(w, rp_chunk_cstring(w, "app.Ledger"));
+    if (!kwall || !klock || !kgc || !ledger)
+        die("timeline kinds");
+    uint32_t th[TL_NTHREADS];
+    uint64_t last[TL_NTHREADS];
+    for (size_t i = 0; i < TL_NTHREADS; i++) {
+        th[i] = rp_chunk_thread(w, i + 1, tl_threads[i].tid, 10 + i, tl_threads[i].name,
+                                RP_THREAD_JAVA, mono0 + tl_threads[i].start_ms * MS);
+        last[i] = tl_threads[i].start_ms;
+        if (!th[i])
+            die("thread");
+    }
+    for (uint64_t ms = 0; ms <= 30000; ms += 50) {
+        if (ms % 1000 == 0)
+            tl_gauges(w, wall0, mono0, (int)(ms / 1000));
+        if (ms == 10000) {   /* the worker's wait begins; its owner is ender */
+            uint64_t x[RP_LOCK_NEXTRA] = {ledger, th[3], 10 * MS};
+            if (rp_chunk_sample(w, klock, th[1], mono0 + ms * MS, stack, 10000 * MS, x))
+                die("lock sample");
+            if (tl_entry())
+                fprintf(manifest, "{\"kind\": \"lock\", \"t\": %llu, \"tid\": 502, "
+                        "\"weight\": %llu}", (unsigned long long)(wall0 + ms * MS),
+                        (unsigned long long)(10000 * MS));
+        }
+        if (ms == 12000) {
+            uint64_t x[3] = {48u << 20, 256u << 20, 1};
+            if (rp_chunk_sample(w, kgc, 0, mono0 + ms * MS, 0, 50 * MS, x))
+                die("gc sample");
+            if (tl_entry())
+                fprintf(manifest, "{\"kind\": \"gc\", \"t\": %llu, \"weight\": %llu}",
+                        (unsigned long long)(wall0 + ms * MS), (unsigned long long)(50 * MS));
+        }
+        for (size_t i = 0; i < TL_NTHREADS; i++) {
+            const struct tl_thread *t = &tl_threads[i];
+            if (ms <= t->start_ms || ms > t->end_ms || (ms - t->start_ms) % t->step_ms)
+                continue;
+            unsigned st = tl_state(i, ms);
+            uint64_t x[RP_WALL_NEXTRA] = {st, 0, 0, last[i] != t->start_ms,
+                                          st == RP_TS_RUNNING ? (ms - last[i]) * MS : 0};
+            tl_raw(st, &x[RP_WALL_X_JVMTI_STATE], &x[RP_WALL_X_OS_STATE]);
+            if (st == RP_TS_RUNNING)
+                x[RP_WALL_X_REPEAT] = 0;   /* it ran: walked again */
+            if (rp_chunk_sample(w, kwall, th[i], mono0 + ms * MS, stack, (ms - last[i]) * MS, x))
+                die("wall sample");
+            if (tl_entry())
+                fprintf(manifest, "{\"kind\": \"wall\", \"t\": %llu, \"tid\": %llu, "
+                        "\"thread\": \"%s\", \"weight\": %llu, \"state\": %u}",
+                        (unsigned long long)(wall0 + ms * MS), (unsigned long long)t->tid,
+                        t->name, (unsigned long long)((ms - last[i]) * MS), st);
+            last[i] = ms;
+        }
+        if (ms % 5000 == 0 && rp_chunk_flush(w) != 0)
+            die("flush");
+    }
+    if (rp_chunk_close(w) != 0)
+        die("close");
+    if (manifest) {
+        fprintf(manifest, "\n], \"recording\": \"rec-T\", \"wall0\": %llu}\n",
+                (unsigned long long)wall0);
+        if (fclose(manifest) != 0)
+            die("manifest");
+    }
+}
+
+/*
+ * Variant "timeline-many" (OUT is a chunk file): recording "rec-M", 60 s of
+ * 2000 threads as wall= would see a mostly idle server: pool-1 .. pool-1900
+ * parked (a sample a second, repeats), busy-1 .. busy-100 alternating running
+ * and blocked every 100 ms (a sample each); busy-100's name holds markup, a
+ * quote and a control character. No manifest: the test checks the shape (rows
+ * cut to --rows, the counts of all 2000), the escaping and the cost.
+ */
+static void write_timeline_many(const char *out)
+{
+    const uint64_t wall0 = WALL0 + 5 * 3600 * 1000 * MS, mono0 = MONO0 + 5 * 3600 * 1000 * MS;
+    struct rp_chunk_writer *w = open_writer(out, "rec-M", "600", "hostM", wall0, mono0, 0,
+                                            "wall=100ms");
+    static const char *const wall_x[] = RP_WALL_EXTRA_NAMES;
+    uint32_t kwall = rp_chunk_kind(w, RP_KIND_WALL, "ns", 100 * MS, wall_x, RP_WALL_NEXTRA);
+    uint32_t stack = put_stack(w, S1);
+    static uint32_t th[2000];
+    for (int i = 0; i < 2000; i++) {
+        char name[32];
+        snprintf(name, sizeof name, i < 1900 ? "pool-%d" : "busy-%d", i < 1900 ? i + 1 : i - 1899);
+        if (i == 1999)   /* markup, a quote and a control character in a name */
+            snprintf(name, sizeof name, "busy-100 </svg><b>&\"\x01");
+        if (!(th[i] = rp_chunk_thread(w, (uint64_t)i + 1, 10000 + (uint64_t)i, 0, name,
+                                      RP_THREAD_JAVA, mono0)) || !kwall)
+            die("thread");
+    }
+    for (uint64_t ms = 100; ms <= 60000; ms += 100) {
+        for (int i = 0; i < 2000; i++) {
+            int busy = i >= 1900;
+            if (!busy && ms % 1000)
+                continue;
+            unsigned st = !busy ? RP_TS_PARKED : (ms / 100) % 2 ? RP_TS_RUNNING : RP_TS_BLOCKED;
+            uint64_t x[RP_WALL_NEXTRA] = {st, 0, 0, !busy && ms > 1000, 0};
+            tl_raw(st, &x[RP_WALL_X_JVMTI_STATE], &x[RP_WALL_X_OS_STATE]);
+            if (rp_chunk_sample(w, kwall, th[i], mono0 + ms * MS, stack,
+                                (busy ? 100 : 1000) * MS, x))
+                die("wall sample");
+        }
+        if (ms % 10000 == 0 && rp_chunk_flush(w) != 0)
+            die("flush");
+    }
+    if (rp_chunk_close(w) != 0)
+        die("close");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--manifest"))) {
-        fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn|waits OUT "
+        fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn|waits|timeline|"
+                        "timeline-many OUT "
                         "[--manifest FILE]\n");
         return 2;
     }
@@ -1041,6 +1282,10 @@ int main(int argc, char **argv)
         write_heap(argv[2], !strcmp(argv[1], "churn"));
     else if (!strcmp(argv[1], "waits"))
         write_waits(argv[2]);
+    else if (!strcmp(argv[1], "timeline"))
+        write_timeline(argv[2]);
+    else if (!strcmp(argv[1], "timeline-many"))
+        write_timeline_many(argv[2]);
     else {
         fprintf(stderr, "rp_testwriter: unknown variant '%s'\n", argv[1]);
         return 2;

@@ -8,9 +8,9 @@
  * from where the previous reading stopped in the task directory (kept open, and
  * rewound at its end) and, if it could not look at every thread, reports
  * threads.runnable as the share of runnable tasks among those it saw times
- * threads.total. Up to a few dozen threads the count is exact each reading;
+ * threads.os. Up to a few dozen threads the count is exact each reading;
  * beyond, it is an estimate whose sample moves on every period, so every thread
- * is seen over consecutive readings. threads.total is exact: /proc/self/stat's
+ * is seen over consecutive readings. threads.os is exact: /proc/self/stat's
  * num_threads.
  */
 #include <dirent.h>

@@ -93,9 +93,8 @@ struct rp_tl_gauge_def {
     const char *name, *label, *unit;
     const char *col;        /* the text table's column heading                   */
     double scale;
-    int total;              /* cumulative: its rate is shown. Not taken from     */
-                            /* rp_gauge_is_total(): "threads.total" is a level   */
-                            /* (OS threads now) although its name ends in .total */
+    int total;              /* cumulative: its rate is shown (as the gauge's     */
+                            /* name says: rp_gauge_is_total())                   */
 };
 extern const struct rp_tl_gauge_def rp_tl_gauges[RP_TL_G_COUNT];
 

@@ -110,7 +110,7 @@ static inline int rp_thread_state_parse(const char *name, size_t len)
 #define RP_GAUGE_HEAP_COMMITTED "heap.committed_bytes"
 #define RP_GAUGE_GC_COUNT "gc.count.total"           /* collections, all collectors */
 #define RP_GAUGE_GC_TIME "gc.time_ns.total"          /* their time (MXBean figures) */
-#define RP_GAUGE_THREADS "threads.total"             /* OS threads of the process */
+#define RP_GAUGE_THREADS "threads.os"             /* OS threads of the process */
 #define RP_GAUGE_THREADS_RUNNABLE "threads.runnable" /* of those, in state R      */
 #define RP_GAUGE_CLASSES "classes.loaded"            /* loaded classes            */
 #define RP_GAUGE_AGENT_CPU "agent.cpu_ns.total"      /* CPU of the agent's own

@@ -102,7 +102,7 @@ test_telemetry() {
         { rc=$?; show_err; fail "java exited $rc"; }
     no_hs_err
     local g gauges="proc.cpu_user_ns.total proc.cpu_sys_ns.total proc.rss_bytes heap.used_bytes
-        heap.committed_bytes gc.count.total gc.time_ns.total threads.total threads.runnable
+        heap.committed_bytes gc.count.total gc.time_ns.total threads.os threads.runnable
         classes.loaded agent.cpu_ns.total"
     local n0=
     for g in $gauges; do
@@ -121,8 +121,8 @@ test_telemetry() {
     # The rate: readings every 200 ms, so spaced 200 ms apart (median, as a busy
     # machine may delay one), and as many as the span allows.
     local span med
-    span=$(awk -F'\t' 'NR == 1 { a = $1 } { b = $1 } END { printf "%.0f", (b - a) / 1e6 }' "$work/threads.total")
-    med=$(awk -F'\t' 'NR > 1 { print ($1 - last) / 1e6 } { last = $1 }' "$work/threads.total" | sort -n |
+    span=$(awk -F'\t' 'NR == 1 { a = $1 } { b = $1 } END { printf "%.0f", (b - a) / 1e6 }' "$work/threads.os")
+    med=$(awk -F'\t' 'NR > 1 { print ($1 - last) / 1e6 } { last = $1 }' "$work/threads.os" | sort -n |
           awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
     note "$n0 readings over $span ms, median spacing $med ms"
     [ "$n0" -ge 10 ] || fail "only $n0 readings in a 3 s run at 200 ms"
@@ -130,15 +130,15 @@ test_telemetry() {
     [ "$n0" -ge $((span / 200 * 3 / 4)) ] || fail "$n0 readings over $span ms: fewer than 3/4 of one per 200 ms"
     last() { tail -1 "$work/$1" | cut -f2; }
     first() { head -1 "$work/$1" | cut -f2; }
-    note "rss $(last proc.rss_bytes), heap $(last heap.used_bytes)/$(last heap.committed_bytes), gcs $(first gc.count.total)..$(last gc.count.total) ($(grep '^gcs' "$work/out")), threads $(last threads.total) ($(last threads.runnable) runnable), classes $(last classes.loaded), cpu $(last proc.cpu_user_ns.total)+$(last proc.cpu_sys_ns.total), agent $(last agent.cpu_ns.total)"
+    note "rss $(last proc.rss_bytes), heap $(last heap.used_bytes)/$(last heap.committed_bytes), gcs $(first gc.count.total)..$(last gc.count.total) ($(grep '^gcs' "$work/out")), threads $(last threads.os) ($(last threads.runnable) runnable), classes $(last classes.loaded), cpu $(last proc.cpu_user_ns.total)+$(last proc.cpu_sys_ns.total), agent $(last agent.cpu_ns.total)"
     [ "$(last proc.rss_bytes)" -gt $((10 << 20)) ] || fail "RSS $(last proc.rss_bytes) is under 10 MB"
     paste "$work/heap.used_bytes" "$work/heap.committed_bytes" |
         awk -F'\t' '$2 > $4 || $4 == 0 { exit 1 }' || fail "heap used above committed, or committed 0"
     [ "$(last gc.count.total)" -gt "$(first gc.count.total)" ] || fail "gc.count.total does not rise"
     [ "$(last gc.time_ns.total)" -gt 0 ] || fail "gc.time_ns.total stays 0"
     [ "$(last classes.loaded)" -gt 300 ] || fail "classes.loaded $(last classes.loaded) is 300 or fewer"
-    [ "$(last threads.total)" -ge 5 ] || fail "threads.total $(last threads.total): fewer than the program's 5"
-    paste "$work/threads.total" "$work/threads.runnable" |
+    [ "$(last threads.os)" -ge 5 ] || fail "threads.os $(last threads.os): fewer than the program's 5"
+    paste "$work/threads.os" "$work/threads.runnable" |
         awk -F'\t' '$4 > $2 { exit 1 }' || fail "more runnable threads than threads"
     # The flusher runs while it reads them: never fewer than one runnable.
     awk -F'\t' '$2 < 1 { exit 1 }' "$work/threads.runnable" ||

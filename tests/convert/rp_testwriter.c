@@ -1132,7 +1132,7 @@ static void tl_gauges(struct rp_chunk_writer *w, uint64_t wall0, uint64_t mono0,
     tl_gauge(w, wall0, mono0, "heap.committed_bytes", ms, 256 * mib);
     tl_gauge(w, wall0, mono0, "gc.count.total", ms, k >= 13);
     tl_gauge(w, wall0, mono0, "gc.time_ns.total", ms, k >= 13 ? 50 * MS : 0);
-    tl_gauge(w, wall0, mono0, "threads.total", ms, 10 + (uint64_t)tl_alive(ms));
+    tl_gauge(w, wall0, mono0, "threads.os", ms, 10 + (uint64_t)tl_alive(ms));
     tl_gauge(w, wall0, mono0, "threads.runnable", ms, k >= 10 && k < 20 ? 1 : 2);
     tl_gauge(w, wall0, mono0, "classes.loaded", ms, 1000 + 10 * (uint64_t)k);
     tl_gauge(w, wall0, mono0, "agent.cpu_ns.total", ms, (uint64_t)k * 2 * MS);

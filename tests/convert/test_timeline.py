@@ -135,7 +135,7 @@ GAUGES = {  # name: (table column, scale, cumulative)
     "heap.committed_bytes": ("heap_committed_MiB", 1 / 1048576, False),
     "gc.count.total": ("gc_per_s", 1, True),
     "gc.time_ns.total": ("gc_time%", 1e-7, True),
-    "threads.total": ("os_threads", 1, False),        # a level despite its name
+    "threads.os": ("os_threads", 1, False),  # a level
     "threads.runnable": ("os_runnable", 1, False),
     "classes.loaded": ("classes", 1, False),
     "agent.cpu_ns.total": ("agent_cpu%", 1e-7, True),

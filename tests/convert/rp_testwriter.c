@@ -1043,7 +1043,7 @@ static void write_waits(const char *out)
  *   over second k; proc.cpu_sys_ns.total 50 ms a second; proc.rss_bytes
  *   (100 + k) MiB; heap.used_bytes (40 + 2k) MiB; heap.committed_bytes 256 MiB;
  *   gc.count.total and gc.time_ns.total 0, then 1 and 50 ms from reading 13;
- *   threads.total 10 + the threads alive at k; threads.runnable 2 (1 while the
+ *   threads.os 10 + the threads alive at k; threads.runnable 2 (1 while the
  *   worker is blocked); classes.loaded 1000 + 10k; agent.cpu_ns.total 2 ms a
  *   second.
  * The manifest lists every wall sample ({"t" (wall ns, the sample's time),

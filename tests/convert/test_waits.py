@@ -500,7 +500,7 @@ for want in ("    cpu       user %.1f%%, sys %.1f%% of one CPU" % (u / 1e7, s_ /
                  mx("gc.count.total") - min(v for _, v in G["gc.count.total"]),
                  (mx("gc.time_ns.total") - min(v for _, v in G["gc.time_ns.total"])) / 1e6),
              "    threads   total max %d, average %.1f; runnable max %d, average %.1f" % (
-                 mx("threads.os"), avg("threads.total"), mx("threads.runnable"),
+                 mx("threads.os"), avg("threads.os"), mx("threads.runnable"),
                  avg("threads.runnable")),
              "    classes   %d loaded at most" % mx("classes.loaded"),
              "    agent     CPU %.3f ms/s (%.2f%% of one CPU, %.2f%% of the process's CPU)"

@@ -293,11 +293,18 @@ static int add_capabilities(char *err, size_t errlen)
     want.can_get_source_file_name = pot.can_get_source_file_name;
     want.can_get_thread_cpu_time = pot.can_get_thread_cpu_time;
     jvmtiCapabilities base = want;
-    rp_alloc_want(&A.alloc, &pot, &want);
     rp_lock_want(&A.lock, &pot, &want);
+    jvmtiCapabilities with_lock = want;
+    rp_alloc_want(&A.alloc, &pot, &want);
     /* Allocation sampling is never worth refusing the load for: if its
-     * capabilities cannot be had (another agent holds one), go on without. */
-    if ((*A.jvmti)->AddCapabilities(A.jvmti, &want) != JVMTI_ERROR_NONE) {
+     * capabilities cannot be had (another agent holds one), go on without, but
+     * keep lock contention's (monitor events, and the class tags it shares). */
+    int added = (*A.jvmti)->AddCapabilities(A.jvmti, &want) == JVMTI_ERROR_NONE;
+    if (!added) {
+        want = with_lock;
+        added = (*A.jvmti)->AddCapabilities(A.jvmti, &want) == JVMTI_ERROR_NONE;
+    }
+    if (!added) {
         want = base;
         if ((*A.jvmti)->AddCapabilities(A.jvmti, &want) != JVMTI_ERROR_NONE) {
             snprintf(err, errlen, "JVMTI AddCapabilities failed");

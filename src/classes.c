@@ -54,11 +54,25 @@ static char *java_type_name(const char *sig)
     return out;
 }
 
-/* Issue an id for `name` (taken). @return the id, or 0 if out of room. */
-static uint32_t class_add(char *name)
+/* Issue an id for `name` (taken). With `dedupe`, first look for an id already
+ * issued for the same name (then `name` is freed): the path without tags, where
+ * a class cannot carry its id, so that each sample does not issue another id
+ * and keep another copy of the name. A linear search: it runs only without
+ * can_tag_objects (another agent took it), and only on lock samples and the
+ * rare allocation sample that finds no tag. @return the id, or 0 if out of room. */
+static uint32_t class_add(char *name, int dedupe)
 {
     pthread_mutex_lock(&g_lock);
-    uint32_t id = atomic_load_explicit(&g_count, memory_order_relaxed) + 1;
+    uint32_t n = atomic_load_explicit(&g_count, memory_order_relaxed);
+    for (uint32_t k = 1; dedupe && k <= n; k++) {
+        char **bl = atomic_load_explicit(&g_blocks[k / CLASS_BLOCK], memory_order_relaxed);
+        if (bl && bl[k % CLASS_BLOCK] && !strcmp(bl[k % CLASS_BLOCK], name)) {
+            pthread_mutex_unlock(&g_lock);
+            free(name);
+            return k;
+        }
+    }
+    uint32_t id = n + 1;
     uint32_t b = id / CLASS_BLOCK, i = id % CLASS_BLOCK;
     char **block = b < CLASS_BLOCKS ? atomic_load(&g_blocks[b]) : NULL;
     if (b < CLASS_BLOCKS && !block && (block = calloc(CLASS_BLOCK, sizeof *block)))
@@ -85,17 +99,17 @@ const char *rp_class_name(uint32_t id)
 uint32_t rp_class_id(jvmtiEnv *jvmti, jclass klass)
 {
     /* GetTag and SetTag fail (MUST_POSSESS_CAPABILITY) without can_tag_objects:
-     * then every lookup issues an id (classes.h). */
+     * then the id is found by name (class_add). */
     jlong tag = 0;
-    if ((*jvmti)->GetTag(jvmti, klass, &tag) == JVMTI_ERROR_NONE &&
-        ((uint64_t)tag & RP_CLASS_TAG))
+    int tagged = (*jvmti)->GetTag(jvmti, klass, &tag) == JVMTI_ERROR_NONE;
+    if (tagged && ((uint64_t)tag & RP_CLASS_TAG))
         return (uint32_t)((uint64_t)tag & 0xffffffffu);
     char *sig = NULL;
     if ((*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) != JVMTI_ERROR_NONE)
         return 0;
     char *name = java_type_name(sig);
     (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
-    uint32_t id = name ? class_add(name) : 0;
+    uint32_t id = name ? class_add(name, !tagged) : 0;
     if (id)
         (*jvmti)->SetTag(jvmti, klass, (jlong)(RP_CLASS_TAG | id));
     return id;

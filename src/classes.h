@@ -8,8 +8,9 @@
  * ("int[][]", "java.lang.Long") only the first time a sample names it; later
  * lookups cost one GetTag. Names live in blocks that are never freed, so a name
  * returned once stays valid for the process (the flusher reads them without a
- * lock). Without can_tag_objects every lookup issues a new id with the same name,
- * which the flusher and the converter treat as one class.
+ * lock). Without can_tag_objects (another agent holds it) a lookup finds the id
+ * by name, under the mutex, with a linear search over the names: slower, but
+ * ids and memory stay in proportion to the classes seen, not to the samples.
  *
  * Threads: rp_class_id on any thread where JVMTI is usable (the allocation and
  * monitor callbacks, on application threads); it takes a mutex only to issue a

@@ -427,14 +427,20 @@ static void JNICALL sampler_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (now.tv_sec * 1000000000ll + now.tv_nsec <
-            next.tv_sec * 1000000000ll + next.tv_nsec)
-            continue;                 /* woken early: a new interval, or stop */
-        /* After a stall (a suspended process, a long tick) do not catch up:
-         * the weights already carry the time. */
-        if (now.tv_sec > next.tv_sec + 1)
-            next = now;
+            next.tv_sec * 1000000000ll + next.tv_nsec) {
+            next = now;               /* woken early (a new interval, or stop): */
+            continue;                 /* the next tick is one interval from now */
+        }
         if (atomic_load(&W.on))
             tick(jni);
+        /* A tick that took longer than the interval (a loaded machine, slow
+         * handshakes), or a stall, must not make the next ticks run back to
+         * back to catch up, which would take a whole CPU: the next period
+         * starts now, and the weights carry the time. */
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec * 1000000000ll + now.tv_nsec >
+            next.tv_sec * 1000000000ll + next.tv_nsec)
+            next = now;
     }
     atomic_store(&W.running, 0);
 }

@@ -77,6 +77,7 @@ struct flusher {
     struct rp_u64map live_stacks;   /* raw-frames hash → struct live_stack*         */
     struct rp_alloc_stats alloc_seen;
     struct rp_lock_stats lock_seen;
+    uint64_t lock_owner_gone;         /* owners dropped here: slot released first  */
     uint64_t telemetry_failed_seen;
     jclass runtime_class;           /* java.lang.Runtime (global ref), for the heap */
     jmethodID runtime_get, runtime_total, runtime_free;
@@ -674,12 +675,16 @@ static int write_lock(struct flusher *f, struct rp_slot *s, const struct rp_samp
     struct rp_slot *o = t.owner_slot ? rp_threads_slot(t.owner_slot - 1) : NULL;
     uint32_t owner = o && atomic_load(&o->gen) == t.owner_gen &&
                      atomic_load(&o->state) != RP_SLOT_FREE ? thread_id(f, o) : 0;
+    if (t.owner_slot && !owner)
+        f->lock_owner_gone++;           /* known at the wait, its slot gone since */
     uint64_t extra[RP_LOCK_NEXTRA] = {alloc_class_id(f, t.klass), owner, t.threshold_ns};
     if (!stack || !extra[RP_LOCK_X_CLASS] ||
         !kind_of(f, &f->kind_lock, RP_KIND_LOCK, "ns", 0, LOCK_EXTRA, RP_LOCK_NEXTRA))
         return -1;
     return rp_chunk_sample(f->w, f->kind_lock, thread, h->time, stack, h->weight, extra);
 }
+
+static void counter(struct flusher *f, const char *name, uint64_t *value);
 
 /* The lock counters' growth since the last segment that carried them, and the
  * callbacks' time. */
@@ -700,6 +705,7 @@ static void lock_counters(struct flusher *f)
         if (d && chunk_counter(f->w, c[i].name, d) == 0)
             *c[i].seen = c[i].now;
     }
+    counter(f, "lock.owner_gone", &f->lock_owner_gone);
     if (st.available && (st.on || now.callback_ns))
         rp_chunk_gauge(f->w, RP_GAUGE_AGENT_LOCK, f->now, now.callback_ns);
 }

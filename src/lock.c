@@ -34,6 +34,8 @@ static struct {
     _Atomic int on;
     _Atomic int configured;
     _Atomic uint64_t threshold;
+    _Atomic uint64_t on_since;          /* mono ns of the last switch on: a wait
+                                         * start noted before it is stale         */
     _Atomic int inflight;
     pthread_mutex_t switch_lock;        /* switch calls vs. each other and stop    */
     int stopping;
@@ -87,7 +89,10 @@ static struct rp_slot *owner_slot(uint64_t owner)
     uint32_t n = rp_threads_count();
     for (uint32_t i = 0; i < n; i++) {
         struct rp_slot *s = rp_threads_slot(i);
-        if (atomic_load(&s->state) == RP_SLOT_LIVE && owner >= atomic_load(&s->stack_lo) &&
+        /* lo 0: a range not (yet, or no longer) published, which must not
+         * match [0, hi) for a torn read of the two fields. */
+        uint64_t lo = atomic_load(&s->stack_lo);
+        if (atomic_load(&s->state) == RP_SLOT_LIVE && lo && owner >= lo &&
             owner < atomic_load(&s->stack_hi))
             return s;
     }
@@ -145,6 +150,11 @@ static void record(struct rp_slot *s, JNIEnv *jni, jobject object, uint64_t t0,
         (*jni)->DeleteLocalRef(jni, k);
     }
     struct rp_slot *o = owner_slot(s->lock_owner);
+    /* The owner was read at Enter; a slot whose thread started after the wait
+     * began holds another thread, which got the ended owner's JavaThread block
+     * or stack from the allocator: not the owner. */
+    if (o && (o->flags & RP_SLOT_FROM_START) && o->start_ns > t0)
+        o = NULL;
     if (o) {
         t.owner_slot = o->index + 1;
         t.owner_gen = atomic_load(&o->gen);
@@ -191,10 +201,15 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
     if (atomic_load(&L.on)) {
         uint64_t t1 = mono_ns();
         struct rp_slot *s = current_slot(0);
-        /* t0 0: the wait began before recording was switched on. */
+        /* t0 0: the wait began before recording was switched on. A t0 from
+         * before the last switch on is stale: noted in an earlier period of
+         * recording whose Entered never came (stop lock disabled the event),
+         * it would make this wait look as long as the pause. */
         uint64_t t0 = s ? s->lock_t0 : 0;
         if (s)
             s->lock_t0 = 0;
+        if (t0 < atomic_load(&L.on_since))
+            t0 = 0;
         uint64_t threshold = atomic_load(&L.threshold);
         if (t0 && t1 - t0 < threshold) {
             bump(&L.below);
@@ -292,8 +307,10 @@ int rp_lock_switch(int on, char *err, size_t errlen)
         rc = 0;
         goto out;
     }
-    if (on)
+    if (on) {
         atomic_store(&L.configured, 1);
+        atomic_store(&L.on_since, mono_ns());
+    }
     atomic_store(&L.on, on);
     jvmtiError e1 = enable(JVMTI_EVENT_MONITOR_CONTENDED_ENTER, on);
     jvmtiError e2 = enable(JVMTI_EVENT_MONITOR_CONTENDED_ENTERED, on);

@@ -104,8 +104,10 @@ struct rp_slot {
                                         0 when the OS thread ran before, e.g. the
                                         launcher's thread re-attached as
                                         DestroyJavaVM after main returned          */
-    uint64_t start_ns;               /* CLOCK_MONOTONIC at ThreadStart (FROM_START),
-                                        else 0: the wall sampler's first weight    */
+    uint64_t start_ns;               /* CLOCK_MONOTONIC at ThreadStart; meaningful
+                                        only with FROM_START (every path that sets
+                                        the flag sets this): the wall sampler's
+                                        first weight, the lock owner's check       */
 
     /* Flusher-private. */
     uint64_t seen_dropped[RP_RING_DROP_REASONS];

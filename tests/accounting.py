@@ -10,11 +10,15 @@ the JVM exited. With sampling stopped before the last flush, nothing of the
 sampled kinds can be written after the status, so the recording must hold exactly
 what the agent says it wrote (docs/control.md, `samples` and `lost`):
 
-  - per sampled kind (cpu, alloc), the samples in the files equal status's count;
+  - per sampled kind (cpu, alloc, lock, wall), the samples in the files equal
+    status's count;
   - the files' lost.<reason> counters equal status's `lost`, reason by reason;
   - every alloc sample the callbacks pushed was written (`alloc.sampled`; a
     refused push is in lost.ring_full, a thread without a ring in
-    lost.alloc_no_thread, both compared above);
+    lost.alloc_no_thread, both compared above), and likewise every lock sample
+    the monitor callbacks pushed (`lock.recorded`);
+  - every wall-clock visit (`wall.visits`) was written or counted lost
+    (lost.wall_<reason>);
   - with engine=async, every CPU sample the signal handler took
     (`agent.handler_samples`) was written or counted lost: a sample that vanished
     between the handler and the file, uncounted on both sides, shows here;
@@ -37,7 +41,7 @@ import os
 import re
 import sys
 
-SAMPLED = ("cpu", "alloc")
+SAMPLED = ("cpu", "alloc", "lock", "wall")
 NEVER = {"bad_record"}   # docs/engines.md: "a bug; never expected"
 
 
@@ -86,6 +90,18 @@ def check(status, summary, docs, minimum, required):
     if alloc and alloc.get("available") and alloc.get("sampled") != samples.get("alloc"):
         bad.append("the callbacks pushed %s alloc samples, %s were written"
                    % (alloc.get("sampled"), samples.get("alloc")))
+    lock = status.get("lock")
+    if lock and lock.get("available") and lock.get("recorded", 0) != samples.get("lock", 0):
+        bad.append("the monitor callbacks pushed %s lock samples, %s were written"
+                   % (lock.get("recorded"), samples.get("lock", 0)))
+    wall = status.get("wall")
+    if wall:
+        wall_lost = sum(v for k, v in lost_st.items() if k.startswith("wall_"))
+        print("# wall: %d visits, %d written, %d lost" % (wall.get("visits", 0),
+                                                        samples.get("wall", 0), wall_lost))
+        if wall.get("visits", 0) != samples.get("wall", 0) + wall_lost:
+            bad.append("the wall sampler took %d samples, but %d are written and %d counted lost"
+                       % (wall.get("visits", 0), samples.get("wall", 0), wall_lost))
     # The async engine's handler times every sample it pushes (agent.handler_samples),
     # so there every CPU sample taken is accounted for: written, or lost in a ring
     # (ring_full, nested and too_big count CPU and alloc pushes alike; the alloc
@@ -93,15 +109,17 @@ def check(status, summary, docs, minimum, required):
     # (no_slot) and those of other kinds are not in either side.
     agent = status.get("agent", {})
     if status.get("effective", {}).get("engine") == "async" and "handler_samples" in agent:
-        not_pushed = {"no_slot", "alloc_no_thread", "gc_pause", "live_snapshot"}
-        taken = agent["handler_samples"] + (alloc or {}).get("ring_dropped", 0)
-        kept = samples.get("cpu", 0) + sum(v for k, v in lost_st.items() if k not in not_pushed)
-        print("# async: %d CPU samples taken (+ %d alloc pushes refused), %d written or counted lost"
-              % (agent["handler_samples"], (alloc or {}).get("ring_dropped", 0), kept))
+        # (the wall sampler has a ring of its own, counted above)
+        not_pushed = {"no_slot", "alloc_no_thread", "gc_pause", "live_snapshot", "lock_no_thread"}
+        refused = (alloc or {}).get("ring_dropped", 0) + (lock or {}).get("ring_dropped", 0)
+        taken = agent["handler_samples"] + refused
+        kept = samples.get("cpu", 0) + sum(v for k, v in lost_st.items()
+                                           if k not in not_pushed and not k.startswith("wall_"))
+        print("# async: %d CPU samples taken (+ %d alloc/lock pushes refused), %d written or "
+              "counted lost" % (agent["handler_samples"], refused, kept))
         if taken != kept:
-            bad.append("the handler took %d CPU samples (+ %d refused alloc pushes), but only %d are "
-                       "written or counted lost" % (agent["handler_samples"],
-                                                     (alloc or {}).get("ring_dropped", 0), kept))
+            bad.append("the handler took %d CPU samples (+ %d refused alloc/lock pushes), but only "
+                       "%d are written or counted lost" % (agent["handler_samples"], refused, kept))
     known = documented_reasons(docs)
     for reason in sorted(set(lost_files) | set(lost_st)):
         if reason not in known:

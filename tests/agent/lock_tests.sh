@@ -20,6 +20,14 @@ keep=0
 pid=
 trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; [ $keep -eq 1 ] && echo "scratch kept: $work" || rm -rf "$work"' EXIT
 ulimit -c 0
+# In an ASan build java runs under sanitized_java.sh (meson sets RP_SAN_CHECK to
+# it), which writes ASan/UBSan/LSan reports into $RP_SAN_LOGDIR; san_check fails
+# the test on any (docs/sanitizers.md, as in agent_tests.sh).
+export RP_SAN_LOGDIR="$work/sanitizer"
+san_check() {
+    [ -z "${RP_SAN_CHECK:-}" ] || "$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" ||
+        fail "sanitizer report"
+}
 
 fail() {
     echo "FAIL ($test_name): $*"
@@ -208,4 +216,5 @@ case "$test_name" in
 billing|telemetry|ctl) "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac
+san_check
 echo "ok ($test_name)"

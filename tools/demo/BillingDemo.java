@@ -5,6 +5,10 @@
  * customer's risk (hashing), and render a compressed invoice (java.util.zip, so the
  * profile shows native frames under Java ones). A reporter thread wakes once a
  * second and sleeps otherwise, so it should be nearly absent from a CPU profile.
+ * Every request is then posted to one shared ledger under its monitor, and one
+ * posting in 200 "flushes" the ledger while holding it (a 20 ms sleep): the
+ * global lock of issue 9's case study, which the wall-clock profile shows as
+ * blocked workers and `ringprof locks` ranks first.
  * The work per request is fixed; the program prints its throughput at the end.
  *
  *   java BillingDemo [SECONDS [THREADS]]     (defaults: 10 s, 4 threads)
@@ -20,6 +24,20 @@ import java.util.zip.Deflater;
 
 public class BillingDemo {
     static final AtomicLong served = new AtomicLong();
+
+    /* The shared ledger: every invoice is posted here, under its monitor. */
+    static final class Ledger {
+        long entries, total;
+
+        synchronized void post(long amount) throws InterruptedException {
+            entries++;
+            total += amount;
+            if (entries % 200 == 0)
+                Thread.sleep(20);        /* a slow flush, holding the lock */
+        }
+    }
+
+    static final Ledger ledger = new Ledger();
     static volatile boolean running = true;
 
     /* Parse "id=..;plan=..;usage=.." lines into a map, many times. */
@@ -69,8 +87,10 @@ public class BillingDemo {
                            + "; region=eu; currency=EUR";
                 Map<String, String> f = parse(req);
                 int risk = score(sha, f.get("id"));
-                if (render(deflater, f, risk) <= 0)
+                int size = render(deflater, f, risk);
+                if (size <= 0)
                     throw new IllegalStateException("empty invoice");
+                ledger.post(size);
                 served.incrementAndGet();
                 n++;
             }

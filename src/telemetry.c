@@ -8,7 +8,8 @@
  * from where the previous reading stopped in the task directory (kept open, and
  * rewound at its end) and, if it could not look at every thread, reports
  * threads.runnable as the share of runnable tasks among those it saw times
- * threads.os. Up to a few dozen threads the count is exact each reading;
+ * threads.os. The reading thread counts as runnable without a read (it is
+ * running). Up to a few dozen threads the count is exact each reading;
  * beyond, it is an estimate whose sample moves on every period, so every thread
  * is seen over consecutive readings. threads.os is exact: /proc/self/stat's
  * num_threads.
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -112,7 +114,11 @@ static uint64_t num_threads(void)
 /* Runnable tasks (estimated beyond the budget, see the top of the file). */
 static int runnable(uint64_t total, uint64_t *out)
 {
-    uint64_t t0 = mono_ns(), seen = 0, r = 0;
+    /* The reading thread itself is running: counted without a read, so that a
+     * scan cut short by its budget (a busy machine) still counts it. */
+    uint64_t t0 = mono_ns(), seen = 1, r = 1;
+    char self[16];
+    snprintf(self, sizeof self, "%ld", (long)syscall(SYS_gettid));
     if (!T.tasks && !(T.tasks = opendir("/proc/self/task")))
         return -1;
     int fd = dirfd(T.tasks);
@@ -126,7 +132,7 @@ static int runnable(uint64_t total, uint64_t *out)
             rewound = 1;
             continue;
         }
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' || !strcmp(e->d_name, self))
             continue;
         char path[sizeof e->d_name + 8], buf[512];
         snprintf(path, sizeof path, "%s/stat", e->d_name);
@@ -140,8 +146,6 @@ static int runnable(uint64_t total, uint64_t *out)
     uint64_t took = mono_ns() - t0;
     if (took > atomic_load(&T.scan_max))
         atomic_store(&T.scan_max, took);
-    if (!seen)
-        return -1;
     *out = seen >= total ? r : (r * total + seen / 2) / seen;
     return 0;
 }

@@ -99,6 +99,9 @@ struct flusher {
     /* Counts for the next segment. */
     struct rp_u64map status;        /* status → samples                             */
     uint64_t lost_gone, lost_no_chunk, lost_memory, bad_records, lost_gc, lost_live;
+    /* The same three losses for wall records, named lost.wall_<reason>: the wall
+     * sampler's visits are accounted for apart from the CPU samples. */
+    uint64_t wall_lost_gone, wall_lost_no_chunk, wall_lost_memory;
     uint64_t live_no_stack;         /* live objects written without their stack     */
     uint64_t jvmti_seen_dropped[RP_RING_DROP_REASONS];
     uint64_t stray_seen;
@@ -938,12 +941,13 @@ static int on_record(void *arg, const void *p, size_t len)
                atomic_load(&s->state) == RP_SLOT_FREE;
     if (h->type == RP_SAMPLE_ALLOC)
         adopt_live(f, gone ? NULL : s, h, flen);
+    int wall = h->type == RP_SAMPLE_WALL;
     if (gone) {
-        f->lost_gone++;
+        (*(wall ? &f->wall_lost_gone : &f->lost_gone))++;
         return 0;
     }
     if (!f->w) {
-        f->lost_no_chunk++;
+        (*(wall ? &f->wall_lost_no_chunk : &f->lost_no_chunk))++;
         return 0;
     }
     int ran = 1;                      /* the thread ran since its previous sample */
@@ -961,7 +965,7 @@ static int on_record(void *arg, const void *p, size_t len)
         g_lock_written++;
     } else if (h->type == RP_SAMPLE_WALL) {
         if (write_wall(f, s, h, flen) != 0) {
-            f->lost_memory++;
+            f->wall_lost_memory++;
             return 0;
         }
         g_wall_written++;
@@ -1072,6 +1076,9 @@ static void flush_step(struct flusher *f)
     if (!f->cfg.async && rp_jvmti_ring())
         count_losses(f, rp_jvmti_ring(), f->jvmti_seen_dropped);
     counter(f, RP_COUNTER_LOST_PREFIX "thread_gone", &f->lost_gone);
+    counter(f, RP_COUNTER_LOST_PREFIX "wall_thread_gone", &f->wall_lost_gone);
+    counter(f, RP_COUNTER_LOST_PREFIX "wall_no_chunk", &f->wall_lost_no_chunk);
+    counter(f, RP_COUNTER_LOST_PREFIX "wall_no_memory", &f->wall_lost_memory);
     counter(f, RP_COUNTER_LOST_PREFIX "no_chunk", &f->lost_no_chunk);
     counter(f, RP_COUNTER_LOST_PREFIX "no_memory", &f->lost_memory);
     counter(f, RP_COUNTER_LOST_PREFIX "bad_record", &f->bad_records);

@@ -58,7 +58,7 @@ def parse_summary(text):
     files = {m.group(1): int(m.group(2))
              for m in re.finditer(r"(?m)^  samples\s+(\S+)\s+(\d+)\s", text)}
     lost = {}
-    parts = re.split(r"(?m)^  lost\s+\d+ records\n", text, maxsplit=1)
+    parts = re.split(r"(?m)^  lost\s+\d+ records?\n", text, maxsplit=1)
     if len(parts) == 2:
         for line in parts[1].splitlines():
             m = re.match(r"^    (\S+)\s+(\d+)$", line)

@@ -327,8 +327,11 @@ int main(int argc, char **argv)
     closedir(d);
     if (nn)         /* qsort's array may not be NULL, even for 0 elements (UBSan) */
         qsort(names, nn, sizeof *names, cmp_str);
-    for (size_t i = 0; i < nn; i++)
+    for (size_t i = 0; i < nn; i++) {
         read_file(names[i], (enum mode)m);
+        free(names[i]);
+    }
+    free(names);        /* before the early returns below: LSan in ASan builds */
     if (m == CHECK) {
         printf("files %llu chunks_closed %llu last_closed %llu samples %llu damaged %llu\n",
                (unsigned long long)files, (unsigned long long)closed,

@@ -1225,6 +1225,12 @@ static void pass(struct flusher *f, int flush_now)
     drain_wall(f);
     uint32_t n = rp_threads_count();
     for (int ending = 0; ending < 2; ending++) {
+        /* The wall sampler runs on while the slots are drained: take what it
+         * pushed meanwhile before any ended slot is released, so that only a
+         * sample pushed in the moment between this drain and the release is
+         * lost (lost.wall_thread_gone). */
+        if (ending)
+            drain_wall(f);
         for (uint32_t i = 0; i < n; i++) {
             struct rp_slot *s = rp_threads_slot(i);
             int st = atomic_load(&s->state);

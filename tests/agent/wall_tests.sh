@@ -158,15 +158,21 @@ check(max(x["weight"] for x in s) < 1e9,
       "w-sleeping: the longest sample is %.1f ms (< 1 s)" %
       (max(x["weight"] for x in s) / 1e6))
 
-# Nothing lost, and the counters add up to the samples in the files.
+# Nothing lost but samples of threads that ended as they were taken (the
+# sampler read the thread live, the thread ended and its slot was released
+# before the flusher drained the sample: lost.wall_thread_gone, counted; the
+# threads here all end at exit, a few per run at most under ASan), and the
+# counters add up to the samples in the files plus those counted lost.
 lost = sum(v for k, v in counters.items() if k.startswith("lost.wall_"))
+gone = counters.get("lost.wall_thread_gone", 0)
 nsamples = sum(len(v) for v in rows.values())
-check(lost == 0, "no wall sample lost (%d)" % lost)
-check(counters.get("wall.visits", 0) == nsamples and
-      counters.get("wall.walks", 0) + counters.get("wall.repeats", 0) == nsamples,
-      "wall.visits %d = walks %d + repeats %d = samples in the files %d" %
+check(lost == gone and gone <= 10,
+      "no wall sample lost but at thread end (%d lost, %d of them at thread end)" % (lost, gone))
+check(counters.get("wall.visits", 0) == nsamples + lost and
+      counters.get("wall.walks", 0) + counters.get("wall.repeats", 0) == nsamples + lost,
+      "wall.visits %d = walks %d + repeats %d = samples in the files %d + lost %d" %
       (counters.get("wall.visits", 0), counters.get("wall.walks", 0),
-       counters.get("wall.repeats", 0), nsamples))
+       counters.get("wall.repeats", 0), nsamples, lost))
 sys.exit(1 if bad else 0)
 EOF
     echo ok

@@ -7,7 +7,7 @@
 #   unloading ENGINE  classes loaded by throwaway loaders and unloaded continuously
 #                     while 4 threads run them, sampled at 1 kHz with allocation
 #                     sampling and live=on: every frame named or "[unloaded]"
-#   thread_churn      25 000 short threads (100 000 with RINGPROF_LONG_TESTS=1), 8 at
+#   thread_churn      12 000 short threads (100 000 with RINGPROF_LONG_TESTS=1), 8 at
 #                     a time, at 1 kHz with allocation sampling, without the agent
 #                     and with each engine: the agent's memory returns to what it
 #                     was after the first 5 000, every sample is accounted for
@@ -256,7 +256,7 @@ storm_run() {
 # chunk's thread-name pool, allocator slack). A leak of 1 KiB per thread (20 MiB
 # over the 20 000 threads after the baseline) fails it. Slots themselves must stay bounded (< 2 000).
 test_thread_churn() {
-    local n=25000
+    local n=12000
     [ "$long" = 1 ] && n=100000
     local slot_kb=$(( (65536 + 1024 * 24) / 1024 ))   # ring=64k, depth=1024 pcs + Java frames
     local nb ne nsec

@@ -484,10 +484,10 @@ void rp_options_print_help(void (*out)(void *arg, const char *line), void *arg)
     char line[512];
     out(arg, "ringprof agent options: -agentpath:/path/libringprof.so=key=value,...");
     for (size_t i = 0; i < NDEFS; i++) {
-        snprintf(line, sizeof line, "  %-10s default %-17s %s", defs[i].name,
+        snprintf(line, sizeof line, "  %-11s default %-16s %s", defs[i].name,
                  defs[i].def, defs[i].help);
         out(arg, line);
-        snprintf(line, sizeof line, "  %-10s accepts %s", "", defs[i].accepts);
+        snprintf(line, sizeof line, "  %-11s accepts %s", "", defs[i].accepts);
         out(arg, line);
     }
     out(arg, "  help       print this table and exit (the JVM does not start)");

@@ -602,28 +602,48 @@ static int step(const struct module *m, uint64_t lookup_pc, struct regs *rg)
     return 1;
 }
 
-int rp_unwind_walk(const ucontext_t *uc, uint64_t *pcs, int max, int *truncated)
+void rp_frame_regs_from_uc(const ucontext_t *uc, struct rp_frame_regs *r)
 {
-    struct regs rg = {
-        (uint64_t)uc->uc_mcontext.gregs[REG_RIP],
-        (uint64_t)uc->uc_mcontext.gregs[REG_RSP],
-        (uint64_t)uc->uc_mcontext.gregs[REG_RBP],
-    };
+    r->pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    r->sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+    r->bp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+    r->is_return = 0;
+}
+
+int rp_unwind_native(struct rp_frame_regs *r, uint64_t *pcs, int max,
+                     enum rp_unwind_end *end)
+{
     int n = 0;
-    *truncated = 0;
-    uint64_t lookup = rg.pc;
     for (;;) {
+        uint64_t lookup = rp_frame_lookup_pc(r);
         const struct module *m = find_module(lookup);
-        if (!m)
-            break;
+        if (!m) {
+            *end = RP_UNWIND_NOT_NATIVE;
+            return n;
+        }
         if (n == max) {
-            *truncated = 1;
-            break;
+            *end = RP_UNWIND_FULL;
+            return n;
         }
         pcs[n++] = lookup;
-        if (!step(m, lookup, &rg))
-            break;
-        lookup = rg.pc - 1;
+        struct regs rg = {r->pc, r->sp, r->bp};
+        if (!step(m, lookup, &rg)) {
+            *end = RP_UNWIND_STOPPED;
+            return n;
+        }
+        r->pc = rg.pc;
+        r->sp = rg.sp;
+        r->bp = rg.bp;
+        r->is_return = 1;
     }
+}
+
+int rp_unwind_walk(const ucontext_t *uc, uint64_t *pcs, int max, int *truncated)
+{
+    struct rp_frame_regs r;
+    enum rp_unwind_end end;
+    rp_frame_regs_from_uc(uc, &r);
+    int n = rp_unwind_native(&r, pcs, max, &end);
+    *truncated = end == RP_UNWIND_FULL;
     return n;
 }

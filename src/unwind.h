@@ -55,13 +55,46 @@ int rp_unwind_refresh(void);
  * Async-signal-safe. */
 int rp_unwind_is_native(uint64_t pc);
 
+/* The registers of one frame, as a walk sees them. `pc` is where the frame is
+ * executing: the interrupted pc for the first frame of a signal (is_return 0), a
+ * return address for every caller (is_return 1), whose call instruction is at
+ * pc - 1 (rp_frame_lookup_pc). */
+struct rp_frame_regs {
+    uint64_t pc, sp, bp;
+    int is_return;
+};
+
+static inline uint64_t rp_frame_lookup_pc(const struct rp_frame_regs *r)
+{
+    return r->is_return ? r->pc - 1 : r->pc;
+}
+
+/* The interrupted frame of a signal's context. Async-signal-safe. */
+void rp_frame_regs_from_uc(const ucontext_t *uc, struct rp_frame_regs *r);
+
+/* Why rp_unwind_native stopped. */
+enum rp_unwind_end {
+    RP_UNWIND_NOT_NATIVE = 0,   /* *r is the first frame whose pc is in no loaded
+                                 * object (JIT code, the interpreter, a stub)      */
+    RP_UNWIND_STOPPED,          /* the outermost frame, or one it cannot unwind    */
+    RP_UNWIND_FULL              /* `max` frames taken and the next one is native   */
+};
+
 /*
- * rp_unwind_walk: the native frames of the context `uc`, leaf first, into pcs[0..max).
- * pcs[0] is the interrupted pc; the others are return addresses minus one (inside
- * the call instruction, so they symbolise to the caller). Stops at the first pc
- * that is not native code, at a frame it cannot unwind, or at `max` frames (then
- * *truncated is set if the next frame was native too). @return the number of
- * frames. Async-signal-safe; may fault on corrupt memory (run it under a guard).
+ * rp_unwind_native: the native frames from *r, leaf first, into pcs[0..max), each
+ * as its lookup pc (rp_frame_lookup_pc: the interrupted pc, or a return address
+ * minus one, so it symbolises to the caller). Stops at the first pc that is not
+ * native code (then *r holds that frame's registers, pc its exact return address,
+ * ready for a Java walk), at a frame it cannot unwind, or at `max` frames.
+ * @return the number of frames; *end says why it stopped. Async-signal-safe; may
+ * fault on corrupt memory (run it under a guard).
+ */
+int rp_unwind_native(struct rp_frame_regs *r, uint64_t *pcs, int max,
+                     enum rp_unwind_end *end);
+
+/*
+ * rp_unwind_walk: rp_unwind_native from the interrupted frame of `uc`.
+ * *truncated is set if it stopped at `max` with a native frame next.
  */
 int rp_unwind_walk(const ucontext_t *uc, uint64_t *pcs, int max, int *truncated);
 

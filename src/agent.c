@@ -54,6 +54,8 @@
 #include "ringprof/recording.h"
 #include "agent.h"
 #include "alloc.h"
+#include "callstack.h"
+#include "codecache.h"
 #include "control.h"
 #include "control_ops.h"
 #include "engine_async.h"
@@ -230,6 +232,13 @@ static void JNICALL on_compiled_load(jvmtiEnv *jvmti, jmethodID m, jint size,
     rp_methods_compiled_load(m, addr, info);
 }
 
+static void JNICALL on_code_generated(jvmtiEnv *jvmti, const char *name,
+                                      const void *addr, jint length)
+{
+    (void)jvmti;
+    rp_codecache_add(name, addr, length);
+}
+
 static void JNICALL on_compiled_unload(jvmtiEnv *jvmti, jmethodID m, const void *addr)
 {
     (void)jvmti;
@@ -277,7 +286,8 @@ enum { LOAD_OK = 0, LOAD_REFUSED = -1, LOAD_NO_MEMORY = -2 };
 static const jvmtiEvent g_events[] = {
     JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_THREAD_START,
     JVMTI_EVENT_THREAD_END, JVMTI_EVENT_CLASS_LOAD, JVMTI_EVENT_CLASS_PREPARE,
-    JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD};
+    JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+    JVMTI_EVENT_DYNAMIC_CODE_GENERATED};
 #define NEVENTS (sizeof g_events / sizeof g_events[0])
 
 static int add_capabilities(char *err, size_t errlen)
@@ -322,6 +332,7 @@ static int add_capabilities(char *err, size_t errlen)
         rp_log("this JVM has no CompiledMethodLoad events: every Java frame will be "
                "reported as interpreted");
     rp_methods_init(A.jvmti, want.can_get_line_numbers, want.can_get_source_file_name);
+    rp_callstack_init(A.jvmti);
     return 0;
 }
 
@@ -337,6 +348,7 @@ static int set_events(char *err, size_t errlen)
     cb.ClassPrepare = on_class_prepare;
     cb.CompiledMethodLoad = on_compiled_load;
     cb.CompiledMethodUnload = on_compiled_unload;
+    cb.DynamicCodeGenerated = on_code_generated;
     rp_alloc_init(A.jvmti, &A.alloc, &A.got, &cb);
     rp_lock_init(A.jvmti, &A.lock, &A.got, &cb);
     if ((*A.jvmti)->SetEventCallbacks(A.jvmti, &cb, sizeof cb) != JVMTI_ERROR_NONE) {
@@ -349,7 +361,8 @@ static int set_events(char *err, size_t errlen)
         jvmtiError e = (*A.jvmti)->SetEventNotificationMode(A.jvmti, JVMTI_ENABLE,
                                                             g_events[i], NULL);
         if (e != JVMTI_ERROR_NONE && g_events[i] != JVMTI_EVENT_COMPILED_METHOD_LOAD &&
-            g_events[i] != JVMTI_EVENT_COMPILED_METHOD_UNLOAD) {
+            g_events[i] != JVMTI_EVENT_COMPILED_METHOD_UNLOAD &&
+            g_events[i] != JVMTI_EVENT_DYNAMIC_CODE_GENERATED) {
             snprintf(err, errlen, "JVMTI cannot enable event %d (error %d)",
                      (int)g_events[i], (int)e);
             return -1;
@@ -441,11 +454,9 @@ static int load(JavaVM *vm, const char *options, char *err, size_t errlen)
      * `ctl start alloc` and `ctl start lock` are refused). */
     int rings = A.async || A.opt.alloc_bytes || A.opt.lock;
     A.alloc = (struct rp_alloc_config){A.opt.alloc_bytes, A.opt.live,
-                                       (uint32_t)A.opt.live_max, A.opt.depth,
-                                       A.async ? A.opt.signal : 0, rings,
+                                       (uint32_t)A.opt.live_max, A.opt.depth, rings,
                                        A.opt.alloc_rate};
-    A.lock = (struct rp_lock_config){A.opt.lock, A.opt.lock_ns, A.opt.depth,
-                                     A.async ? A.opt.signal : 0, rings};
+    A.lock = (struct rp_lock_config){A.opt.lock, A.opt.lock_ns, A.opt.depth, rings};
     struct rp_threads_config tc = {
         A.opt.depth, rings ? A.opt.ring_bytes : 0, A.async ? A.opt.interval_ns : 0,
         A.opt.signal};
@@ -524,6 +535,14 @@ static void start_locked(JNIEnv *jni, jthread self)
         rp_log("HotSpot VMStructs not usable: Java threads started before the agent "
                "are sampled without Java frames");
     rp_unwind_refresh();
+    /* The stubs and the interpreter: the events since load, or, on attach, all of
+     * them replayed (a range reported twice is kept once). */
+    uint64_t code_low, code_high;
+    if (vmstructs && rp_vmstructs_code_bounds(&code_low, &code_high) == 0)
+        rp_codecache_set_bounds(code_low, code_high);
+    if (A.attached)
+        (*A.jvmti)->GenerateEvents(A.jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
+    rp_codecache_publish();
 #ifdef RP_TEST_HOOKS
     /* Test builds only: RINGPROF_TESTFAULT=slow_start=MS makes the start take MS
      * longer, so that the JVM can be made to exit during it (tests/fault). */

@@ -14,6 +14,7 @@
 
 #include "ringprof/ring.h"
 #include "alloc.h"
+#include "callstack.h"
 #include "classes.h"
 #include "flusher.h"
 #include "log.h"
@@ -50,7 +51,6 @@ static struct {
     _Atomic uint64_t interval;          /* in force                               */
     _Atomic uint64_t base;              /* asked for (alloc=, ctl set alloc)      */
     uint64_t adapt_t, adapt_n;          /* rate limit: window start, samples then */
-    sigset_t mask;
 
     /* Live table and its free list (Treiber stack, ABA count in the high half). */
     struct live_entry *entries;
@@ -66,7 +66,7 @@ static struct {
     /* Counts. */
     _Atomic uint64_t callback_ns, adaptations, first_skipped;
     _Atomic uint64_t samples, no_thread, agent_thread, ring_dropped, untracked, tag_failed, gc_lost,
-                     freed;
+                     freed, no_memory;
 } G = {.switch_lock = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t mono_ns(void)
@@ -195,33 +195,6 @@ void rp_alloc_live_sweep(void (*live_fn)(void *arg, const struct rp_live_obj *o)
 
 /* -------------------------------------------------------------- callbacks -- */
 
-/* Fill `out` (the slot's frame buffer) with the current thread's Java stack. */
-static int32_t take_stack(struct rp_slot *s, uint32_t *n, uint16_t *flags)
-{
-    /* jvmtiFrameInfo {method, location} and rp_java_frame {bci, pad, method} are
-     * both 16 bytes: GetStackTrace fills the buffer, then each frame is
-     * rewritten in place. */
-    _Static_assert(sizeof(jvmtiFrameInfo) == sizeof(struct rp_java_frame),
-                   "frame layouts differ in size");
-    jvmtiFrameInfo *fi = (jvmtiFrameInfo *)(void *)s->java;
-    jint count = 0;
-    *n = 0;
-    if ((*G.jvmti)->GetStackTrace(G.jvmti, NULL, 0, (jint)G.cfg.depth, fi, &count) !=
-        JVMTI_ERROR_NONE)
-        return RP_WALK_JVMTI_ERROR;
-    for (jint i = 0; i < count; i++) {
-        jmethodID m = fi[i].method;
-        jlocation loc = fi[i].location;
-        s->java[i].bci = loc < 0 ? RP_BCI_NATIVE : (int32_t)loc;
-        s->java[i].pad = 0;
-        s->java[i].method = (uint64_t)(uintptr_t)m;
-    }
-    *n = (uint32_t)count;
-    if ((uint32_t)count >= G.cfg.depth)
-        *flags |= RP_SAMPLE_TRUNCATED;
-    return count ? RP_WALK_OK : RP_WALK_NO_JAVA_FRAMES;
-}
-
 /* The objects a sample stands for, 1/p, as an integer without bias: rounded up
  * or down at random in proportion to its fraction (rounding to nearest would be
  * off by up to 30% for every object of sizes near the interval, always the same
@@ -234,12 +207,13 @@ static uint64_t objects_estimate(double inv_p, uint64_t seed)
     return n ? n : 1;
 }
 
-static void sample(JNIEnv *jni, jobject object, jclass klass, jlong size)
+static void sample(struct rp_slot *s, JNIEnv *jni, jobject object, jclass klass,
+                   jlong size)
 {
-    pid_t tid = rp_gettid();
-    struct rp_slot *s = rp_threads_by_tid(tid);
-    if (!s || !s->ring || !s->java || atomic_load(&s->state) != RP_SLOT_LIVE) {
-        bump(rp_threads_is_agent(tid) ? &G.agent_thread : &G.no_thread);
+    pid_t tid = s->tid;
+    struct rp_java_frame *frames = rp_callstack_buffer(s, G.cfg.depth);
+    if (!frames) {
+        bump(&G.no_memory);
         return;
     }
     struct rp_sample_hdr h = {.type = RP_SAMPLE_ALLOC, .time = mono_ns(), .slot = s->index,
@@ -272,7 +246,7 @@ static void sample(JNIEnv *jni, jobject object, jclass klass, jlong size)
     const char *name = rp_class_name(t.klass);
     if (name && strchr(name, '['))
         t.length1 = (uint32_t)(*jni)->GetArrayLength(jni, (jarray)object) + 1;
-    h.status = take_stack(s, &h.njava, &h.flags);
+    h.status = rp_callstack_here(s, jni, frames, G.cfg.depth, &h.njava, &h.flags);
     /* A sampled java.lang.Class (a class being defined) is not tracked: class
      * objects carry rp_class_id's tag, which would overwrite the live one. */
     if (G.live && !(name && !strcmp(name, "java.lang.Class"))) {
@@ -282,7 +256,7 @@ static void sample(JNIEnv *jni, jobject object, jclass klass, jlong size)
     }
     struct iovec iov[3] = {
         {&h, sizeof h},
-        {s->java, h.njava * sizeof *s->java},
+        {frames, h.njava * sizeof *frames},
         {&t, sizeof t}};
     if (rp_ring_pushv(s->ring, iov, 3) != RP_RING_OK) {
         bump(&G.ring_dropped);
@@ -306,11 +280,18 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     atomic_fetch_add(&G.inflight, 1);
     if (atomic_load(&G.on)) {
         uint64_t t0 = mono_ns();
-        sigset_t old;
-        int masked = G.cfg.signo && pthread_sigmask(SIG_BLOCK, &G.mask, &old) == 0;
-        sample(jni, object, klass, size);
-        if (masked)
-            pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pid_t tid = rp_gettid();
+        struct rp_slot *s = rp_threads_by_tid(tid);
+        if (!s || !s->ring || atomic_load(&s->state) != RP_SLOT_LIVE) {
+            bump(rp_threads_is_agent(tid) ? &G.agent_thread : &G.no_thread);
+        } else {
+            /* A CPU sample taken from here on shows [ringprof:alloc] under the
+             * allocating Java code (sample.h): the timer signal stays open. */
+            int outer = s->in_agent;
+            s->in_agent = RP_AGENT_ALLOC;
+            sample(s, jni, object, klass, size);
+            s->in_agent = outer;
+        }
         atomic_fetch_add_explicit(&G.callback_ns, mono_ns() - t0, memory_order_relaxed);
     }
     atomic_fetch_sub(&G.inflight, 1);
@@ -399,9 +380,6 @@ void rp_alloc_init(jvmtiEnv *jvmti, const struct rp_alloc_config *cfg,
     G.can_gc = got->can_generate_garbage_collection_events;
     atomic_store(&G.interval, cfg->interval ? cfg->interval : 512u * 1024);
     atomic_store(&G.base, atomic_load(&G.interval));
-    sigemptyset(&G.mask);
-    if (cfg->signo)
-        sigaddset(&G.mask, cfg->signo);
     if (!got->can_generate_sampled_object_alloc_events)
         snprintf(G.why, sizeof G.why, "allocation sampling is unavailable: this JVM does "
                  "not grant can_generate_sampled_object_alloc_events (another agent may "
@@ -590,4 +568,5 @@ void rp_alloc_stats(struct rp_alloc_stats *out)
     out->callback_ns = atomic_load(&G.callback_ns);
     out->adaptations = atomic_load(&G.adaptations);
     out->first_skipped = atomic_load(&G.first_skipped);
+    out->no_memory = atomic_load(&G.no_memory);
 }

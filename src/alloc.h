@@ -57,7 +57,6 @@ struct rp_alloc_config {
     int live;               /* live=on                                            */
     uint32_t live_max;      /* live-table entries                                 */
     uint32_t depth;         /* frames per stack                                   */
-    int signo;              /* the CPU-timer signal, blocked in the callback; 0   */
     int rings;              /* 1: threads have rings (else nothing can be pushed) */
     uint64_t rate_max;      /* allocrate: most samples a second; 0: no limit       */
 };
@@ -134,6 +133,7 @@ struct rp_alloc_stats {
     uint64_t callback_ns;       /* time spent in the callback, all threads        */
     uint64_t adaptations;       /* interval changes by the rate limit             */
     uint64_t first_skipped;     /* threads' first samples, not kept (alloc.c)     */
+    uint64_t no_memory;         /* lost: no memory for the thread's frame buffer  */
 };
 void rp_alloc_stats(struct rp_alloc_stats *out);
 

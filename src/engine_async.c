@@ -21,30 +21,13 @@
 
 #include "engine_async.h"
 #include "sample.h"
+#include "codecache.h"
+#include "stackwalk.h"
 #include "symbols.h"
 #include "threads.h"
 #include "unwind.h"
 
-/* AsyncGetCallTrace's interface, from HotSpot's forte.cpp (no public header). */
-typedef struct {
-    jint lineno;              /* bci, or -3 for a native method                   */
-    jmethodID method_id;
-} ASGCT_CallFrame;
-typedef struct {
-    JNIEnv *env_id;
-    jint num_frames;          /* frames written, or an error code (< 0)           */
-    ASGCT_CallFrame *frames;
-} ASGCT_CallTrace;
-typedef void (*agct_fn)(ASGCT_CallTrace *trace, jint depth, void *ucontext);
-
-/* The handler pushes AGCT's frame array as it is: the layouts must agree. */
-_Static_assert(sizeof(ASGCT_CallFrame) == sizeof(struct rp_java_frame), "frame size");
-_Static_assert(offsetof(ASGCT_CallFrame, lineno) == offsetof(struct rp_java_frame, bci),
-               "bci offset");
-_Static_assert(offsetof(ASGCT_CallFrame, method_id) ==
-               offsetof(struct rp_java_frame, method), "method offset");
-
-static agct_fn g_agct;
+static void *g_agct;
 static struct rp_async_config g_cfg;
 /* The period a sample weighs; rp_async_set_interval changes it at run time. A
  * signal from a timer still on the old period weighs the new one: one sample per
@@ -77,7 +60,7 @@ __attribute__((visibility("default"))) int ringprof_test_in_handler(pid_t tid);
 int rp_async_available(void)
 {
     if (!g_agct)
-        g_agct = (agct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
+        g_agct = dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
     return g_agct != NULL;
 }
 
@@ -153,10 +136,15 @@ static void on_fault(int sig, siginfo_t *si, void *ucv)
         uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
         /* A SafeFetch fault is HotSpot's own, expected one (AGCT probes memory
          * with it): HotSpot's handler resumes SafeFetch with its error value. */
-        if (s && s->in_walk && rp_unwind_is_native(pc) &&
+        if (s && (s->in_walk || s->in_cb_walk) && rp_unwind_is_native(pc) &&
             pc != g_safefetch[0] && pc != g_safefetch[1]) {
-            s->in_walk = 0;
-            siglongjmp(s->walk_env, 1);
+            /* The signal handler's walk first: it may run inside a callback's. */
+            if (s->in_walk) {
+                s->in_walk = 0;
+                siglongjmp(s->walk_env, 1);
+            }
+            s->in_cb_walk = 0;
+            siglongjmp(s->cb_env, 1);
         }
     }
     chain(sig == SIGSEGV ? &g_old_segv : &g_old_bus, sig, si, ucv);
@@ -195,43 +183,26 @@ static void take_sample(struct rp_slot *s, siginfo_t *si, ucontext_t *uc)
                (uint64_t)(1 + overrun);
     h.slot = s->index;
     h.gen = atomic_load_explicit(&s->gen, memory_order_relaxed);
-    h.reserved = 0;
+    h.agent = (uint32_t)s->in_agent;
 
     volatile int nn = 0, nj = 0, status = RP_WALK_OK, trunc = 0;
+    struct rp_stackwalk_result w;
+    w.in_codecache = 0;
     atomic_fetch_add_explicit(&g_walks, 1, memory_order_relaxed);
     if (sigsetjmp(s->walk_env, 0) == 0) {
         /* Only now is walk_env valid: a fault before this line must not jump. */
         s->in_walk = 1;
         atomic_signal_fence(memory_order_seq_cst);
-        int depth = (int)g_cfg.depth, t = 0;
-        if (g_cfg.native)
-            nn = rp_unwind_walk(uc, s->pcs, depth, &t);
-        /* Native frames that fill the stack leave no room for the Java ones
-         * below them: truncated, even if the native walk ended right there. */
-        if (nn == depth)
-            t = 1;
-        trunc = t;
 #ifdef RP_TEST_HOOKS
         if (g_fault_crash && (h.time / 1000) % 8 == 0)
             status = *(volatile int *)g_fault_addr;     /* a fault inside the walk */
 #endif
-        JNIEnv *env = atomic_load_explicit(&s->env, memory_order_acquire);
-        if (t) {
-            /* The native frames filled the stack: no room for Java frames. */
-        } else if (!env) {
-            status = RP_WALK_NOT_JAVA;
-        } else if (!g_agct) {
-            status = RP_WALK_NO_AGCT;
-        } else {
-            ASGCT_CallTrace tr = {env, 0, (ASGCT_CallFrame *)(void *)s->java};
-            g_agct(&tr, depth - nn, uc);
-            if (tr.num_frames > 0) {
-                nj = tr.num_frames;
-                trunc = nj == depth - nn;
-            } else {
-                status = tr.num_frames == 0 ? RP_WALK_NO_JAVA_FRAMES : tr.num_frames;
-            }
-        }
+        rp_stackwalk(uc, atomic_load_explicit(&s->env, memory_order_acquire), g_cfg.native,
+                     (int)h.agent, (int)g_cfg.depth, s->pcs, s->java, &w);
+        nn = w.nnative;
+        nj = w.njava;
+        status = w.status;
+        trunc = w.truncated;
     } else {
         /* Back from on_fault: SIGSEGV/SIGBUS are still blocked (we left their
          * handler by siglongjmp without restoring the mask). */
@@ -240,6 +211,8 @@ static void take_sample(struct rp_slot *s, siginfo_t *si, ucontext_t *uc)
         sigaddset(&m, SIGSEGV);
         sigaddset(&m, SIGBUS);
         pthread_sigmask(SIG_UNBLOCK, &m, NULL);
+        if (w.in_codecache)
+            rp_codecache_leave();
         status = RP_WALK_CRASHED;
         nn = 0;
         nj = 0;
@@ -300,6 +273,7 @@ int rp_async_start(const struct rp_async_config *cfg, char *err, size_t errlen)
     g_cfg = *cfg;
     atomic_store(&g_interval_ns, cfg->interval_ns);
     rp_async_available();
+    rp_stackwalk_init(g_agct);
 #ifdef RP_TEST_HOOKS
     const char *f = getenv("RINGPROF_TESTFAULT");
     g_fault_malloc = f && strstr(f, "malloc_in_handler");
@@ -380,6 +354,29 @@ int rp_async_guard_intact(void)
         return 0;
     return (segv.sa_flags & SA_SIGINFO) && segv.sa_sigaction == on_fault &&
            (bus.sa_flags & SA_SIGINFO) && bus.sa_sigaction == on_fault;
+}
+
+int rp_async_callback_walk(struct rp_slot *s, JNIEnv *jni, struct rp_java_frame *out,
+                           int depth)
+{
+    if (!g_installed || !g_agct || !s)
+        return 0;
+    volatile int n = 0;
+    atomic_fetch_add_explicit(&g_walks, 1, memory_order_relaxed);
+    /* savemask 1: a fault leaves through the SIGSEGV handler, whose mask must
+     * not stay on this thread. */
+    if (sigsetjmp(s->cb_env, 1) == 0) {
+        s->in_cb_walk = 1;
+        atomic_signal_fence(memory_order_seq_cst);
+        n = rp_stackwalk_anchor(jni, out, depth);
+    } else {
+        n = 0;
+        atomic_fetch_add_explicit(&g_crashed, 1, memory_order_relaxed);
+    }
+    s->in_cb_walk = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    atomic_fetch_sub_explicit(&g_walks, 1, memory_order_relaxed);
+    return n;
 }
 
 void rp_async_stats(struct rp_async_stats *out)

@@ -38,6 +38,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jni.h>
+
 #include "histogram.h"
 
 struct rp_async_config {
@@ -85,6 +87,17 @@ int rp_async_guard_intact(void);
  * even by an rp_async_start that then failed? Such a handler may run at any time
  * on any thread, so the library must then never be unloaded. */
 int rp_async_ever_installed(void);
+
+struct rp_slot;
+struct rp_java_frame;
+/* The calling thread's Java frames by AsyncGetCallTrace from its last Java frame
+ * (rp_stackwalk_anchor), inside one of its JVMTI callbacks, under the crash
+ * guard (its own jump buffer in the slot, so a CPU sample that interrupts it
+ * cannot clobber it). @return the frames (> 0), or <= 0 if not taken (the
+ * async engine never started, AGCT missing or failed, a fault). Not a signal
+ * handler. */
+int rp_async_callback_walk(struct rp_slot *s, JNIEnv *jni, struct rp_java_frame *out,
+                           int depth);
 
 /* Handler statistics for the flusher. */
 struct rp_async_stats {

@@ -26,6 +26,7 @@
 #include "agent.h"
 #include "alloc.h"
 #include "classes.h"
+#include "codecache.h"
 #include "engine_async.h"
 #include "engine_jvmti.h"
 #include "engine_wall.h"
@@ -34,6 +35,7 @@
 #include "log.h"
 #include "methods.h"
 #include "sample.h"
+#include "stackwalk.h"
 #include "symbols.h"
 #include "telemetry.h"
 #include "threads.h"
@@ -79,6 +81,7 @@ struct flusher {
     struct rp_lock_stats lock_seen;
     uint64_t lock_owner_gone;         /* owners dropped here: slot released first  */
     uint64_t telemetry_failed_seen;
+    uint64_t walk_seen[5];          /* struct rp_stackwalk_stats, as last written  */
     jclass runtime_class;           /* java.lang.Runtime (global ref), for the heap */
     jmethodID runtime_get, runtime_total, runtime_free;
     /* Per-generation caches of chunk ids. */
@@ -93,7 +96,7 @@ struct flusher {
     uint64_t *rec;                  /* aligned copy of the record being read        */
     size_t rec_cap;
     void *scratch;                  /* for rp_ring_drain                            */
-    uint32_t *frames;               /* depth + 1 (a marker)                         */
+    uint32_t *frames;               /* depth + 2 (two markers)                    */
     struct rp_slot *cur;            /* the slot whose ring is drained, or NULL      */
     uint64_t now;
     /* Counts for the next segment. */
@@ -271,7 +274,15 @@ static uint32_t native_frame_id(struct flusher *f, uint64_t pc)
     if (rp_u64map_get(&f->natives, pc, &v))
         return (uint32_t)v;
     struct rp_native_sym sym;
-    rp_symbols_resolve(pc, &sym);
+    const char *stub = rp_codecache_name(pc);
+    if (stub) {
+        /* HotSpot's generated code: a stub, named as the JVM names it. */
+        sym.lib = RP_STUB_LIB;
+        sym.name = stub;
+        sym.is_jvm = 1;
+    } else {
+        rp_symbols_resolve(pc, &sym);
+    }
     uint32_t k = rp_chunk_class(f->w, str(f, sym.lib));
     uint32_t m = rp_chunk_method(f->w, k, str(f, sym.name), str(f, ""), str(f, ""), 0);
     uint32_t id = m ? rp_chunk_frame(f->w, m, sym.is_jvm ? RP_FRAME_CPP : RP_FRAME_NATIVE,
@@ -365,6 +376,22 @@ static uint32_t marker_frame_id(struct flusher *f, int status, enum walk_source 
     return id;
 }
 
+/* The marker frame of the agent's own work on an application thread
+ * ("[ringprof:alloc]", sample.h): the leaf of a CPU sample taken there. */
+static uint32_t agent_frame_id(struct flusher *f, uint32_t work)
+{
+    uint64_t key = 1ull << 63 | work, v;
+    if (rp_u64map_get(&f->markers, key, &v))
+        return (uint32_t)v;
+    uint32_t k = rp_chunk_class(f->w, str(f, ""));
+    uint32_t m = rp_chunk_method(f->w, k, str(f, rp_agent_work_name(work)), str(f, ""),
+                                 str(f, ""), 0);
+    uint32_t id = m ? rp_chunk_frame(f->w, m, RP_FRAME_MARKER, -1, 0) : 0;
+    if (id)
+        rp_u64map_put(&f->markers, key, id);
+    return id;
+}
+
 /* ------------------------------------------------------------------ stacks -- */
 
 static uint64_t raw_hash(const uint8_t *p, size_t len)
@@ -387,6 +414,8 @@ static uint32_t build_stack(struct flusher *f, const struct rp_sample_hdr *h)
     uint32_t n = 0;
     const uint64_t *pcs = rp_sample_pcs(h);
     const struct rp_java_frame *java = rp_sample_java(h);
+    if (h->type == RP_SAMPLE_CPU && h->agent && !(f->frames[n++] = agent_frame_id(f, h->agent)))
+        return 0;
     for (uint32_t i = 0; i < h->nnative; i++)
         if (!(f->frames[n++] = native_frame_id(f, pcs[i])))
             return 0;
@@ -416,7 +445,8 @@ static uint64_t stack_hash(const struct rp_sample_hdr *h, size_t len)
     uint64_t hash = raw_hash((const uint8_t *)(h + 1), len - sizeof *h) ^
                     rp_mix64((uint64_t)h->type << 48 | (uint64_t)h->flags << 32 |
                              (uint32_t)h->status);
-    return hash ^ rp_mix64((uint64_t)h->nnative << 32 | h->njava);
+    return hash ^ rp_mix64((uint64_t)h->nnative << 32 | h->njava) ^
+           rp_mix64(0x5a17u ^ (uint64_t)h->agent << 40);
 }
 
 static uint32_t stack_id(struct flusher *f, const struct rp_sample_hdr *h, size_t len)
@@ -850,6 +880,7 @@ static void alloc_counters(struct flusher *f)
         {"alloc.agent_thread", now.agent_thread, &f->alloc_seen.agent_thread},
         {"alloc.interval_changes", now.adaptations, &f->alloc_seen.adaptations},
         {"alloc.first_sample", now.first_skipped, &f->alloc_seen.first_skipped},
+        {RP_COUNTER_LOST_PREFIX "alloc_no_memory", now.no_memory, &f->alloc_seen.no_memory},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         uint64_t d = c[i].now - *c[i].seen;
@@ -1034,6 +1065,23 @@ static void nomem_counters(struct flusher *f)
         f->methods_unresolved_seen = ms.unresolved;
 }
 
+/* What the async engine's walk recovered (stackwalk.h): deltas, as above. */
+static void stackwalk_counters(struct flusher *f)
+{
+    struct rp_stackwalk_stats now;
+    rp_stackwalk_stats(&now);
+    const uint64_t v[] = {now.stub_frames, now.stub_stuck, now.from_frame,
+                          now.from_context, now.anchor_fixed};
+    static const char *const names[] = {"walk.stub_frames", "walk.stub_stuck",
+                                        "walk.from_frame", "walk.from_context",
+                                        "walk.anchor_fixed"};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        uint64_t d = v[i] - f->walk_seen[i];
+        if (d && chunk_counter(f->w, names[i], d) == 0)
+            f->walk_seen[i] = v[i];
+    }
+}
+
 static void telemetry_counters(struct flusher *f)
 {
     struct rp_telemetry_stats ts;
@@ -1139,6 +1187,7 @@ static void flush_step(struct flusher *f)
     }
     lock_counters(f);
     telemetry_counters(f);
+    stackwalk_counters(f);
     /* With telemetry on, the agent's CPU is one of its gauges (telemetry.h). */
     if (!f->cfg.telemetry_ns)
         rp_chunk_gauge(f->w, RP_GAUGE_AGENT_CPU, f->now, rp_threads_agent_cpu_ns());
@@ -1362,8 +1411,10 @@ static void JNICALL flusher_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
             next_flush = now + f->cfg.flush_ns;
         /* A library loaded since the last pass is unknown to the native walker
          * until this runs; the check is O(1) when nothing changed. */
-        if (f->cfg.async)
+        if (f->cfg.async) {
             rp_unwind_refresh();
+            rp_codecache_publish();
+        }
         pass(f, flush_now);
         /* Not in the final pass: Java calls while the JVM dies could hang. */
         if (f->w)
@@ -1412,7 +1463,7 @@ int rp_flusher_start(jvmtiEnv *jvmti, JNIEnv *jni, const struct rp_flusher_confi
     f->rec_cap = cfg->ring_bytes;
     f->rec = malloc(f->rec_cap + 8);
     f->scratch = malloc(cfg->ring_bytes);
-    f->frames = malloc(((size_t)cfg->depth + 1) * sizeof *f->frames);
+    f->frames = malloc(((size_t)cfg->depth + 2) * sizeof *f->frames);
     if (!f->rec || !f->scratch || !f->frames) {
         snprintf(err, errlen, "out of memory for the flusher");
         return -1;

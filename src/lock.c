@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "ringprof/ring.h"
+#include "callstack.h"
 #include "classes.h"
 #include "flusher.h"
 #include "lock.h"
@@ -39,7 +40,6 @@ static struct {
     _Atomic int inflight;
     pthread_mutex_t switch_lock;        /* switch calls vs. each other and stop    */
     int stopping;
-    sigset_t mask;
     _Atomic uint64_t samples, below, owner_unknown, no_thread, agent_thread, ring_dropped,
                      callback_ns;
 } L = {.switch_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -101,36 +101,13 @@ static struct rp_slot *owner_slot(uint64_t owner)
 
 /* -------------------------------------------------------------- callbacks -- */
 
-/* Fill the slot's frame buffer with the current thread's Java stack (as
- * alloc.c's take_stack: jvmtiFrameInfo and rp_java_frame are both 16 bytes). */
-static int32_t take_stack(struct rp_slot *s, uint32_t *n, uint16_t *flags)
-{
-    jvmtiFrameInfo *fi = (jvmtiFrameInfo *)(void *)s->java;
-    jint count = 0;
-    *n = 0;
-    if ((*L.jvmti)->GetStackTrace(L.jvmti, NULL, 0, (jint)L.cfg.depth, fi, &count) !=
-        JVMTI_ERROR_NONE)
-        return RP_WALK_JVMTI_ERROR;
-    for (jint i = 0; i < count; i++) {
-        jmethodID m = fi[i].method;
-        jlocation loc = fi[i].location;
-        s->java[i].bci = loc < 0 ? RP_BCI_NATIVE : (int32_t)loc;
-        s->java[i].pad = 0;
-        s->java[i].method = (uint64_t)(uintptr_t)m;
-    }
-    *n = (uint32_t)count;
-    if ((uint32_t)count >= L.cfg.depth)
-        *flags |= RP_SAMPLE_TRUNCATED;
-    return count ? RP_WALK_OK : RP_WALK_NO_JAVA_FRAMES;
-}
-
 /* The current thread's slot if it can take a record, else NULL (counted when
  * `count`: once per contended entry, at Enter). */
 static struct rp_slot *current_slot(int count)
 {
     pid_t tid = rp_gettid();
     struct rp_slot *s = rp_threads_by_tid(tid);
-    if (!s || !s->ring || !s->java || atomic_load(&s->state) != RP_SLOT_LIVE) {
+    if (!s || !s->ring || atomic_load(&s->state) != RP_SLOT_LIVE) {
         if (count)
             bump(rp_threads_is_agent(tid) ? &L.agent_thread : &L.no_thread);
         return NULL;
@@ -161,10 +138,14 @@ static void record(struct rp_slot *s, JNIEnv *jni, jobject object, uint64_t t0,
     } else {
         bump(&L.owner_unknown);
     }
-    h.status = take_stack(s, &h.njava, &h.flags);
+    struct rp_java_frame *frames = rp_callstack_buffer(s, L.cfg.depth);
+    if (frames)
+        h.status = rp_callstack_here(s, jni, frames, L.cfg.depth, &h.njava, &h.flags);
+    else
+        h.status = RP_WALK_JVMTI_ERROR;        /* no memory for the frames */
     struct iovec iov[3] = {
         {&h, sizeof h},
-        {s->java, h.njava * sizeof *s->java},
+        {frames, h.njava * sizeof *frames},
         {&t, sizeof t}};
     if (rp_ring_pushv(s->ring, iov, 3) != RP_RING_OK) {
         bump(&L.ring_dropped);
@@ -214,11 +195,12 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
         if (t0 && t1 - t0 < threshold) {
             bump(&L.below);
         } else if (t0) {
-            sigset_t old;
-            int masked = L.cfg.signo && pthread_sigmask(SIG_BLOCK, &L.mask, &old) == 0;
+            /* A CPU sample taken from here on shows [ringprof:lock] under the
+             * waiting Java code (sample.h): the timer signal stays open. */
+            int outer = s->in_agent;
+            s->in_agent = RP_AGENT_LOCK;
             record(s, jni, object, t0, t1 - t0, threshold);
-            if (masked)
-                pthread_sigmask(SIG_SETMASK, &old, NULL);
+            s->in_agent = outer;
         }
         atomic_fetch_add_explicit(&L.callback_ns, mono_ns() - t1, memory_order_relaxed);
     }
@@ -245,9 +227,6 @@ void rp_lock_init(jvmtiEnv *jvmti, const struct rp_lock_config *cfg,
     L.have_cap = got->can_generate_monitor_events;
     atomic_store(&L.threshold, cfg->on ? cfg->threshold_ns : RP_LOCK_DEFAULT_THRESHOLD_NS);
     atomic_store(&L.configured, cfg->on);
-    sigemptyset(&L.mask);
-    if (cfg->signo)
-        sigaddset(&L.mask, cfg->signo);
     cb->MonitorContendedEnter = on_contended_enter;
     cb->MonitorContendedEntered = on_contended_entered;
 }

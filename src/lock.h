@@ -46,7 +46,6 @@ struct rp_lock_config {
     int on;                 /* lock= given at start                               */
     uint64_t threshold_ns;  /* its threshold (0: every contended entry)            */
     uint32_t depth;         /* frames per stack                                   */
-    int signo;              /* the CPU-timer signal, blocked in the callbacks; 0   */
     int rings;              /* 1: threads have rings (else nothing can be pushed) */
 };
 

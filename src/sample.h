@@ -74,8 +74,30 @@ struct rp_sample_hdr {
     uint32_t nnative;       /* native pcs that follow the header                   */
     uint32_t njava;         /* Java frames that follow the pcs                     */
     uint32_t handler_ns;    /* async: handler time before the push; 0 otherwise    */
-    uint32_t reserved;
+    uint32_t agent;         /* async: the agent's work the thread was in (enum
+                             * rp_agent_work), 0: none; its frames are dropped and
+                             * the flusher writes one marker frame in their place */
 };
+
+/* Agent work that runs on application threads (their own JVMTI callbacks). A
+ * CPU sample that lands in it keeps its Java caller below one marker frame,
+ * "[ringprof:<name>]" (rp_agent_work_name): the agent's cost, shown where it
+ * is paid. */
+enum rp_agent_work {
+    RP_AGENT_NONE = 0,
+    RP_AGENT_ALLOC,         /* SampledObjectAlloc                                  */
+    RP_AGENT_LOCK,          /* MonitorContendedEnter/Entered                       */
+    RP_AGENT_CLASS,         /* ClassPrepare: jmethodIDs for a new class            */
+    RP_AGENT_THREAD,        /* ThreadStart/ThreadEnd: registration                 */
+    RP_AGENT_WORKS
+};
+
+static inline const char *rp_agent_work_name(uint32_t w)
+{
+    static const char *const names[RP_AGENT_WORKS] = {
+        "", "[ringprof:alloc]", "[ringprof:lock]", "[ringprof:class]", "[ringprof:thread]"};
+    return w < RP_AGENT_WORKS ? names[w] : "[ringprof]";
+}
 
 static inline const uint64_t *rp_sample_pcs(const struct rp_sample_hdr *h)
 {

@@ -93,6 +93,16 @@ struct rp_slot {
     uint64_t *pcs;                   /* depth entries                                */
     struct rp_java_frame *java;      /* depth entries                                */
 
+    /* The thread's own JVMTI callbacks (alloc.c, lock.c, callstack.h): which
+     * one it is in (enum rp_agent_work, 0: none; the handler records it, so a
+     * CPU sample taken there shows the agent's work under its Java caller), the
+     * frames they capture (depth entries, allocated at the first use: the handler
+     * must not overwrite them mid-way) and their own crash guard. */
+    volatile sig_atomic_t in_agent;
+    struct rp_java_frame *cb_java;
+    volatile sig_atomic_t in_cb_walk;
+    sigjmp_buf cb_env;
+
     /* Metadata, under the registry lock. */
     uint32_t flags;                  /* enum rp_slot_flags                           */
     char name[RP_THREAD_NAME_MAX];

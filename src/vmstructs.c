@@ -19,6 +19,13 @@ static long g_stack_base_off = -1;    /* (Java)Thread::_stack_base             *
 static long g_stack_size_off = -1;    /* (Java)Thread::_stack_size             */
 static long g_pending_off = -1;       /* JavaThread::_current_pending_monitor  */
 static long g_owner_off = -1;         /* ObjectMonitor::_owner                 */
+/* For the async engine's stack walk (stackwalk.c); optional. */
+static long g_anchor_off = -1;        /* JavaThread::_anchor                   */
+static long g_anchor_sp_off = -1;     /* JavaFrameAnchor::_last_Java_sp        */
+static long g_anchor_pc_off = -1;     /* JavaFrameAnchor::_last_Java_pc        */
+static long g_state_off = -1;         /* JavaThread::_thread_state             */
+static int g_state_in_vm = -1;        /* the constant _thread_in_vm            */
+static const uint64_t *g_code_low, *g_code_high;  /* CodeCache::_low/_high_bound */
 
 static int sym_u64(const char *name, uint64_t *out)
 {
@@ -29,23 +36,51 @@ static int sym_u64(const char *name, uint64_t *out)
     return 0;
 }
 
+/* The value of HotSpot's integer constant `name` (gHotSpotVMIntConstants), or
+ * -1 if it is not there. */
+static int int_constant(const char *name)
+{
+    char *const *base = dlsym(RTLD_DEFAULT, "gHotSpotVMIntConstants");
+    uint64_t stride, name_off, value_off;
+    if (!base || !*base || sym_u64("gHotSpotVMIntConstantEntryArrayStride", &stride) ||
+        sym_u64("gHotSpotVMIntConstantEntryNameOffset", &name_off) ||
+        sym_u64("gHotSpotVMIntConstantEntryValueOffset", &value_off))
+        return -1;
+    for (const char *e = *base;; e += stride) {
+        const char *n = *(const char *const *)(e + name_off);
+        if (!n)
+            return -1;
+        if (!strcmp(n, name))
+            return *(const int32_t *)(e + value_off);
+    }
+}
+
 int rp_vmstructs_init(void)
 {
     char *const *base = dlsym(RTLD_DEFAULT, "gHotSpotVMStructs");
-    uint64_t stride, type_off, field_off, offset_off, static_off;
+    uint64_t stride, type_off, field_off, offset_off, static_off, address_off;
     if (!base || !*base || sym_u64("gHotSpotVMStructEntryArrayStride", &stride) ||
         sym_u64("gHotSpotVMStructEntryTypeNameOffset", &type_off) ||
         sym_u64("gHotSpotVMStructEntryFieldNameOffset", &field_off) ||
         sym_u64("gHotSpotVMStructEntryOffsetOffset", &offset_off) ||
-        sym_u64("gHotSpotVMStructEntryIsStaticOffset", &static_off))
+        sym_u64("gHotSpotVMStructEntryIsStaticOffset", &static_off) ||
+        sym_u64("gHotSpotVMStructEntryAddressOffset", &address_off))
         return -1;
     for (const char *e = *base;; e += stride) {
         const char *type = *(const char *const *)(e + type_off);
         const char *field = *(const char *const *)(e + field_off);
         if (!type)
             break;
-        if (!field || *(const int32_t *)(e + static_off))
+        if (!field)
             continue;
+        if (*(const int32_t *)(e + static_off)) {
+            const uint64_t *addr = *(const uint64_t *const *)(e + address_off);
+            if (!strcmp(type, "CodeCache") && !strcmp(field, "_low_bound"))
+                g_code_low = addr;
+            else if (!strcmp(type, "CodeCache") && !strcmp(field, "_high_bound"))
+                g_code_high = addr;
+            continue;
+        }
         long off = (long)*(const uint64_t *)(e + offset_off);
         /* JDK 17 lists it under JavaThread, older ones under Thread. */
         if ((!strcmp(type, "Thread") || !strcmp(type, "JavaThread")) &&
@@ -63,7 +98,16 @@ int rp_vmstructs_init(void)
             g_pending_off = off;
         else if (!strcmp(type, "ObjectMonitor") && !strcmp(field, "_owner"))
             g_owner_off = off;
+        else if (!strcmp(type, "JavaThread") && !strcmp(field, "_anchor"))
+            g_anchor_off = off;
+        else if (!strcmp(type, "JavaThread") && !strcmp(field, "_thread_state"))
+            g_state_off = off;
+        else if (!strcmp(type, "JavaFrameAnchor") && !strcmp(field, "_last_Java_sp"))
+            g_anchor_sp_off = off;
+        else if (!strcmp(type, "JavaFrameAnchor") && !strcmp(field, "_last_Java_pc"))
+            g_anchor_pc_off = off;
     }
+    g_state_in_vm = int_constant("_thread_in_vm");
     return g_osthread_off >= 0 && g_tid_off >= 0 ? 0 : -1;
 }
 
@@ -152,4 +196,32 @@ uint64_t rp_vmstructs_pending_owner(uint64_t java_thread)
         !monitor || safe_read(monitor + (uint64_t)g_owner_off, &owner, sizeof owner))
         return 0;
     return owner;
+}
+
+int rp_vmstructs_code_bounds(uint64_t *low, uint64_t *high)
+{
+    if (!g_code_low || !g_code_high || safe_read((uint64_t)(uintptr_t)g_code_low, low,
+                                                 sizeof *low) ||
+        safe_read((uint64_t)(uintptr_t)g_code_high, high, sizeof *high) || *low >= *high)
+        return -1;
+    return 0;
+}
+
+int rp_vmstructs_have_anchor(void)
+{
+    return g_env_off >= 0 && g_anchor_off >= 0 && g_anchor_sp_off >= 0 &&
+           g_anchor_pc_off >= 0 && g_state_off >= 0 && g_state_in_vm >= 0;
+}
+
+int rp_vmstructs_anchor(JNIEnv *env, struct rp_vm_anchor *out)
+{
+    if (!env || !rp_vmstructs_have_anchor())
+        return -1;
+    uint64_t jt = (uint64_t)(uintptr_t)env - (uint64_t)g_env_off;
+    uint64_t a = jt + (uint64_t)g_anchor_off;
+    out->sp = *(volatile const uint64_t *)(uintptr_t)(a + (uint64_t)g_anchor_sp_off);
+    out->pc_slot = (volatile uint64_t *)(uintptr_t)(a + (uint64_t)g_anchor_pc_off);
+    out->in_vm = *(volatile const int32_t *)(uintptr_t)(jt + (uint64_t)g_state_off) ==
+                 g_state_in_vm;
+    return 0;
 }

@@ -73,4 +73,27 @@ int rp_vmstructs_stack(uint64_t java_thread, uint64_t *lo, uint64_t *hi);
  * failed read, never a fault. Needs rp_vmstructs_init. */
 uint64_t rp_vmstructs_pending_owner(uint64_t java_thread);
 
+/* ------------------------------------- the async engine's walk (stackwalk.c) -- */
+
+/* HotSpot's code cache, [low, high) (CodeCache::_low_bound, _high_bound).
+ * @return 0, or -1 if unknown. After rp_vmstructs_init. */
+int rp_vmstructs_code_bounds(uint64_t *low, uint64_t *high);
+
+/* The calling thread's last Java frame anchor (JavaThread::_anchor) and whether
+ * it is in the VM (_thread_in_vm), read through the JNIEnv that lives inside its
+ * JavaThread. HotSpot leaves the anchor's pc 0 when it calls into the VM from a
+ * stub or the interpreter (x86 finds it at sp[-1] when it needs it:
+ * JavaFrameAnchor::make_walkable); pc_slot lets the walk do what make_walkable
+ * does. */
+struct rp_vm_anchor {
+    uint64_t sp;                     /* _last_Java_sp, 0: no Java frame          */
+    volatile uint64_t *pc_slot;      /* &_last_Java_pc                           */
+    int in_vm;                       /* _thread_state == _thread_in_vm           */
+};
+/* Are the offsets known (rp_vmstructs_init and rp_vmstructs_learn_env done)? */
+int rp_vmstructs_have_anchor(void);
+/* Read the anchor of the thread whose JNIEnv is `env`: the calling thread only.
+ * Async-signal-safe. @return 0, or -1 if the offsets are unknown. */
+int rp_vmstructs_anchor(JNIEnv *env, struct rp_vm_anchor *out);
+
 #endif

@@ -1,0 +1,94 @@
+/*
+ * src/stackwalk.h — the async engine's stack walk: native frames, HotSpot's
+ * stubs, then the Java frames, all from inside the CPU-timer signal handler.
+ *
+ * AsyncGetCallTrace (AGCT) walks Java frames, but only from a frame it can make
+ * sense of. Handed the interrupted context as it is, it gives up whenever the
+ * thread is somewhere else: in a stub (Math.sin's `libmSin`, SHA-256's
+ * `sha256_implCompressMB`, CRC32's `updateBytesCRC32`, the arraycopy and fill
+ * stubs — "unknown_java"), in C code that compiled Java called directly (a
+ * leaf call into libjvm or libc), or in the VM with a last-Java-frame anchor
+ * that HotSpot has not made walkable yet ("unknown_not_java"). On stub-heavy
+ * code that was a third to a half of the CPU. So the walk goes:
+ *
+ *  1. native frames, with the lock-free unwinder (unwind.h), up to the first pc
+ *     that is in no loaded object;
+ *  2. while that pc is in a stub (codecache.h): the stub becomes a frame of its
+ *     own (named on the flusher by the JVM's name for it), and the walk steps
+ *     out of it — by the return address on top of the stack where the stub has
+ *     no frame (at its entry, at its `ret`, or a stub that never makes one), by
+ *     the frame pointer where it begins with `push rbp; mov rbp, rsp` — and
+ *     goes on with native frames if it lands in native code; every return
+ *     address it steps to must follow a call instruction, or the step is not
+ *     taken;
+ *  3. the Java frames by AGCT, from the frame the walk reached (a copy of the
+ *     context with that frame's pc, sp and fp), then, if that fails, from the
+ *     interrupted context as it is;
+ *  4. if AGCT says the thread is in the VM with an anchor that is not walkable
+ *     (its pc 0), the walk does what HotSpot's JavaFrameAnchor::make_walkable
+ *     does on x86 — sets the anchor's pc to the word below its sp — and asks
+ *     AGCT again. The thread is interrupted, so nothing else writes its anchor
+ *     meanwhile, and a thread in the VM is not walked by any other thread.
+ *
+ * So a sample in `libmSin` reads `libmSin ← Math.sin ← MyClass.compute ← …`.
+ * What each step found is counted (struct rp_stackwalk_stats) so the recovery
+ * can be measured.
+ *
+ * Threads: the signal handler (async-signal-safe; run it under the crash guard,
+ * it reads memory that can change under it). rp_stackwalk_init at agent start.
+ */
+#ifndef RINGPROF_SRC_STACKWALK_H
+#define RINGPROF_SRC_STACKWALK_H
+
+#include <stdint.h>
+#include <ucontext.h>
+#include <jni.h>
+
+#include "sample.h"
+
+/* AsyncGetCallTrace, found with dlsym (NULL: not exported), and the agent's own
+ * code range (for rp_stackwalk's `agent`). Agent start. */
+void rp_stackwalk_init(void *agct);
+
+struct rp_stackwalk_result {
+    int nnative;            /* pcs written: native frames and stubs, leaf first   */
+    int njava;              /* Java frames written (AGCT's layout)                */
+    int status;             /* enum rp_walk_status, or AGCT's error code          */
+    int truncated;          /* the depth limit was hit                            */
+    /* Set while the walk holds the stub table (rp_codecache_enter): a caller
+     * whose walk was cut short by the crash guard calls rp_codecache_leave. */
+    volatile int in_codecache;
+};
+
+/*
+ * rp_stackwalk: the mixed stack of the interrupted context `uc` on the calling
+ * thread, whose JNIEnv is `env` (NULL: not a Java thread). Native and stub
+ * frames go to pcs (only if `native`; the walk through them happens either
+ * way), Java frames to java, depth frames in all. `agent`: the thread was in the
+ * agent's own work (enum rp_agent_work, sample.h); the native frames from the
+ * leaf down to the outermost one in the agent's code are dropped (the flusher
+ * puts one marker frame in their place). Async-signal-safe.
+ */
+void rp_stackwalk(const ucontext_t *uc, JNIEnv *env, int native, int agent, int depth,
+                  uint64_t *pcs, struct rp_java_frame *java,
+                  struct rp_stackwalk_result *out);
+
+/*
+ * rp_stackwalk_anchor: the calling thread's Java frames by AsyncGetCallTrace from
+ * its last Java frame anchor, for a thread inside a JVMTI callback (in native,
+ * its anchor walkable); callstack.h. @return the frames written (> 0), or AGCT's
+ * answer (<= 0). Not for signal handlers (it does not need to be one).
+ */
+int rp_stackwalk_anchor(JNIEnv *env, struct rp_java_frame *java, int depth);
+
+/* What the walks did, cumulative. */
+struct rp_stackwalk_stats {
+    uint64_t stub_frames;        /* stubs stepped out of                            */
+    uint64_t stub_stuck;         /* stubs the walk could not step out of            */
+    uint64_t from_frame;         /* AGCT answered from the frame the walk reached   */
+    uint64_t from_context;       /* ... from the interrupted context                */
+    uint64_t anchor_fixed;       /* AGCT answered once the anchor was made walkable */
+};
+void rp_stackwalk_stats(struct rp_stackwalk_stats *out);
+
+#endif

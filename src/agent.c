@@ -230,6 +230,7 @@ static void JNICALL on_compiled_load(jvmtiEnv *jvmti, jmethodID m, jint size,
 {
     (void)jvmti; (void)size; (void)map_len; (void)map;
     rp_methods_compiled_load(m, addr, info);
+    rp_codecache_learn_compiled(addr);
 }
 
 static void JNICALL on_code_generated(jvmtiEnv *jvmti, const char *name,
@@ -543,6 +544,12 @@ static void start_locked(JNIEnv *jni, jthread self)
     if (A.attached)
         (*A.jvmti)->GenerateEvents(A.jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED);
     rp_codecache_publish();
+    /* The code heaps (VMStructs), checked on the interpreter's blob: without them
+     * stubs are stepped out of by their shape only, and compiled frames that
+     * AsyncGetCallTrace refuses stay unrecovered (engines.md). */
+    if (A.async && vmstructs && rp_codecache_init_blobs() != 0)
+        rp_log("HotSpot's code heaps are not readable through VMStructs: some stacks "
+               "through runtime stubs and method prologues stay incomplete");
 #ifdef RP_TEST_HOOKS
     /* Test builds only: RINGPROF_TESTFAULT=slow_start=MS makes the start take MS
      * longer, so that the JVM can be made to exit during it (tests/fault). */

@@ -247,6 +247,8 @@ static void sample(struct rp_slot *s, JNIEnv *jni, jobject object, jclass klass,
     if (name && strchr(name, '['))
         t.length1 = (uint32_t)(*jni)->GetArrayLength(jni, (jarray)object) + 1;
     h.status = rp_callstack_here(s, jni, frames, G.cfg.depth, &h.njava, &h.flags);
+    atomic_signal_fence(memory_order_seq_cst);
+    s->cb_njava = (sig_atomic_t)h.njava;     /* the handler may reuse them now */
     /* A sampled java.lang.Class (a class being defined) is not tracked: class
      * objects carry rp_class_id's tag, which would overwrite the live one. */
     if (G.live && !(name && !strcmp(name, "java.lang.Class"))) {
@@ -290,6 +292,8 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
             int outer = s->in_agent;
             s->in_agent = RP_AGENT_ALLOC;
             sample(s, jni, object, klass, size);
+            s->cb_njava = 0;
+            atomic_signal_fence(memory_order_seq_cst);
             s->in_agent = outer;
         }
         atomic_fetch_add_explicit(&G.callback_ns, mono_ns() - t0, memory_order_relaxed);

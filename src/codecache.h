@@ -48,6 +48,12 @@ struct rp_code {
     uint64_t start, end;        /* [start, end)                                     */
     uint32_t name;              /* index into the name table (rp_codecache_name)    */
     uint8_t kind;               /* enum rp_code_kind                                */
+    /* A stub that is a code blob of its own (a runtime stub, the safepoint,
+     * deoptimization and uncommon-trap blobs): its frame in words and where in
+     * its code the frame is complete (-1: HotSpot never says), from the blob's
+     * header (rp_codecache_blob). 0 words: not known. */
+    uint16_t frame_words;
+    int32_t frame_complete;
     /* Where the stub makes its frame, read from its first bytes when it was
      * reported: the offset of `push rbp; mov rbp, rsp` (HotSpot's enter()),
      * RP_STUB_NO_ENTER if it does not begin with one. How the handler steps
@@ -82,6 +88,47 @@ const struct rp_code *rp_codecache_find(uint64_t pc);
 /* The name of the stub or interpreter code containing `pc` ("libmSin",
  * "Interpreter"), or NULL if none. Flusher. */
 const char *rp_codecache_name(uint64_t pc);
+
+/* ------------------------------------------------------- code blobs -- */
+
+/* The code blob that contains a pc, read from HotSpot's code heaps: each heap's
+ * segment map leads from any pc to the start of its block, whose header is
+ * followed by the blob (CodeHeap::find_block_for, with offsets and sizes from
+ * VMStructs). Compiled methods are blobs too. */
+struct rp_blob {
+    uint64_t start;             /* the CodeBlob                                     */
+    uint64_t code_begin, end;   /* its code; end: start + size                      */
+    int32_t frame_words;        /* CodeBlob::_frame_size                            */
+    int32_t frame_complete;     /* offset from code_begin, -1: never                */
+    const char *name;           /* CodeBlob::_name, HotSpot's string                */
+    int compiled;               /* a compiled Java method (an nmethod), by its kind
+                                 * (JDK 21+: CodeBlob::_kind) or by its name's
+                                 * address (learned: rp_codecache_learn_compiled) */
+};
+
+/* Read the code heaps' layout (VMStructs) and check it on a blob whose name is
+ * known (the interpreter's): after the first publish. @return 0, or -1 if the
+ * lookup is not usable on this JVM (then rp_codecache_blob always fails). */
+int rp_codecache_init_blobs(void);
+
+/* The blob containing `pc`. @return 0, or -1 (not in a code heap, a free block,
+ * a header that does not hold the pc). Async-signal-safe; reads the JVM's
+ * memory directly: run it under the crash guard. */
+int rp_codecache_blob(uint64_t pc, struct rp_blob *out);
+
+/* A CompiledMethodLoad event's code: on JVMs whose blobs carry no kind, the
+ * address of the name HotSpot gives compiled methods is learned from it. Any
+ * thread but a signal handler. */
+void rp_codecache_learn_compiled(const void *code);
+
+/* The jmethodID of the Method* `m`, or 0 if `m` is not one whose id is known
+ * (the id must point back at `m`). Async-signal-safe, under the crash guard. */
+uint64_t rp_codecache_jmethod(uint64_t m);
+
+/* The jmethodID of a compiled method's blob (nmethod::_method, then Method →
+ * ConstMethod's id number → its class's jmethodID array), or 0 if unknown.
+ * Async-signal-safe, under the crash guard. */
+uint64_t rp_codecache_method(const struct rp_blob *b);
 
 /* Ranges known and published, for status and tests. */
 struct rp_codecache_stats {

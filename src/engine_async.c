@@ -188,6 +188,7 @@ static void take_sample(struct rp_slot *s, siginfo_t *si, ucontext_t *uc)
     volatile int nn = 0, nj = 0, status = RP_WALK_OK, trunc = 0;
     struct rp_stackwalk_result w;
     w.in_codecache = 0;
+    w.anchor_moved = 0;
     atomic_fetch_add_explicit(&g_walks, 1, memory_order_relaxed);
     if (sigsetjmp(s->walk_env, 0) == 0) {
         /* Only now is walk_env valid: a fault before this line must not jump. */
@@ -198,7 +199,8 @@ static void take_sample(struct rp_slot *s, siginfo_t *si, ucontext_t *uc)
             status = *(volatile int *)g_fault_addr;     /* a fault inside the walk */
 #endif
         rp_stackwalk(uc, atomic_load_explicit(&s->env, memory_order_acquire), g_cfg.native,
-                     (int)h.agent, (int)g_cfg.depth, s->pcs, s->java, &w);
+                     (int)h.agent, s->cb_java, (int)s->cb_njava, (int)g_cfg.depth, s->pcs,
+                     s->java, &w);
         nn = w.nnative;
         nj = w.njava;
         status = w.status;
@@ -211,8 +213,7 @@ static void take_sample(struct rp_slot *s, siginfo_t *si, ucontext_t *uc)
         sigaddset(&m, SIGSEGV);
         sigaddset(&m, SIGBUS);
         pthread_sigmask(SIG_UNBLOCK, &m, NULL);
-        if (w.in_codecache)
-            rp_codecache_leave();
+        rp_stackwalk_abandon(&w);
         status = RP_WALK_CRASHED;
         nn = 0;
         nj = 0;

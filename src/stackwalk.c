@@ -34,14 +34,17 @@ _Static_assert(offsetof(ASGCT_CallFrame, method_id) ==
                offsetof(struct rp_java_frame, method), "method offset");
 
 /* AGCT's error codes (forte.cpp) that the walk reacts to. */
-enum { AGCT_UNKNOWN_NOT_JAVA = -3 };
+enum {
+    AGCT_UNKNOWN_NOT_JAVA = -3, AGCT_NOT_WALKABLE_NOT_JAVA = -4,
+    AGCT_UNKNOWN_JAVA = -5, AGCT_NOT_WALKABLE_JAVA = -6
+};
 
 /* A frame bigger than this is not believed. */
 #define MAX_STEP_BYTES (1u << 20)
 
 static agct_fn g_agct;
 static _Atomic uint64_t g_stub_frames, g_stub_stuck, g_from_frame, g_from_context,
-    g_anchor_fixed;
+    g_anchor_fixed, g_anchor_moved, g_compiled_popped, g_from_callback, g_interp_entry;
 static uint64_t g_self_lo, g_self_hi;    /* the agent's executable segment */
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
@@ -99,7 +102,9 @@ static int code_or_native(uint64_t pc)
     return rp_codecache_contains(pc) || rp_unwind_is_native(pc);
 }
 
-/* Is `ra` a return address: code, right after a call instruction? The forms
+/* Is `ra` a return address: code, right after a call instruction? (Or in the
+ * interpreter, which pushes the address of its return entry for the callee and
+ * jumps: AGCT checks an interpreted frame's method and bytecode index itself.) The forms
  * compilers and HotSpot emit on x86-64: call rel32 (e8), call reg (ff d0+r,
  * with a REX prefix for r8-r15), call [rip+disp32] (ff 15), call [reg+disp8]
  * and [reg+disp32] (ff 50+r, ff 90+r; REX and SIB forms too). Reading the
@@ -109,6 +114,9 @@ static int after_call(uint64_t ra)
 {
     if (!code_or_native(ra) || !code_or_native(ra - 7))
         return 0;
+    const struct rp_code *c = rp_codecache_find(ra);
+    if (c && c->kind == RP_CODE_INTERPRETER)
+        return 1;
     const uint8_t *p = (const uint8_t *)(uintptr_t)ra;
     if (p[-5] == 0xe8)
         return 1;
@@ -138,6 +146,53 @@ static int take_step(struct rp_frame_regs *r, uint64_t ra, uint64_t sp, uint64_t
     return 1;
 }
 
+/* The target of the call instruction before `ra` if it is a call rel32, else 0. */
+static uint64_t call_target(uint64_t ra)
+{
+    const uint8_t *p = (const uint8_t *)(uintptr_t)ra;
+    if (p[-5] != 0xe8)
+        return 0;
+    int32_t rel;
+    memcpy(&rel, p - 4, 4);
+    return ra + (uint64_t)(int64_t)rel;
+}
+
+/* Does a call to `target` lead into [lo, hi), the code being stepped out of?
+ * Directly, or through a stub (a call site not yet resolved, an inline cache,
+ * a vtable stub), or through another compiled version of the same method
+ * (`method`, 0 if not a compiled method: a call site bound before the method
+ * was compiled again jumps on to the new code). */
+static int leads_to(uint64_t target, uint64_t lo, uint64_t hi, uint64_t method)
+{
+    if (target >= lo && target < hi)
+        return 1;
+    if (!rp_codecache_contains(target))
+        return 0;
+    const struct rp_code *c = rp_codecache_find(target);
+    if (c)
+        return c->kind == RP_CODE_STUB;
+    struct rp_blob b;
+    int ok = method && rp_codecache_blob(target, &b) == 0;
+    ok = ok && rp_codecache_method(&b) == method;
+    return ok;
+}
+
+/* Step to the caller whose return address is at `slot` (sp after the step:
+ * slot + 8), when that return address comes from a call that leads to [lo, hi)
+ * (leads_to), or from a call whose target the instruction does not say
+ * (through a register or memory). */
+static int step_from_slot(struct rp_frame_regs *r, uint64_t slot, uint64_t bp,
+                          uint64_t lo, uint64_t hi, uint64_t method)
+{
+    uint64_t ra = *(const uint64_t *)(uintptr_t)slot;
+    if (!after_call(ra))
+        return 0;
+    uint64_t t = call_target(ra);
+    if (t && !leads_to(t, lo, hi, method))
+        return 0;
+    return take_step(r, ra, slot + 8, bp);
+}
+
 /* Step out of the stub `c` that frame *r is in. @return 1 stepped, 0 not. */
 static int step_stub(const struct rp_code *c, struct rp_frame_regs *r)
 {
@@ -152,14 +207,60 @@ static int step_stub(const struct rp_code *c, struct rp_frame_regs *r)
         if (enter && r->pc == enter_pc + 1)             /* rbp pushed, not yet set */
             return take_step(r, sp[1], r->sp + 16, sp[0]);
     }
+    /* A blob with a frame size (runtime stubs): exact once the frame is built,
+     * which it is wherever the stub has called out (is_return). */
+    if (c->frame_words &&
+        (r->is_return || (c->frame_complete >= 0 && r->pc >= c->start + c->frame_complete))) {
+        uint64_t caller_sp = r->sp + (uint64_t)c->frame_words * 8;
+        const uint64_t *top = (const uint64_t *)(uintptr_t)caller_sp;
+        return take_step(r, top[-1], caller_sp, top[-2]);
+    }
     if (enter && r->bp >= r->sp && r->bp - r->sp < MAX_STEP_BYTES && !(r->bp & 7)) {
         const uint64_t *fp = (const uint64_t *)(uintptr_t)r->bp;
         return take_step(r, fp[1], r->bp + 16, fp[0]);
     }
     /* A stub with no frame of its own (vtable and itable stubs, many small
-     * StubRoutines): the return address is on top if anything is. */
+     * StubRoutines): the return address is on top if anything is, and the call
+     * that pushed it went to this stub. */
     if (!r->is_return)
-        return take_step(r, sp[0], r->sp + 8, r->bp);
+        return step_from_slot(r, r->sp, r->bp, c->start, c->end, 0);
+    return 0;
+}
+
+/* Step out of the compiled method `b` where AGCT could not: its frame is being
+ * built or torn down (prologue, epilogue, the return), or is otherwise not one
+ * AGCT accepts. The return address is at the top of the stack (before `push
+ * rbp`, after `pop rbp`, at `ret`), one word above (rbp pushed, the frame not
+ * yet allocated, or freed before rbp is popped), or at the top of the whole
+ * frame (allocated, the entry barrier or stack bang still to come). Each
+ * candidate is taken only if it holds a return address from a call into this
+ * method (or from an indirect call); where the frame is complete, the whole
+ * frame is tried first. */
+static int step_compiled(const struct rp_blob *b, uint64_t method, struct rp_frame_regs *r)
+{
+    uint64_t complete = b->frame_complete >= 0 ? b->code_begin + (uint64_t)b->frame_complete
+                                               : b->end;
+    const uint8_t *ip = (const uint8_t *)(uintptr_t)r->pc;
+    const uint64_t *sp = (const uint64_t *)(uintptr_t)r->sp;
+    uint64_t whole = b->frame_words > 1 ? r->sp + (uint64_t)b->frame_words * 8 : 0;
+    int frame_first = r->pc >= complete && *ip != 0xc3;
+    for (int k = 0; k < 4; k++) {
+        struct rp_frame_regs t = *r;
+        int ok = 0;
+        if ((k == 0 && frame_first) || (k == 3 && !frame_first)) {
+            if (whole)
+                ok = step_from_slot(&t, whole - 8, *(const uint64_t *)(uintptr_t)(whole - 16),
+                                    b->code_begin, b->end, method);
+        } else if (k == 1) {
+            ok = step_from_slot(&t, r->sp, r->bp, b->code_begin, b->end, method);
+        } else if (k == 2) {
+            ok = step_from_slot(&t, r->sp + 8, sp[0], b->code_begin, b->end, method);
+        }
+        if (ok) {
+            *r = t;
+            return 1;
+        }
+    }
     return 0;
 }
 
@@ -181,12 +282,45 @@ static int agct_from(JNIEnv *env, struct rp_java_frame *java, int max,
     return agct(env, java, max, &ctx);
 }
 
-/* The Java frames, with the recoveries of stackwalk.h (steps 3 and 4). */
+/* AGCT once a thread in the VM has its anchor pointed at frame *r, a Java frame
+ * the walk reached by stepping out of a stub: HotSpot's anchor names the stub's
+ * frame, which AGCT cannot step out of when HotSpot says the stub's frame is
+ * never complete (C1's runtime stubs, C2's allocation stubs). The thread is in
+ * the VM, so no other thread reads its anchor meanwhile; the old values go back
+ * before the walk returns, or, after a fault, in rp_stackwalk_abandon. The sp is
+ * written last and cleared first, as HotSpot does. */
+static int agct_via_anchor(JNIEnv *env, struct rp_java_frame *java, int max,
+                           const ucontext_t *uc, const struct rp_vm_anchor *a,
+                           const struct rp_frame_regs *r, struct rp_stackwalk_result *out)
+{
+    out->saved_sp = *a->sp_slot;
+    out->saved_pc = *a->pc_slot;
+    out->saved_fp = *a->fp_slot;
+    out->anchor = *a;
+    atomic_signal_fence(memory_order_seq_cst);
+    out->anchor_moved = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    *a->sp_slot = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    *a->fp_slot = r->bp;
+    *a->pc_slot = r->pc;
+    atomic_signal_fence(memory_order_seq_cst);
+    *a->sp_slot = r->sp;
+    atomic_signal_fence(memory_order_seq_cst);
+    int n = agct(env, java, max, (void *)uc);
+    rp_stackwalk_abandon(out);
+    return n;
+}
+
+/* The Java frames, with the recoveries of stackwalk.h (steps 3 and 4). r: the
+ * frame the native walk stopped at; java_frame: it is compiled Java code or the
+ * interpreter; moved: it is not the interrupted frame. */
 static int java_frames(JNIEnv *env, struct rp_java_frame *java, int max,
-                       const ucontext_t *uc, const struct rp_frame_regs *r, int moved)
+                       const ucontext_t *uc, const struct rp_frame_regs *r, int java_frame,
+                       int moved, struct rp_stackwalk_result *out)
 {
     int n;
-    if (moved) {
+    if (java_frame && moved) {
         n = agct_from(env, java, max, uc, r);
         if (n > 0) {
             bump(&g_from_frame);
@@ -200,22 +334,109 @@ static int java_frames(JNIEnv *env, struct rp_java_frame *java, int max,
         return n;
     }
     struct rp_vm_anchor a;
-    if (n == AGCT_UNKNOWN_NOT_JAVA && rp_vmstructs_anchor(env, &a) == 0 && a.in_vm &&
-        a.sp && *a.pc_slot == 0) {
-        uint64_t pc = *(const uint64_t *)(uintptr_t)(a.sp - 8);
-        if (code_or_native(pc)) {
-            *a.pc_slot = pc;
-            int m = agct(env, java, max, (void *)uc);
+    if ((n == AGCT_UNKNOWN_NOT_JAVA || n == AGCT_NOT_WALKABLE_NOT_JAVA) &&
+        rp_vmstructs_anchor(env, &a) == 0 && a.in_vm && *a.sp_slot) {
+        if (*a.pc_slot == 0) {
+            uint64_t pc = *(const uint64_t *)(uintptr_t)(*a.sp_slot - 8);
+            if (code_or_native(pc)) {
+                *a.pc_slot = pc;
+                int m = agct(env, java, max, (void *)uc);
+                if (m > 0) {
+                    bump(&g_anchor_fixed);
+                    return m;
+                }
+            }
+        }
+        if (java_frame && moved && a.fp_slot && r->sp < *a.sp_slot + MAX_STEP_BYTES &&
+            r->sp >= *a.sp_slot) {
+            int m = agct_via_anchor(env, java, max, uc, &a, r, out);
             if (m > 0) {
-                bump(&g_anchor_fixed);
+                bump(&g_anchor_moved);
                 return m;
+            }
+        }
+    }
+    /* In the interpreter where AGCT gives up: entering a method, its frame half
+     * built. At a method's entry HotSpot keeps the Method* in rbx (x86's
+     * interpreter calling convention); the method is taken only if rbx is one
+     * (rp_codecache_jmethod's round trip). Its caller: once the entry has made
+     * the frame pointer (enter), the return address is above rbp and the
+     * caller's sp below it (HotSpot pushes the sender's sp first); before that,
+     * the return address is on top of the stack or, just popped, in rax, and
+     * the caller's sp in r13. Each tried by AGCT from the caller's frame. */
+    const struct rp_code *ic = java_frame && !moved ? rp_codecache_find(rp_frame_lookup_pc(r))
+                                                    : NULL;
+    uint64_t im;
+    if ((n == AGCT_UNKNOWN_JAVA || n == AGCT_NOT_WALKABLE_JAVA) && ic &&
+        ic->kind == RP_CODE_INTERPRETER && max > 1 &&
+        (im = rp_codecache_jmethod((uint64_t)uc->uc_mcontext.gregs[REG_RBX])) != 0) {
+        struct rp_frame_regs cand[3];
+        int nc = 0;
+        if (r->bp >= r->sp && r->bp - r->sp < MAX_STEP_BYTES && !(r->bp & 7)) {
+            const uint64_t *fp = (const uint64_t *)(uintptr_t)r->bp;
+            uint64_t sender = fp[-1];
+            cand[nc++] = (struct rp_frame_regs){fp[1], sender > r->bp ? sender : r->bp + 16,
+                                                fp[0], 1};
+        }
+        uint64_t r13 = (uint64_t)uc->uc_mcontext.gregs[REG_R13];
+        uint64_t csp = r13 > r->sp && r13 - r->sp < MAX_STEP_BYTES ? r13 : r->sp + 8;
+        cand[nc++] = (struct rp_frame_regs){*(const uint64_t *)(uintptr_t)r->sp, csp, r->bp, 1};
+        cand[nc++] = (struct rp_frame_regs){(uint64_t)uc->uc_mcontext.gregs[REG_RAX], csp,
+                                            r->bp, 1};
+        for (int i = 0; i < nc; i++) {
+            if (!after_call(cand[i].pc))
+                continue;
+            int k = agct_from(env, java + 1, max - 1, uc, &cand[i]);
+            if (k > 0) {
+                java[0].bci = 0;
+                java[0].pad = 0;
+                java[0].method = im;
+                bump(&g_interp_entry);
+                return k + 1;
+            }
+        }
+    }
+    /* In compiled code where AGCT gives up (a prologue or an epilogue): the
+     * method itself, from its code blob, then its callers from the frame below. */
+    struct rp_blob b;
+    uint64_t m;
+    if ((n == AGCT_UNKNOWN_JAVA || n == AGCT_NOT_WALKABLE_JAVA) && java_frame && max > 1 &&
+        rp_codecache_blob(rp_frame_lookup_pc(r), &b) == 0 && (m = rp_codecache_method(&b)) != 0) {
+        struct rp_frame_regs caller = *r;
+        if (step_compiled(&b, m, &caller)) {
+            int k = agct_from(env, java + 1, max - 1, uc, &caller);
+            if (k > 0) {
+                java[0].bci = -1;
+                java[0].pad = 0;
+                java[0].method = m;
+                bump(&g_compiled_popped);
+                return k + 1;
             }
         }
     }
     return n;
 }
 
-void rp_stackwalk(const ucontext_t *uc, JNIEnv *env, int native, int agent, int depth,
+void rp_stackwalk_abandon(struct rp_stackwalk_result *out)
+{
+    if (out->in_codecache) {
+        out->in_codecache = 0;
+        rp_codecache_leave();
+    }
+    if (out->anchor_moved) {
+        *out->anchor.sp_slot = 0;
+        atomic_signal_fence(memory_order_seq_cst);
+        *out->anchor.fp_slot = out->saved_fp;
+        *out->anchor.pc_slot = out->saved_pc;
+        atomic_signal_fence(memory_order_seq_cst);
+        *out->anchor.sp_slot = out->saved_sp;
+        atomic_signal_fence(memory_order_seq_cst);
+        out->anchor_moved = 0;
+    }
+}
+
+void rp_stackwalk(const ucontext_t *uc, JNIEnv *env, int native, int agent,
+                  const struct rp_java_frame *agent_java, int agent_njava, int depth,
                   uint64_t *pcs, struct rp_java_frame *java,
                   struct rp_stackwalk_result *out)
 {
@@ -223,6 +444,7 @@ void rp_stackwalk(const ucontext_t *uc, JNIEnv *env, int native, int agent, int 
     rp_frame_regs_from_uc(uc, &r);
     int n = 0, java_frame = 0, moved = 0;
     out->truncated = 0;
+    out->anchor_moved = 0;
     rp_codecache_enter();
     out->in_codecache = 1;
     for (;;) {
@@ -253,36 +475,39 @@ void rp_stackwalk(const ucontext_t *uc, JNIEnv *env, int native, int agent, int 
         bump(&g_stub_frames);
         moved = 1;
     }
-    out->in_codecache = 0;
-    rp_codecache_leave();
     if (agent && native)
         n = drop_agent_frames(pcs, n);
     out->nnative = native ? n : 0;
     out->njava = 0;
     out->status = RP_WALK_OK;
-    if (native && out->truncated)
-        return;                   /* native frames filled the stack: no room */
-    if (!env) {
-        out->status = RP_WALK_NOT_JAVA;
-        return;
+    if (!(native && out->truncated)) {        /* else no room for Java frames */
+        int max = depth - out->nnative;
+        out->truncated = 0;
+        int nj;
+        if (!env) {
+            out->status = RP_WALK_NOT_JAVA;
+        } else if (agent && agent_njava > 0) {
+            /* In the agent's callback, which took its thread's Java stack
+             * already: that is this sample's too. */
+            nj = agent_njava < max ? agent_njava : max;
+            memcpy(java, agent_java, (size_t)nj * sizeof *java);
+            out->njava = nj;
+            out->truncated = nj == max;
+            bump(&g_from_callback);
+        } else if (!g_agct) {
+            out->status = RP_WALK_NO_AGCT;
+        } else if ((nj = java_frames(env, java, max, uc, &r, java_frame, moved, out)) > 0) {
+            out->njava = nj;
+            out->truncated = nj == max;
+        } else {
+            out->status = nj == 0 ? RP_WALK_NO_JAVA_FRAMES : nj;
+            /* Where the Java walk could not start is worth showing: the
+             * compiled method's code or the interpreter, named by the flusher. */
+            if (java_frame && native && out->nnative < depth)
+                pcs[out->nnative++] = rp_frame_lookup_pc(&r);
+        }
     }
-    if (!g_agct) {
-        out->status = RP_WALK_NO_AGCT;
-        return;
-    }
-    int max = depth - out->nnative;
-    out->truncated = 0;
-    int nj = java_frames(env, java, max, uc, &r, java_frame && moved);
-    if (nj > 0) {
-        out->njava = nj;
-        out->truncated = nj == max;
-    } else {
-        out->status = nj == 0 ? RP_WALK_NO_JAVA_FRAMES : nj;
-        /* Where the Java walk could not start is worth showing: the compiled
-         * method's code or the interpreter, named by the flusher. */
-        if (java_frame && native && out->nnative < depth)
-            pcs[out->nnative++] = rp_frame_lookup_pc(&r);
-    }
+    rp_stackwalk_abandon(out);
 }
 
 int rp_stackwalk_anchor(JNIEnv *env, struct rp_java_frame *java, int depth)
@@ -303,4 +528,8 @@ void rp_stackwalk_stats(struct rp_stackwalk_stats *out)
     out->from_frame = atomic_load(&g_from_frame);
     out->from_context = atomic_load(&g_from_context);
     out->anchor_fixed = atomic_load(&g_anchor_fixed);
+    out->anchor_moved = atomic_load(&g_anchor_moved);
+    out->compiled_popped = atomic_load(&g_compiled_popped);
+    out->from_callback = atomic_load(&g_from_callback);
+    out->interp_entry = atomic_load(&g_interp_entry);
 }

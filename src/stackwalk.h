@@ -45,6 +45,7 @@
 #include <jni.h>
 
 #include "sample.h"
+#include "vmstructs.h"
 
 /* AsyncGetCallTrace, found with dlsym (NULL: not exported), and the agent's own
  * code range (for rp_stackwalk's `agent`). Agent start. */
@@ -55,9 +56,13 @@ struct rp_stackwalk_result {
     int njava;              /* Java frames written (AGCT's layout)                */
     int status;             /* enum rp_walk_status, or AGCT's error code          */
     int truncated;          /* the depth limit was hit                            */
-    /* Set while the walk holds the stub table (rp_codecache_enter): a caller
-     * whose walk was cut short by the crash guard calls rp_codecache_leave. */
+    /* What a walk cut short by the crash guard must undo (rp_stackwalk_abandon):
+     * it holds the stub table (rp_codecache_enter), it moved the thread's anchor
+     * and these were its values. */
     volatile int in_codecache;
+    volatile int anchor_moved;
+    struct rp_vm_anchor anchor;
+    uint64_t saved_sp, saved_pc, saved_fp;
 };
 
 /*
@@ -67,11 +72,18 @@ struct rp_stackwalk_result {
  * way), Java frames to java, depth frames in all. `agent`: the thread was in the
  * agent's own work (enum rp_agent_work, sample.h); the native frames from the
  * leaf down to the outermost one in the agent's code are dropped (the flusher
- * puts one marker frame in their place). Async-signal-safe.
+ * puts one marker frame in their place), and if the agent's callback has taken
+ * its thread's Java stack already (agent_java, agent_njava > 0), that stack is
+ * this sample's Java frames. Async-signal-safe.
  */
-void rp_stackwalk(const ucontext_t *uc, JNIEnv *env, int native, int agent, int depth,
+void rp_stackwalk(const ucontext_t *uc, JNIEnv *env, int native, int agent,
+                  const struct rp_java_frame *agent_java, int agent_njava, int depth,
                   uint64_t *pcs, struct rp_java_frame *java,
                   struct rp_stackwalk_result *out);
+
+/* Undo what a walk that the crash guard cut short left behind (the stub table
+ * held, the anchor moved). Async-signal-safe; a no-op after a whole walk. */
+void rp_stackwalk_abandon(struct rp_stackwalk_result *out);
 
 /*
  * rp_stackwalk_anchor: the calling thread's Java frames by AsyncGetCallTrace from
@@ -88,6 +100,10 @@ struct rp_stackwalk_stats {
     uint64_t from_frame;         /* AGCT answered from the frame the walk reached   */
     uint64_t from_context;       /* ... from the interrupted context                */
     uint64_t anchor_fixed;       /* AGCT answered once the anchor was made walkable */
+    uint64_t anchor_moved;       /* ... once it was pointed below a stub's frame    */
+    uint64_t compiled_popped;    /* a compiled method's frame stepped out of        */
+    uint64_t from_callback;      /* frames of the agent's callback, reused          */
+    uint64_t interp_entry;       /* an interpreted method's entry stepped out of    */
 };
 void rp_stackwalk_stats(struct rp_stackwalk_stats *out);
 

@@ -96,10 +96,14 @@ struct rp_slot {
     /* The thread's own JVMTI callbacks (alloc.c, lock.c, callstack.h): which
      * one it is in (enum rp_agent_work, 0: none; the handler records it, so a
      * CPU sample taken there shows the agent's work under its Java caller), the
-     * frames they capture (depth entries, allocated at the first use: the handler
-     * must not overwrite them mid-way) and their own crash guard. */
+     * frames they capture (depth entries, allocated at the first use; the
+     * handler never writes them, and reads them as the sample's Java frames
+     * once cb_njava says they are complete) and their own crash guard. */
     volatile sig_atomic_t in_agent;
     struct rp_java_frame *cb_java;
+    volatile sig_atomic_t cb_njava;  /* frames in cb_java that are the thread's
+                                        stack now (0: none yet): the handler
+                                        reuses them for a sample taken there   */
     volatile sig_atomic_t in_cb_walk;
     sigjmp_buf cb_env;
 

@@ -23,6 +23,7 @@ static long g_owner_off = -1;         /* ObjectMonitor::_owner                 *
 static long g_anchor_off = -1;        /* JavaThread::_anchor                   */
 static long g_anchor_sp_off = -1;     /* JavaFrameAnchor::_last_Java_sp        */
 static long g_anchor_pc_off = -1;     /* JavaFrameAnchor::_last_Java_pc        */
+static long g_anchor_fp_off = -1;     /* JavaFrameAnchor::_last_Java_fp (x86)  */
 static long g_state_off = -1;         /* JavaThread::_thread_state             */
 static int g_state_in_vm = -1;        /* the constant _thread_in_vm            */
 static const uint64_t *g_code_low, *g_code_high;  /* CodeCache::_low/_high_bound */
@@ -36,78 +37,137 @@ static int sym_u64(const char *name, uint64_t *out)
     return 0;
 }
 
-/* The value of HotSpot's integer constant `name` (gHotSpotVMIntConstants), or
- * -1 if it is not there. */
-static int int_constant(const char *name)
+/* ------------------------------------------------------------ the tables -- */
+
+/* One of HotSpot's tables (gHotSpotVMStructs, ...Types, ...IntConstants): its
+ * first entry and stride. The arrays and their layout are exported data
+ * symbols of libjvm, so nothing here depends on the JDK's version. */
+struct table {
+    const char *base;
+    uint64_t stride;
+};
+
+static int table(const char *array, const char *stride, struct table *t)
 {
-    char *const *base = dlsym(RTLD_DEFAULT, "gHotSpotVMIntConstants");
-    uint64_t stride, name_off, value_off;
-    if (!base || !*base || sym_u64("gHotSpotVMIntConstantEntryArrayStride", &stride) ||
-        sym_u64("gHotSpotVMIntConstantEntryNameOffset", &name_off) ||
-        sym_u64("gHotSpotVMIntConstantEntryValueOffset", &value_off))
+    char *const *base = dlsym(RTLD_DEFAULT, array);
+    if (!base || !*base || sym_u64(stride, &t->stride))
         return -1;
-    for (const char *e = *base;; e += stride) {
+    t->base = *base;
+    return 0;
+}
+
+long rp_vmstructs_type_size(const char *type)
+{
+    struct table t;
+    uint64_t name_off, size_off;
+    if (table("gHotSpotVMTypes", "gHotSpotVMTypeEntryArrayStride", &t) ||
+        sym_u64("gHotSpotVMTypeEntryTypeNameOffset", &name_off) ||
+        sym_u64("gHotSpotVMTypeEntrySizeOffset", &size_off))
+        return -1;
+    for (const char *e = t.base;; e += t.stride) {
         const char *n = *(const char *const *)(e + name_off);
         if (!n)
             return -1;
-        if (!strcmp(n, name))
-            return *(const int32_t *)(e + value_off);
+        if (!strcmp(n, type))
+            return (long)*(const uint64_t *)(e + size_off);
     }
 }
 
-int rp_vmstructs_init(void)
+int rp_vmstructs_field(const char *type, const char *field, struct rp_vm_field *out)
 {
-    char *const *base = dlsym(RTLD_DEFAULT, "gHotSpotVMStructs");
-    uint64_t stride, type_off, field_off, offset_off, static_off, address_off;
-    if (!base || !*base || sym_u64("gHotSpotVMStructEntryArrayStride", &stride) ||
+    struct table t;
+    uint64_t type_off, field_off, tstr_off, offset_off, static_off, address_off;
+    out->offset = -1;
+    out->address = 0;
+    out->size = 0;
+    if (table("gHotSpotVMStructs", "gHotSpotVMStructEntryArrayStride", &t) ||
         sym_u64("gHotSpotVMStructEntryTypeNameOffset", &type_off) ||
         sym_u64("gHotSpotVMStructEntryFieldNameOffset", &field_off) ||
+        sym_u64("gHotSpotVMStructEntryTypeStringOffset", &tstr_off) ||
         sym_u64("gHotSpotVMStructEntryOffsetOffset", &offset_off) ||
         sym_u64("gHotSpotVMStructEntryIsStaticOffset", &static_off) ||
         sym_u64("gHotSpotVMStructEntryAddressOffset", &address_off))
         return -1;
-    for (const char *e = *base;; e += stride) {
-        const char *type = *(const char *const *)(e + type_off);
-        const char *field = *(const char *const *)(e + field_off);
-        if (!type)
-            break;
-        if (!field)
+    for (const char *e = t.base;; e += t.stride) {
+        const char *ty = *(const char *const *)(e + type_off);
+        const char *fi = *(const char *const *)(e + field_off);
+        if (!ty)
+            return -1;
+        if (!fi || strcmp(ty, type) || strcmp(fi, field))
             continue;
-        if (*(const int32_t *)(e + static_off)) {
-            const uint64_t *addr = *(const uint64_t *const *)(e + address_off);
-            if (!strcmp(type, "CodeCache") && !strcmp(field, "_low_bound"))
-                g_code_low = addr;
-            else if (!strcmp(type, "CodeCache") && !strcmp(field, "_high_bound"))
-                g_code_high = addr;
-            continue;
+        if (*(const int32_t *)(e + static_off))
+            out->address = (uint64_t)(uintptr_t)*(void *const *)(e + address_off);
+        else
+            out->offset = (long)*(const uint64_t *)(e + offset_off);
+        /* The field's type: a pointer is 8 bytes; anything else is looked up in
+         * the types table (CodeBlob::_frame_complete_offset is an int on JDK 17
+         * and an int16_t on JDK 25). */
+        const char *ts = *(const char *const *)(e + tstr_off);
+        size_t len = ts ? strlen(ts) : 0;
+        if (len && ts[len - 1] == '*') {
+            out->size = (int)sizeof(void *);
+        } else if (len) {
+            long sz = rp_vmstructs_type_size(ts);
+            out->size = sz > 0 && sz <= 8 ? (int)sz : 0;
         }
-        long off = (long)*(const uint64_t *)(e + offset_off);
-        /* JDK 17 lists it under JavaThread, older ones under Thread. */
-        if ((!strcmp(type, "Thread") || !strcmp(type, "JavaThread")) &&
-            !strcmp(field, "_osthread"))
-            g_osthread_off = off;
-        else if (!strcmp(type, "OSThread") && !strcmp(field, "_thread_id"))
-            g_tid_off = off;
-        else if ((!strcmp(type, "Thread") || !strcmp(type, "JavaThread")) &&
-                 !strcmp(field, "_stack_base"))
-            g_stack_base_off = off;
-        else if ((!strcmp(type, "Thread") || !strcmp(type, "JavaThread")) &&
-                 !strcmp(field, "_stack_size"))
-            g_stack_size_off = off;
-        else if (!strcmp(type, "JavaThread") && !strcmp(field, "_current_pending_monitor"))
-            g_pending_off = off;
-        else if (!strcmp(type, "ObjectMonitor") && !strcmp(field, "_owner"))
-            g_owner_off = off;
-        else if (!strcmp(type, "JavaThread") && !strcmp(field, "_anchor"))
-            g_anchor_off = off;
-        else if (!strcmp(type, "JavaThread") && !strcmp(field, "_thread_state"))
-            g_state_off = off;
-        else if (!strcmp(type, "JavaFrameAnchor") && !strcmp(field, "_last_Java_sp"))
-            g_anchor_sp_off = off;
-        else if (!strcmp(type, "JavaFrameAnchor") && !strcmp(field, "_last_Java_pc"))
-            g_anchor_pc_off = off;
+        return 0;
     }
-    g_state_in_vm = int_constant("_thread_in_vm");
+}
+
+int rp_vmstructs_int(const char *name, int *out)
+{
+    struct table t;
+    uint64_t name_off, value_off;
+    if (table("gHotSpotVMIntConstants", "gHotSpotVMIntConstantEntryArrayStride", &t) ||
+        sym_u64("gHotSpotVMIntConstantEntryNameOffset", &name_off) ||
+        sym_u64("gHotSpotVMIntConstantEntryValueOffset", &value_off))
+        return -1;
+    for (const char *e = t.base;; e += t.stride) {
+        const char *n = *(const char *const *)(e + name_off);
+        if (!n)
+            return -1;
+        if (!strcmp(n, name)) {
+            *out = *(const int32_t *)(e + value_off);
+            return 0;
+        }
+    }
+}
+
+/* A non-static field's offset, -1 if it is not there. */
+static long offset_of(const char *type, const char *field)
+{
+    struct rp_vm_field f;
+    return rp_vmstructs_field(type, field, &f) == 0 ? f.offset : -1;
+}
+
+/* A field that JDKs list under one type or the other (JavaThread in 17,
+ * Thread in 25). */
+static long offset_of2(const char *type1, const char *type2, const char *field)
+{
+    long off = offset_of(type1, field);
+    return off >= 0 ? off : offset_of(type2, field);
+}
+
+int rp_vmstructs_init(void)
+{
+    struct rp_vm_field f;
+    g_osthread_off = offset_of2("JavaThread", "Thread", "_osthread");
+    g_tid_off = offset_of("OSThread", "_thread_id");
+    g_stack_base_off = offset_of2("JavaThread", "Thread", "_stack_base");
+    g_stack_size_off = offset_of2("JavaThread", "Thread", "_stack_size");
+    g_pending_off = offset_of("JavaThread", "_current_pending_monitor");
+    g_owner_off = offset_of("ObjectMonitor", "_owner");
+    g_anchor_off = offset_of("JavaThread", "_anchor");
+    g_state_off = offset_of("JavaThread", "_thread_state");
+    g_anchor_sp_off = offset_of("JavaFrameAnchor", "_last_Java_sp");
+    g_anchor_pc_off = offset_of("JavaFrameAnchor", "_last_Java_pc");
+    g_anchor_fp_off = offset_of("JavaFrameAnchor", "_last_Java_fp");
+    if (rp_vmstructs_int("_thread_in_vm", &g_state_in_vm) != 0)
+        g_state_in_vm = -1;
+    if (rp_vmstructs_field("CodeCache", "_low_bound", &f) == 0)
+        g_code_low = (const uint64_t *)(uintptr_t)f.address;
+    if (rp_vmstructs_field("CodeCache", "_high_bound", &f) == 0)
+        g_code_high = (const uint64_t *)(uintptr_t)f.address;
     return g_osthread_off >= 0 && g_tid_off >= 0 ? 0 : -1;
 }
 
@@ -219,8 +279,10 @@ int rp_vmstructs_anchor(JNIEnv *env, struct rp_vm_anchor *out)
         return -1;
     uint64_t jt = (uint64_t)(uintptr_t)env - (uint64_t)g_env_off;
     uint64_t a = jt + (uint64_t)g_anchor_off;
-    out->sp = *(volatile const uint64_t *)(uintptr_t)(a + (uint64_t)g_anchor_sp_off);
+    out->sp_slot = (volatile uint64_t *)(uintptr_t)(a + (uint64_t)g_anchor_sp_off);
     out->pc_slot = (volatile uint64_t *)(uintptr_t)(a + (uint64_t)g_anchor_pc_off);
+    out->fp_slot = g_anchor_fp_off >= 0 ?
+                   (volatile uint64_t *)(uintptr_t)(a + (uint64_t)g_anchor_fp_off) : NULL;
     out->in_vm = *(volatile const int32_t *)(uintptr_t)(jt + (uint64_t)g_state_off) ==
                  g_state_in_vm;
     return 0;

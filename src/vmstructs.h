@@ -83,17 +83,35 @@ int rp_vmstructs_code_bounds(uint64_t *low, uint64_t *high);
  * it is in the VM (_thread_in_vm), read through the JNIEnv that lives inside its
  * JavaThread. HotSpot leaves the anchor's pc 0 when it calls into the VM from a
  * stub or the interpreter (x86 finds it at sp[-1] when it needs it:
- * JavaFrameAnchor::make_walkable); pc_slot lets the walk do what make_walkable
- * does. */
+ * JavaFrameAnchor::make_walkable); the slots let the walk do what make_walkable
+ * does, and, for a thread in the VM, which no other thread walks, point the
+ * anchor at a frame of its own choosing for a moment (stackwalk.c). */
 struct rp_vm_anchor {
-    uint64_t sp;                     /* _last_Java_sp, 0: no Java frame          */
+    volatile uint64_t *sp_slot;      /* &_last_Java_sp (0 in it: no Java frame)  */
     volatile uint64_t *pc_slot;      /* &_last_Java_pc                           */
+    volatile uint64_t *fp_slot;      /* &_last_Java_fp, NULL if unknown          */
     int in_vm;                       /* _thread_state == _thread_in_vm           */
 };
 /* Are the offsets known (rp_vmstructs_init and rp_vmstructs_learn_env done)? */
 int rp_vmstructs_have_anchor(void);
-/* Read the anchor of the thread whose JNIEnv is `env`: the calling thread only.
+/* The anchor of the thread whose JNIEnv is `env`: the calling thread only.
  * Async-signal-safe. @return 0, or -1 if the offsets are unknown. */
 int rp_vmstructs_anchor(JNIEnv *env, struct rp_vm_anchor *out);
+
+/* ------------------------------------------------------------ the tables -- */
+
+/* A field of HotSpot's VMStructs table. */
+struct rp_vm_field {
+    long offset;                     /* non-static: offset in its type, else -1  */
+    uint64_t address;                /* static: its address, else 0              */
+    int size;                        /* bytes of its type, 0 if unknown          */
+};
+/* Look `type::field` up. @return 0 if found, -1 if not. Any thread but a signal
+ * handler; reads libjvm's exported tables (no JVM call). */
+int rp_vmstructs_field(const char *type, const char *field, struct rp_vm_field *out);
+/* sizeof(type) from the types table, or -1. */
+long rp_vmstructs_type_size(const char *type);
+/* An integer constant (gHotSpotVMIntConstants). @return 0, or -1 if absent. */
+int rp_vmstructs_int(const char *name, int *out);
 
 #endif

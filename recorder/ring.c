@@ -84,6 +84,13 @@ size_t rp_ring_max_record(const struct rp_ring *ring)
 
 /* ---- producer ------------------------------------------------------------- */
 
+static int count_drop(struct rp_ring *ring, enum rp_ring_drop reason, size_t len);
+
+int rp_ring_drop_nested(struct rp_ring *ring, size_t len)
+{
+    return count_drop(ring, RP_RING_DROP_NESTED, len);
+}
+
 /* Count a refused record. A drop can be interrupted by a nested push that drops
  * too (both add to dropped_bytes), so these are read-modify-writes, unlike the
  * pushed counters, which only the push holding `busy` ever writes. Drops are the

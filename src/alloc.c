@@ -237,6 +237,9 @@ static void sample(struct rp_slot *s, JNIEnv *jni, jobject object, jclass klass,
         bump(&G.first_skipped);
         return;
     }
+    /* The stack first: a CPU sample taken in this callback before it is here
+     * has no Java frames (engine_async.h). */
+    h.status = rp_callstack_here(s, jni, frames, G.cfg.depth, &h.njava, &h.flags);
     double p = size > 0 && interval > 0 ? -expm1(-(double)size / interval) : 1.0;
     if (!(p > 0))
         p = 1.0;
@@ -246,9 +249,6 @@ static void sample(struct rp_slot *s, JNIEnv *jni, jobject object, jclass klass,
     const char *name = rp_class_name(t.klass);
     if (name && strchr(name, '['))
         t.length1 = (uint32_t)(*jni)->GetArrayLength(jni, (jarray)object) + 1;
-    h.status = rp_callstack_here(s, jni, frames, G.cfg.depth, &h.njava, &h.flags);
-    atomic_signal_fence(memory_order_seq_cst);
-    s->cb_njava = (sig_atomic_t)h.njava;     /* the handler may reuse them now */
     /* A sampled java.lang.Class (a class being defined) is not tracked: class
      * objects carry rp_class_id's tag, which would overwrite the live one. */
     if (G.live && !(name && !strcmp(name, "java.lang.Class"))) {
@@ -289,12 +289,9 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
         } else {
             /* A CPU sample taken from here on shows [ringprof:alloc] under the
              * allocating Java code (sample.h): the timer signal stays open. */
-            int outer = s->in_agent;
-            s->in_agent = RP_AGENT_ALLOC;
+            int outer = rp_callstack_enter(s, RP_AGENT_ALLOC);
             sample(s, jni, object, klass, size);
-            s->cb_njava = 0;
-            atomic_signal_fence(memory_order_seq_cst);
-            s->in_agent = outer;
+            rp_callstack_leave(s, outer);
         }
         atomic_fetch_add_explicit(&G.callback_ns, mono_ns() - t0, memory_order_relaxed);
     }

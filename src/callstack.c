@@ -8,6 +8,7 @@
 #include "callstack.h"
 #include "engine_async.h"
 #include "threads.h"
+#include "vmstructs.h"
 
 static jvmtiEnv *g_jvmti;
 static _Atomic uint64_t g_agct, g_jvmti_count;
@@ -56,8 +57,23 @@ struct rp_java_frame *rp_callstack_buffer(struct rp_slot *s, uint32_t depth)
     return s->cb_java;
 }
 
-int32_t rp_callstack_here(struct rp_slot *s, JNIEnv *jni, struct rp_java_frame *out,
-                          uint32_t depth, uint32_t *n, uint16_t *flags)
+int rp_callstack_enter(struct rp_slot *s, int work)
+{
+    int outer = s->in_agent;
+    s->in_agent = work;
+    return outer;
+}
+
+void rp_callstack_leave(struct rp_slot *s, int outer)
+{
+    s->cb_njava = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    rp_async_callback_stack(s, NULL, 0);
+    s->in_agent = outer;
+}
+
+static int32_t take(struct rp_slot *s, JNIEnv *jni, struct rp_java_frame *out,
+                    uint32_t depth, uint32_t *n, uint16_t *flags)
 {
     int k = rp_async_callback_walk(s, jni, out, (int)depth);
     if (k > 0) {
@@ -69,6 +85,23 @@ int32_t rp_callstack_here(struct rp_slot *s, JNIEnv *jni, struct rp_java_frame *
     }
     atomic_fetch_add_explicit(&g_jvmti_count, 1, memory_order_relaxed);
     return by_jvmti(NULL, out, depth, n, flags);
+}
+
+int32_t rp_callstack_here(struct rp_slot *s, JNIEnv *jni, struct rp_java_frame *out,
+                          uint32_t depth, uint32_t *n, uint16_t *flags)
+{
+    /* The buffer is rewritten: the handler must not take the last callback's
+     * frames from it meanwhile. */
+    s->cb_kept = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    int32_t status = take(s, jni, out, depth, n, flags);
+    struct rp_vm_anchor a;
+    s->cb_anchor_sp = rp_vmstructs_anchor(jni, &a) == 0 ? *a.sp_slot : 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    s->cb_njava = (sig_atomic_t)*n;
+    s->cb_kept = (sig_atomic_t)*n;
+    rp_async_callback_stack(s, out, *n);
+    return status;
 }
 
 int32_t rp_callstack_of(jthread t, struct rp_java_frame *out, uint32_t depth,

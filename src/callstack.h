@@ -35,7 +35,9 @@ void rp_callstack_init(jvmtiEnv *jvmti);
  * out[0..depth), from inside a JVMTI callback (`jni` is its JNIEnv, `s` its
  * slot: the AGCT path runs under the crash guard there). Sets *n and,
  * when the stack did not fit, RP_SAMPLE_TRUNCATED in *flags. @return RP_WALK_OK,
- * RP_WALK_NO_JAVA_FRAMES or RP_WALK_JVMTI_ERROR.
+ * RP_WALK_NO_JAVA_FRAMES or RP_WALK_JVMTI_ERROR. The frames stay the thread's
+ * stack for the signal handler (threads.h: cb_njava, cb_kept) until the next
+ * call, and a CPU sample held back for want of them is pushed with them.
  */
 struct rp_slot;
 int32_t rp_callstack_here(struct rp_slot *s, JNIEnv *jni, struct rp_java_frame *out,
@@ -44,6 +46,16 @@ int32_t rp_callstack_here(struct rp_slot *s, JNIEnv *jni, struct rp_java_frame *
 /* The calling thread's buffer for rp_callstack_here (the slot's cb_java, made at
  * its first use: depth frames, kept with the slot), or NULL if out of memory. */
 struct rp_java_frame *rp_callstack_buffer(struct rp_slot *s, uint32_t depth);
+
+/*
+ * rp_callstack_enter / rp_callstack_leave: bracket a JVMTI callback of the
+ * thread's own in which the agent works (`work`, enum rp_agent_work): CPU
+ * samples taken in between show [ringprof:<work>] above the Java caller, which
+ * rp_callstack_here provides (engine_async.h). enter returns the work it
+ * replaces, for leave.
+ */
+int rp_callstack_enter(struct rp_slot *s, int work);
+void rp_callstack_leave(struct rp_slot *s, int outer);
 
 /*
  * rp_callstack_of: thread `t`'s Java frames by GetStackTrace, converted in place

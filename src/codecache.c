@@ -446,8 +446,12 @@ int rp_codecache_blob(uint64_t pc, struct rp_blob *out)
             out->compiled = *(const uint8_t *)(uintptr_t)(blob + (uint64_t)H.kind_off) ==
                             H.kind_nmethod;
         else
-            out->compiled = out->name && out->name == atomic_load_explicit(
-                                &H.nmethod_name, memory_order_relaxed);
+            out->compiled = out->name &&
+                (out->name == atomic_load_explicit(&H.nmethod_name, memory_order_relaxed) ||
+                 /* A JNI method's wrapper, which no CompiledMethodLoad announces:
+                  * its name is another literal, read here (the header checked
+                  * out, so the name pointer is HotSpot's). */
+                 memcmp(out->name, "native nmethod", 15) == 0);
         return 0;
     }
     return -1;

@@ -198,11 +198,13 @@ static void take_sample(struct rp_slot *s, siginfo_t *si, ucontext_t *uc)
         if (g_fault_crash && (h.time / 1000) % 8 == 0)
             status = *(volatile int *)g_fault_addr;     /* a fault inside the walk */
 #endif
+        struct rp_walk_agent agent = {(int)h.agent, s->cb_java, (int)s->cb_njava,
+                                      (int)s->cb_kept, s->cb_anchor_sp};
         rp_stackwalk(uc, atomic_load_explicit(&s->env, memory_order_acquire), g_cfg.native,
-                     (int)h.agent, s->cb_java, (int)s->cb_njava, (int)g_cfg.depth, s->pcs,
-                     s->java, &w);
+                     &agent, (int)g_cfg.depth, s->pcs, s->java, &w);
         nn = w.nnative;
         nj = w.njava;
+        h.agent = (uint32_t)w.agent;
         status = w.status;
         trunc = w.truncated;
     } else {
@@ -236,6 +238,21 @@ static void take_sample(struct rp_slot *s, siginfo_t *si, ucontext_t *uc)
     uint64_t t1 = now_ns();
     h.handler_ns = t1 - t0 > UINT32_MAX ? UINT32_MAX : (uint32_t)(t1 - t0);
     rp_hist_add(&g_hist, t1 - t0);
+    /* In one of the agent's callbacks that has not taken its Java stack yet,
+     * with no Java frames of our own: hold the sample back; the callback pushes
+     * it with its stack (rp_async_callback_stack). A second such sample only
+     * adds its weight to the held one. */
+    if (h.agent && nj == 0 && status != RP_WALK_CRASHED && !s->cb_njava) {
+        if (s->held == 0) {
+            s->held_hdr = h;
+            atomic_signal_fence(memory_order_seq_cst);
+            s->held = 1;
+        } else {
+            s->held_hdr.weight += h.weight;
+        }
+        s->in_handler = 0;
+        return;
+    }
     struct iovec iov[3] = {
         {&h, sizeof h},
         {s->pcs, (size_t)nn * sizeof(uint64_t)},
@@ -256,8 +273,11 @@ static void on_timer(int sig, siginfo_t *si, void *uc)
         /* A stale signal queued for a slot's previous occupant, or a slot that was
          * reused for another thread, must not be sampled here: two producers on
          * one SPSC ring, and this thread's sigsetjmp in the other's jmp_buf. */
-        if (s && s->ring && s->pcs && s->tid == rp_gettid())
+        if (s && s->ring && s->pcs && s->tid == rp_gettid() && s->held != 2)
             take_sample(s, si, uc);
+        else if (s && s->ring && s->held == 2)
+            rp_ring_drop_nested(s->ring, sizeof(struct rp_sample_hdr));  /* the callback
+                                           * is pushing `pcs`: counted (lost.nested) */
         else
             atomic_fetch_add_explicit(&g_stray, 1, memory_order_relaxed);
         if (si->si_code != SI_TIMER)
@@ -378,6 +398,33 @@ int rp_async_callback_walk(struct rp_slot *s, JNIEnv *jni, struct rp_java_frame 
     atomic_signal_fence(memory_order_seq_cst);
     atomic_fetch_sub_explicit(&g_walks, 1, memory_order_relaxed);
     return n;
+}
+
+void rp_async_callback_stack(struct rp_slot *s, const struct rp_java_frame *frames,
+                             uint32_t n)
+{
+    if (s->held != 1)
+        return;
+    s->held = 2;
+    atomic_signal_fence(memory_order_seq_cst);
+    struct rp_sample_hdr h = s->held_hdr;
+    uint32_t nj = n;
+    if (nj > g_cfg.depth - h.nnative)
+        nj = g_cfg.depth - h.nnative;
+    if (nj) {
+        h.njava = nj;
+        h.status = RP_WALK_OK;
+        if (nj < n)
+            h.flags |= RP_SAMPLE_TRUNCATED;
+    }
+    struct iovec iov[3] = {
+        {&h, sizeof h},
+        {s->pcs, (size_t)h.nnative * sizeof(uint64_t)},
+        {(void *)(uintptr_t)frames, (size_t)nj * sizeof *frames},
+    };
+    rp_ring_pushv(s->ring, iov, 3);
+    atomic_signal_fence(memory_order_seq_cst);
+    s->held = 0;
 }
 
 void rp_async_stats(struct rp_async_stats *out)

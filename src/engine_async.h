@@ -99,6 +99,15 @@ struct rp_java_frame;
 int rp_async_callback_walk(struct rp_slot *s, JNIEnv *jni, struct rp_java_frame *out,
                            int depth);
 
+/* A callback of the thread's own has its Java stack (`frames`, n of them; n 0:
+ * it has none and will not): a CPU sample the handler held back meanwhile
+ * (taken in the callback, no Java frames of its own) is pushed now with these
+ * frames, as the Java caller of the agent's work. Call it once the stack is
+ * taken, and again (n 0) before the callback returns. The thread's own
+ * callbacks only; not a signal handler. */
+void rp_async_callback_stack(struct rp_slot *s, const struct rp_java_frame *frames,
+                             uint32_t n);
+
 /* Handler statistics for the flusher. */
 struct rp_async_stats {
     uint64_t stray;           /* timer signals that matched no live slot          */

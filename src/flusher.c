@@ -81,7 +81,7 @@ struct flusher {
     struct rp_lock_stats lock_seen;
     uint64_t lock_owner_gone;         /* owners dropped here: slot released first  */
     uint64_t telemetry_failed_seen;
-    uint64_t walk_seen[9];          /* struct rp_stackwalk_stats, as last written  */
+    uint64_t walk_seen[10];          /* struct rp_stackwalk_stats, as last written  */
     jclass runtime_class;           /* java.lang.Runtime (global ref), for the heap */
     jmethodID runtime_get, runtime_total, runtime_free;
     /* Per-generation caches of chunk ids. */
@@ -1072,12 +1072,13 @@ static void stackwalk_counters(struct flusher *f)
     rp_stackwalk_stats(&now);
     const uint64_t v[] = {now.stub_frames, now.stub_stuck, now.from_frame,
                           now.from_context, now.anchor_fixed, now.anchor_moved,
-                          now.compiled_popped, now.from_callback, now.interp_entry};
+                          now.compiled_popped, now.from_callback, now.interp_entry,
+                          now.from_kept};
     static const char *const names[] = {"walk.stub_frames", "walk.stub_stuck",
                                         "walk.from_frame", "walk.from_context",
                                         "walk.anchor_fixed", "walk.anchor_moved",
                                         "walk.compiled_popped", "walk.from_callback",
-                                        "walk.interp_entry"};
+                                        "walk.interp_entry", "walk.from_kept"};
     _Static_assert(sizeof v / sizeof v[0] == sizeof names / sizeof names[0], "names");
     _Static_assert(sizeof v / sizeof v[0] <= sizeof(((struct flusher *)0)->walk_seen) /
                                              sizeof(uint64_t), "walk_seen");

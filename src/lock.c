@@ -141,8 +141,6 @@ static void record(struct rp_slot *s, JNIEnv *jni, jobject object, uint64_t t0,
     struct rp_java_frame *frames = rp_callstack_buffer(s, L.cfg.depth);
     if (frames) {
         h.status = rp_callstack_here(s, jni, frames, L.cfg.depth, &h.njava, &h.flags);
-        atomic_signal_fence(memory_order_seq_cst);
-        s->cb_njava = (sig_atomic_t)h.njava;     /* the handler may reuse them now */
     } else {
         h.status = RP_WALK_JVMTI_ERROR;        /* no memory for the frames */
     }
@@ -200,12 +198,9 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
         } else if (t0) {
             /* A CPU sample taken from here on shows [ringprof:lock] under the
              * waiting Java code (sample.h): the timer signal stays open. */
-            int outer = s->in_agent;
-            s->in_agent = RP_AGENT_LOCK;
+            int outer = rp_callstack_enter(s, RP_AGENT_LOCK);
             record(s, jni, object, t0, t1 - t0, threshold);
-            s->cb_njava = 0;
-            atomic_signal_fence(memory_order_seq_cst);
-            s->in_agent = outer;
+            rp_callstack_leave(s, outer);
         }
         atomic_fetch_add_explicit(&L.callback_ns, mono_ns() - t1, memory_order_relaxed);
     }

@@ -89,13 +89,15 @@ enum rp_agent_work {
     RP_AGENT_LOCK,          /* MonitorContendedEnter/Entered                       */
     RP_AGENT_CLASS,         /* ClassPrepare: jmethodIDs for a new class            */
     RP_AGENT_THREAD,        /* ThreadStart/ThreadEnd: registration                 */
+    RP_AGENT_OTHER,         /* the agent's code found on the stack outside those   */
     RP_AGENT_WORKS
 };
 
 static inline const char *rp_agent_work_name(uint32_t w)
 {
     static const char *const names[RP_AGENT_WORKS] = {
-        "", "[ringprof:alloc]", "[ringprof:lock]", "[ringprof:class]", "[ringprof:thread]"};
+        "", "[ringprof:alloc]", "[ringprof:lock]", "[ringprof:class]", "[ringprof:thread]",
+        "[ringprof]"};
     return w < RP_AGENT_WORKS ? names[w] : "[ringprof]";
 }
 

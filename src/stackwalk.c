@@ -41,10 +41,16 @@ enum {
 
 /* A frame bigger than this is not believed. */
 #define MAX_STEP_BYTES (1u << 20)
+/* Words above a compiled frame searched for its return address when registers
+ * were pushed below it (step_compiled): 32 general registers and 32 AVX-512
+ * registers, with room to spare. */
+#define SCAN_WORDS 320
+/* The same for a stub that saves registers without making a frame. */
+#define SCAN_STUB_WORDS 32
 
 static agct_fn g_agct;
 static _Atomic uint64_t g_stub_frames, g_stub_stuck, g_from_frame, g_from_context,
-    g_anchor_fixed, g_anchor_moved, g_compiled_popped, g_from_callback, g_interp_entry;
+    g_anchor_fixed, g_anchor_moved, g_compiled_popped, g_from_callback, g_interp_entry, g_from_kept;
 static uint64_t g_self_lo, g_self_hi;    /* the agent's executable segment */
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
@@ -79,13 +85,15 @@ static int is_self(uint64_t pc)
 }
 
 /* Drop pcs[0..k], k the outermost frame in the agent's own code: what the agent
- * did, and what it called, becomes one marker frame (the flusher's). */
-static int drop_agent_frames(uint64_t *pcs, int n)
+ * did, and what it called, becomes one marker frame (the flusher's). @return the
+ * frames left; *found: there was such a frame. */
+static int drop_agent_frames(uint64_t *pcs, int n, int *found)
 {
     int k = -1;
     for (int i = 0; i < n; i++)
         if (is_self(pcs[i]))
             k = i;
+    *found = k >= 0;
     if (k < 0)
         return n;
     memmove(pcs, pcs + k + 1, (size_t)(n - k - 1) * sizeof *pcs);
@@ -222,8 +230,16 @@ static int step_stub(const struct rp_code *c, struct rp_frame_regs *r)
     /* A stub with no frame of its own (vtable and itable stubs, many small
      * StubRoutines): the return address is on top if anything is, and the call
      * that pushed it went to this stub. */
-    if (!r->is_return)
-        return step_from_slot(r, r->sp, r->bp, c->start, c->end, 0);
+    if (!r->is_return && step_from_slot(r, r->sp, r->bp, c->start, c->end, 0))
+        return 1;
+    /* One that pushed registers first (C1's slow_subtype_check): the first word
+     * above that a direct call into this stub left. */
+    for (uint64_t k = 1; !r->is_return && k < SCAN_STUB_WORDS; k++) {
+        uint64_t slot = r->sp + 8 * k;
+        uint64_t ra = *(const uint64_t *)(uintptr_t)slot, tgt;
+        if (after_call(ra) && (tgt = call_target(ra)) >= c->start && tgt < c->end)
+            return take_step(r, ra, slot + 8, r->bp);
+    }
     return 0;
 }
 
@@ -260,6 +276,22 @@ static int step_compiled(const struct rp_blob *b, uint64_t method, struct rp_fra
             *r = t;
             return 1;
         }
+    }
+    /* In an out-of-line path that pushed registers before calling out (a GC
+     * barrier's slow path), sp is below the frame by what was pushed: look for
+     * the return address above, accepting only one from a direct call into this
+     * method (a stale word from an earlier call elsewhere must not pass). */
+    for (uint64_t k = 0; k < (uint64_t)(b->frame_words > 0 ? b->frame_words : 0) + SCAN_WORDS;
+         k++) {
+        uint64_t slot = r->sp + 8 * k;
+        uint64_t ra = *(const uint64_t *)(uintptr_t)slot;
+        uint64_t tgt;
+        if (!rp_codecache_contains(ra) || !after_call(ra) || !(tgt = call_target(ra)))
+            continue;
+        struct rp_blob tb;
+        if ((tgt >= b->code_begin && tgt < b->end) ||
+            (rp_codecache_blob(tgt, &tb) == 0 && rp_codecache_method(&tb) == method))
+            return take_step(r, ra, slot + 8, *(const uint64_t *)(uintptr_t)(slot - 8));
     }
     return 0;
 }
@@ -435,8 +467,22 @@ void rp_stackwalk_abandon(struct rp_stackwalk_result *out)
     }
 }
 
-void rp_stackwalk(const ucontext_t *uc, JNIEnv *env, int native, int agent,
-                  const struct rp_java_frame *agent_java, int agent_njava, int depth,
+/* The Java frames the thread's last callback took, if the thread is still in
+ * the excursion into the VM it took them in (same anchor). */
+static int kept_frames(JNIEnv *env, const struct rp_walk_agent *agent,
+                       struct rp_java_frame *java, int max)
+{
+    struct rp_vm_anchor a;
+    if (agent->kept_njava <= 0 || !agent->kept_anchor_sp ||
+        rp_vmstructs_anchor(env, &a) != 0 || *a.sp_slot != agent->kept_anchor_sp)
+        return 0;
+    int nj = agent->kept_njava < max ? agent->kept_njava : max;
+    memcpy(java, agent->java, (size_t)nj * sizeof *java);
+    return nj;
+}
+
+void rp_stackwalk(const ucontext_t *uc, JNIEnv *env, int native,
+                  const struct rp_walk_agent *agent, int depth,
                   uint64_t *pcs, struct rp_java_frame *java,
                   struct rp_stackwalk_result *out)
 {
@@ -475,8 +521,11 @@ void rp_stackwalk(const ucontext_t *uc, JNIEnv *env, int native, int agent,
         bump(&g_stub_frames);
         moved = 1;
     }
-    if (agent && native)
-        n = drop_agent_frames(pcs, n);
+    /* The agent's own code on the stack is its work even where no callback
+     * said so (the first instructions of one, before it knows its slot). */
+    int found = 0;
+    n = drop_agent_frames(pcs, n, &found);
+    out->agent = agent->work ? agent->work : found ? RP_AGENT_OTHER : RP_AGENT_NONE;
     out->nnative = native ? n : 0;
     out->njava = 0;
     out->status = RP_WALK_OK;
@@ -486,25 +535,41 @@ void rp_stackwalk(const ucontext_t *uc, JNIEnv *env, int native, int agent,
         int nj;
         if (!env) {
             out->status = RP_WALK_NOT_JAVA;
-        } else if (agent && agent_njava > 0) {
+        } else if (out->agent && agent->njava > 0) {
             /* In the agent's callback, which took its thread's Java stack
              * already: that is this sample's too. */
-            nj = agent_njava < max ? agent_njava : max;
-            memcpy(java, agent_java, (size_t)nj * sizeof *java);
+            nj = agent->njava < max ? agent->njava : max;
+            memcpy(java, agent->java, (size_t)nj * sizeof *java);
             out->njava = nj;
             out->truncated = nj == max;
             bump(&g_from_callback);
         } else if (!g_agct) {
             out->status = RP_WALK_NO_AGCT;
-        } else if ((nj = java_frames(env, java, max, uc, &r, java_frame, moved, out)) > 0) {
+        } else if ((nj = java_frames(env, java, max, uc, &r, java_frame, moved, out)) > 0 ||
+                   kept_frames(env, agent, java, max) > 0) {
+            if (nj <= 0) {
+                nj = kept_frames(env, agent, java, max);
+                bump(&g_from_kept);
+            }
             out->njava = nj;
             out->truncated = nj == max;
         } else {
             out->status = nj == 0 ? RP_WALK_NO_JAVA_FRAMES : nj;
             /* Where the Java walk could not start is worth showing: the
-             * compiled method's code or the interpreter, named by the flusher. */
-            if (java_frame && native && out->nnative < depth)
+             * compiled method, as a Java frame with no callers where its code
+             * blob names it, else its code or the interpreter as a native pc
+             * (named by the flusher). The stack keeps its error marker. */
+            struct rp_blob b;
+            uint64_t m;
+            if (java_frame && max > 0 && rp_codecache_blob(rp_frame_lookup_pc(&r), &b) == 0 &&
+                (m = rp_codecache_method(&b)) != 0) {
+                java[0].bci = -1;
+                java[0].pad = 0;
+                java[0].method = m;
+                out->njava = 1;
+            } else if (java_frame && native && out->nnative < depth) {
                 pcs[out->nnative++] = rp_frame_lookup_pc(&r);
+            }
         }
     }
     rp_stackwalk_abandon(out);
@@ -532,4 +597,5 @@ void rp_stackwalk_stats(struct rp_stackwalk_stats *out)
     out->compiled_popped = atomic_load(&g_compiled_popped);
     out->from_callback = atomic_load(&g_from_callback);
     out->interp_entry = atomic_load(&g_interp_entry);
+    out->from_kept = atomic_load(&g_from_kept);
 }

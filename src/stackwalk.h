@@ -56,6 +56,9 @@ struct rp_stackwalk_result {
     int njava;              /* Java frames written (AGCT's layout)                */
     int status;             /* enum rp_walk_status, or AGCT's error code          */
     int truncated;          /* the depth limit was hit                            */
+    int agent;              /* the agent's work the sample is in: agent->work, or
+                             * RP_AGENT_OTHER if the native walk met the agent's
+                             * code outside it (a callback's first instructions) */
     /* What a walk cut short by the crash guard must undo (rp_stackwalk_abandon):
      * it holds the stub table (rp_codecache_enter), it moved the thread's anchor
      * and these were its values. */
@@ -76,8 +79,21 @@ struct rp_stackwalk_result {
  * its thread's Java stack already (agent_java, agent_njava > 0), that stack is
  * this sample's Java frames. Async-signal-safe.
  */
-void rp_stackwalk(const ucontext_t *uc, JNIEnv *env, int native, int agent,
-                  const struct rp_java_frame *agent_java, int agent_njava, int depth,
+/* What the thread's own agent callbacks know (threads.h): the work it is in
+ * (enum rp_agent_work, 0: none), the Java stack its callback took (valid while
+ * `njava` > 0), and the one the last callback took with the anchor it had then:
+ * while the thread is still in the same excursion into the VM (its anchor's sp
+ * unchanged: JVMTI's event posting around the callback), that is its stack. */
+struct rp_walk_agent {
+    int work;
+    const struct rp_java_frame *java;
+    int njava;
+    int kept_njava;
+    uint64_t kept_anchor_sp;
+};
+
+void rp_stackwalk(const ucontext_t *uc, JNIEnv *env, int native,
+                  const struct rp_walk_agent *agent, int depth,
                   uint64_t *pcs, struct rp_java_frame *java,
                   struct rp_stackwalk_result *out);
 
@@ -104,6 +120,7 @@ struct rp_stackwalk_stats {
     uint64_t compiled_popped;    /* a compiled method's frame stepped out of        */
     uint64_t from_callback;      /* frames of the agent's callback, reused          */
     uint64_t interp_entry;       /* an interpreted method's entry stepped out of    */
+    uint64_t from_kept;          /* the last callback's frames, same VM excursion   */
 };
 void rp_stackwalk_stats(struct rp_stackwalk_stats *out);
 

@@ -104,8 +104,19 @@ struct rp_slot {
     volatile sig_atomic_t cb_njava;  /* frames in cb_java that are the thread's
                                         stack now (0: none yet): the handler
                                         reuses them for a sample taken there   */
+    volatile sig_atomic_t cb_kept;   /* frames in cb_java from the last callback,
+                                        and the anchor's sp then: the stack
+                                        while the thread is in that excursion
+                                        into the VM (stackwalk.h)              */
+    volatile uint64_t cb_anchor_sp;
     volatile sig_atomic_t in_cb_walk;
     sigjmp_buf cb_env;
+    /* A CPU sample taken in a callback before it had its Java stack, held back
+     * until it has (engine_async.h, rp_async_callback_stack): its header, its
+     * native frames left in `pcs`, and the state: 0 none, 1 held, 2 being
+     * pushed by the callback (the handler then leaves `pcs` alone). */
+    volatile sig_atomic_t held;
+    struct rp_sample_hdr held_hdr;
 
     /* Metadata, under the registry lock. */
     uint32_t flags;                  /* enum rp_slot_flags                           */

@@ -144,6 +144,14 @@ int rp_ring_push(struct rp_ring *ring, const void *rec, size_t len);
  */
 int rp_ring_pushv(struct rp_ring *ring, const struct iovec *iov, int iovcnt);
 
+/*
+ * rp_ring_drop_nested: count a record of `len` bytes that its producer could not
+ * even assemble because an interrupted push of its own thread was using what it
+ * needed (a nested push in all but name). @return RP_RING_NESTED.
+ * Async-signal-safe; the ring's owning thread (or its signal handler) only.
+ */
+int rp_ring_drop_nested(struct rp_ring *ring, size_t len);
+
 /* rp_ring_fill: bytes in use (records and their headers) at this instant: a
  * snapshot that may be stale as soon as it is read. Any thread; async-signal-safe.
  * A producer that is not a signal handler uses it to wake its consumer early. */

@@ -4,14 +4,19 @@
 #   agent_tests.sh TEST [ENGINE]
 #
 # TEST is cpu_split, sleeping, native_frames, churn, attach, bad_options,
-# signal_safety, shutdown, crash_guard, unloading, handler_replaced, alloc_taken
-# or asan_catches (ASan builds only); ENGINE is async or jvmti where both are
-# meaningful. In an ASan build RP_JAVA is tests/agent/sanitized_java.sh. meson
+# signal_safety, shutdown, crash_guard, unloading, handler_replaced, alloc_taken,
+# intrinsics, alloc_callback or asan_catches (ASan builds only); ENGINE is async
+# or jvmti where both are meaningful. In an ASan build RP_JAVA is tests/agent/sanitized_java.sh. meson
 # (tests/agent/meson.build) passes the programs in the environment: RP_JAVA,
 # RP_JCMD, RP_AGENT (libringprof.so), RP_TEST_AGENT (the RP_TEST_HOOKS build),
 # RP_JAR (tests/java), RP_DUMP (rp_agent_dump), RP_SHIM and RP_TAKEN (LD_PRELOAD
-# libraries), RP_ALLOC_TAKEN (an agent holding the sampled-allocation capability). Each test asserts something that fails if the
-# agent is wrong; tolerances are generous because other work may share the machine.
+# libraries), RP_ALLOC_TAKEN (an agent holding the sampled-allocation capability),
+# RP_INTRINSICS_JNI (the C library of tests/java/Intrinsics.java). RP_JDK=25 runs
+# a test on the Temurin JDK 25 (RP_JDK25, default /usr/lib/jvm/temurin-25-jdk-amd64)
+# and skips it, saying so in one line, where that JDK is not installed; RP_INTERVAL
+# sets the intrinsics test's interval. Each test asserts something that fails if
+# the agent is wrong; tolerances are generous because other work may share the
+# machine.
 # The scratch directory is kept (and named) when a test fails.
 set -uo pipefail
 
@@ -132,9 +137,10 @@ test_native_frames() {
     local all mixed
     all=$(awk -F'\t' 'index($3, "deflater;") == 1 { w += $1 } END { printf "%.0f\n", w }' "$work/stacks")
     mixed=$(awk -F'\t' 'index($3, "deflater;") == 1 &&
-                        $3 ~ /java\.util\.zip\.Deflater\.deflate[A-Za-z]*;(.*;)?libz\.so[^;]*\.deflate/ { w += $1 }
+                        $3 ~ /java\.util\.zip\.Deflater\.deflate[A-Za-z]*;(.*;)?(libz\.so[^;]*|libzip\.so)\.deflate/ { w += $1 }
                         END { printf "%.0f\n", w }' "$work/stacks")
-    note "deflater: $((all / 1000000)) ms, of which $((mixed / 1000000)) ms with libz deflate below Deflater"
+    # (Debian's JDK links the system's libz; Temurin's libzip.so has zlib inside.)
+    note "deflater: $((all / 1000000)) ms, of which $((mixed / 1000000)) ms with zlib's deflate below Deflater"
     [ "$all" -gt 500000000 ] || fail "thread 'deflater' sampled only $all ns"
     within "$(pct $mixed $all)" 50 100 ||
         fail "only $(pct $mixed $all)% of deflater's samples show libz frames below Java"
@@ -370,8 +376,120 @@ test_asan_catches() {
     rm -rf "$RP_SAN_LOGDIR"    # the expected reports; san_check looks for others
 }
 
+# --------------------------------------------------------- truthful stacks --
+
+# The share of broken samples (no Java frame, or an error marker such as
+# [agct:unknown_java] on a partial stack), and each worker method's share
+# against the program's own CPU truth, from rp_agent_dump stacks ($1) and the
+# program's "truth NAME NS" lines ($2), for threads whose name matches $3 and
+# methods Class.NAME of class $4. Prints "name truth% profile% error" lines, then
+# "broken PCT", "maxerr POINTS" and "weight NS".
+shares_vs_truth() {
+    awk -F'\t' -v threads="$3" -v cls="$4" '
+        FNR == NR { if ($0 ~ /^truth /) { split($0, t, " "); truth[t[2]] = t[3]; order[++n] = t[2] } next }
+        {
+            nf = split($3, f, ";")
+            if (f[1] !~ threads) next
+            w = $1; total += w
+            java = 0; err = 0; hit = ""
+            for (i = 2; i <= nf; i++) {
+                if (f[i] ~ /_\[(j|i|0)\]$/) java = 1
+                if (f[i] ~ /^\[(agct|walk|jvmti):/) err = 1
+                name = f[i]; sub(/_\[[a-z0-9]\]$/, "", name)
+                if (index(name, cls ".") == 1) {
+                    m = substr(name, length(cls) + 2)
+                    if (m in truth) hit = m        # the leaf-most wins
+                }
+            }
+            if (!java || err) broken += w
+            if (hit != "") { got[hit] += w; attributed += w }
+        }
+        END {
+            for (k in truth) tt += truth[k]
+            for (i = 1; i <= n; i++) {
+                k = order[i]
+                tp = 100 * truth[k] / tt; pp = attributed ? 100 * got[k] / attributed : 0
+                e = pp - tp; if (e < 0) e = -e; if (e > maxe) maxe = e
+                printf "%-8s %5.1f %5.1f %4.1f\n", k, tp, pp, e
+            }
+            printf "broken %.2f\n", total ? 100 * broken / total : 100
+            printf "maxerr %.1f\n", maxe
+            printf "weight %.0f\n", total
+        }' "$2" "$1"
+}
+
+# Intrinsic- and stub-heavy JDK code (tests/java/Intrinsics.java): every method
+# within 3 points of its measured CPU share, and at most 1% of the workers'
+# weight broken (without a Java frame, or with only part of its Java stack).
+# RP_INTERVAL (default 10ms) and RP_JDK (17, or 25: the Temurin JDK when
+# installed) choose the run.
+test_intrinsics() {
+    local interval=${RP_INTERVAL:-10ms} secs
+    # CPU seconds per worker (two workers): about 3,000 samples at 10 ms, and as
+    # many at 1 ms, where a CPU-time timer fires on the kernel's 4 ms tick. The
+    # shares are near 1/8, so the sampling error is under a point.
+    case $interval in 10ms) secs=15 ;; *) secs=6 ;; esac
+    java_run -Drp.jni="$RP_INTRINSICS_JNI" \
+        -agentpath:"$RP_AGENT=$(agent_opts ,interval=$interval,alloc=off)" -- Intrinsics $secs 2 ||
+        { rc=$?; show_err; fail "java exited $rc"; }
+    grep -q "Intrinsics done" "$work/out" || fail "the program did not finish"
+    "$RP_DUMP" stacks "$work/rec" >"$work/stacks" || fail "rp_agent_dump failed"
+    shares_vs_truth "$work/stacks" "$work/out" '^mix-' 'Intrinsics$Work' >"$work/shares"
+    sed 's/^/# /' "$work/shares"
+    local broken maxerr
+    broken=$(awk '$1 == "broken" { print $2 }' "$work/shares")
+    maxerr=$(awk '$1 == "maxerr" { print $2 }' "$work/shares")
+    within "$broken" 0 1 || fail "$broken% of the weight has a broken stack (at most 1%)"
+    within "$maxerr" 0 3 || fail "a method is $maxerr points from its measured share (at most 3)"
+    # The stubs are frames of their own, named, under the method that called them.
+    local crc stub
+    crc=$(awk -F'\t' '$3 ~ /Intrinsics\$Work\.crc_\[[ji0]\];/ { w += $1 } END { printf "%.0f", w }' "$work/stacks")
+    stub=$(awk -F'\t' '$3 ~ /Intrinsics\$Work\.crc_\[[ji0]\];.*updateBytesCRC32/ { w += $1 } END { printf "%.0f", w }' "$work/stacks")
+    note "crc: $((stub / 1000000)) ms of $((crc / 1000000)) ms in updateBytesCRC32"
+    [ "$crc" -gt 0 ] && [ $((stub * 2)) -ge "$crc" ] ||
+        fail "CRC32's time is not shown in its stub updateBytesCRC32 under Work.crc"
+}
+
+# The allocation callback never hides or moves CPU samples: no time under
+# pthread_sigmask (the timer signal is never blocked), every sample taken in the
+# agent's code is [ringprof:alloc] above the allocating Java code, and no frame
+# of the agent's is a leaf without a Java caller. At alloc=16k the callback runs
+# some 10,000 times a second: at most 3% of the thread's weight may lack a Java
+# frame for other reasons (JVMTI's own event posting around the callback, a
+# deoptimisation; docs/engines.md). RP_JDK as above.
+test_alloc_callback() {
+    java_run -agentpath:"$RP_AGENT=$(agent_opts ,interval=1ms,alloc=16k,ring=1m)" -- \
+        AllocBench 1 6 1 || { rc=$?; show_err; fail "java exited $rc"; }
+    "$RP_DUMP" stacks "$work/rec" >"$work/stacks" || fail "rp_agent_dump failed"
+    local thread total masked callback orphan nojava
+    thread=$(awk -F'\t' '{ split($3, f, ";"); w[f[1]] += $1 } END { for (t in w) if (w[t] > best) { best = w[t]; b = t } print b }' "$work/stacks")
+    read -r total masked callback orphan nojava < <(awk -F'\t' -v t="$thread" '
+        { split($3, f, ";"); if (f[1] != t) next
+          total += $1; java = ($3 ~ /_\[(j|i|0)\](;|$)/)
+          if ($3 ~ /(pthread_sigmask|sigprocmask)/) masked += $1
+          if ($3 ~ /\[ringprof:alloc\]/) callback += $1
+          if ($3 ~ /(\[ringprof:|libringprof)/ && !java) orphan += $1
+          if (!java) nojava += $1 }
+        END { printf "%.0f %.0f %.0f %.0f %.0f\n", total, masked, callback, orphan, nojava }' "$work/stacks")
+    note "thread $thread: $((total / 1000000)) ms; in the callback $((callback / 1000000)) ms;" \
+         "agent's code without a Java caller $((orphan / 1000000)) ms; no Java frame" \
+         "$((nojava / 1000000)) ms ($(pct "$nojava" "$total")%)"
+    [ "$total" -gt 0 ] || fail "no CPU samples in the allocating thread"
+    [ "$masked" -eq 0 ] || fail "$((masked / 1000000)) ms of CPU under pthread_sigmask"
+    [ "$callback" -gt 0 ] || fail "no CPU sample was taken in the allocation callback"
+    [ "$orphan" -eq 0 ] || fail "$((orphan / 1000000)) ms in the agent's code without a Java caller"
+    within "$(pct "$nojava" "$total")" 0 3 || fail "$(pct "$nojava" "$total")% without a Java frame"
+}
+
+# RP_JDK=25: the same test on the Temurin JDK 25 where it is installed.
+if [ "${RP_JDK:-17}" = 25 ]; then
+    j25=${RP_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java
+    [ -x "$j25" ] || { echo "JDK 25 not installed ($j25): skipped"; exit 77; }
+    RP_JAVA=$j25
+fi
+
 case "$test_name" in
-cpu_split|sleeping|native_frames|churn|attach|bad_options|signal_safety|shutdown|crash_guard|unloading|handler_replaced|alloc_taken|asan_catches)
+cpu_split|sleeping|native_frames|churn|attach|bad_options|signal_safety|shutdown|crash_guard|unloading|handler_replaced|alloc_taken|asan_catches|intrinsics|alloc_callback)
     "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac

@@ -10,7 +10,8 @@
 # (tests/agent/meson.build) passes the programs in the environment: RP_JAVA,
 # RP_JCMD, RP_AGENT (libringprof.so), RP_TEST_AGENT (the RP_TEST_HOOKS build),
 # RP_JAR (tests/java), RP_DUMP (rp_agent_dump), RP_SHIM and RP_TAKEN (LD_PRELOAD
-# libraries), RP_ALLOC_TAKEN (an agent holding the sampled-allocation capability). Each test asserts something that fails if the
+# libraries), RP_ALLOC_TAKEN (an agent holding the sampled-allocation capability),
+# RP_RINGPROF (the ringprof tool). Each test asserts something that fails if the
 # agent is wrong; tolerances are generous because other work may share the machine.
 # The scratch directory is kept (and named) when a test fails.
 set -uo pipefail
@@ -138,6 +139,19 @@ test_native_frames() {
     [ "$all" -gt 500000000 ] || fail "thread 'deflater' sampled only $all ns"
     within "$(pct $mixed $all)" 50 100 ||
         fail "only $(pct $mixed $all)% of deflater's samples show libz frames below Java"
+    # Names (docs/engines.md, "Names"), as `ringprof convert` prints them: the JIT
+    # compiler threads' stacks name libjvm's C++ functions demangled, and no
+    # frame is a mangled symbol.
+    "$RP_RINGPROF" convert --quiet --format collapsed -o "$work/collapsed" "$work/rec" ||
+        fail "ringprof convert failed"
+    local broker mangled
+    broker=$(grep -c ';CompileBroker::compiler_thread_loop;' "$work/collapsed" || true)
+    mangled=$(grep -o '_Z[NL][A-Za-z0-9_]*' "$work/collapsed" | head -3 | tr '\n' ' ' || true)
+    note "$broker stacks through CompileBroker::compiler_thread_loop; libc's thread" \
+         "entry named start_thread: $(grep -q ';start_thread;' "$work/collapsed" && echo yes ||
+         echo 'no (libc6-dbg not installed?)')"
+    [ "$broker" -gt 0 ] || fail "no JIT compiler thread's stack shows CompileBroker::compiler_thread_loop"
+    [ -z "$mangled" ] || fail "mangled symbols in the collapsed output: $mangled"
 }
 
 # 10 000 threads started and ended at 1 ms: the JVM finishes, samples stay with

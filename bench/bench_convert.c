@@ -7,7 +7,9 @@
  * 10% of samples weighing two intervals; stacks drawn Zipf(1.1) from S distinct
  * stacks (default 20000) of depth 20 to 60, each built by extending a prefix of an
  * earlier stack (so stacks share their root-side chains, as real ones do) with
- * frames of 6000 methods in 600 classes, at varying lines. One segment per second
+ * frames of 6000 methods in 600 classes, at varying lines (with --cpp PCT, PCT% of
+ * the methods are libjvm C++ frames, recorded mangled as the agent records them,
+ * _ZN8Class1234method5678Ev, which the converter demangles). One segment per second
  * of stream time, drained thread after thread; a chunk rotates at 16 MiB. It stops
  * when the chunk files reach --mb megabytes (default 100; --quick: 10).
  *
@@ -21,7 +23,7 @@
  * Figures are printed, never asserted. One core: the converter is single-threaded.
  *
  *   bench_convert [--quick] [--all] [--mb N] [--threads N] [--stacks N] [--runs N]
- *                 [--dir DIR] [--keep] [--ringprof PATH]
+ *                 [--cpp PCT] [--dir DIR] [--keep] [--ringprof PATH]
  *
  * --ringprof defaults to ../tools/ringprof next to this program (the build tree).
  */
@@ -47,7 +49,7 @@
 #define NMETHOD 6000
 #define MAXDEPTH 60
 
-static int nthreads = 12, nstacks = 20000, runs = 3, keep, all;
+static int nthreads = 12, nstacks = 20000, runs = 3, keep, all, cpp_pct;
 static double target_mb = 100;
 static char dir[PATH_MAX], ringprof[PATH_MAX];
 
@@ -161,8 +163,19 @@ static uint32_t chunk_stack(struct chunk *c, int si)
     const struct stack *s = &stacks[si];
     uint32_t ids[MAXDEPTH];
     for (int d = 0; d < s->n; d++) {
-        uint32_t key = s->method[d] * 401 + s->line[d];
-        if (!c->frame_id[key]) {
+        int cpp = (int)(s->method[d] % 100) < cpp_pct;
+        uint32_t key = s->method[d] * 401 + (cpp ? 0 : s->line[d]);   /* lines: 1..400 */
+        if (!c->frame_id[key] && cpp) {
+            char cls[24], name[24], sym[64];
+            snprintf(cls, sizeof cls, "Class%u", s->method[d] % NCLASS);
+            snprintf(name, sizeof name, "method%u", s->method[d]);
+            snprintf(sym, sizeof sym, "_ZN%zu%s%zu%sEv", strlen(cls), cls, strlen(name), name);
+            uint32_t k = rp_chunk_class(c->w, rp_chunk_cstring(c->w, "libjvm.so"));
+            uint32_t m = rp_chunk_method(c->w, k, rp_chunk_cstring(c->w, sym),
+                                         rp_chunk_cstring(c->w, ""), rp_chunk_cstring(c->w, ""),
+                                         0);
+            c->frame_id[key] = rp_chunk_frame(c->w, m, RP_FRAME_CPP, -1, 0);
+        } else if (!c->frame_id[key]) {
             char cls[32], name[32];
             snprintf(cls, sizeof cls, "com.example.pkg%u.Class%u", s->method[d] % NCLASS / 20,
                      s->method[d] % NCLASS);
@@ -308,7 +321,8 @@ static void bench_format(const char *label, char *const extra[], uint64_t sample
 static void usage(void)
 {
     fprintf(stderr, "usage: bench_convert [--quick] [--all] [--mb N] [--threads N] "
-                    "[--stacks N] [--runs N] [--dir DIR] [--keep] [--ringprof PATH]\n");
+                    "[--stacks N] [--runs N] [--cpp PCT] [--dir DIR] [--keep] "
+                    "[--ringprof PATH]\n");
     exit(2);
 }
 
@@ -332,6 +346,8 @@ int main(int argc, char **argv)
             nstacks = atoi(argv[++i]);
         else if (!strcmp(a, "--runs") && v)
             runs = atoi(argv[++i]);
+        else if (!strcmp(a, "--cpp") && v)
+            cpp_pct = atoi(argv[++i]);
         else if (!strcmp(a, "--dir") && v)
             userdir = argv[++i];
         else if (!strcmp(a, "--ringprof") && v)
@@ -339,7 +355,8 @@ int main(int argc, char **argv)
         else
             usage();
     }
-    if (nthreads < 1 || nstacks < 2 || runs < 1 || runs > 15 || target_mb <= 0)
+    if (nthreads < 1 || nstacks < 2 || runs < 1 || runs > 15 || target_mb <= 0 ||
+        cpp_pct < 0 || cpp_pct > 100)
         usage();
     if (!ringprof[0]) {
         char self[PATH_MAX - 32];

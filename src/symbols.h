@@ -5,14 +5,18 @@
  * and for a pc in a static function it names the nearest exported one, which is
  * wrong. libjvm.so exports a few hundred symbols but its .symtab (shipped
  * unstripped by Debian) names every C++ function, and a GC or JIT thread's stack
- * is meaningless without them. So: dladdr finds the object (its path and load
- * address); the object's file is mapped once and its .symtab (or, if stripped,
- * .dynsym) FUNC symbols are sorted for lookup; a pc inside no symbol's extent is
- * named after its object ("[libz.so.1]": one name per object, so stacks through
- * stripped static functions still aggregate) rather than given a wrong name; a pc
- * in no object is "[unknown]". Objects with no file (the vDSO) fall back
- * to dladdr with its size check. Names are not demangled (C++ names stay in their
- * _ZN... form). Results are cached per pc; mapped files stay mapped.
+ * is meaningless without them; libc.so.6 is stripped, and its static functions
+ * (start_thread, clone3) are named only in its separate debug file (libc6-dbg).
+ * So: dladdr finds the object (its path and load address); src/elfsyms.c reads
+ * the function symbols of the object's file once (its .symtab; else its debug
+ * file's .symtab, by build id or .gnu_debuglink, with its .dynsym; else its
+ * .dynsym), bounded in size; a pc inside no symbol's extent is named after its
+ * object ("[libz.so.1]": one name per object, so stacks through stripped static
+ * functions still aggregate) rather than given the nearest preceding symbol's
+ * name, which would be a wrong one; a pc in no object is "[unknown]". Objects
+ * with no file (the vDSO) fall back to dladdr with its size check. Names are not
+ * demangled here (C++ names stay in their _ZN... form; the tool demangles).
+ * Results are cached per pc; no file stays open or mapped.
  *
  * Threads: the flusher only. Not async-signal-safe.
  */
@@ -32,9 +36,10 @@ struct rp_native_sym {
 void rp_symbols_resolve(uint64_t pc, struct rp_native_sym *out);
 
 /* The run-time address of symbol `name` (any type, local ones included: .symtab,
- * then .dynsym) in the loaded object whose file's basename is `lib`, or 0 if the
- * object is not loaded or has no such symbol. Reads the file; any thread but a
- * signal handler (it is not limited to the flusher: it keeps no state). */
+ * then .dynsym, then the debug file's .symtab) in the loaded object whose file's
+ * basename is `lib`, or 0 if the object is not loaded or has no such symbol.
+ * Reads the files; any thread but a signal handler (it is not limited to the
+ * flusher: it keeps no state). */
 uint64_t rp_symbols_find(const char *lib, const char *name);
 
 #endif

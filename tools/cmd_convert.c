@@ -67,6 +67,11 @@ static void usage(FILE *f)
         "  --thread REGEX      only threads whose name matches (POSIX ERE)\n"
         "  --include REGEX     only stacks with a frame matching REGEX\n"
         "  --exclude REGEX     drop stacks with a frame matching REGEX\n"
+        "  --demangle STYLE    how native C++ and Rust symbols are named: short\n"
+        "                      (default: CompileBroker::compiler_thread_loop, no\n"
+        "                      parameters; overloads merge), full (with the\n"
+        "                      parameter list) or none (as recorded: _ZN...);\n"
+        "                      --include/--exclude see the names so\n"
         "  --lines             frames are method:line\n"
         "  --bci               frames are method@bci\n"
         "  --per-thread        one tree per thread ([thread name] as the root frame)\n"
@@ -174,7 +179,7 @@ enum {
     OPT_EVENT = 256, OPT_FORMAT, OPT_FROM, OPT_TO, OPT_THREAD, OPT_INCLUDE, OPT_EXCLUDE,
     OPT_LINES, OPT_BCI, OPT_PER_THREAD, OPT_CUTOFF, OPT_TOP, OPT_METHOD, OPT_VALUE,
     OPT_STRICT, OPT_QUIET, OPT_SNAPSHOT, OPT_STATE, OPT_STATE_FRAMES,
-    OPT_TL_WIDTH, OPT_TL_ROWS, OPT_TL_SORT, OPT_TL_HTML
+    OPT_TL_WIDTH, OPT_TL_ROWS, OPT_TL_SORT, OPT_TL_HTML, OPT_DEMANGLE
 };
 
 /* The kinds of issue 9 and the agent option that records each: what to say
@@ -266,9 +271,11 @@ static int parse_one(struct convert *c, int opt, const char *arg, char **argv)
     case OPT_INCLUDE:
     case OPT_EXCLUDE:
     case OPT_METHOD:
+    case OPT_DEMANGLE:
         if (rp_filters_set(&c->fx, "convert", opt == OPT_THREAD ? "--thread"
                            : opt == OPT_INCLUDE ? "--include"
-                           : opt == OPT_EXCLUDE ? "--exclude" : "--method", arg) < 0) {
+                           : opt == OPT_EXCLUDE ? "--exclude"
+                           : opt == OPT_METHOD ? "--method" : "--demangle", arg) < 0) {
             fputc('\n', stderr);
             usage(stderr);
             return 2;
@@ -336,6 +343,7 @@ static int parse_args(struct convert *c, int argc, char **argv)
         {"state", 1, 0, OPT_STATE},     {"state-frames", 0, 0, OPT_STATE_FRAMES},
         {"width", 1, 0, OPT_TL_WIDTH},  {"rows", 1, 0, OPT_TL_ROWS},
         {"sort", 1, 0, OPT_TL_SORT},    {"html", 0, 0, OPT_TL_HTML},
+        {"demangle", 1, 0, OPT_DEMANGLE},
         {"help", 0, 0, 'h'},            {0, 0, 0, 0}};
     opterr = 0;
     optind = 1;

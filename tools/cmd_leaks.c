@@ -118,6 +118,7 @@ static void usage(FILE *f)
         "  --thread REGEX      only objects allocated by threads whose name matches\n"
         "  --include REGEX     only stacks with a frame matching REGEX\n"
         "  --exclude REGEX     drop stacks with a frame matching REGEX\n"
+        "  --demangle STYLE    native C++/Rust names: short (default), full or none\n"
         "  --top N             rows shown (default 20)\n"
         "  --all               every site examined, with its verdict, not only growing\n"
         "  --json              one JSON object instead of text\n"
@@ -140,7 +141,8 @@ static int bad_usage(const char *fmt, const char *arg)
 
 enum {
     OPT_MIN_GCS = 256, OPT_ALPHA, OPT_MIN_GROWTH, OPT_BY, OPT_FROM, OPT_TO, OPT_THREAD,
-    OPT_INCLUDE, OPT_EXCLUDE, OPT_TOP, OPT_ALL, OPT_JSON, OPT_STRICT, OPT_QUIET
+    OPT_INCLUDE, OPT_EXCLUDE, OPT_TOP, OPT_ALL, OPT_JSON, OPT_STRICT, OPT_QUIET,
+    OPT_DEMANGLE
 };
 
 /* One option. @return 0, 2 (usage error, printed) or 3 (--help, printed). */
@@ -180,8 +182,10 @@ static int parse_one(struct leaks *l, int opt, const char *arg, char **argv)
     case OPT_THREAD:
     case OPT_INCLUDE:
     case OPT_EXCLUDE:
+    case OPT_DEMANGLE:
         if (rp_filters_set(&l->fx, "leaks", opt == OPT_THREAD ? "--thread"
-                           : opt == OPT_INCLUDE ? "--include" : "--exclude", arg) < 0) {
+                           : opt == OPT_INCLUDE ? "--include"
+                           : opt == OPT_EXCLUDE ? "--exclude" : "--demangle", arg) < 0) {
             fputc('\n', stderr);
             usage(stderr);
             return 2;
@@ -211,6 +215,7 @@ static int parse_args(struct leaks *l, int argc, char **argv)
         {"exclude", 1, 0, OPT_EXCLUDE}, {"top", 1, 0, OPT_TOP},
         {"all", 0, 0, OPT_ALL},         {"json", 0, 0, OPT_JSON},
         {"strict", 0, 0, OPT_STRICT},   {"quiet", 0, 0, OPT_QUIET},
+        {"demangle", 1, 0, OPT_DEMANGLE},
         {"help", 0, 0, 'h'},            {0, 0, 0, 0}};
     opterr = 0;
     optind = 1;

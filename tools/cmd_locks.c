@@ -118,6 +118,7 @@ static void usage(FILE *f)
         "  --include REGEX     only stacks with a frame matching REGEX (the monitor's\n"
         "                      class is the leaf frame of a lock sample)\n"
         "  --exclude REGEX     drop stacks with a frame matching REGEX\n"
+        "  --demangle STYLE    native C++/Rust names: short (default), full or none\n"
         "  --json              one JSON object instead of text\n"
         "  --strict            exit 1 if any input was missing or damaged\n"
         "  --quiet             do not print each problem found in the inputs\n"
@@ -138,7 +139,7 @@ static int bad_usage(const char *fmt, const char *arg)
 
 enum {
     OPT_TOP = 256, OPT_STACKS, OPT_FROM, OPT_TO, OPT_THREAD, OPT_INCLUDE, OPT_EXCLUDE,
-    OPT_JSON, OPT_STRICT, OPT_QUIET
+    OPT_JSON, OPT_STRICT, OPT_QUIET, OPT_DEMANGLE
 };
 
 /* One option. @return 0, 2 (usage error, printed) or 3 (--help, printed). */
@@ -159,8 +160,10 @@ static int parse_one(struct locks *l, int opt, const char *arg, char **argv)
     case OPT_THREAD:
     case OPT_INCLUDE:
     case OPT_EXCLUDE:
+    case OPT_DEMANGLE:
         if (rp_filters_set(&l->fx, "locks", opt == OPT_THREAD ? "--thread"
-                           : opt == OPT_INCLUDE ? "--include" : "--exclude", arg) < 0) {
+                           : opt == OPT_INCLUDE ? "--include"
+                           : opt == OPT_EXCLUDE ? "--exclude" : "--demangle", arg) < 0) {
             fputc('\n', stderr);
             usage(stderr);
             return 2;
@@ -183,6 +186,7 @@ static int parse_args(struct locks *l, int argc, char **argv)
         {"thread", 1, 0, OPT_THREAD},   {"include", 1, 0, OPT_INCLUDE},
         {"exclude", 1, 0, OPT_EXCLUDE}, {"json", 0, 0, OPT_JSON},
         {"strict", 0, 0, OPT_STRICT},   {"quiet", 0, 0, OPT_QUIET},
+        {"demangle", 1, 0, OPT_DEMANGLE},
         {"help", 0, 0, 'h'},            {0, 0, 0, 0}};
     opterr = 0;
     optind = 1;

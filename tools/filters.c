@@ -1,6 +1,6 @@
 /*
- * tools/filters.c — compiling the commands' regular-expression options
- * (filters.h).
+ * tools/filters.c — compiling the commands' regular-expression options, and
+ * their --demangle (filters.h).
  */
 #include "filters.h"
 
@@ -10,6 +10,13 @@
 int rp_filters_set(struct rp_filters *f, const char *cmd, const char *opt,
                    const char *pattern)
 {
+    if (!strcmp(opt, "--demangle")) {
+        if (rp_demangle_parse(pattern, &f->demangle) == 0)
+            return 0;
+        fprintf(stderr, "ringprof %s: --demangle '%s': short (names without parameters, "
+                        "the default), full or none (as recorded)\n", cmd, pattern);
+        return -1;
+    }
     regex_t *re = !strcmp(opt, "--thread") ? &f->thread
                 : !strcmp(opt, "--include") ? &f->include
                 : !strcmp(opt, "--exclude") ? &f->exclude : &f->method;
@@ -33,6 +40,7 @@ int rp_filters_set(struct rp_filters *f, const char *cmd, const char *opt,
 
 void rp_filters_apply(const struct rp_filters *f, struct rp_prof_options *po)
 {
+    po->demangle = f->demangle;
     po->thread_re = f->have_thread ? &f->thread : NULL;
     po->include_re = f->have_include ? &f->include : NULL;
     po->exclude_re = f->have_exclude ? &f->exclude : NULL;

@@ -9,8 +9,9 @@
  *   - a frame is a Location (id = frame index + 1, in the one Mapping, named for
  *     the JVM, that says "symbolized") with one Line: the method's
  *     Function and the frame's line; a method is a Function (id = method index
- *     + 1) with its display name, its name with signature as system_name, and
- *     its source file;
+ *     + 1) with its display name, and as system_name its name with signature
+ *     (Java) or its symbol as recorded (native, C++, kernel: the mangled name
+ *     that `name` shows demangled), and its source file;
  *   - a thread node (per-thread profiles) is not a location: it becomes the
  *     sample's labels "thread" (name), "tid" (number), "host" and "pid" (of the
  *     recording it came from) and, when several recordings are merged,
@@ -292,7 +293,10 @@ static void write_functions(struct pprof *x)
         rp_pb_reset(&x->msg);
         rp_pb_uint64(&x->msg, FUNCTION_ID, (uint64_t)m + 1);
         rp_pb_int64(&x->msg, FUNCTION_NAME, str(x, me->display));
-        if (me->signature[0]) {
+        if (me->plain) {
+            /* The linker's identity of the function: its symbol, mangled. */
+            rp_pb_int64(&x->msg, FUNCTION_SYSTEM_NAME, str(x, me->raw));
+        } else if (me->signature[0]) {
             /* The JVM's own identity of the method: name plus descriptor. */
             size_t len = strlen(me->display) + strlen(me->signature) + 1;
             char *sys = xrealloc(NULL, len, 1);

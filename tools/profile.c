@@ -158,6 +158,8 @@ struct rp_prof_build {
     struct sblock *arena;
     struct idx_table strs;      /* -> index into str_list                       */
     const char **str_list;      size_t nstr, cap_str;
+    const char **shown;         /* per string index: its demangled form (NULL:  */
+    size_t cap_shown;           /* not asked yet), so each name is demangled once */
 
     struct idx_table meths, frms, thrs;
     struct stk_entry *stk;      size_t stk_mask, stk_used;
@@ -189,7 +191,8 @@ struct rp_prof_build {
 
 /* ------------------------------------------------------------- strings -- */
 
-static const char *str_intern(struct rp_profile *p, const char *s)
+/* The index of `s` in the string table, interning it. */
+static uint32_t str_id(struct rp_profile *p, const char *s)
 {
     struct rp_prof_build *b = p->b;
     if (!s)
@@ -212,7 +215,7 @@ static const char *str_intern(struct rp_profile *p, const char *s)
     size_t j = hash_str(s) & b->strs.mask;
     for (; b->strs.slot[j] != RP_PROF_NONE; j = (j + 1) & b->strs.mask)
         if (!strcmp(b->str_list[b->strs.slot[j]], s))
-            return b->str_list[b->strs.slot[j]];
+            return b->strs.slot[j];
     size_t len = strlen(s) + 1;
     struct sblock *blk = b->arena;
     if (!blk || blk->cap - blk->used < len) {
@@ -230,7 +233,39 @@ static const char *str_intern(struct rp_profile *p, const char *s)
     b->str_list[b->nstr] = copy;
     b->strs.slot[j] = (uint32_t)b->nstr++;
     b->strs.used++;
-    return copy;
+    return b->strs.slot[j];
+}
+
+static const char *str_intern(struct rp_profile *p, const char *s)
+{
+    uint32_t id = str_id(p, s);   /* first: it may move str_list */
+    return p->b->str_list[id];
+}
+
+/* A native symbol as the profile shows it (options.demangle), interned. The
+ * demangler runs once per distinct name: its answer is kept per string index. */
+static const char *name_shown(struct rp_profile *p, const char *name)
+{
+    struct rp_prof_build *b = p->b;
+    if (b->o.demangle == RP_DEMANGLE_NONE || name[0] != '_' ||
+        (name[1] != 'Z' && name[1] != 'R'))
+        return str_intern(p, name);
+    uint32_t id = str_id(p, name);
+    if (id >= b->cap_shown) {
+        size_t cap = b->cap_shown ? b->cap_shown : 256;
+        while (cap <= id)
+            cap *= 2;
+        b->shown = xrealloc(b->shown, cap * sizeof *b->shown);
+        memset(b->shown + b->cap_shown, 0, (cap - b->cap_shown) * sizeof *b->shown);
+        b->cap_shown = cap;
+    }
+    if (!b->shown[id]) {
+        char *d = rp_demangle(name, b->o.demangle);
+        const char *shown = d ? str_intern(p, d) : b->str_list[id];
+        b->shown[id] = shown;
+        free(d);
+    }
+    return b->shown[id];
 }
 
 static const char *str_printf(struct rp_profile *p, const char *fmt, ...)
@@ -297,10 +332,11 @@ static uint64_t method_hash(const struct rp_profile *p, uint32_t i)
     return method_hash_parts(m->klass, m->name, m->signature, m->file, m->plain);
 }
 
-/* `plain`: a native, C++, kernel, marker or class frame, displayed by name only. */
+/* `plain`: a native, C++, kernel, marker or class frame, displayed by name only.
+ * `raw`: the name as recorded when `name` is its demangled form (NULL: `name`). */
 static uint32_t method_intern(struct rp_profile *p, const char *klass, const char *name,
                               const char *sig, const char *file, uint32_t flags,
-                              int plain)
+                              int plain, const char *raw)
 {
     struct rp_prof_build *b = p->b;
     klass = str_intern(p, klass);
@@ -322,6 +358,7 @@ static uint32_t method_intern(struct rp_profile *p, const char *klass, const cha
     m->name = name;
     m->signature = sig;
     m->file = file;
+    m->raw = raw ? str_intern(p, raw) : name;
     m->flags = flags;
     m->plain = native;
     m->display = (plain || !klass[0]) ? name : str_printf(p, "%s.%s", klass, name);
@@ -391,12 +428,13 @@ static uint32_t frame_intern(struct rp_profile *p, uint32_t method, int type,
 /* A converter-made frame: "[truncated]", "[no stack]", ... */
 static uint32_t marker_frame(struct rp_profile *p, const char *text)
 {
-    return frame_intern(p, method_intern(p, "", text, "", "", 0, 1), RP_FRAME_MARKER,
+    return frame_intern(p, method_intern(p, "", text, "", "", 0, 1, NULL), RP_FRAME_MARKER,
                         -1, 0);
 }
 
 /* The profile method for chunk method `id` seen in a plain (native, ...) frame or
- * a Java one, via the per-chunk maps: most frames of a chunk share their methods. */
+ * a Java one, via the per-chunk maps: most frames of a chunk share their methods.
+ * A plain frame's name is a symbol, shown demangled (name_shown). */
 static uint32_t chunk_method(struct rp_profile *p, uint32_t id, int plain)
 {
     struct rp_prof_build *b = p->b;
@@ -405,9 +443,9 @@ static uint32_t chunk_method(struct rp_profile *p, uint32_t id, int plain)
     if (id < *n && (*map)[id] != RP_PROF_NONE)
         return (*map)[id];
     const struct rp_method_info *mi = rp_reader_method(b->r, id);
-    uint32_t m = mi ? method_intern(p, mi->klass, mi->name, mi->signature, mi->file,
-                                    mi->flags, plain)
-                    : method_intern(p, "", "[unknown method]", "", "", 0, 1);
+    uint32_t m = mi ? method_intern(p, mi->klass, plain ? name_shown(p, mi->name) : mi->name,
+                                    mi->signature, mi->file, mi->flags, plain, mi->name)
+                    : method_intern(p, "", "[unknown method]", "", "", 0, 1, NULL);
     if (id >= *n) {
         size_t cap = *n ? *n : 256;
         while (cap <= id)
@@ -693,7 +731,8 @@ static uint32_t stack_leaf(struct rp_profile *p, uint32_t root, uint32_t stack,
         path[len++] = marker_frame(p, text);
     } else if (cls) {
         const char *name = rp_reader_class(b->r, cls);
-        uint32_t m = method_intern(p, "", name ? name : "[unknown class]", "", "", 0, 1);
+        uint32_t m = method_intern(p, "", name ? name : "[unknown class]", "", "", 0, 1,
+                                   NULL);
         path[len++] = frame_intern(p, m, RP_PFRAME_CLASS, -1, 0);
     }
     uint64_t h1 = mix64(root + 0x9e3779b97f4a7c15ull), h2 = mix64(root ^ 0xc2b2ae3d27d4eb4full);
@@ -1186,6 +1225,7 @@ void rp_prof_finish(struct rp_profile *p)
     /* Keep the strings (the arena); drop the tables and per-chunk maps. */
     free(b->strs.slot);
     free(b->str_list);
+    free(b->shown);
     free(b->meths.slot);
     free(b->frms.slot);
     free(b->thrs.slot);

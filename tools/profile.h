@@ -56,6 +56,8 @@
 #include "ringprof/chunk.h"
 #include "ringprof/events.h"
 
+#include "demangle.h"
+
 #define RP_PROF_NONE UINT32_MAX
 
 /* Value slots of rp_prof_node.self / .total. */
@@ -85,9 +87,14 @@ enum {
 
 /* A method, interned by (class, name, signature, file). Strings are never NULL:
  * unknown parts are "". For native frames `klass` is the library (or ""), for
- * markers `name` is the whole marker text, e.g. "[agct:gc_active]". */
+ * markers `name` is the whole marker text, e.g. "[agct:gc_active]". A native,
+ * C++ or kernel frame's `name` is its symbol demangled in the profile's style
+ * (options.demangle), so C++ overloads that demangle alike are one method in
+ * the short style; `raw` is the symbol as recorded (of the first such overload
+ * seen), the same string as `name` when nothing was demangled. */
 struct rp_prof_method {
     const char *klass, *name, *signature, *file;
+    const char *raw;
     const char *display;   /* "klass.name"; just "name" when klass is "" and for  */
                            /* native, C++, kernel, marker and class frames (a     */
                            /* method seen in such frames is interned apart from   */
@@ -215,6 +222,9 @@ struct rp_prof_options {
      * apply only to a kind with a "state" extra. */
     uint32_t state_mask;
     int state_frames;
+    /* How native, C++ and kernel symbols are named (tools/demangle.h): short
+     * (0, the default), full or none. The frame filters see the names so. */
+    enum rp_demangle_style demangle;
 };
 
 struct rp_prof_build;   /* private building state */

@@ -11,12 +11,12 @@
 # RP_JCMD, RP_AGENT (libringprof.so), RP_TEST_AGENT (the RP_TEST_HOOKS build),
 # RP_JAR (tests/java), RP_DUMP (rp_agent_dump), RP_SHIM and RP_TAKEN (LD_PRELOAD
 # libraries), RP_ALLOC_TAKEN (an agent holding the sampled-allocation capability),
-# RP_INTRINSICS_JNI (the C library of tests/java/Intrinsics.java). RP_JDK=25 runs
-# a test on the Temurin JDK 25 (RP_JDK25, default /usr/lib/jvm/temurin-25-jdk-amd64)
-# and skips it, saying so in one line, where that JDK is not installed; RP_INTERVAL
-# sets the intrinsics test's interval. Each test asserts something that fails if
-# the agent is wrong; tolerances are generous because other work may share the
-# machine.
+# RP_RINGPROF (the ringprof tool), RP_INTRINSICS_JNI (the C library of
+# tests/java/Intrinsics.java). RP_JDK=25 runs a test on the Temurin JDK 25
+# (RP_JDK25, default /usr/lib/jvm/temurin-25-jdk-amd64) and skips it, saying so
+# in one line, where that JDK is not installed; RP_INTERVAL sets the intrinsics
+# test's interval. Each test asserts something that fails if the agent is wrong;
+# tolerances are generous because other work may share the machine.
 # The scratch directory is kept (and named) when a test fails.
 set -uo pipefail
 
@@ -144,6 +144,19 @@ test_native_frames() {
     [ "$all" -gt 500000000 ] || fail "thread 'deflater' sampled only $all ns"
     within "$(pct $mixed $all)" 50 100 ||
         fail "only $(pct $mixed $all)% of deflater's samples show libz frames below Java"
+    # Names (docs/engines.md, "Names"), as `ringprof convert` prints them: the JIT
+    # compiler threads' stacks name libjvm's C++ functions demangled, and no
+    # frame is a mangled symbol.
+    "$RP_RINGPROF" convert --quiet --format collapsed -o "$work/collapsed" "$work/rec" ||
+        fail "ringprof convert failed"
+    local broker mangled
+    broker=$(grep -c ';CompileBroker::compiler_thread_loop;' "$work/collapsed" || true)
+    mangled=$(grep -o '_Z[NL][A-Za-z0-9_]*' "$work/collapsed" | head -3 | tr '\n' ' ' || true)
+    note "$broker stacks through CompileBroker::compiler_thread_loop; libc's thread" \
+         "entry named start_thread: $(grep -q ';start_thread;' "$work/collapsed" && echo yes ||
+         echo 'no (libc6-dbg not installed?)')"
+    [ "$broker" -gt 0 ] || fail "no JIT compiler thread's stack shows CompileBroker::compiler_thread_loop"
+    [ -z "$mangled" ] || fail "mangled symbols in the collapsed output: $mangled"
 }
 
 # 10 000 threads started and ended at 1 ms: the JVM finishes, samples stay with

@@ -119,3 +119,47 @@ class Truth:
         matching pred: what a flame graph search reports."""
         hit = sum(v for frames, v in self.samples if any(pred(f) for f in frames))
         return 100.0 * hit / self.total if self.total else 0.0
+
+
+# ------------------------------------------------------- protobuf -- #
+# A decoder for what the pprof tests read without go tool pprof: the fields of
+# one message as (field number, value) pairs, values as int or bytes.
+
+def pb_fields(buf):
+    i = 0
+    while i < len(buf):
+        key, i = varint(buf, i)
+        f, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = varint(buf, i)
+        elif wt == 2:
+            n, i = varint(buf, i)
+            v, i = buf[i:i + n], i + n
+        elif wt == 1:
+            v, i = buf[i:i + 8], i + 8
+        elif wt == 5:
+            v, i = buf[i:i + 4], i + 4
+        else:
+            raise ValueError("wire type %d" % wt)
+        yield f, v
+
+
+def varint(buf, i):
+    v = s = 0
+    while True:
+        b = buf[i]
+        i += 1
+        v |= (b & 0x7f) << s
+        s += 7
+        if b < 0x80:
+            return v, i
+
+
+def packed(v):
+    if isinstance(v, int):
+        return [v]
+    out, i = [], 0
+    while i < len(v):
+        x, i = varint(v, i)
+        out.append(x)
+    return out

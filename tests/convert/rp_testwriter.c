@@ -21,13 +21,18 @@
  *                  samples and telemetry gauges (see write_timeline).
  *   timeline-many  OUT is a chunk file: 2000 threads, mostly parked
  *                  (write_timeline_many).
+ *             cpp  OUT is a chunk file: recording "rec-X", native frames with
+ *                  C++ and Rust symbols as the agent records them (mangled),
+ *                  in cpu, lock and live samples (see write_cpp).
  *   --manifest FILE  also write, as JSON, every sample written (wall-clock time,
  *                  thread tid and name, kind, weight, objects, class, stack index;
  *                  for live samples their snapshot and ages, for gc samples the
  *                  heap and id; the heap recordings add the snapshots' times) and
  *                  every stack (truncated flag, frames root first with class,
- *                  name, file, type, line, bci), so a test can compute what a
- *                  correct converter must print without trusting the converter.
+ *                  name as a converter shows it by default, file, type, line,
+ *                  bci, and "symbol", the name recorded, where that differs),
+ *                  so a test can compute what a correct converter must print
+ *                  without trusting the converter.
  *
  * Everything is fixed: rec-A's chunk starts at 2026-11-21T06:02:03Z (wall) and
  * 1000 s (monotonic); sample k is at +k*100 ms; rec-B starts 27 s later. Content:
@@ -39,9 +44,9 @@
  *     samples over 4 classes, 8 MiB in all;
  *   - stacks with recursion (fib three deep), a truncated stack, a failed walk
  *     (marker frame "[agct:gc_active]"), an empty stack, native (libc), C++
- *     (libjvm), kernel, inlined, interpreted and JIT frames, the same method at
- *     two lines, frames with and without line and bci, and a method name holding
- *     ';' and a newline;
+ *     (libjvm, recorded mangled as the agent records it), kernel, inlined,
+ *     interpreted and JIT frames, the same method at two lines, frames with and
+ *     without line and bci, and a method name holding ';' and a newline;
  *   - counters lost.ring_full 3 and lost.nested 1, per-thread CPU times, a gauge.
  * The tables below are the truth the tests check against.
  */
@@ -68,6 +73,8 @@ struct fdef {
     int32_t bci;        /* -1: none */
     uint32_t line;      /* 0: unknown */
     uint32_t mflags;
+    const char *symbol; /* what the chunk holds, when not `name`: a mangled      */
+                        /* symbol, which a converter shows as `name`            */
 };
 
 enum {
@@ -95,7 +102,9 @@ static const struct fdef frames[F_COUNT] = {
                       RP_FRAME_INTERPRETED, 7, 0, RP_METHOD_NATIVE},
     [F_SYSWRITE]   = {"", "ksys_write", "", RP_FRAME_KERNEL, -1, 0, 0},
     [F_GC_MARKER]  = {"", "[agct:gc_active]", "", RP_FRAME_MARKER, -1, 0, 0},
-    [F_CALLHELPER] = {"libjvm.so", "JavaCalls::call_helper", "", RP_FRAME_CPP, -1, 0, 0},
+    [F_CALLHELPER] = {"libjvm.so", "JavaCalls::call_helper", "", RP_FRAME_CPP, -1, 0, 0,
+                      "_ZN9JavaCalls11call_helperEP9JavaValueRK12methodHandle"
+                      "P17JavaCallArgumentsP10JavaThread"},
     [F_ODD]        = {"app.Odd", "weird;name\nx", "Odd.java", RP_FRAME_INTERPRETED, 1, 2, 0},
     [F_BONLY]      = {"app.B", "only", "B.java", RP_FRAME_JIT, 0, 3, 0},
     /* the heap recordings' allocating methods */
@@ -252,8 +261,9 @@ static uint32_t put_frame(struct rp_chunk_writer *w, int f)
 {
     const struct fdef *d = &frames[f];
     uint32_t k = rp_chunk_class(w, rp_chunk_cstring(w, d->klass));
-    uint32_t m = rp_chunk_method(w, k, rp_chunk_cstring(w, d->name), rp_chunk_cstring(w, "()V"),
-                                 rp_chunk_cstring(w, d->file), d->mflags);
+    uint32_t m = rp_chunk_method(w, k, rp_chunk_cstring(w, d->symbol ? d->symbol : d->name),
+                                 rp_chunk_cstring(w, "()V"), rp_chunk_cstring(w, d->file),
+                                 d->mflags);
     uint32_t id = rp_chunk_frame(w, m, d->type, d->bci, d->line);
     if (!id)
         die("frame");
@@ -325,6 +335,10 @@ static void manifest_end(const char *rec, void (*extra)(FILE *))
             json_str(manifest, d->klass);
             fputs(", \"name\": ", manifest);
             json_str(manifest, d->name);
+            if (d->symbol) {
+                fputs(", \"symbol\": ", manifest);
+                json_str(manifest, d->symbol);
+            }
             fputs(", \"file\": ", manifest);
             json_str(manifest, d->file);
             fprintf(manifest, ", \"type\": %d, \"line\": %u, \"bci\": %d}", (int)d->type,
@@ -1259,11 +1273,141 @@ static void write_timeline_many(const char *out)
         die("close");
 }
 
+/* ------------------------------------------------------- C++ and Rust -- */
+
+/*
+ * cpp  OUT is a chunk file: recording "rec-X" (pid 900, host hostX), kinds cpu,
+ *      lock and live, whose stacks hold native frames as the agent records them:
+ *      C++ (libjvm, libstdc++) and Rust (legacy and v0) symbols, mangled; a C
+ *      function; a name that only looks mangled (it does not demangle); and a
+ *      Java method whose name looks like a C++ symbol (Java names are never
+ *      demangled). Two C++ overloads, Compiler::parse(int) and (long), end two
+ *      stacks that the short style merges. tests/convert/test_demangle.py knows
+ *      the names; the figures: cpu 6 + 4 samples on the two overload stacks, 5
+ *      on the libstdc++ one, 3 Rust, 2 on the one that does not demangle (10 ms
+ *      each); 2 lock waits of 50 ms; 6 live snapshots a second apart, snapshot
+ *      k holding k + 1 objects of 1 MiB allocated on the overload (int) stack.
+ */
+static const struct fdef xframes[] = {
+#define X_START 0
+    {"libc.so.6", "start_thread", "", RP_FRAME_NATIVE, -1, 0, 0, NULL},
+#define X_ENTRY 1
+    {"libjvm.so", "thread_native_entry", "", RP_FRAME_CPP, -1, 0, 0,
+     "_ZL19thread_native_entryP6Thread"},
+#define X_INNER 2
+    {"libjvm.so", "JavaThread::thread_main_inner", "", RP_FRAME_CPP, -1, 0, 0,
+     "_ZN10JavaThread17thread_main_innerEv"},
+#define X_LOOP 3
+    {"libjvm.so", "CompileBroker::compiler_thread_loop", "", RP_FRAME_CPP, -1, 0, 0,
+     "_ZN13CompileBroker20compiler_thread_loopEv"},
+#define X_INVOKE 4
+    {"libjvm.so", "CompileBroker::invoke_compiler_on_method", "", RP_FRAME_CPP, -1, 0, 0,
+     "_ZN13CompileBroker25invoke_compiler_on_methodEP11CompileTask"},
+#define X_PARSE_I 5
+    {"libjvm.so", "Compiler::parse", "", RP_FRAME_CPP, -1, 0, 0, "_ZN8Compiler5parseEi"},
+#define X_PARSE_L 6
+    {"libjvm.so", "Compiler::parse", "", RP_FRAME_CPP, -1, 0, 0, "_ZN8Compiler5parseEl"},
+#define X_RUN 7
+    {"java.lang.Thread", "run", "Thread.java", RP_FRAME_INTERPRETED, 11, 833, 0, NULL},
+#define X_GEN 8
+    {"app.Gen", "_ZN3Gen3runEv", "Gen.java", RP_FRAME_JIT, 3, 12, 0, NULL},
+#define X_PUSH 9
+    {"libstdc++.so.6", "std::vector<int, std::allocator<int> >::push_back", "",
+     RP_FRAME_NATIVE, -1, 0, 0, "_ZNSt6vectorIiSaIiEE9push_backERKi"},
+#define X_DROP 10
+    {"librsfoo.so", "core::ptr::drop_in_place", "", RP_FRAME_NATIVE, -1, 0, 0,
+     "_ZN4core3ptr13drop_in_place17h1234567890abcdefE"},
+#define X_RUST 11
+    {"librsfoo.so", "mycrate::example", "", RP_FRAME_NATIVE, -1, 0, 0,
+     "_RNvCs15kBYyAo9fc_7mycrate7example"},
+#define X_BOGUS 12
+    {"libjvm.so", "_Z_not_a_mangled_name", "", RP_FRAME_CPP, -1, 0, 0, NULL},
+};
+
+#define XMAXF 8
+static const struct {
+    int n, f[XMAXF];   /* root first */
+    int count;         /* cpu samples */
+} xstacks[] = {
+#define XS_PARSE_I 0
+    {6, {X_START, X_ENTRY, X_INNER, X_LOOP, X_INVOKE, X_PARSE_I}, 6},
+    {6, {X_START, X_ENTRY, X_INNER, X_LOOP, X_INVOKE, X_PARSE_L}, 4},
+#define XS_PUSH 2
+    {5, {X_START, X_ENTRY, X_RUN, X_GEN, X_PUSH}, 5},
+    {6, {X_START, X_ENTRY, X_RUN, X_GEN, X_DROP, X_RUST}, 3},
+    {4, {X_START, X_ENTRY, X_INNER, X_BOGUS}, 2},
+};
+
+static uint32_t xput_stack(struct rp_chunk_writer *w, int s)
+{
+    uint32_t ids[XMAXF];
+    int n = xstacks[s].n;
+    for (int i = 0; i < n; i++) {
+        const struct fdef *d = &xframes[xstacks[s].f[i]];
+        uint32_t k = rp_chunk_class(w, rp_chunk_cstring(w, d->klass));
+        uint32_t m = rp_chunk_method(w, k, rp_chunk_cstring(w, d->symbol ? d->symbol : d->name),
+                                     rp_chunk_cstring(w, ""), rp_chunk_cstring(w, d->file), 0);
+        ids[n - 1 - i] = rp_chunk_frame(w, m, d->type, d->bci, d->line);   /* leaf first */
+        if (!ids[n - 1 - i])
+            die("frame");
+    }
+    uint32_t id = rp_chunk_stack(w, ids, (uint32_t)n, 0);
+    if (!id)
+        die("stack");
+    return id;
+}
+
+static void write_cpp(const char *out)
+{
+    const uint64_t wall0 = WALL0 + 7200 * SEC * 4, mono0 = MONO0;
+    struct rp_chunk_writer *w = open_writer(out, "rec-X", "900", "hostX", wall0, mono0, 0,
+                                            "interval=10ms,lock=10ms,live=on");
+    static const char *const lx[] = RP_LOCK_EXTRA_NAMES;
+    static const char *const vx[] = {"class", "size", "objects", "length", "age_gcs",
+                                     "age_ms"};
+    uint32_t kcpu = rp_chunk_kind(w, "cpu", "ns", 10 * MS, NULL, 0);
+    uint32_t klock = rp_chunk_kind(w, RP_KIND_LOCK, "ns", 0, lx, RP_LOCK_NEXTRA);
+    uint32_t klive = rp_chunk_kind(w, "live", "bytes", 0, vx, 6);
+    uint32_t tc = rp_chunk_thread(w, 1, 901, 0, "C2 CompilerThread0", 0, mono0);
+    uint32_t tm = rp_chunk_thread(w, 2, 902, 1, "main", RP_THREAD_JAVA, mono0);
+    if (!kcpu || !klock || !klive || !tc || !tm)
+        die("cpp kinds");
+    uint64_t t = mono0;
+    for (size_t s = 0; s < sizeof xstacks / sizeof xstacks[0]; s++)
+        for (int i = 0; i < xstacks[s].count; i++, t += STEP)
+            if (rp_chunk_sample(w, kcpu, xstacks[s].f[2] == X_RUN ? tm : tc, t,
+                                xput_stack(w, (int)s), 10 * MS, NULL) != 0)
+                die("cpp cpu sample");
+    for (int i = 0; i < 2; i++, t += STEP) {
+        uint64_t x[RP_LOCK_NEXTRA];
+        x[RP_LOCK_X_CLASS] = rp_chunk_class(w, rp_chunk_cstring(w, "app.Lock"));
+        x[RP_LOCK_X_OWNER] = tc;
+        x[RP_LOCK_X_THRESHOLD] = 10 * MS;
+        if (rp_chunk_sample(w, klock, tm, t, xput_stack(w, XS_PUSH), 50 * MS, x) != 0)
+            die("cpp lock sample");
+    }
+    for (int k = 0; k < 6; k++) {
+        uint64_t at = mono0 + (uint64_t)(k + 1) * SEC;
+        for (int i = 0; i <= k; i++) {
+            uint64_t x[6] = {rp_chunk_class(w, rp_chunk_cstring(w, "byte[]")), 1u << 20, 1,
+                             (1u << 20) - 16, 3, (uint64_t)(k - i) * 1000};
+            if (rp_chunk_sample(w, klive, tc, at, xput_stack(w, XS_PARSE_I), 1u << 20, x))
+                die("cpp live sample");
+        }
+        if (rp_chunk_gauge(w, "live.objects", at, (uint64_t)k + 1) != 0 ||
+            rp_chunk_gauge(w, "live.bytes", at, (uint64_t)(k + 1) << 20) != 0 ||
+            rp_chunk_flush(w) != 0)
+            die("cpp snapshot");
+    }
+    if (rp_chunk_close(w) != 0)
+        die("close");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--manifest"))) {
         fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn|waits|timeline|"
-                        "timeline-many OUT "
+                        "timeline-many|cpp OUT "
                         "[--manifest FILE]\n");
         return 2;
     }
@@ -1286,6 +1430,8 @@ int main(int argc, char **argv)
         write_timeline(argv[2]);
     else if (!strcmp(argv[1], "timeline-many"))
         write_timeline_many(argv[2]);
+    else if (!strcmp(argv[1], "cpp"))
+        write_cpp(argv[2]);
     else {
         fprintf(stderr, "rp_testwriter: unknown variant '%s'\n", argv[1]);
         return 2;

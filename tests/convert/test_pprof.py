@@ -14,7 +14,10 @@ pprof`, and compared with the truth in rp_testwriter's manifest:
     function, in total and per host label, and equal go tool pprof's own merge
     of the two files; a recording split over two chunks equals the whole;
   - hostile names (quotes, "</script>", bytes that are not UTF-8) and a stack
-    3000 frames deep survive the trip.
+    3000 frames deep survive the trip;
+  - C++ and Rust symbols (rp_testwriter's cpp recording, recorded mangled):
+    -top lists them demangled, -raw shows each Function's system_name as the
+    recorded symbol (test_demangle.py checks every format without go).
 """
 import gzip
 import os
@@ -276,5 +279,25 @@ c.check(close(rows.get("app.Deep.bottom", (0,))[0], 100e6, MS) and
 traces = pprof("-traces", n_pb)
 c.check(traces.count("app.Deep.recurse") == 2998, "names: -traces shows all 2998 "
         "recursive frames", traces.count("app.Deep.recurse"))
+
+# ------------------------------------------------------- C++ symbols --
+X = os.path.join(T, "x.rpc")
+run([WRITER, "cpp", X])
+x_pb = convert(os.path.join(T, "x.pb.gz"), X)
+# -symbolize=none: pprof demangles a Function whose name equals its system_name
+# itself; without it, this would pass for a converter that demangled nothing.
+rows, _, _ = top(x_pb, "-unit=ms", "-symbolize=none")
+c.check("CompileBroker::compiler_thread_loop" in rows and "mycrate::example" in rows and
+        not [k for k in rows if "_ZN" in k and k != "app.Gen._ZN3Gen3runEv"],
+        "cpp: -top shows C++ and Rust functions demangled", sorted(rows))
+c.check(close(rows.get("Compiler::parse", (0,))[0], 100e6, MS),
+        "cpp: the two overloads of Compiler::parse are one function (100 ms)",
+        rows.get("Compiler::parse"))
+text = pprof("-raw", "-symbolize=none", x_pb)
+c.check(re.search(r" CompileBroker::compiler_thread_loop .*"
+                  r"\(_ZN13CompileBroker20compiler_thread_loopEv\)", text) is not None,
+        "cpp: -raw: name demangled, system_name the recorded symbol", text[-1500:])
+c.check(re.search(r" mycrate::example .*\(_RNvCs15kBYyAo9fc_7mycrate7example\)", text)
+        is not None, "cpp: -raw: a Rust v0 symbol kept as system_name", text[-1500:])
 
 c.close()

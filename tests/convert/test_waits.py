@@ -31,7 +31,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from consumers import Checks, load_manifest, run, tempdir  # noqa
+from consumers import Checks, load_manifest, packed, pb_fields, run, tempdir  # noqa
 
 RINGPROF, WRITER = sys.argv[1:3]
 T = tempdir()
@@ -168,47 +168,7 @@ for kind, samples in (("wall", WALL), ("lock", LOCK)):
             "%s html: every stack's self weight" % kind)
 
 
-# pprof, decoded here: sample types and per-stack values.
-def pb_fields(buf):
-    i = 0
-    while i < len(buf):
-        key, i = varint(buf, i)
-        f, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = varint(buf, i)
-        elif wt == 2:
-            n, i = varint(buf, i)
-            v, i = buf[i:i + n], i + n
-        elif wt == 1:
-            v, i = buf[i:i + 8], i + 8
-        elif wt == 5:
-            v, i = buf[i:i + 4], i + 4
-        else:
-            raise ValueError("wire type %d" % wt)
-        yield f, v
-
-
-def varint(buf, i):
-    v = s = 0
-    while True:
-        b = buf[i]
-        i += 1
-        v |= (b & 0x7f) << s
-        s += 7
-        if b < 0x80:
-            return v, i
-
-
-def packed(v):
-    if isinstance(v, int):
-        return [v]
-    out, i = [], 0
-    while i < len(v):
-        x, i = varint(v, i)
-        out.append(x)
-    return out
-
-
+# pprof, decoded here (consumers.pb_fields): sample types and per-stack values.
 def pprof(path):
     """(sample types, {(frames root first, thread label): values})."""
     buf = gzip.open(path).read()

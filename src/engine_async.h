@@ -3,16 +3,21 @@
  *
  * Each sampled thread has a CPU-time timer (threads.h) that sends it `signo`
  * (SIGPROF by default) when it has used `interval` of CPU. The handler, running on
- * that thread, walks its native frames (unwind.h, with native=on) and its Java
- * frames (AsyncGetCallTrace), and pushes one record (sample.h) to the thread's
- * ring. The record weighs interval × (1 + timer overruns): the kernel checks CPU
- * timers on the scheduler tick, so at 1 ms and HZ=250 a timer fires every 4 ms
- * with 3 overruns, and the weight keeps the total right.
+ * that thread, walks its stack (stackwalk.h: native frames, HotSpot's stubs, Java
+ * frames by AsyncGetCallTrace with its recoveries) and pushes one record
+ * (sample.h) to the thread's ring. A sample taken in one of the agent's own
+ * callbacks before the callback has its thread's Java stack is held in the slot
+ * and pushed by the callback with that stack (rp_async_callback_stack). The
+ * record weighs interval × (1 + timer overruns): the kernel checks CPU timers on
+ * the scheduler tick, so at 1 ms and HZ=250 a timer fires every 4 ms with 3
+ * overruns, and the weight keeps the total right.
  *
  * The handler is async-signal-safe (design invariant 1): it allocates nothing,
  * takes no locks, uses no TLS (the slot comes from the timer's si_value), calls
- * no JVMTI or JNI function except AsyncGetCallTrace, and saves errno. A fault
- * inside the walk (AGCT reading a half-built frame, the unwinder reading a corrupt
+ * no JVMTI or JNI function except AsyncGetCallTrace, and saves errno. It never
+ * blocks signals, and nothing of the agent blocks it (a CPU sample in an agent
+ * callback is shown as the agent's work under its Java caller). A fault inside
+ * the walk (AGCT reading a half-built frame, the unwinder reading a corrupt
  * stack) is caught: a SIGSEGV/SIGBUS handler, installed in front of HotSpot's,
  * siglongjmps back into the handler when the faulting thread is inside a walk and
  * the fault is in native code, and passes every other fault on to the previous

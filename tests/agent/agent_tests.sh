@@ -13,9 +13,10 @@
 # libraries), RP_ALLOC_TAKEN (an agent holding the sampled-allocation capability),
 # RP_RINGPROF (the ringprof tool), RP_INTRINSICS_JNI (the C library of
 # tests/java/Intrinsics.java). RP_JDK=25 runs a test on the Temurin JDK 25
-# (RP_JDK25, default /usr/lib/jvm/temurin-25-jdk-amd64) and skips it, saying so
-# in one line, where that JDK is not installed; RP_INTERVAL sets the intrinsics
-# test's interval. Each test asserts something that fails if the agent is wrong;
+# (RP_JDK25, default /usr/lib/jvm/temurin-25-jdk-amd64), RP_JDK=21 on JDK 21
+# (RP_JDK21, default /var/cache/ringprof/jdk21: tests/fetch-jdk21), each skipped,
+# saying so in one line, where that JDK is not there; RP_INTERVAL sets the
+# intrinsics test's interval. Each test asserts something that fails if the agent is wrong;
 # tolerances are generous because other work may share the machine.
 # The scratch directory is kept (and named) when a test fails.
 set -uo pipefail
@@ -434,7 +435,7 @@ shares_vs_truth() {
 # Intrinsic- and stub-heavy JDK code (tests/java/Intrinsics.java): every method
 # within 3 points of its measured CPU share, and at most 1% of the workers'
 # weight broken (without a Java frame, or with only part of its Java stack).
-# RP_INTERVAL (default 10ms) and RP_JDK (17, or 25: the Temurin JDK when
+# RP_INTERVAL (default 10ms) and RP_JDK (17, 21, or 25: the Temurin JDK when
 # installed) choose the run.
 test_intrinsics() {
     local interval=${RP_INTERVAL:-10ms} secs
@@ -494,11 +495,16 @@ test_alloc_callback() {
     within "$(pct "$nojava" "$total")" 0 3 || fail "$(pct "$nojava" "$total")% without a Java frame"
 }
 
-# RP_JDK=25: the same test on the Temurin JDK 25 where it is installed.
-if [ "${RP_JDK:-17}" = 25 ]; then
-    j25=${RP_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java
-    [ -x "$j25" ] || { echo "JDK 25 not installed ($j25): skipped"; exit 77; }
-    RP_JAVA=$j25
+# RP_JDK=25: the same test on the Temurin JDK 25 where it is installed; RP_JDK=21:
+# on the JDK 21 that tests/fetch-jdk21 unpacks (tools/install-deps --test).
+case "${RP_JDK:-17}" in
+25) jdk=${RP_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64} ;;
+21) jdk=${RP_JDK21:-/var/cache/ringprof/jdk21} ;;
+*) jdk= ;;
+esac
+if [ -n "$jdk" ]; then
+    [ -x "$jdk/bin/java" ] || { echo "JDK ${RP_JDK} not installed ($jdk): skipped"; exit 77; }
+    RP_JAVA=$jdk/bin/java
 fi
 
 case "$test_name" in

@@ -221,7 +221,13 @@ static void JNICALL on_class_load(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jclas
 static void JNICALL on_class_prepare(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jclass k)
 {
     (void)jvmti; (void)jni; (void)t;
+    /* The jmethodIDs of a new class: CPU samples taken meanwhile show
+     * [ringprof:class] under the code that loaded it. */
+    struct rp_slot *s = rp_threads_by_tid(rp_gettid());
+    int outer = s ? rp_callstack_enter(s, RP_AGENT_CLASS) : 0;
     rp_methods_prepare_class(k);
+    if (s)
+        rp_callstack_leave(s, outer);
 }
 
 static void JNICALL on_compiled_load(jvmtiEnv *jvmti, jmethodID m, jint size,

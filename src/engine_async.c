@@ -238,11 +238,13 @@ static void take_sample(struct rp_slot *s, siginfo_t *si, ucontext_t *uc)
     uint64_t t1 = now_ns();
     h.handler_ns = t1 - t0 > UINT32_MAX ? UINT32_MAX : (uint32_t)(t1 - t0);
     rp_hist_add(&g_hist, t1 - t0);
-    /* In one of the agent's callbacks that has not taken its Java stack yet,
-     * with no Java frames of our own: hold the sample back; the callback pushes
-     * it with its stack (rp_async_callback_stack). A second such sample only
-     * adds its weight to the held one. */
-    if (h.agent && nj == 0 && status != RP_WALK_CRASHED && !s->cb_njava) {
+    /* In one of the agent's callbacks that takes its thread's Java stack
+     * (allocation, monitor) and has not yet, with no Java frames of our own:
+     * hold the sample back; the callback pushes it with its stack
+     * (rp_async_callback_stack). A second such sample only adds its weight to
+     * the held one. Only those callbacks: they alone push what is held. */
+    int takes = s->in_agent == RP_AGENT_ALLOC || s->in_agent == RP_AGENT_LOCK;
+    if (takes && nj == 0 && status != RP_WALK_CRASHED && !s->cb_njava) {
         if (s->held == 0) {
             s->held_hdr = h;
             atomic_signal_fence(memory_order_seq_cst);

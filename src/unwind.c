@@ -1,40 +1,122 @@
 /*
- * src/unwind.c — lock-free DWARF CFI stack walking for the signal handler.
+ * src/unwind.c — lock-free stack walking for the signal handler, from frame tables
+ * computed off the hot path.
  *
- * See unwind.h for why this exists and what it supports. The file has three parts:
- * the module array (built on the flusher, read by the handler), the decoding of
- * .eh_frame_hdr / CIE / FDE, and the CFI interpreter plus the step. Everything
- * from rp_unwind_is_native down is async-signal-safe: it reads memory and
- * computes, nothing else.
+ * See unwind.h for why this exists and what it supports. The file has four parts.
+ * The rules: one 32-bit word says how to find a frame's caller. The tables and
+ * their builder (flusher only): the builder decodes each loaded object's .eh_frame
+ * through the .eh_frame_hdr search table, runs every FDE's CFI program to its end
+ * and writes the rows in address order, merging neighbours with the same rule,
+ * then indexes them by 256-byte page. The module array (flusher only): the
+ * executable segments, each with its table, published behind an atomic pointer.
+ * The walk (the handler): per frame, a binary search of the segments (skipped
+ * when the frame is in its callee's segment), one index entry, for a third of pcs
+ * a search of a few rows, and the stack loads. Everything from
+ * rp_unwind_is_native down is async-signal-safe: it reads memory and computes,
+ * nothing else.
  */
 #include <link.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/mman.h>
 
 #include "unwind.h"
 
-/* ------------------------------------------------------------ module array -- */
+/* ------------------------------------------------------------------- rules -- */
 
-struct module {
-    uint64_t start, end;          /* one executable PT_LOAD segment [start, end)  */
-    const uint8_t *hdr;           /* the object's .eh_frame_hdr, or NULL          */
-    const int32_t *table;         /* its search table: fde_count (loc, fde) pairs  */
-    uint32_t fde_count;
+/*
+ * A rule: how to get from a frame to its caller, packed in 32 bits.
+ *
+ *   bits  0-1   the CFA: 0 none (the walk ends at this frame), 1 rsp + off,
+ *               2 rbp + off, 3 a PLT stub: rsp + off + ((rip & 15) >= thr ? 8 : 0)
+ *   bits  2-3   rbp in the caller: 0 unchanged, 1 saved at CFA + bpoff, 2 unknown (0)
+ *   bits  4-11  bpoff / 8, signed (±1 KiB); for a PLT stub, thr
+ *   bits 12-31  off / 8, signed (±4 MiB)
+ *
+ * The return address is always at CFA - 8: a row that puts it elsewhere, or that
+ * needs more range than the fields have, is built as RULE_STOP (and counted in
+ * rp_unwind_stats.stop_fdes). So is a pc that no FDE covers, except in the short
+ * holes between functions (rows_fill_holes). A zero word is RULE_STOP.
+ */
+enum { CFA_NONE = 0, CFA_RSP = 1, CFA_RBP = 2, CFA_PLT = 3 };
+enum { BP_SAME = 0, BP_AT = 1, BP_LOST = 2 };
+#define RULE_STOP 0u
+#define BPOFF_MAX 127
+#define CFAOFF_MAX ((1 << 19) - 1)
+
+static uint32_t rule_pack(unsigned cfa, unsigned bp, int bpfield, int cfa_off8)
+{
+    return cfa | bp << 2 | ((uint32_t)bpfield & 0xffu) << 4 |
+           ((uint32_t)cfa_off8 & 0xfffffu) << 12;
+}
+
+static inline unsigned rule_cfa(uint32_t w) { return w & 3; }
+static inline unsigned rule_bp(uint32_t w) { return (w >> 2) & 3; }
+static inline int rule_bpfield(uint32_t w) { return (int8_t)(uint8_t)(w >> 4); }
+static inline int64_t rule_cfa_off(uint32_t w) { return (int64_t)((int32_t)w >> 12) * 8; }
+
+/* The rule at a function's first instruction: the CFA is rsp + 8 (the return
+ * address on top of the stack), rbp untouched. */
+#define RULE_ENTRY (CFA_RSP | 1u << 12)
+
+/* While the table is built: where an FDE ends (a hole, until the next FDE's
+ * rows replace it). Not a rule rule_pack makes; rows_fill_holes turns it into one. */
+#define RULE_HOLE (1u << 2)
+
+/* ------------------------------------------------------------------ tables -- */
+
+/*
+ * The page index. A lookup in the handler runs on cold caches (a thread is
+ * sampled every 10 ms of its CPU time, in between it works through megabytes), so
+ * what it costs is the number of cache lines it must wait for, one after another.
+ * The index has one 64-bit entry per 256 bytes of code:
+ *
+ *   bits  0-31  the rule in force at the page's first byte
+ *   bits 32-39  where in the page the first row starting inside it starts (1-255),
+ *               or 0 if none does
+ *   bits 40-63  that row's index (the first row that starts after the page's
+ *               first byte)
+ *
+ * A pc before the page's first row boundary (two thirds of libjvm's code bytes,
+ * in JDK 17 and 25) has its rule in the entry: one cache line. Any other pc has
+ * its row among those that start inside the page, found by a binary search of a
+ * few rows (the next entry bounds them): two lines. The index costs 8 bytes per
+ * 256 of code, about a third of what the rows take.
+ */
+#define PAGE_SHIFT 8
+#define PAGE_BYTES (1u << PAGE_SHIFT)
+#define MAX_ROWS (1u << 24)
+
+/* A row: where it starts, as an offset from the segment's start, and its rule,
+ * which holds up to the next row's start. */
+struct frow {
+    uint32_t off, rule;
 };
 
-struct module_array {
-    size_t n;
-    /* The array this one replaced: never freed (a handler may still be reading
-     * it), but kept reachable, so leak checkers (LSan in the JVM tests,
-     * docs/sanitizers.md) see a retired array, not a lost one. */
-    struct module_array *retired;
-    struct module mod[];
+/* One executable segment's rows. Immutable once built; never freed. */
+struct table {
+    /* What the handler reads (through its copy in the module array). */
+    const uint64_t *page;     /* npages + 1 index entries                           */
+    const struct frow *row;   /* nrows rows, ascending offsets                      */
+    uint32_t nrows, npages;
+    /* Off the hot path: what the table was built from, and what it cost. */
+    struct table *next;       /* g_tables: every table built, newest first          */
+    uint64_t start, end;      /* the segment [start, end)                           */
+    uint64_t hdr, name_hash;  /* its .eh_frame_hdr, a hash of its object's name     */
+    uint64_t fdes, stop_fdes, bytes, build_ns;
 };
 
-static _Atomic(struct module_array *) g_modules;
-static unsigned long long g_adds = ~0ull, g_subs = ~0ull;
+/* Every table ever built, so that a segment that comes back (the array is rebuilt
+ * at every dlopen and dlclose; a library unloaded and loaded again at the same
+ * place) reuses its table, and so that leak checkers see them as reachable.
+ * Guarded by g_refresh_lock. */
+static struct table *g_tables;
+
+/* ------------------------------------------------------------ DWARF decoding -- */
 
 /* DW_EH_PE_* pointer encodings. */
 enum {
@@ -43,143 +125,6 @@ enum {
     PE_SDATA8 = 0x0c, PE_PCREL = 0x10, PE_DATAREL = 0x30, PE_INDIRECT = 0x80,
     PE_OMIT = 0xff
 };
-
-struct build {
-    struct module *mod;
-    size_t n, cap;
-    int failed;
-};
-
-static int encoded_size(uint8_t enc)
-{
-    switch (enc & 0x0f) {
-    case PE_ABSPTR: case PE_UDATA8: case PE_SDATA8: return 8;
-    case PE_UDATA4: case PE_SDATA4: return 4;
-    case PE_UDATA2: case PE_SDATA2: return 2;
-    default: return -1;
-    }
-}
-
-/* The search table of an .eh_frame_hdr, if it has the layout every linker writes
- * (version 1, table of datarel sdata4 pairs). */
-static void parse_hdr(struct module *m, const uint8_t *hdr)
-{
-    m->hdr = NULL;
-    m->table = NULL;
-    m->fde_count = 0;
-    if (!hdr || hdr[0] != 1 || hdr[3] != (PE_DATAREL | PE_SDATA4))
-        return;
-    int ptr_size = encoded_size(hdr[1]), count_size = encoded_size(hdr[2]);
-    if (ptr_size < 0 || count_size != 4 || (hdr[2] & 0x70) != 0)
-        return;
-    uint32_t count;
-    memcpy(&count, hdr + 4 + ptr_size, 4);
-    m->hdr = hdr;
-    m->table = (const int32_t *)(const void *)(hdr + 4 + ptr_size + 4);
-    m->fde_count = count;
-}
-
-static int add_segments(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    struct build *b = arg;
-    const uint8_t *hdr = NULL;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
-            hdr = (const uint8_t *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || ph->p_memsz == 0)
-            continue;
-        if (b->n == b->cap) {
-            size_t ncap = b->cap ? b->cap * 2 : 64;
-            struct module *nm = realloc(b->mod, ncap * sizeof *nm);
-            if (!nm) {
-                b->failed = 1;
-                return 1;
-            }
-            b->mod = nm;
-            b->cap = ncap;
-        }
-        struct module *m = &b->mod[b->n++];
-        m->start = info->dlpi_addr + ph->p_vaddr;
-        m->end = m->start + ph->p_memsz;
-        parse_hdr(m, hdr);
-    }
-    return 0;
-}
-
-static int by_start(const void *a, const void *b)
-{
-    const struct module *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static int count_changes(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    unsigned long long *v = arg;
-    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
-        v[0] = info->dlpi_adds;
-        v[1] = info->dlpi_subs;
-    }
-    return 1;   /* the counters are the same in every entry: one is enough */
-}
-
-int rp_unwind_refresh(void)
-{
-    unsigned long long v[2] = {0, 0};
-    dl_iterate_phdr(count_changes, v);
-    if (v[0] == g_adds && v[1] == g_subs && atomic_load(&g_modules))
-        return 0;
-    struct build b = {0};
-    dl_iterate_phdr(add_segments, &b);
-    if (b.failed) {
-        free(b.mod);
-        return -1;
-    }
-    qsort(b.mod, b.n, sizeof *b.mod, by_start);
-    struct module_array *arr = malloc(sizeof *arr + b.n * sizeof(struct module));
-    if (!arr) {
-        free(b.mod);
-        return -1;
-    }
-    arr->n = b.n;
-    arr->retired = atomic_load_explicit(&g_modules, memory_order_relaxed);
-    if (b.n)
-        memcpy(arr->mod, b.mod, b.n * sizeof(struct module));
-    free(b.mod);
-    /* The previous array is never freed (arr->retired): a handler may be
-     * reading it. */
-    atomic_store_explicit(&g_modules, arr, memory_order_release);
-    g_adds = v[0];
-    g_subs = v[1];
-    return 1;
-}
-
-static const struct module *find_module(uint64_t pc)
-{
-    const struct module_array *a = atomic_load_explicit(&g_modules, memory_order_acquire);
-    if (!a)
-        return NULL;
-    size_t lo = 0, hi = a->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (a->mod[mid].end <= pc)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < a->n && a->mod[lo].start <= pc && pc < a->mod[lo].end)
-        return &a->mod[lo];
-    return NULL;
-}
-
-int rp_unwind_is_native(uint64_t pc)
-{
-    return find_module(pc) != NULL;
-}
-
-/* ------------------------------------------------------------ DWARF decoding -- */
 
 struct reader {
     const uint8_t *p, *end;
@@ -233,7 +178,19 @@ static uint64_t rd_fixed(struct reader *r, int n)
     return v;
 }
 
-/* A pointer in encoding `enc` (pcrel and absolute only: what .eh_frame uses). */
+static int encoded_size(uint8_t enc)
+{
+    switch (enc & 0x0f) {
+    case PE_ABSPTR: case PE_UDATA8: case PE_SDATA8: return 8;
+    case PE_UDATA4: case PE_SDATA4: return 4;
+    case PE_UDATA2: case PE_SDATA2: return 2;
+    default: return -1;
+    }
+}
+
+/* A pointer in encoding `enc`: absolute or pcrel, what .eh_frame uses. Indirect
+ * pointers are refused: following one would read memory the bounds checks of the
+ * builder do not cover. */
 static uint64_t rd_encoded(struct reader *r, uint8_t enc)
 {
     if (enc == PE_OMIT)
@@ -255,7 +212,7 @@ static uint64_t rd_encoded(struct reader *r, uint8_t enc)
     default: r->bad = 1; return 0;
     }
     if (enc & PE_INDIRECT)
-        v = *(const uint64_t *)(uintptr_t)v;
+        r->bad = 1;
     return v;
 }
 
@@ -263,16 +220,17 @@ static uint64_t rd_encoded(struct reader *r, uint8_t enc)
 enum { DW_RBP = 6, DW_RSP = 7, DW_RA = 16 };
 
 enum rule { RULE_SAME = 0, RULE_OFFSET, RULE_UNDEF, RULE_OTHER };
+enum { EXPR_NONE = 0, EXPR_OTHER, EXPR_PLT };
 
+/* One row of the CFI table, as the DWARF program defines it. */
 struct row {
     int cfa_reg;          /* DW_RSP or DW_RBP; anything else: cannot unwind     */
+    int cfa_expr;         /* EXPR_*: a DW_CFA_def_cfa_expression, known or not  */
     int64_t cfa_off;
-    int cfa_expr;         /* DW_CFA_def_cfa_expression: cannot unwind             */
+    int plt_thr;          /* EXPR_PLT: the (rip & 15) threshold                 */
     uint8_t bp_rule, ra_rule;
     int64_t bp_off, ra_off;
 };
-
-#define STATE_STACK 16
 
 struct cie {
     uint64_t code_align;
@@ -283,12 +241,29 @@ struct cie {
     const uint8_t *insns, *end;
 };
 
-/* Decode the CIE at `p` (its length field). @return 0, or -1. */
-static int parse_cie(const uint8_t *p, struct cie *c)
+/* The memory the builder may read: the PT_LOAD segment that holds the object's
+ * .eh_frame_hdr (and, as every linker lays them out, its .eh_frame). */
+struct bounds {
+    const uint8_t *lo, *hi;
+};
+
+/* A record (CIE or FDE) at `p` that lies inside `b`: @return its length, or 0. */
+static uint32_t record_len(const struct bounds *b, const uint8_t *p)
 {
+    if (p < b->lo || b->hi - p < 8)
+        return 0;
     uint32_t len;
     memcpy(&len, p, 4);
-    if (len == 0 || len == 0xffffffffu)
+    if (len < 4 || len == 0xffffffffu || (uint64_t)(b->hi - p - 4) < len)
+        return 0;
+    return len;
+}
+
+/* Decode the CIE at `p` (its length field). @return 0, or -1. */
+static int parse_cie(const struct bounds *b, const uint8_t *p, struct cie *c)
+{
+    uint32_t len = record_len(b, p);
+    if (!len)
         return -1;
     struct reader r = {p + 4, p + 4 + len, 0};
     if (rd_fixed(&r, 4) != 0)           /* CIE id: 0 in .eh_frame */
@@ -328,22 +303,164 @@ static int parse_cie(const uint8_t *p, struct cie *c)
     } else if (aug[0] != '\0') {
         return -1;      /* old "eh" augmentations: not emitted on x86-64 */
     }
-    if (r.bad || r.p > r.end || c->ra_reg != DW_RA)
+    if (r.bad || r.p > r.end || c->ra_reg != DW_RA || (c->fde_enc & PE_INDIRECT))
         return -1;
     c->insns = r.p;
     c->end = r.end;
     return 0;
 }
 
-/* ------------------------------------------------------------- interpreter -- */
+/* -------------------------------------------------------------- the builder -- */
 
+/* Rows under construction, in address order. */
+struct rows {
+    struct frow *row;
+    size_t n, cap;
+    int failed;                 /* out of memory */
+};
+
+/* Make `rule` hold from `off` on: rows at or after `off` are replaced (a later FDE
+ * starting inside an earlier one wins from its start, as a search for the last
+ * FDE at or before a pc would find it), and a rule equal to the one in force
+ * merges into it. */
+static void rows_put(struct rows *t, uint32_t off, uint32_t rule)
+{
+    while (t->n && t->row[t->n - 1].off >= off)
+        t->n--;
+    if (t->n ? t->row[t->n - 1].rule == rule : rule == RULE_STOP || rule == RULE_HOLE)
+        return;
+    if (t->n == t->cap) {
+        size_t ncap = t->cap ? t->cap * 2 : 1024;
+        struct frow *nr = realloc(t->row, ncap * sizeof *nr);
+        if (!nr) {
+            t->failed = 1;
+            return;
+        }
+        t->row = nr;
+        t->cap = ncap;
+    }
+    t->row[t->n++] = (struct frow){off, rule};
+}
+
+/* Linkers align functions to 16 bytes and fill the holes with nops that no FDE
+ * covers. A pc there is never executed, so the rule does not matter, but a hole's
+ * RULE_STOP row costs two rows and splits a page. A hole shorter than 16 bytes
+ * that ends where a function starts takes that function's entry rule instead (for
+ * a pc in a hole that does hold code, a CFI-less stub that small, it is the likely
+ * rule anyway), and merges with its neighbours; any other hole is RULE_STOP. */
+static void rows_fill_holes(struct rows *t)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < t->n; k++) {
+        struct frow w = t->row[k];
+        if (w.rule == RULE_HOLE)
+            w.rule = k + 1 < t->n && t->row[k + 1].off - w.off < 16 &&
+                     t->row[k + 1].rule == RULE_ENTRY ? RULE_ENTRY : RULE_STOP;
+        if (n > 0 ? t->row[n - 1].rule == w.rule : w.rule == RULE_STOP)
+            continue;
+        t->row[n++] = w;
+    }
+    t->n = n;
+}
+
+/* The rule of a CFI row. *unsupported is set if the walker cannot express a row
+ * that a full DWARF unwinder could follow (an undefined return address is not
+ * that: it marks the outermost frame). */
+static uint32_t row_rule(const struct row *w, int *unsupported)
+{
+    if (w->ra_rule == RULE_UNDEF)
+        return RULE_STOP;
+    *unsupported = 1;
+    if (w->ra_rule != RULE_OFFSET || w->ra_off != -8)
+        return RULE_STOP;
+    unsigned cfa, bp = BP_SAME;
+    int field = 0;
+    if (w->cfa_expr == EXPR_PLT) {
+        if (w->bp_rule == RULE_OFFSET || w->bp_rule == RULE_OTHER)
+            return RULE_STOP;
+        cfa = CFA_PLT;
+        field = w->plt_thr;
+    } else if (w->cfa_expr != EXPR_NONE) {
+        return RULE_STOP;
+    } else if (w->cfa_reg == DW_RSP || w->cfa_reg == DW_RBP) {
+        cfa = w->cfa_reg == DW_RSP ? CFA_RSP : CFA_RBP;
+        if (w->bp_rule == RULE_OFFSET) {
+            if (w->bp_off % 8 || w->bp_off / 8 > BPOFF_MAX || w->bp_off / 8 < -BPOFF_MAX)
+                return RULE_STOP;
+            bp = BP_AT;
+            field = (int)(w->bp_off / 8);
+        } else if (w->bp_rule == RULE_OTHER) {
+            bp = BP_LOST;
+        }
+    } else {
+        return RULE_STOP;
+    }
+    if (w->cfa_off % 8 || w->cfa_off / 8 > CFAOFF_MAX || w->cfa_off / 8 < -CFAOFF_MAX)
+        return RULE_STOP;
+    *unsupported = 0;
+    return rule_pack(cfa, bp, field, (int)(w->cfa_off / 8));
+}
+
+#define STATE_STACK 64
+
+/* The CFI interpreter, run over a whole FDE. */
 struct interp {
     struct row row, init;
     struct row stack[STATE_STACK];
     int depth;
     const struct cie *cie;
-    uint64_t loc, target;
+    uint64_t loc, end;        /* the current row's address; the FDE's end          */
+    uint64_t seg_start, seg_end;
+    struct rows *out;         /* NULL while the CIE's initial instructions run      */
+    int unsupported;          /* some row of this FDE cannot be expressed           */
 };
+
+/* Everything but the state stack, which is written before it is read (the stack
+ * is 3 KiB: clearing it for each of libjvm's 44 000 FDEs took most of the build). */
+static void interp_init(struct interp *in, const struct cie *c, const struct row *row,
+                        struct rows *out)
+{
+    in->row = *row;
+    in->init = *row;
+    in->depth = 0;
+    in->cie = c;
+    in->loc = 0;
+    in->end = 0;
+    in->seg_start = 0;
+    in->seg_end = 0;
+    in->out = out;
+    in->unsupported = 0;
+}
+
+/* Put the current row at in->loc into the table. */
+static void emit(struct interp *in, uint64_t at, uint32_t rule)
+{
+    if (at >= in->seg_end)
+        return;
+    rows_put(in->out, at < in->seg_start ? 0 : (uint32_t)(at - in->seg_start), rule);
+}
+
+static void emit_row(struct interp *in)
+{
+    int unsupported = 0;
+    emit(in, in->loc, row_rule(&in->row, &unsupported));
+    in->unsupported |= unsupported;
+}
+
+/* Move to the row at `next`, after putting the current one. @return 1 if the FDE
+ * (or the segment) ends there, -1 if `next` goes backwards, else 0. */
+static int advance_to(struct interp *in, uint64_t next)
+{
+    if (!in->out)
+        return 0;           /* the CIE's initial instructions hold for the whole FDE */
+    if (next < in->loc)
+        return -1;
+    if (next == in->loc)
+        return 0;
+    emit_row(in);
+    in->loc = next;
+    return next >= in->end || next >= in->seg_end;
+}
 
 static void set_rule(struct row *w, uint64_t reg, uint8_t rule, int64_t off)
 {
@@ -367,29 +484,45 @@ static void restore_rule(struct interp *in, uint64_t reg)
     }
 }
 
-/* Advance the location; @return 1 if the row for the target is complete. */
-static int advance(struct interp *in, uint64_t delta)
+/* The CFA expression of x86-64 lazy PLT stubs, as binutils writes it:
+ * rsp + N + ((rip & 15) >= T ? 8 : 0), i.e. DW_OP_breg7 N; DW_OP_breg16 0;
+ * DW_OP_lit15; DW_OP_and; DW_OP_lit<T>; DW_OP_ge; DW_OP_lit3; DW_OP_shl;
+ * DW_OP_plus. (Each 16-byte stub pushes one word at offset 11, or 10 in the IBT
+ * layout.) @return 1 and sets the row's CFA if `expr` is that, else 0. */
+static int match_plt(const uint8_t *expr, uint64_t len, struct row *w)
 {
-    uint64_t next = in->loc + delta * in->cie->code_align;
-    if (next > in->target)
-        return 1;
-    in->loc = next;
-    return 0;
+    struct reader r = {expr, expr + len, 0};
+    if (rd_fixed(&r, 1) != 0x77)
+        return 0;
+    int64_t n = rd_sleb(&r);
+    static const uint8_t mid[] = {0x80, 0x00, 0x3f, 0x1a};
+    static const uint8_t tail[] = {0x2a, 0x33, 0x24, 0x22};
+    if (r.bad || r.end - r.p != (ptrdiff_t)(sizeof mid + 1 + sizeof tail) ||
+        memcmp(r.p, mid, sizeof mid) != 0 || r.p[4] < 0x30 || r.p[4] > 0x4f ||
+        memcmp(r.p + 5, tail, sizeof tail) != 0)
+        return 0;
+    w->cfa_expr = EXPR_PLT;
+    w->cfa_reg = DW_RSP;
+    w->cfa_off = n;
+    w->plt_thr = r.p[4] - 0x30;
+    return 1;
 }
 
-/* Run CFI instructions [p, end) until the row covering in->target is complete.
- * @return 0, or -1 for an instruction this walker does not know. */
+/* Run CFI instructions [p, end). @return 1 if the FDE's end was reached, 0 at the
+ * end of the instructions, -1 for an instruction this builder does not know, or
+ * bad data. */
 static int run_cfi(struct interp *in, const uint8_t *p, const uint8_t *end, uint8_t enc)
 {
     struct reader r = {p, end, 0};
     const struct cie *c = in->cie;
+    int adv;
     while (r.p < r.end && !r.bad) {
         uint8_t op = *r.p++;
         uint8_t low = op & 0x3f;
         switch (op & 0xc0) {
         case 0x40:
-            if (advance(in, low))
-                return 0;
+            if ((adv = advance_to(in, in->loc + low * c->code_align)) != 0)
+                return adv;
             continue;
         case 0x80:
             set_rule(&in->row, low, RULE_OFFSET, (int64_t)rd_uleb(&r) * c->data_align);
@@ -399,18 +532,13 @@ static int run_cfi(struct interp *in, const uint8_t *p, const uint8_t *end, uint
             continue;
         }
         uint64_t reg, off;
+        adv = 0;
         switch (op) {
         case 0x00: break;                                       /* nop */
-        case 0x01: {                                            /* set_loc */
-            uint64_t loc = rd_encoded(&r, enc);
-            if (loc > in->target)
-                return 0;
-            in->loc = loc;
-            break;
-        }
-        case 0x02: if (advance(in, rd_fixed(&r, 1))) return 0; break;
-        case 0x03: if (advance(in, rd_fixed(&r, 2))) return 0; break;
-        case 0x04: if (advance(in, rd_fixed(&r, 4))) return 0; break;
+        case 0x01: adv = advance_to(in, rd_encoded(&r, enc)); break;  /* set_loc */
+        case 0x02: adv = advance_to(in, in->loc + rd_fixed(&r, 1) * c->code_align); break;
+        case 0x03: adv = advance_to(in, in->loc + rd_fixed(&r, 2) * c->code_align); break;
+        case 0x04: adv = advance_to(in, in->loc + rd_fixed(&r, 4) * c->code_align); break;
         case 0x05:                                              /* offset_extended */
             reg = rd_uleb(&r);
             set_rule(&in->row, reg, RULE_OFFSET, (int64_t)rd_uleb(&r) * c->data_align);
@@ -436,16 +564,20 @@ static int run_cfi(struct interp *in, const uint8_t *p, const uint8_t *end, uint
         case 0x0c:                                              /* def_cfa */
             in->row.cfa_reg = (int)rd_uleb(&r);
             in->row.cfa_off = (int64_t)rd_uleb(&r);
-            in->row.cfa_expr = 0;
+            in->row.cfa_expr = EXPR_NONE;
             break;
-        case 0x0d: in->row.cfa_reg = (int)rd_uleb(&r); in->row.cfa_expr = 0; break;
+        case 0x0d:                                              /* def_cfa_register */
+            in->row.cfa_reg = (int)rd_uleb(&r);
+            in->row.cfa_expr = EXPR_NONE;
+            break;
         case 0x0e: in->row.cfa_off = (int64_t)rd_uleb(&r); break;
         case 0x0f:                                              /* def_cfa_expression */
             off = rd_uleb(&r);
             if (r.bad || r.p > r.end || off > (uint64_t)(r.end - r.p))
                 return -1;
+            if (!match_plt(r.p, off, &in->row))
+                in->row.cfa_expr = EXPR_OTHER;
             r.p += off;
-            in->row.cfa_expr = 1;
             break;
         case 0x10: case 0x16:                                   /* (val_)expression */
             reg = rd_uleb(&r);
@@ -462,7 +594,7 @@ static int run_cfi(struct interp *in, const uint8_t *p, const uint8_t *end, uint
         case 0x12:                                              /* def_cfa_sf */
             in->row.cfa_reg = (int)rd_uleb(&r);
             in->row.cfa_off = rd_sleb(&r) * c->data_align;
-            in->row.cfa_expr = 0;
+            in->row.cfa_expr = EXPR_NONE;
             break;
         case 0x13: in->row.cfa_off = rd_sleb(&r) * c->data_align; break;
         case 0x14:                                              /* val_offset */
@@ -483,122 +615,473 @@ static int run_cfi(struct interp *in, const uint8_t *p, const uint8_t *end, uint
         default:
             return -1;
         }
+        if (r.bad)
+            return -1;
+        if (adv)
+            return adv;
     }
     return r.bad ? -1 : 0;
 }
 
-/* The FDE covering `pc` in module `m`, via the binary search table. */
-static const uint8_t *find_fde(const struct module *m, uint64_t pc)
+/* The CIE an FDE points to, decoded and its initial instructions run, cached for
+ * the next FDE (consecutive FDEs nearly always share one). */
+struct cie_cache {
+    const uint8_t *at;
+    int ok;
+    struct cie cie;
+    struct row init;
+};
+
+static const struct cie_cache *cie_get(struct cie_cache *cc, const struct bounds *b,
+                                       const uint8_t *at)
 {
-    if (!m->table || m->fde_count == 0)
+    if (cc->at == at)
+        return cc;
+    cc->at = at;
+    cc->ok = 0;
+    if (parse_cie(b, at, &cc->cie) < 0)
+        return cc;
+    struct row first;
+    memset(&first, 0, sizeof first);
+    first.cfa_reg = DW_RSP;
+    first.cfa_off = 8;
+    first.ra_rule = RULE_OFFSET;
+    first.ra_off = -8;
+    struct interp in;
+    interp_init(&in, &cc->cie, &first, NULL);
+    if (run_cfi(&in, cc->cie.insns, cc->cie.end, cc->cie.fde_enc) < 0)
+        return cc;
+    cc->init = in.row;
+    cc->ok = 1;
+    return cc;
+}
+
+/* Put the rows of the FDE at `fde` that fall in [seg_start, seg_end). @return 1
+ * if some pc of it became RULE_STOP for want of a supported rule, else 0. */
+static int build_fde(struct rows *out, struct cie_cache *cc, const struct bounds *b,
+                     const uint8_t *fde, uint64_t seg_start, uint64_t seg_end)
+{
+    uint32_t len = record_len(b, fde);
+    if (!len)
+        return 0;
+    int32_t cie_off;
+    memcpy(&cie_off, fde + 4, 4);
+    if (cie_off <= 0 || fde + 4 - b->lo < cie_off)
+        return 0;
+    /* An FDE that cannot be read puts no rows: its pcs fall in the gap after the
+     * FDE before it, which is RULE_STOP. */
+    const struct cie_cache *c = cie_get(cc, b, fde + 4 - cie_off);
+    if (!c->ok)
+        return 1;
+    struct reader r = {fde + 8, fde + 4 + len, 0};
+    uint64_t begin = rd_encoded(&r, c->cie.fde_enc);
+    uint64_t range = rd_encoded(&r, (uint8_t)(c->cie.fde_enc & 0x0f));
+    if (r.bad || begin + range < begin)
+        return 1;
+    if (range == 0 || begin >= seg_end || begin + range <= seg_start)
+        return 0;
+    struct interp in;
+    interp_init(&in, &c->cie, &c->init, out);
+    in.loc = begin;
+    in.end = begin + range;
+    in.seg_start = seg_start;
+    in.seg_end = seg_end;
+    int rc = -1;
+    if (c->cie.has_aug) {
+        uint64_t alen = rd_uleb(&r);
+        if (r.bad || r.p > r.end || alen > (uint64_t)(r.end - r.p))
+            r.bad = 1;
+        else
+            r.p += alen;
+    }
+    if (!r.bad && r.p <= r.end)
+        rc = run_cfi(&in, r.p, r.end, c->cie.fde_enc);
+    if (rc < 0) {
+        /* From the instruction it could not run on, the FDE cannot be unwound. */
+        emit(&in, in.loc, RULE_STOP);
+        in.unsupported = 1;
+    } else if (in.loc < in.end) {
+        emit_row(&in);
+    }
+    emit(&in, in.end, RULE_HOLE);
+    return in.unsupported;
+}
+
+/* The building thread's CPU time: what a build costs, whatever else the machine
+ * runs meanwhile. */
+static uint64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Memory for a table's index and rows. A large one (libjvm's) gets 2 MiB-aligned
+ * memory that the kernel is asked to back with huge pages: then its whole table
+ * needs one TLB entry, where 4 KiB pages would cost a page walk (more cache misses)
+ * at nearly every lookup. Never freed. @return NULL if memory ran out. */
+static void *table_alloc(size_t bytes)
+{
+    const size_t huge = 2u << 20;
+    if (bytes < huge / 2)
+        return malloc(bytes);
+    size_t len = (bytes + huge - 1) & ~(huge - 1);
+    uint8_t *p = mmap(NULL, len + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                      -1, 0);
+    if (p == MAP_FAILED)
         return NULL;
-    int64_t rel = (int64_t)(pc - (uint64_t)(uintptr_t)m->hdr);
-    uint32_t lo = 0, hi = m->fde_count;
-    while (hi - lo > 1) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if ((int64_t)m->table[2 * mid] <= rel)
+    uint8_t *a = (uint8_t *)(((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1));
+    if (a > p)
+        munmap(p, (size_t)(a - p));
+    if (p + huge > a)
+        munmap(a + len, (size_t)(p + huge - a));
+    madvise(a, len, MADV_HUGEPAGE);     /* a hint: 4 KiB pages if it is refused */
+    return a;
+}
+
+/* Build the table of segment [start, end) from the object's .eh_frame_hdr `hdr`,
+ * which lies in `b`. @return the table (with no rows if the header is not the
+ * layout every linker writes: version 1, a table of datarel sdata4 pairs), or
+ * NULL if memory ran out. */
+static struct table *table_build(uint64_t start, uint64_t end, const uint8_t *hdr,
+                                 const struct bounds *b)
+{
+    uint64_t t0 = cpu_ns();
+    struct rows rows = {0};
+    struct cie_cache cc = {0};
+    uint64_t fdes = 0, stop_fdes = 0;
+    int ptr_size = hdr && b->hi - hdr >= 12 ? encoded_size(hdr[1]) : -1;
+    if (ptr_size > 0 && hdr[0] == 1 && hdr[3] == (PE_DATAREL | PE_SDATA4) &&
+        encoded_size(hdr[2]) == 4 && (hdr[2] & 0x70) == 0 &&
+        b->hi - hdr >= 8 + ptr_size) {
+        uint32_t count;
+        memcpy(&count, hdr + 4 + ptr_size, 4);
+        const uint8_t *tab = hdr + 8 + ptr_size;
+        if ((uint64_t)(b->hi - tab) / 8 >= count) {
+            for (uint32_t i = 0; i < count && !rows.failed; i++) {
+                int32_t e[2];
+                memcpy(e, tab + 8 * (size_t)i, 8);
+                uint64_t loc = (uint64_t)(uintptr_t)hdr + (uint64_t)(int64_t)e[0];
+                if (loc >= end)
+                    break;                          /* the table is sorted */
+                if (e[1] < b->lo - hdr || e[1] > b->hi - hdr)
+                    continue;
+                fdes++;
+                stop_fdes += (uint64_t)build_fde(&rows, &cc, b, hdr + e[1], start, end);
+            }
+        }
+    }
+    rows_fill_holes(&rows);
+    if (rows.n >= MAX_ROWS)
+        rows.n = 0;             /* more than the index can point to: no rows */
+    size_t npages = (size_t)((end - start - 1) >> PAGE_SHIFT) + 1;
+    size_t data = (npages + 1) * sizeof(uint64_t) + rows.n * sizeof(struct frow);
+    struct table *t = rows.failed ? NULL : malloc(sizeof *t);
+    uint64_t *page = t ? table_alloc(data) : NULL;
+    if (!page) {
+        free(t);
+        free(rows.row);
+        return NULL;
+    }
+    struct frow *row = (struct frow *)(void *)(page + npages + 1);
+    if (rows.n)
+        memcpy(row, rows.row, rows.n * sizeof *row);
+    free(rows.row);
+    size_t i = 0;           /* the first row that starts after the page's start */
+    for (size_t p = 0; p <= npages; p++) {
+        uint64_t at = (uint64_t)p << PAGE_SHIFT;
+        while (i < rows.n && row[i].off <= at)
+            i++;
+        uint64_t rule = i > 0 ? row[i - 1].rule : RULE_STOP;
+        uint64_t inside = i < rows.n && row[i].off - at < PAGE_BYTES ? row[i].off - at : 0;
+        page[p] = rule | inside << 32 | (uint64_t)i << 40;
+    }
+    t->row = row;
+    t->page = page;
+    t->nrows = (uint32_t)rows.n;
+    t->npages = (uint32_t)npages;
+    t->start = start;
+    t->end = end;
+    t->hdr = (uint64_t)(uintptr_t)hdr;
+    t->fdes = fdes;
+    t->stop_fdes = stop_fdes;
+    t->bytes = sizeof *t + data;
+    t->build_ns = cpu_ns() - t0;
+    return t;
+}
+
+/* ------------------------------------------------------------ module array -- */
+
+/* One executable segment, with a copy of what the handler reads of its table. */
+struct module {
+    uint64_t start, end;          /* one executable PT_LOAD segment [start, end)  */
+    const uint64_t *page;         /* its table's index, or NULL: no .eh_frame_hdr */
+    const struct frow *row;
+    uint64_t npages;
+    const struct table *table;
+};
+
+/* The rule for the pc at `off` (< the segment's size). Async-signal-safe. */
+static uint32_t module_rule(const struct module *m, uint64_t off)
+{
+    uint64_t p = off >> PAGE_SHIFT;
+    if (!m->page || p >= m->npages)
+        return RULE_STOP;
+    uint64_t e = m->page[p];
+    uint64_t inside = (e >> 32) & 0xff;
+    if (inside == 0 || (off & (PAGE_BYTES - 1)) < inside)
+        return (uint32_t)e;
+    /* The last row at or before `off`: one of those that start inside this page,
+     * rows [lo, hi] (the next entry's row is the first that starts after it). */
+    uint32_t lo = (uint32_t)(e >> 40), hi = (uint32_t)(m->page[p + 1] >> 40) - 1;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        if (m->row[mid].off <= off)
             lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return m->row[lo].rule;
+}
+
+struct module_array {
+    size_t n;
+    /* The array this one replaced: never freed (a handler may still be reading
+     * it), but kept reachable, so leak checkers (LSan in the JVM tests,
+     * docs/sanitizers.md) see a retired array, not a lost one. */
+    struct module_array *retired;
+    struct module mod[];
+};
+
+static _Atomic(struct module_array *) g_modules;
+static unsigned long long g_adds = ~0ull, g_subs = ~0ull;
+/* Serialises rp_unwind_refresh (agent start and the flusher may both call it). */
+static pthread_mutex_t g_refresh_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct build {
+    struct module *mod;
+    size_t n, cap;
+    int failed;
+};
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;        /* FNV-1a */
+    for (; s && *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The table of a segment, reused if one was built for the same segment of the
+ * same object, else built now. Runs inside dl_iterate_phdr, whose lock keeps the
+ * object from being unloaded while its .eh_frame is read. */
+static const struct table *table_for(uint64_t start, uint64_t end, const uint8_t *hdr,
+                                     const struct bounds *b, uint64_t hash, int *failed)
+{
+    for (struct table *t = g_tables; t; t = t->next)
+        if (t->start == start && t->end == end && t->hdr == (uint64_t)(uintptr_t)hdr &&
+            t->name_hash == hash)
+            return t;
+    struct table *t = table_build(start, end, hdr, b);
+    if (!t) {
+        *failed = 1;
+        return NULL;
+    }
+    t->name_hash = hash;
+    t->next = g_tables;
+    g_tables = t;
+    return t;
+}
+
+static int add_segments(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct build *b = arg;
+    const uint8_t *hdr = NULL;
+    struct bounds bd = {NULL, NULL};
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+            hdr = (const uint8_t *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    for (int i = 0; i < info->dlpi_phnum && hdr; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        const uint8_t *lo = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        if (ph->p_type == PT_LOAD && hdr >= lo && hdr < lo + ph->p_memsz)
+            bd = (struct bounds){lo, lo + ph->p_memsz};
+    }
+    if (!bd.lo)
+        hdr = NULL;
+    uint64_t hash = name_hash(info->dlpi_name);
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || ph->p_memsz == 0)
+            continue;
+        if (b->n == b->cap) {
+            size_t ncap = b->cap ? b->cap * 2 : 64;
+            struct module *nm = realloc(b->mod, ncap * sizeof *nm);
+            if (!nm) {
+                b->failed = 1;
+                return 1;
+            }
+            b->mod = nm;
+            b->cap = ncap;
+        }
+        struct module *m = &b->mod[b->n++];
+        m->start = info->dlpi_addr + ph->p_vaddr;
+        m->end = m->start + ph->p_memsz;
+        m->table = hdr ? table_for(m->start, m->end, hdr, &bd, hash, &b->failed) : NULL;
+        if (b->failed)
+            return 1;
+        m->page = m->table ? m->table->page : NULL;
+        m->row = m->table ? m->table->row : NULL;
+        m->npages = m->table ? m->table->npages : 0;
+    }
+    return 0;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const struct module *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int count_changes(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    unsigned long long *v = arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        v[0] = info->dlpi_adds;
+        v[1] = info->dlpi_subs;
+    }
+    return 1;   /* the counters are the same in every entry: one is enough */
+}
+
+static int refresh_locked(void)
+{
+    unsigned long long v[2] = {0, 0};
+    dl_iterate_phdr(count_changes, v);
+    if (v[0] == g_adds && v[1] == g_subs && atomic_load(&g_modules))
+        return 0;
+    struct build b = {0};
+    dl_iterate_phdr(add_segments, &b);
+    if (b.failed) {
+        free(b.mod);
+        return -1;
+    }
+    qsort(b.mod, b.n, sizeof *b.mod, by_start);
+    struct module_array *arr = malloc(sizeof *arr + b.n * sizeof(struct module));
+    if (!arr) {
+        free(b.mod);
+        return -1;
+    }
+    arr->n = b.n;
+    arr->retired = atomic_load_explicit(&g_modules, memory_order_relaxed);
+    if (b.n)
+        memcpy(arr->mod, b.mod, b.n * sizeof(struct module));
+    free(b.mod);
+    /* The previous array is never freed (arr->retired), nor any table
+     * (g_tables): a handler may be reading them. The release store publishes the
+     * tables' contents with the array. */
+    atomic_store_explicit(&g_modules, arr, memory_order_release);
+    g_adds = v[0];
+    g_subs = v[1];
+    return 1;
+}
+
+int rp_unwind_refresh(void)
+{
+    pthread_mutex_lock(&g_refresh_lock);
+    int rc = refresh_locked();
+    pthread_mutex_unlock(&g_refresh_lock);
+    return rc;
+}
+
+static void stats_add(struct rp_unwind_stats *s, const struct table *t)
+{
+    s->rows += t->nrows;
+    s->bytes += t->bytes;
+    s->fdes += t->fdes;
+    s->stop_fdes += t->stop_fdes;
+    s->build_ns += t->build_ns;
+}
+
+void rp_unwind_stats(struct rp_unwind_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct module_array *a = atomic_load_explicit(&g_modules, memory_order_acquire);
+    for (size_t i = 0; a && i < a->n; i++) {
+        out->segments++;
+        if (a->mod[i].table)
+            stats_add(out, a->mod[i].table);
+    }
+}
+
+static const struct module *find_module(const struct module_array *a, uint64_t pc)
+{
+    if (!a)
+        return NULL;
+    size_t lo = 0, hi = a->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->mod[mid].end <= pc)
+            lo = mid + 1;
         else
             hi = mid;
     }
-    if ((int64_t)m->table[2 * lo] > rel)
-        return NULL;
-    return m->hdr + m->table[2 * lo + 1];
+    if (lo < a->n && a->mod[lo].start <= pc && pc < a->mod[lo].end)
+        return &a->mod[lo];
+    return NULL;
 }
 
-/* The CFI row at `pc` (a pc inside the function: the interrupted pc, or a return
- * address minus one). @return 0, or -1 if there is none this walker can use. */
-static int row_at(const struct module *m, uint64_t pc, struct row *out)
+int rp_unwind_stats_at(uint64_t pc, struct rp_unwind_stats *out)
 {
-    const uint8_t *fde = find_fde(m, pc);
-    if (!fde)
+    memset(out, 0, sizeof *out);
+    const struct module *m = find_module(atomic_load_explicit(&g_modules,
+                                                              memory_order_acquire), pc);
+    if (!m)
         return -1;
-    uint32_t len;
-    memcpy(&len, fde, 4);
-    if (len == 0 || len == 0xffffffffu)
-        return -1;
-    int32_t cie_off;
-    memcpy(&cie_off, fde + 4, 4);
-    if (cie_off <= 0)
-        return -1;
-    struct cie c;
-    if (parse_cie(fde + 4 - cie_off, &c) < 0)
-        return -1;
-    struct reader r = {fde + 8, fde + 4 + len, 0};
-    uint64_t begin = rd_encoded(&r, c.fde_enc);
-    uint64_t range = rd_encoded(&r, (uint8_t)(c.fde_enc & 0x0f));
-    if (r.bad || pc < begin || pc >= begin + range)
-        return -1;
-    if (c.has_aug) {
-        uint64_t alen = rd_uleb(&r);
-        if (r.bad || r.p > r.end || alen > (uint64_t)(r.end - r.p))
-            return -1;
-        r.p += alen;
-    }
-    if (r.bad || r.p > r.end)
-        return -1;
-    struct interp in;
-    memset(&in, 0, sizeof in);
-    in.cie = &c;
-    in.target = pc;
-    in.loc = begin;
-    in.row.cfa_reg = DW_RSP;
-    in.row.cfa_off = 8;
-    in.row.ra_rule = RULE_OFFSET;
-    in.row.ra_off = -8;
-    /* The CIE's initial instructions hold for the whole function. */
-    uint64_t save_target = in.target;
-    in.target = UINT64_MAX;
-    if (run_cfi(&in, c.insns, c.end, c.fde_enc) < 0)
-        return -1;
-    in.target = save_target;
-    in.loc = begin;
-    in.init = in.row;
-    in.depth = 0;
-    if (run_cfi(&in, r.p, r.end, c.fde_enc) < 0)
-        return -1;
-    *out = in.row;
+    out->segments = 1;
+    if (m->table)
+        stats_add(out, m->table);
     return 0;
+}
+
+int rp_unwind_is_native(uint64_t pc)
+{
+    return find_module(atomic_load_explicit(&g_modules, memory_order_acquire), pc) != NULL;
 }
 
 /* ------------------------------------------------------------------- walk -- */
 
 #define MAX_FRAME_BYTES (16u << 20)
+#define STACK_AHEAD 1024
 
-struct regs {
-    uint64_t pc, sp, bp;
-};
-
-/* One step from the frame at `lookup_pc` (inside its function) to its caller.
- * @return 1 stepped, 0 the walk ends here (outermost frame or cannot unwind). */
-static int step(const struct module *m, uint64_t lookup_pc, struct regs *rg)
+/* One step from frame *r to its caller by `rule`. @return 1 stepped (*r is the
+ * caller), 0 the walk ends here (*r unchanged). */
+static int step(uint32_t rule, struct rp_frame_regs *r)
 {
-    struct row w;
-    if (row_at(m, lookup_pc, &w) < 0 || w.cfa_expr)
+    int64_t off = rule_cfa_off(rule);
+    uint64_t cfa;
+    switch (rule_cfa(rule)) {
+    case CFA_RSP: cfa = r->sp + (uint64_t)off; break;
+    case CFA_RBP: cfa = r->bp + (uint64_t)off; break;
+    case CFA_PLT:
+        cfa = r->sp + (uint64_t)off + ((int)(r->pc & 15) >= rule_bpfield(rule) ? 8 : 0);
+        break;
+    default: return 0;
+    }
+    if (cfa <= r->sp || cfa - r->sp > MAX_FRAME_BYTES || (cfa & 7))
         return 0;
-    uint64_t base;
-    if (w.cfa_reg == DW_RSP)
-        base = rg->sp;
-    else if (w.cfa_reg == DW_RBP)
-        base = rg->bp;
-    else
-        return 0;
-    uint64_t cfa = base + (uint64_t)w.cfa_off;
-    if (cfa <= rg->sp || cfa - rg->sp > MAX_FRAME_BYTES || (cfa & 7))
-        return 0;
-    if (w.ra_rule != RULE_OFFSET)
-        return 0;                  /* RULE_UNDEF: the outermost frame (thread start) */
-    uint64_t ra = *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)w.ra_off);
-    uint64_t bp = rg->bp;
-    if (w.bp_rule == RULE_OFFSET)
-        bp = *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)w.bp_off);
-    else if (w.bp_rule == RULE_OTHER)
+    uint64_t ra = *(const uint64_t *)(uintptr_t)(cfa - 8);
+    uint64_t bp = r->bp;
+    if (rule_bp(rule) == BP_AT)
+        bp = *(const uint64_t *)(uintptr_t)(cfa + (uint64_t)(int64_t)(rule_bpfield(rule) * 8));
+    else if (rule_bp(rule) == BP_LOST)
         bp = 0;
     if (ra == 0)
         return 0;
-    rg->pc = ra;
-    rg->sp = cfa;
-    rg->bp = bp;
+    r->pc = ra;
+    r->sp = cfa;
+    r->bp = bp;
+    r->is_return = 1;
     return 1;
 }
 
@@ -613,10 +1096,20 @@ void rp_frame_regs_from_uc(const ucontext_t *uc, struct rp_frame_regs *r)
 int rp_unwind_native(struct rp_frame_regs *r, uint64_t *pcs, int max,
                      enum rp_unwind_end *end)
 {
+    /* One array for the whole walk: a refresh meanwhile publishes a new one, and
+     * this one stays valid (never freed). */
+    const struct module_array *a = atomic_load_explicit(&g_modules, memory_order_acquire);
+    const struct module *m = NULL;
     int n = 0;
+    /* The frames to come are above sp: ask for the first lines now, while the
+     * lookups wait for theirs, and keep STACK_AHEAD bytes ahead of the walk. */
+    for (uint64_t k = 0; k < STACK_AHEAD; k += 64)
+        __builtin_prefetch((const void *)(uintptr_t)(r->sp + k));
     for (;;) {
         uint64_t lookup = rp_frame_lookup_pc(r);
-        const struct module *m = find_module(lookup);
+        /* Callers are often in the caller's object: try it before searching. */
+        if (!m || lookup < m->start || lookup >= m->end)
+            m = find_module(a, lookup);
         if (!m) {
             *end = RP_UNWIND_NOT_NATIVE;
             return n;
@@ -626,15 +1119,11 @@ int rp_unwind_native(struct rp_frame_regs *r, uint64_t *pcs, int max,
             return n;
         }
         pcs[n++] = lookup;
-        struct regs rg = {r->pc, r->sp, r->bp};
-        if (!step(m, lookup, &rg)) {
+        if (!step(module_rule(m, lookup - m->start), r)) {
             *end = RP_UNWIND_STOPPED;
             return n;
         }
-        r->pc = rg.pc;
-        r->sp = rg.sp;
-        r->bp = rg.bp;
-        r->is_return = 1;
+        __builtin_prefetch((const void *)(uintptr_t)(r->sp + STACK_AHEAD));
     }
 }
 

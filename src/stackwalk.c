@@ -1,7 +1,9 @@
 /*
  * src/stackwalk.c — native frames, stubs, then Java frames by AsyncGetCallTrace,
- * with the recoveries of stackwalk.h. Everything here runs in the signal
- * handler: it reads memory and computes, and calls AsyncGetCallTrace.
+ * with the recoveries of stackwalk.h. Everything from after_call down to
+ * rp_stackwalk runs in the signal handler (or in a callback under the crash
+ * guard): it reads memory, computes, writes the thread's own anchor for a
+ * moment, and calls AsyncGetCallTrace. rp_stackwalk_init is the agent start's.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -50,7 +52,8 @@ enum {
 
 static agct_fn g_agct;
 static _Atomic uint64_t g_stub_frames, g_stub_stuck, g_from_frame, g_from_context,
-    g_anchor_fixed, g_anchor_moved, g_compiled_popped, g_from_callback, g_interp_entry, g_from_kept;
+    g_anchor_fixed, g_anchor_moved, g_compiled_popped, g_from_callback, g_interp_entry,
+    g_from_kept;
 static uint64_t g_self_lo, g_self_hi;    /* the agent's executable segment */
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)

@@ -9,30 +9,34 @@
  * stubs — "unknown_java"), in C code that compiled Java called directly (a
  * leaf call into libjvm or libc), or in the VM with a last-Java-frame anchor
  * that HotSpot has not made walkable yet ("unknown_not_java"). On stub-heavy
- * code that was a third to a half of the CPU. So the walk goes:
+ * code that was a third to a half of the CPU. So the walk goes
+ * (docs/engines.md, "The stack walk", is the long form):
  *
  *  1. native frames, with the lock-free unwinder (unwind.h), up to the first pc
  *     that is in no loaded object;
  *  2. while that pc is in a stub (codecache.h): the stub becomes a frame of its
  *     own (named on the flusher by the JVM's name for it), and the walk steps
- *     out of it — by the return address on top of the stack where the stub has
- *     no frame (at its entry, at its `ret`, or a stub that never makes one), by
- *     the frame pointer where it begins with `push rbp; mov rbp, rsp` — and
- *     goes on with native frames if it lands in native code; every return
- *     address it steps to must follow a call instruction, or the step is not
- *     taken;
+ *     out of it — by the return address on top of the stack, by the frame
+ *     pointer after `enter`, by the frame size in its blob's header, or by the
+ *     first word above that a call into it left — and goes on with native
+ *     frames if it lands in native code. Every return address it steps to must
+ *     follow a call instruction whose target, where it says one, leads into
+ *     the code stepped out of, or the step is not taken;
  *  3. the Java frames by AGCT, from the frame the walk reached (a copy of the
- *     context with that frame's pc, sp and fp), then, if that fails, from the
- *     interrupted context as it is;
- *  4. if AGCT says the thread is in the VM with an anchor that is not walkable
- *     (its pc 0), the walk does what HotSpot's JavaFrameAnchor::make_walkable
- *     does on x86 — sets the anchor's pc to the word below its sp — and asks
- *     AGCT again. The thread is interrupted, so nothing else writes its anchor
- *     meanwhile, and a thread in the VM is not walked by any other thread.
+ *     context with that frame's pc, sp and fp), then from the interrupted
+ *     context as it is;
+ *  4. a thread in the VM: its anchor made walkable as HotSpot's
+ *     JavaFrameAnchor::make_walkable would, or pointed for a moment at the Java
+ *     frame below a runtime stub AGCT refuses (no other thread reads the anchor
+ *     of a thread in the VM; the old values go back, after a fault too);
+ *  5. compiled code or the interpreter where AGCT gives up (prologues,
+ *     epilogues, slow paths, a method's entry): the method from its code blob
+ *     or from rbx, its callers by AGCT from the frame below;
+ *  6. in the agent's own callbacks: the Java stack the callback took (struct
+ *     rp_walk_agent).
  *
- * So a sample in `libmSin` reads `libmSin ← Math.sin ← MyClass.compute ← …`.
- * What each step found is counted (struct rp_stackwalk_stats) so the recovery
- * can be measured.
+ * So a sample in `libmSin` reads `libmSin ← MyClass.compute ← …`. What each step
+ * found is counted (struct rp_stackwalk_stats).
  *
  * Threads: the signal handler (async-signal-safe; run it under the crash guard,
  * it reads memory that can change under it). rp_stackwalk_init at agent start.

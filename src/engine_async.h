@@ -1,16 +1,18 @@
 /*
  * src/engine_async.h — the async engine: the CPU-timer signal handler.
  *
- * Each sampled thread has a CPU-time timer (threads.h) that sends it `signo`
- * (SIGPROF by default) when it has used `interval` of CPU. The handler, running on
- * that thread, walks its native frames (unwind.h, with native=on) and its Java
+ * Each sampled thread has a CPU timer (threads.h, cputimer.h: a perf_event
+ * task-clock counter, or a POSIX CPU-clock timer) that sends it `signo` (SIGPROF
+ * by default) each time it has used about `interval` of CPU. The handler, running
+ * on that thread, walks its native frames (unwind.h, with native=on) and its Java
  * frames (AsyncGetCallTrace), and pushes one record (sample.h) to the thread's
- * ring. The record weighs interval × (1 + timer overruns): the kernel checks CPU
- * timers on the scheduler tick, so at 1 ms and HZ=250 a timer fires every 4 ms
- * with 3 overruns, and the weight keeps the total right.
+ * ring. The record weighs the CPU time the timer says the sample stands for
+ * (rp_cputimer_sample: a perf counter's task clock since the thread's previous
+ * sample; a POSIX timer's interval × (1 + overruns)).
  *
  * The handler is async-signal-safe (design invariant 1): it allocates nothing,
- * takes no locks, uses no TLS (the slot comes from the timer's si_value), calls
+ * takes no locks, uses no TLS (the slot comes from the timer's tag: si_value, or
+ * si_fd through cputimer.c's descriptor table), calls
  * no JVMTI or JNI function except AsyncGetCallTrace, and saves errno. A fault
  * inside the walk (AGCT reading a half-built frame, the unwinder reading a corrupt
  * stack) is caught: a SIGSEGV/SIGBUS handler, installed in front of HotSpot's,
@@ -102,8 +104,8 @@ int rp_async_callback_walk(struct rp_slot *s, JNIEnv *jni, struct rp_java_frame 
 /* Handler statistics for the flusher. */
 struct rp_async_stats {
     uint64_t stray;           /* timer signals that matched no live slot          */
-    uint64_t foreign;         /* of those, signals not from a POSIX timer (si_code
-                               * not SI_TIMER): setitimer, kill, another profiler */
+    uint64_t foreign;         /* of those, signals from no CPU timer at all:
+                               * setitimer, kill, another profiler                */
     uint64_t crashed;         /* walks ended by the crash guard                   */
 };
 void rp_async_stats(struct rp_async_stats *out);

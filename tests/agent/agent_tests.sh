@@ -215,6 +215,7 @@ test_bad_options() {
         "intervl=1ms|intervl"
         "depth=0|depth"
         "signal=SEGV|signal"
+        "timer=hrtimer|timer"
         "interval=10|interval"
         "dir=/proc/ringprof-cannot-exist/x|dir=/proc/ringprof-cannot-exist/x"
     )

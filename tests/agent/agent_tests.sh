@@ -108,26 +108,26 @@ test_cpu_split() {
 # runs at 10 ms of about 1,000 samples each: in every run each method within 3
 # points of its measured CPU share, and the three hold at least 90% of the
 # thread's weight (so stacks that fail to walk in one method cannot hide). The
-# round is 40 ms: ten 4 ms ticks (HZ=250), four 10 ms intervals, with boundaries on
-# neither grid. It is kept by the wall clock in runs 1, 3, 5 (samples taken on the
-# tick, as POSIX CPU timers take them, see it only at the tick's ten phases: the
-# fault of issue 13; the old timers fail run 1 by 5 points or more) and by the
-# thread's CPU clock in runs 2 and 4 (as are samples at fixed steps of CPU time,
-# a perf counter with a fixed period, on a quiet machine). A round of four
-# intervals is long enough that random sample points split it to well within 3
-# points with 1,000 samples; a round shorter than the interval is split only to
-# within sampling noise, about 1.5 points for a 50% share, which 5 runs of 5
-# within 3 points would not pass reliably with any sampler. The weights must add
-# up to the thread's CPU within 3%, and with the perf source vary (a random period
-# each). Where perf_event_open is refused the agent falls back to POSIX timers,
-# which alias with this program by design (docs/engines.md): the test then checks
-# the fallback is used and its weights, not the split, and says so.
+# round is 40 ms of the thread's CPU time (cpu mode: the plain loop of issue 13
+# without its drift): four 10 ms intervals and ten 4 ms ticks, its boundaries on
+# neither grid. Samples at fixed steps of CPU time (POSIX timers, which also wait
+# for a tick; a perf counter with a fixed period) see it at four phases: the old
+# timers were 9 to 13 points off in every run, at any load. A round of four
+# intervals is long enough that random sample points split it well within 3
+# points with 1,000 samples (a round shorter than the interval only to within
+# sampling noise, about 1.6 points for a 50% share, which 5 runs of 5 within 3
+# points would not pass reliably with any sampler that cannot alias); the wall
+# mode is left to bench/periodic.sh because preemption cuts a wall-clock round's
+# CPU into short pieces, which are split only that well. The weights must add
+# up to the thread's CPU within 3%, and with the perf source vary (a random
+# period each). Where perf_event_open is refused the agent falls back to POSIX
+# timers, which alias with this program by design (docs/engines.md): the test
+# then checks the fallback is used and its weights, not the split, and says so.
 test_fixed_split() {
-    local run mode source a b c sum st scpu ta tb tc tsum pa pb pc qa qb qc
+    local run source a b c sum st scpu ta tb tc tsum pa pb pc qa qb qc
     for run in 1 2 3 4 5; do
-        mode=wall; [ $((run % 2)) -eq 0 ] && mode=cpu
         rm -rf "$work/rec"
-        java_run -agentpath:"$RP_AGENT=$(agent_opts ,interval=10ms)" -- FixedSplit 10 40000 $mode ||
+        java_run -agentpath:"$RP_AGENT=$(agent_opts ,interval=10ms)" -- FixedSplit 10 40000 cpu ||
             { rc=$?; show_err; fail "run $run: java exited $rc"; }
         source=$("$RP_DUMP" meta "$work/rec" | awk -F'\t' '$1 == "agent.timer" { print $2 }')
         [ -n "$source" ] || fail "run $run: no agent.timer in the chunk metadata"
@@ -143,7 +143,7 @@ test_fixed_split() {
         tsum=$((ta + tb + tc))
         pa=$(pct $a $sum); pb=$(pct $b $sum); pc=$(pct $c $sum)
         qa=$(pct $ta $tsum); qb=$(pct $tb $tsum); qc=$(pct $tc $tsum)
-        note "run $run ($mode round, timer=$source): large $pa% ($qa), medium $pb% ($qb), small $pc% ($qc) of $((sum / 1000000)) ms; splitter weighs $((${st:-0} / 1000000)) ms of $((${scpu:-0} / 1000000)) ms CPU"
+        note "run $run (timer=$source): large $pa% ($qa), medium $pb% ($qb), small $pc% ($qc) of $((sum / 1000000)) ms; splitter weighs $((${st:-0} / 1000000)) ms of $((${scpu:-0} / 1000000)) ms CPU"
         [ "${scpu:-0}" -gt 9000000000 ] || fail "run $run: splitter's CPU is ${scpu:-?} ns, not 10 s"
         within "$(pct "${st:-0}" "$scpu")" 97 103 ||
             fail "run $run: the samples weigh $(pct "${st:-0}" "$scpu")% of the thread's CPU"

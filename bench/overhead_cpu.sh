@@ -5,13 +5,17 @@
 #   bench/overhead_cpu.sh [BUILD_DIR [ROUNDS [SECONDS [THREADS]]]]
 #
 # Runs tests/java/BenchWork (THREADS threads of arithmetic, allocation and hash-map
-# work for SECONDS) in a fresh JVM per run, in five configurations: no agent; the
-# async engine at interval=10ms and at interval=1ms (CPU sampling alone: alloc=off;
-# bench/overhead_alloc.sh and bench/overhead measure the defaults with it); JDK Flight Recorder with
-# settings=default (execution samples every 20 ms) and settings=profile (every
-# 10 ms, the same rate as ringprof's default). The runs are interleaved (none,
-# 10ms, 1ms, jfr-default, jfr-profile, none, ...) for ROUNDS rounds, so that drift
-# in the machine's speed hits every configuration alike.
+# work for SECONDS) in a fresh JVM per run, in seven configurations: no agent; the
+# async engine at interval=10ms and at interval=1ms with its default CPU timers
+# (timer=auto: perf_event task clocks where allowed, the first line says which)
+# and with POSIX CPU timers (10ms-posix, 1ms-posix; CPU sampling alone: alloc=off;
+# bench/overhead_alloc.sh and bench/overhead measure the defaults with it); JDK
+# Flight Recorder with settings=default (execution samples every 20 ms) and
+# settings=profile (every 10 ms, the same rate as ringprof's default). The runs are
+# interleaved (none, 10ms, 1ms, 10ms-posix, 1ms-posix, jfr-default, jfr-profile,
+# none, ...) for ROUNDS rounds, so that drift in the machine's speed hits every
+# configuration alike. With POSIX timers, interval=1ms samples every 4 ms (the
+# tick at HZ=250); with perf, every 1 ms: four times the samples.
 # Defaults: build, 5 rounds, 10 s, as many threads as CPUs.
 #
 # For each configuration it prints the median over rounds of:
@@ -41,7 +45,7 @@ java=${JAVA:-java}
 work=$(mktemp -d "${TMPDIR:-/tmp}/rp-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-configs=(none 10ms 1ms jfr-default jfr-profile)
+configs=(none 10ms 1ms 10ms-posix 1ms-posix jfr-default jfr-profile)
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "overhead_cpu: $rounds rounds x ${seconds}s, $threads threads, $(nproc) CPUs, $("$java" -version 2>&1 | head -1)"
@@ -52,6 +56,7 @@ for r in $(seq "$rounds"); do
         case "$c" in
         none) ;;
         jfr-*) opt=(-XX:StartFlightRecording=settings=${c#jfr-},filename=$rec.jfr) ;;
+        *-posix) opt=(-agentpath:"$agent=dir=$rec,interval=${c%-posix},alloc=off,timer=posix") ;;
         *) opt=(-agentpath:"$agent=dir=$rec,interval=$c,alloc=off") ;;
         esac
         out=$("$java" "${opt[@]}" -cp "$jar" BenchWork "$threads" "$seconds" 2>/dev/null |
@@ -68,6 +73,8 @@ for r in $(seq "$rounds"); do
             awk -v h="${h:-0}" -v a="${a:-0}" -v c="$cpu" \
                 'BEGIN { printf "%.3f\n", c ? 100 * (h + a) / c : 0 }' >>"$work/share-$c"
         fi
+        [ "$r$c" = 110ms ] && echo "  timer=auto uses: $("$dump" meta "$rec" |
+            awk -F'\t' '$1 == "agent.timer" { print $2 }')"
         printf "  round %d %-11s %8.0f ops/s\n" "$r" "$c" "$(awk -v o="$ops" -v s="$seconds" 'BEGIN { print o / s }')"
     done
 done

@@ -58,6 +58,7 @@
 #include "codecache.h"
 #include "control.h"
 #include "control_ops.h"
+#include "cputimer.h"
 #include "engine_async.h"
 #include "engine_jvmti.h"
 #include "engine_wall.h"
@@ -408,6 +409,7 @@ static int open_recording(char *err, size_t errlen)
         {"agent.engine", engine},
         {"agent.interval_ns", interval},
         {"agent.native", A.async && A.opt.native ? "on" : "off"},
+        {"agent.timer", A.async ? rp_cputimer_source_name() : "none"},
     };
     struct rp_recording_limits lim = {A.opt.maxsize, A.opt.maxage_ns, A.opt.chunksize,
                                       A.opt.chunktime_ns};
@@ -456,6 +458,10 @@ static int load(JavaVM *vm, const char *options, char *err, size_t errlen)
         rp_log("AsyncGetCallTrace not found: using engine=jvmti (safepoint-biased)");
     if (A.async && rp_async_check_signal(A.opt.signal, err, errlen) != 0)
         return LOAD_REFUSED;
+    /* Before the recording, whose metadata names the source. */
+    if (A.async && rp_cputimer_init(A.opt.timer, A.opt.signal, A.opt.interval_ns, err,
+                                    errlen) != 0)
+        return errno == ENOMEM ? LOAD_NO_MEMORY : LOAD_REFUSED;
     /* Allocation and lock records go to the thread's own ring: with engine=jvmti,
      * threads have rings only for them (alloc=off and lock=off at start: none, so
      * `ctl start alloc` and `ctl start lock` are refused). */
@@ -465,8 +471,7 @@ static int load(JavaVM *vm, const char *options, char *err, size_t errlen)
                                        A.opt.alloc_rate};
     A.lock = (struct rp_lock_config){A.opt.lock, A.opt.lock_ns, A.opt.depth, rings};
     struct rp_threads_config tc = {
-        A.opt.depth, rings ? A.opt.ring_bytes : 0, A.async ? A.opt.interval_ns : 0,
-        A.opt.signal};
+        A.opt.depth, rings ? A.opt.ring_bytes : 0, A.async ? A.opt.interval_ns : 0};
     if (add_capabilities(err, errlen) != 0)
         return LOAD_REFUSED;
     int rc = open_recording(err, errlen);

@@ -29,6 +29,7 @@
 
 #include "control.h"
 #include "control_ops.h"
+#include "cputimer.h"
 #include "engine_async.h"
 #include "engine_jvmti.h"
 #include "engine_wall.h"
@@ -80,6 +81,7 @@ static void status_options(struct rp_json *j)
     rp_json_key(j, "effective");
     rp_json_object_begin(j);
     rp_json_kv_string(j, "engine", C.async ? "async" : "jvmti");
+    rp_json_kv_string(j, "timer", C.async ? rp_cputimer_source_name() : "none");
     rp_json_kv_u64(j, "interval_ns", atomic_load(&C.interval_ns));
     rp_json_kv_u64(j, "depth", o->depth);
     rp_json_kv_u64(j, "flush_ns", o->flush_ns);
@@ -260,6 +262,24 @@ static void status_agent(struct rp_json *j)
     rp_json_object_end(j);
 }
 
+/* The CPU timers (async engine): their source, and how many of each kind were
+ * made since start (a thread whose perf counter could not be opened gets a
+ * POSIX timer: perf_failed, with the last reason). */
+static void status_timers(struct rp_json *j)
+{
+    struct rp_cputimer_stats st;
+    rp_cputimer_stats(&st);
+    rp_json_key(j, "timers");
+    rp_json_object_begin(j);
+    rp_json_kv_string(j, "source", rp_cputimer_source_name());
+    rp_json_kv_u64(j, "perf", st.perf);
+    rp_json_kv_u64(j, "posix", st.posix);
+    rp_json_kv_u64(j, "perf_failed", st.perf_failed);
+    if (st.perf_failed)
+        rp_json_kv_string(j, "perf_error", strerror(st.last_errno));
+    rp_json_object_end(j);
+}
+
 static int op_status(void *ctx, struct rp_json *j, char *err, size_t errlen)
 {
     (void)ctx; (void)err; (void)errlen;
@@ -293,6 +313,8 @@ static int op_status(void *ctx, struct rp_json *j, char *err, size_t errlen)
     rp_json_kv_u64(j, "lock", t.lock_samples);
     rp_json_kv_u64(j, "wall", t.wall_samples);
     rp_json_object_end(j);
+    if (C.async)
+        status_timers(j);
     status_alloc(j);
     status_lock(j);
     status_wall(j);

@@ -22,6 +22,7 @@
 #include "engine_async.h"
 #include "sample.h"
 #include "codecache.h"
+#include "cputimer.h"
 #include "stackwalk.h"
 #include "symbols.h"
 #include "threads.h"
@@ -174,13 +175,12 @@ static void take_sample(struct rp_slot *s, siginfo_t *si, ucontext_t *uc)
 {
     uint64_t t0 = now_ns();
     s->in_handler = 1;
-    int overrun = si->si_overrun > 0 ? si->si_overrun : 0;
     struct rp_sample_hdr h;
     h.type = RP_SAMPLE_CPU;
     h.flags = 0;
     h.time = t0;
-    h.weight = atomic_load_explicit(&g_interval_ns, memory_order_relaxed) *
-               (uint64_t)(1 + overrun);
+    h.weight = rp_cputimer_sample(&s->timer, si,
+                                  atomic_load_explicit(&g_interval_ns, memory_order_relaxed));
     h.slot = s->index;
     h.gen = atomic_load_explicit(&s->gen, memory_order_relaxed);
     h.agent = (uint32_t)s->in_agent;
@@ -270,8 +270,8 @@ static void on_timer(int sig, siginfo_t *si, void *uc)
     int saved_errno = errno;
     atomic_fetch_add_explicit(&g_inflight, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&g_on, memory_order_seq_cst)) {
-        struct rp_slot *s = si->si_code == SI_TIMER ?
-                            rp_threads_from_sigval(si->si_value) : NULL;
+        uint64_t tag = rp_cputimer_tag(si);
+        struct rp_slot *s = tag ? rp_threads_from_tag(tag) : NULL;
         /* A stale signal queued for a slot's previous occupant, or a slot that was
          * reused for another thread, must not be sampled here: two producers on
          * one SPSC ring, and this thread's sigsetjmp in the other's jmp_buf. */
@@ -282,7 +282,7 @@ static void on_timer(int sig, siginfo_t *si, void *uc)
                                            * is pushing `pcs`: counted (lost.nested) */
         else
             atomic_fetch_add_explicit(&g_stray, 1, memory_order_relaxed);
-        if (si->si_code != SI_TIMER)
+        if (!rp_cputimer_is_timer(si))
             atomic_fetch_add_explicit(&g_foreign, 1, memory_order_relaxed);
     }
     atomic_fetch_sub_explicit(&g_inflight, 1, memory_order_release);

@@ -1,23 +1,26 @@
 /*
  * src/engine_async.h — the async engine: the CPU-timer signal handler.
  *
- * Each sampled thread has a CPU-time timer (threads.h) that sends it `signo`
- * (SIGPROF by default) when it has used `interval` of CPU. The handler, running on
- * that thread, walks its stack (stackwalk.h: native frames, HotSpot's stubs, Java
- * frames by AsyncGetCallTrace with its recoveries) and pushes one record
+ * Each sampled thread has a CPU timer (threads.h, cputimer.h: a perf_event
+ * task-clock counter, or a POSIX CPU-clock timer) that sends it `signo` (SIGPROF
+ * by default) each time it has used about `interval` of CPU. The handler, running
+ * on that thread, walks its stack (stackwalk.h: native frames, HotSpot's stubs,
+ * Java frames by AsyncGetCallTrace with its recoveries) and pushes one record
  * (sample.h) to the thread's ring. A sample taken in one of the agent's own
  * callbacks before the callback has its thread's Java stack is held in the slot
  * and pushed by the callback with that stack (rp_async_callback_stack). The
- * record weighs interval × (1 + timer overruns): the kernel checks CPU timers on
- * the scheduler tick, so at 1 ms and HZ=250 a timer fires every 4 ms with 3
- * overruns, and the weight keeps the total right.
+ * record weighs the CPU time the timer says the sample stands for
+ * (rp_cputimer_sample: a perf counter's task clock since the thread's previous
+ * sample; a POSIX timer's interval × (1 + overruns), since the kernel checks
+ * POSIX CPU timers on the scheduler tick).
  *
  * The handler is async-signal-safe (design invariant 1): it allocates nothing,
- * takes no locks, uses no TLS (the slot comes from the timer's si_value), calls
- * no JVMTI or JNI function except AsyncGetCallTrace, and saves errno. It never
- * blocks signals, and nothing of the agent blocks it (a CPU sample in an agent
- * callback is shown as the agent's work under its Java caller). A fault inside
- * the walk (AGCT reading a half-built frame, the unwinder reading a corrupt
+ * takes no locks, uses no TLS (the slot comes from the timer's tag: si_value, or
+ * si_fd through cputimer.c's descriptor table), calls no JVMTI or JNI function
+ * except AsyncGetCallTrace, and saves errno. It never blocks signals, and nothing
+ * of the agent blocks it (a CPU sample in an agent callback is shown as the
+ * agent's work under its Java caller). A fault inside the walk (AGCT reading a
+ * half-built frame, the unwinder reading a corrupt
  * stack) is caught: a SIGSEGV/SIGBUS handler, installed in front of HotSpot's,
  * siglongjmps back into the handler when the faulting thread is inside a walk and
  * the fault is in native code, and passes every other fault on to the previous
@@ -116,8 +119,8 @@ void rp_async_callback_stack(struct rp_slot *s, const struct rp_java_frame *fram
 /* Handler statistics for the flusher. */
 struct rp_async_stats {
     uint64_t stray;           /* timer signals that matched no live slot          */
-    uint64_t foreign;         /* of those, signals not from a POSIX timer (si_code
-                               * not SI_TIMER): setitimer, kill, another profiler */
+    uint64_t foreign;         /* of those, signals from no CPU timer at all:
+                               * setitimer, kill, another profiler                */
     uint64_t crashed;         /* walks ended by the crash guard                   */
 };
 void rp_async_stats(struct rp_async_stats *out);

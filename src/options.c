@@ -260,6 +260,21 @@ static int parse_signal(const struct opt_def *d, const char *v, struct rp_option
     return 0;
 }
 
+/* timer=: the CPU timers' source. */
+static int parse_timer(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    (void)d;
+    if (!strcmp(v, "auto"))
+        o->timer = RP_TIMER_AUTO;
+    else if (!strcmp(v, "perf"))
+        o->timer = RP_TIMER_PERF;
+    else if (!strcmp(v, "posix"))
+        o->timer = RP_TIMER_POSIX;
+    else
+        return -1;
+    return 0;
+}
+
 /* lock=: off, or a threshold. "0" alone is refused: elsewhere it means off,
  * here it could as well mean "every wait", so the unit must say ("0ns"). */
 static int parse_lock(const struct opt_def *d, const char *v, struct rp_options *o)
@@ -332,6 +347,10 @@ static const struct opt_def defs[] = {
      parse_dur_or_off, 100000000, 3600 * NS_PER_S, FIELD(telemetry_ns)},
     {"signal", "PROF", "PROF, VTALRM, ALRM, USR1, URG, WINCH, PWR, RTMIN+N or a number",
      "signal used by the CPU timers", parse_signal, 0, 0, FIELD(signal)},
+    {"timer", "auto", "auto, perf, posix",
+     "async: CPU timers from perf_event task clocks (exact, no tick aliasing) or "
+     "POSIX CPU timers (fire on the scheduler tick); auto: perf where allowed",
+     parse_timer, 0, 0, FIELD(timer)},
     {"wall", "off", "a duration from 1ms to 10s, e.g. 10ms, 50ms, or off",
      "wall-clock sampling of every thread in any state (docs/engines.md)",
      parse_dur_or_off, 1000000, 10 * NS_PER_S, FIELD(wall_ns)},
@@ -355,6 +374,7 @@ void rp_options_defaults(struct rp_options *o)
     o->chunktime_ns = RP_DEFAULT_CHUNK_DURATION_NS;
     o->ring_bytes = 64u << 10;
     o->signal = SIGPROF;
+    o->timer = RP_TIMER_AUTO;
     o->alloc_bytes = 512u << 10;
     o->live_max = 65536;
     o->alloc_rate = 0;

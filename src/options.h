@@ -21,6 +21,14 @@ enum rp_engine {
     RP_ENGINE_JVMTI
 };
 
+/* timer=: where the async engine's per-thread CPU timers come from
+ * (src/cputimer.h). */
+enum rp_timer_source {
+    RP_TIMER_AUTO = 0,    /* perf where perf_event_open allows it, else posix         */
+    RP_TIMER_PERF,        /* a perf_event task-clock counter per thread               */
+    RP_TIMER_POSIX        /* a POSIX timer on each thread's CPU clock (tick-bound)    */
+};
+
 #define RP_OPT_PATH_MAX 1024
 
 struct rp_options {
@@ -36,6 +44,7 @@ struct rp_options {
     uint64_t chunktime_ns;        /* rotate chunks at this age                       */
     uint64_t ring_bytes;          /* per-thread ring capacity (power of two)         */
     int signal;                   /* the CPU-timer signal number                     */
+    enum rp_timer_source timer;   /* timer=: the CPU timers' source                  */
     uint64_t alloc_bytes;         /* heap sampling interval; 0: alloc=off            */
     int live;                     /* live=on: track sampled objects until they die   */
     uint64_t live_max;            /* live-table entries                              */

@@ -25,7 +25,7 @@
 #define BLOCK_SLOTS 64u
 #define MAX_BLOCKS 4096u                      /* 262144 slots at most            */
 #define TID_TABLE_SIZE (4u << 20)             /* PID_MAX_LIMIT on 64-bit Linux   */
-#define SIGVAL_TAG 0x52ull                    /* 'R' in the top byte            */
+#define SIGVAL_TAG 0x52ull                    /* 'R' in the top byte of a tag   */
 #define GEN_MASK 0xffffffu
 #define MAX_AGENTS 8
 
@@ -52,10 +52,6 @@ static int g_adopting;                        /* between adopt_begin and _end   
 static pid_t *g_ended;                        /* tids ended meanwhile with no slot */
 static size_t g_nended, g_capended;
 static int g_parked;                          /* "stop cpu": timers never fire     */
-
-/* A parked timer (rp_threads_set_timers): 100 years of CPU to its first expiry,
- * no period. */
-#define PARKED_S (100ll * 365 * 24 * 3600)
 
 pid_t rp_gettid(void)
 {
@@ -111,17 +107,15 @@ struct rp_slot *rp_threads_slot(uint32_t index)
     return b ? &b[index % BLOCK_SLOTS] : NULL;
 }
 
-static union sigval encode(const struct rp_slot *s)
+/* A slot's timer tag (cputimer.h): 'R', its generation and its index. */
+static uint64_t encode(const struct rp_slot *s)
 {
     uint64_t gen = atomic_load_explicit(&s->gen, memory_order_relaxed) & GEN_MASK;
-    union sigval v;
-    v.sival_ptr = (void *)(uintptr_t)(SIGVAL_TAG << 56 | gen << 32 | s->index);
-    return v;
+    return SIGVAL_TAG << 56 | gen << 32 | s->index;
 }
 
-struct rp_slot *rp_threads_from_sigval(union sigval v)
+struct rp_slot *rp_threads_from_tag(uint64_t x)
 {
-    uint64_t x = (uint64_t)(uintptr_t)v.sival_ptr;
     if (x >> 56 != SIGVAL_TAG)
         return NULL;
     struct rp_slot *s = rp_threads_slot((uint32_t)x);
@@ -287,7 +281,9 @@ static clockid_t thread_clock(pid_t tid)
     return (clockid_t)(((unsigned)~tid << 3) | 4u | 2u);
 }
 
-/* Create and arm the slot's timer (async engine). Lock held, slot LIVE. */
+/* Create and arm the slot's timer (async engine). A thread whose timer another
+ * thread makes may die unseen: its timer gets a liveness probe. Lock held, slot
+ * LIVE. */
 static int arm_locked(struct rp_slot *s)
 {
     if (!g_cfg.interval_ns)
@@ -296,34 +292,10 @@ static int arm_locked(struct rp_slot *s)
         errno = ESHUTDOWN;
         return -1;
     }
-    struct sigevent sev;
-    memset(&sev, 0, sizeof sev);
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = g_cfg.signo;
-    sev.sigev_value = encode(s);
-    sev._sigev_un._tid = s->tid;
-    if (timer_create(s->cpu_clock, &sev, &s->timer) != 0)
+    if (rp_cputimer_create(&s->timer, s->tid, s->cpu_clock, encode(s),
+                           (s->flags & RP_SLOT_REMOTE_TIMER) != 0, g_cfg.interval_ns,
+                           g_parked) != 0)
         goto fail;
-    /* The first expiry falls at a random point of the first interval: a thread
-     * that uses less than one interval of CPU is then sampled with a probability
-     * proportional to what it used, so short-lived threads are not all invisible
-     * and the weights stay unbiased. */
-    static uint64_t seed = 0x9e3779b97f4a7c15ull;
-    seed ^= seed << 13;
-    seed ^= seed >> 7;
-    seed ^= seed << 17;
-    uint64_t first = 1 + (seed ^ (uint64_t)s->tid) % g_cfg.interval_ns;
-    struct itimerspec its;
-    its.it_interval.tv_sec = (time_t)(g_cfg.interval_ns / 1000000000u);
-    its.it_interval.tv_nsec = (long)(g_cfg.interval_ns % 1000000000u);
-    its.it_value.tv_sec = (time_t)(first / 1000000000u);
-    its.it_value.tv_nsec = (long)(first % 1000000000u);
-    if (g_parked)
-        its = (struct itimerspec){.it_value = {(time_t)PARKED_S, 0}};
-    if (timer_settime(s->timer, 0, &its, NULL) != 0) {
-        timer_delete(s->timer);
-        goto fail;
-    }
     atomic_store_explicit(&s->armed, 1, memory_order_release);
     return 0;
 fail:
@@ -372,7 +344,7 @@ static struct rp_slot *live_by_tid_locked(pid_t tid)
 static void end_locked(struct rp_slot *s, uint64_t cpu_ns)
 {
     if (atomic_load(&s->armed)) {
-        timer_delete(s->timer);
+        rp_cputimer_delete(&s->timer);
         atomic_store(&s->armed, 0);
     }
     atomic_store_explicit(&s->env, NULL, memory_order_release);
@@ -383,16 +355,12 @@ static void end_locked(struct rp_slot *s, uint64_t cpu_ns)
     g_stats.live--;
 }
 
-/* Is the slot's timer still counting? A CPU timer whose thread has died reads
- * disarmed (a zero it_value); one we cannot read is treated the same. Lock held. */
+/* Is the slot's timer still counting, i.e. does its thread live? (A POSIX CPU
+ * timer, or a perf counter's probe, of a dead thread reads disarmed.) Only for
+ * RP_SLOT_REMOTE_TIMER slots. Lock held. */
 static int timer_alive_locked(struct rp_slot *s)
 {
-    struct itimerspec cur;
-    if (!atomic_load(&s->armed))
-        return 0;
-    if (timer_gettime(s->timer, &cur) != 0)
-        return 0;
-    return cur.it_value.tv_sec != 0 || cur.it_value.tv_nsec != 0;
+    return atomic_load(&s->armed) && rp_cputimer_alive(&s->timer);
 }
 
 /* The LIVE slot a starting or adopted thread with `tid` may take over, or NULL.
@@ -696,7 +664,7 @@ void rp_threads_disarm_all(void)
     for (uint32_t i = 0; i < n; i++) {
         struct rp_slot *s = rp_threads_slot(i);
         if (atomic_load(&s->armed)) {
-            timer_delete(s->timer);
+            rp_cputimer_delete(&s->timer);
             atomic_store(&s->armed, 0);
         }
     }
@@ -717,17 +685,9 @@ int rp_threads_set_timers(uint64_t interval_ns, int parked)
         struct rp_slot *s = rp_threads_slot(i);
         if (atomic_load(&s->state) != RP_SLOT_LIVE || !atomic_load(&s->armed))
             continue;
-        /* Re-armed timers start at a random point of the new period, as new
-         * ones do (arm_locked). A timer whose thread just died may refuse:
-         * it reads disarmed and the scan retires it as before. */
-        uint64_t first = 1 + ((uint64_t)s->tid * 0x9e3779b97f4a7c15ull >> 11) % interval_ns;
-        struct itimerspec its = {
-            .it_interval = {(time_t)(interval_ns / 1000000000u),
-                            (long)(interval_ns % 1000000000u)},
-            .it_value = {(time_t)(first / 1000000000u), (long)(first % 1000000000u)}};
-        if (parked)
-            its = (struct itimerspec){.it_value = {(time_t)PARKED_S, 0}};
-        timer_settime(s->timer, 0, &its, NULL);
+        /* A timer whose thread just died may refuse: it reads disarmed and
+         * the scan retires it as before. */
+        rp_cputimer_set(&s->timer, interval_ns, parked);
     }
     pthread_mutex_unlock(&g_lock);
     return 0;

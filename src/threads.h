@@ -1,6 +1,7 @@
 /*
  * src/threads.h — the thread registry: one slot per sampled thread, a tid table,
- * and the per-thread CPU timers.
+ * and each thread's CPU timer (made, re-armed and deleted here; the timers
+ * themselves, perf_event or POSIX, are cputimer.h's).
  *
  * A slot holds everything the signal handler touches for one thread: its ring, its
  * timer, its JNIEnv (for AsyncGetCallTrace), preallocated frame buffers and the
@@ -11,8 +12,9 @@
  * releases it to a free list, from which the next new thread takes it (its ring and
  * buffers included). So memory follows the peak number of live threads, not the
  * number ever started. Each reuse bumps the slot's generation, and the timer's
- * signal value carries (generation, index): a signal from a previous occupant's
- * timer is recognised and ignored.
+ * tag (a POSIX timer's signal value, a perf counter's entry in the descriptor
+ * table) carries (generation, index): a signal from a previous occupant's timer
+ * is recognised and ignored.
  *
  * Where slots come from:
  *   - ThreadStart (rp_threads_attach_current), on the new Java thread itself: its
@@ -21,11 +23,13 @@
  *     started (attach, or JVM threads started before VMInit); their tid and JNIEnv
  *     come from vmstructs.h.
  *   - The /proc/self/task scan (rp_threads_scan, on the flusher): every other
- *     thread (GC, JIT compilers, VM thread, native threads). These get a timer on
- *     their CPU clock created from the flusher: clock id ((~tid) << 3) | 6, i.e.
- *     CPUCLOCK_PERTHREAD_MASK | CPUCLOCK_SCHED, with SIGEV_THREAD_ID to that tid.
- *     The scan also retires such threads once they are gone: a CPU timer whose
- *     thread has died reads as disarmed (timer_gettime gives a zero it_value).
+ *     thread (GC, JIT compilers, VM thread, native threads). These get a timer
+ *     created from the flusher, targeting that tid (a POSIX timer on its CPU
+ *     clock, id ((~tid) << 3) | 6, i.e. CPUCLOCK_PERTHREAD_MASK | CPUCLOCK_SCHED,
+ *     or a perf counter with that tid as owner). The scan also retires such
+ *     threads once they are gone: a CPU timer whose thread has died reads as
+ *     disarmed (timer_gettime gives a zero it_value; a perf counter has such a
+ *     timer as its probe, cputimer.h).
  *     The same goes for adopted threads (RP_SLOT_REMOTE_TIMER: every timer made
  *     from another thread), whose ThreadEnd may have run before adoption. A
  *     thread that starts on a tid whose slot has such a dead timer (tid reuse
@@ -54,6 +58,7 @@
 #include <jni.h>
 
 #include "ringprof/ring.h"
+#include "cputimer.h"
 #include "sample.h"
 
 enum rp_slot_state {
@@ -81,7 +86,7 @@ struct rp_slot {
     _Atomic int state;               /* enum rp_slot_state                          */
     pid_t tid;                       /* 0: not known (jvmti engine, no vmstructs)   */
     clockid_t cpu_clock;             /* the thread's CPU clock (valid if tid)       */
-    timer_t timer;
+    struct rp_cputimer timer;        /* valid while armed (cputimer.h)              */
     _Atomic int armed;
     struct rp_ring *ring;            /* async engine, or alloc sampling (alloc.h)    */
     _Atomic(JNIEnv *) env;           /* for AGCT; NULL: not a Java thread (yet)      */
@@ -163,8 +168,9 @@ struct rp_slot {
 struct rp_threads_config {
     uint32_t depth;                  /* frames per stack (buffer sizes)              */
     size_t ring_bytes;               /* 0: no per-thread rings (jvmti engine)        */
-    uint64_t interval_ns;            /* timer period; 0: no timers (jvmti engine)    */
-    int signo;
+    uint64_t interval_ns;            /* timer period; 0: no timers (jvmti engine).
+                                        The timers' source and signal are
+                                        rp_cputimer_init's, called before. */
 };
 
 /* A copy of a slot's metadata, taken under the lock. */
@@ -245,11 +251,11 @@ void rp_threads_disarm_all(void);
 
 /* rp_threads_set_timers: the control socket's "set interval" and "start/stop cpu"
  * (async engine). Re-arms every armed timer with `interval_ns`, or parks it when
- * `parked`: a parked timer's first expiry is 100 years of CPU away and it has no
- * period, so it never fires, yet still reads as armed (timer_gettime), which the
- * scan uses to tell a live scanned thread from a dead one. Timers made later
- * follow the same setting. @return 0, or -1 if there are no timers (jvmti engine)
- * or shutdown began. Any thread but a signal handler; takes the registry lock. */
+ * `parked` (rp_cputimer_set: it never fires, yet its thread still reads as alive,
+ * which the scan uses to tell a live scanned thread from a dead one). Timers made
+ * later follow the same setting. @return 0, or -1 if there are no timers (jvmti
+ * engine) or shutdown began. Any thread but a signal handler; takes the registry
+ * lock. */
 int rp_threads_set_timers(uint64_t interval_ns, int parked);
 
 /* Counts since start: slots made, slots reused, threads retired by the scan,
@@ -269,9 +275,10 @@ uint64_t rp_threads_agent_cpu_ns(void);
 
 /* ------------------------------------------------ async-signal-safe lookups -- */
 
-/* The slot a timer signal belongs to: NULL if the value is not one of ours or
- * the slot has since been reused or is not LIVE. */
-struct rp_slot *rp_threads_from_sigval(union sigval v);
+/* The slot a timer signal belongs to, from its timer's tag (rp_cputimer_tag):
+ * NULL if the tag is not one of ours or the slot has since been reused or is not
+ * LIVE. */
+struct rp_slot *rp_threads_from_tag(uint64_t tag);
 /* The slot of a tid, or NULL. */
 struct rp_slot *rp_threads_by_tid(pid_t tid);
 /* gettid(2) without libc's wrapper (glibc 2.30+ has one; this works everywhere). */

@@ -21,7 +21,7 @@ static void test_defaults(void)
           o.flush_ns == 1000000000ull && o.engine == RP_ENGINE_AUTO &&
           o.ring_bytes == 65536 && o.signal == SIGPROF && o.dir[0] == '\0' &&
           o.alloc_bytes == 524288 && o.live == 0 && o.live_max == 65536 &&
-          o.alloc_rate == 0,
+          o.alloc_rate == 0 && o.timer == RP_TIMER_AUTO,
           "defaults as documented");
     CHECK(rp_options_parse("", &o, err, sizeof err) == 0, "empty is all defaults");
 }
@@ -63,6 +63,12 @@ static void test_good(void)
           o.maxsize == 0 && o.maxage_ns == 0, "off disables retention limits: %s", err);
     CHECK(rp_options_parse("signal=RTMIN+3", &o, err, sizeof err) == 0 &&
           o.signal == SIGRTMIN + 3, "real-time signal: %s", err);
+    CHECK(rp_options_parse("timer=perf", &o, err, sizeof err) == 0 &&
+          o.timer == RP_TIMER_PERF, "timer=perf: %s", err);
+    CHECK(rp_options_parse("timer=posix", &o, err, sizeof err) == 0 &&
+          o.timer == RP_TIMER_POSIX, "timer=posix: %s", err);
+    CHECK(rp_options_parse("timer=auto", &o, err, sizeof err) == 0 &&
+          o.timer == RP_TIMER_AUTO, "timer=auto: %s", err);
     CHECK(rp_options_parse("signal=27", &o, err, sizeof err) == 0 && o.signal == 27,
           "numeric SIGPROF: %s", err);
     CHECK(rp_options_parse("help", &o, err, sizeof err) == 0 && o.help == 1, "help");
@@ -118,6 +124,8 @@ static const struct { const char *s, *must, *must2; } bad[] = {
     {"signal=USR2", "signal", "PROF"},
     {"signal=9", "signal", "PROF"},
     {"signal=RTMIN+999", "signal", "PROF"},
+    {"timer=hrtimer", "timer", "auto, perf, posix"},
+    {"timer=", "timer", "needs a value"},
     {"interval=1ms,interval=2ms", "interval", "twice"},
     {"interval=1ms,,depth=3", "empty option", "commas"},
     {",interval=1ms", "empty option", "commas"},

@@ -28,14 +28,20 @@
  *                               <TAB>REPEAT<TAB>CPU_NS<TAB>JVMTI_STATE<TAB>OS_STATE
  *                               <TAB>ROOT;...;LEAF", STATE by name (events.h),
  *                               OS_STATE the /proc letter or "-"
+ *   rp_agent_dump samples DIR   every sample of kind "cpu" (or $RP_DUMP_KIND), in
+ *                               recording order (not sorted): "THREAD<TAB>TIME_NS
+ *                               <TAB>WEIGHT_NS<TAB>ROOT;...;LEAF", frames as in
+ *                               stacks (with suffixes)
+ *   rp_agent_dump meta DIR      the first chunk's header metadata: "KEY<TAB>VALUE",
+ *                               in file order
  *   rp_agent_dump check DIR     "files N chunks_closed N last_closed 0|1 samples N
  *                               damaged N" and exit 1 if anything was damaged
  *
- * stacks, self, total and threads read samples of kind "cpu" only, or of the kind
+ * stacks, self, total, threads and samples read samples of kind "cpu" only, or of the kind
  * named by $RP_DUMP_KIND; check counts samples of every kind.
  *
  * DIR's *.rpc and *.rpc.part files are read in name order (oldest first). Every
- * line of output is sorted, so tests can compare and grep it.
+ * line of output but wall's and samples' is sorted, so tests can compare and grep it.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -116,7 +122,7 @@ static void frame_name(struct rp_reader *r, uint32_t fid, char *out, size_t cap,
 }
 
 enum mode { STACKS, SELF, TOTAL, THREADS, COUNTERS, GAUGES, CHECK, SERIES, LOCKS, TSERIES,
-            WALL };
+            WALL, SAMPLES, META };
 
 static const char *series_name;
 /* The event kind whose samples stacks/self/total/threads aggregate: "cpu", or
@@ -191,6 +197,14 @@ static void read_file(const char *path, enum mode m)
         return;
     }
     files++;
+    if (m == META) {
+        size_t n = 0;
+        const struct rp_kv *kv = rp_reader_meta_all(r, &n);
+        for (size_t i = 0; files == 1 && i < n; i++)
+            printf("%s\t%s\n", kv[i].key, kv[i].value);
+        rp_reader_close(r);
+        return;
+    }
     struct rp_event ev;
     char line[65536], name[1024];
     while (rp_reader_next(r, &ev)) {
@@ -229,6 +243,16 @@ static void read_file(const char *path, enum mode m)
             const char *tname = ti && ti->name ? ti->name : "[no thread]";
             if (m == WALL) {
                 print_wall(r, ki, &ev, tname);
+            } else if (m == SAMPLES) {
+                size_t off = (size_t)snprintf(line, sizeof line, "%s\t%llu\t%llu\t", tname,
+                                              (unsigned long long)ev.u.sample.time,
+                                              (unsigned long long)ev.u.sample.weight);
+                for (uint32_t i = n; i-- > 0 && off < sizeof line - 1;) {
+                    frame_name(r, fr[i], name, sizeof name, 1);
+                    off += (size_t)snprintf(line + off, sizeof line - off, "%s%s", name,
+                                            i ? ";" : "");
+                }
+                printf("%s\n", line);
             } else if (m == THREADS) {
                 struct agg *a = find(tname);
                 a->weight += ev.u.sample.weight;
@@ -292,13 +316,15 @@ static int is_chunk(const char *n)
 int main(int argc, char **argv)
 {
     static const char *modes[] = {"stacks", "self", "total", "threads", "counters",
-                                  "gauges", "check", "series", "locks", "tseries", "wall"};
+                                  "gauges", "check", "series", "locks", "tseries", "wall",
+                                  "samples", "meta"};
     int m = -1;
-    for (int i = 0; i < 11; i++)
+    for (int i = 0; i < 13; i++)
         if (argc > 1 && !strcmp(argv[1], modes[i]))
             m = i;
     if (argc != (m == SERIES || m == TSERIES ? 4 : 3)) {
-        fprintf(stderr, "usage: rp_agent_dump stacks|self|total|threads|counters|gauges|check|locks|wall DIR\n"
+        fprintf(stderr, "usage: rp_agent_dump stacks|self|total|threads|counters|gauges|check|locks|\n"
+                        "                     wall|samples|meta DIR\n"
                         "       rp_agent_dump series|tseries DIR GAUGE\n");
         return 2;
     }
@@ -339,7 +365,7 @@ int main(int argc, char **argv)
                (unsigned long long)damaged);
         return damaged ? 1 : 0;
     }
-    if (m == WALL)
+    if (m == WALL || m == SAMPLES || m == META)
         return 0;
     if (naggs)
         qsort(aggs, naggs, sizeof *aggs, cmp_agg);

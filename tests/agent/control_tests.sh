@@ -87,6 +87,13 @@ assert r["threads_total"] >= len(r["threads"]) and len(r["threads"]) <= 50
 assert r["chunks"]["current"].endswith(".rpc.part"), r["chunks"]
 assert r["agent"]["cpu_ns"] > 0 and r["effective"]["engine"] in ("async", "jvmti")
 assert r["uptime_ns"] > 1e9
+if r["effective"]["engine"] == "async":
+    t = r["timers"]
+    assert r["effective"]["timer"] in ("perf", "perf-user", "posix"), r["effective"]
+    assert t["source"] == r["effective"]["timer"], t
+    assert t["perf" if t["source"] != "posix" else "posix"] > 0, t
+else:
+    assert r["effective"]["timer"] == "none" and "timers" not in r, r["effective"]
 EOF
     rp list >"$work/list" || fail "ringprof list failed"
     grep -q "^$pid .*running .*Busy 120" "$work/list" || fail "ringprof list: $(cat "$work/list")"

@@ -526,7 +526,7 @@ int main(int argc, char **argv)
     test_method_faults();
     /* Rings of 16 KiB (about a hundred records) overflow under these producers:
      * the refusals are part of what must balance. No timers (interval 0). */
-    struct rp_threads_config tc = {DEPTH, 16384, 0, SIGPROF};
+    struct rp_threads_config tc = {DEPTH, 16384, 0};
     REQUIRE(rp_threads_init(&tc, err, sizeof err) == 0, "threads: %s", err);
     /* The async engine's handler is installed (no timer ever fires it) so the
      * flusher finds it intact, as in an agent with engine=async. */

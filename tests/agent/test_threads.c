@@ -8,6 +8,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -70,11 +71,29 @@ static struct rp_slot *live(pid_t tid)
     return s && atomic_load(&s->state) == RP_SLOT_LIVE ? s : NULL;
 }
 
+/* Is the slot's timer armed and counting its thread's CPU? A POSIX timer reads
+ * a non-zero it_value; a perf counter's task clock moves (the worker uses a
+ * little CPU every 200 us). */
 static int timer_counts(struct rp_slot *s)
 {
-    struct itimerspec cur;
-    return atomic_load(&s->armed) && timer_gettime(s->timer, &cur) == 0 &&
-           (cur.it_value.tv_sec || cur.it_value.tv_nsec);
+    if (!atomic_load(&s->armed))
+        return 0;
+    if (s->timer.kind == RP_TIMER_POSIX) {
+        struct itimerspec cur;
+        return timer_gettime(s->timer.timer, &cur) == 0 &&
+               (cur.it_value.tv_sec || cur.it_value.tv_nsec);
+    }
+    uint64_t c0 = 0, c = 0;
+    int fd = atomic_load(&s->timer.fd);
+    if (s->timer.kind != RP_TIMER_PERF || fd < 0 || read(fd, &c0, sizeof c0) != sizeof c0)
+        return 0;
+    for (int i = 0; i < 100; i++) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+        if (read(fd, &c, sizeof c) == sizeof c && c > c0)
+            return 1;
+    }
+    return 0;
 }
 
 /* ThreadEnd runs (finding no slot) after adoption read the tid and before it
@@ -122,10 +141,13 @@ static void test_takeover_dead_timer(void)
     struct rp_slot *old = live(tid);
     REQUIRE(old != NULL, "scanned");
     uint32_t gen = atomic_load(&old->gen);
-    /* What a timer made for a previous thread with this tid reads like. */
+    /* What a timer made for a previous thread with this tid reads like (a perf
+     * counter's probe timer is the one that tells). */
+    REQUIRE(old->timer.kind == RP_TIMER_POSIX || old->timer.has_probe,
+            "a scanned thread's perf counter has no probe");
     struct itimerspec zero;
     memset(&zero, 0, sizeof zero);
-    timer_settime(old->timer, 0, &zero, NULL);
+    timer_settime(old->timer.timer, 0, &zero, NULL);
     worker_do(&w, CMD_ATTACH);
     struct rp_slot *s = live(tid);
     REQUIRE(s != NULL, "attached");
@@ -135,14 +157,40 @@ static void test_takeover_dead_timer(void)
     worker_do(&w, CMD_EXIT);
 }
 
+/* The kind of timer each slot made from now on has. */
+static void check_kinds(enum rp_timer_source want)
+{
+    struct worker w;
+    pid_t tid = worker_start(&w);
+    rp_threads_adopt(NULL, tid, NULL, NULL, "kind", 0, 3);
+    struct rp_slot *s = live(tid);
+    REQUIRE(s != NULL, "adopted");
+    CHECK(s->timer.kind == (int)want, "timer kind %d, not %d", s->timer.kind, (int)want);
+    CHECK(timer_counts(s), "the adopted thread's timer does not count");
+    worker_do(&w, CMD_EXIT);
+}
+
 int main(void)
 {
     signal(SIGPROF, SIG_IGN);
-    struct rp_threads_config cfg = {16, 4096, 1000000000u, SIGPROF};
+    struct rp_threads_config cfg = {16, 4096, 1000000000u};
     char err[256];
+    REQUIRE(rp_cputimer_init(RP_TIMER_POSIX, SIGPROF, cfg.interval_ns, err, sizeof err) == 0,
+            "timer init: %s", err);
     REQUIRE(rp_threads_init(&cfg, err, sizeof err) == 0, "init: %s", err);
+    check_kinds(RP_TIMER_POSIX);
     test_end_during_adoption();
     test_adopted_retired();
     test_takeover_dead_timer();
+    /* The same with perf_event counters, where this machine allows them. */
+    if (rp_cputimer_init(RP_TIMER_PERF, SIGPROF, cfg.interval_ns, err, sizeof err) == 0) {
+        check_kinds(RP_TIMER_PERF);
+        test_end_during_adoption();
+        test_adopted_retired();
+        test_takeover_dead_timer();
+    } else {
+        printf("# perf_event counters not available here, tested POSIX timers only: %s\n",
+               err);
+    }
     return check_exit("test_threads");
 }

@@ -698,7 +698,8 @@ os.rename(disc + ".away", disc)
 # a file for a dead pid is pruned; the live one without a socket is unreachable
 dead_disc = "/tmp/ringprof-%d/%d.json" % (os.geteuid(), dead_pid)
 with open(dead_disc, "w") as f:
-    json.dump({"pid": dead_pid, "socket": gone, "main": "Dead", "protocol": 1}, f)
+    json.dump({"pid": dead_pid, "uid": os.geteuid(), "socket": gone, "main": "Dead",
+               "protocol": 1}, f)
 rc, out, err = rp("list", "--json")
 rows = {r["pid"]: r for r in json.loads(out)} if rc == 0 else {}
 check(rc == 0 and rows.get(srv.pid, {}).get("state") == "running" and
@@ -720,7 +721,8 @@ sleeper.wait()
 
 # a pid reused by another process: the discovery file's start time gives it away
 with open(fake_disc, "w") as f:
-    json.dump({"pid": os.getpid(), "socket": gone, "proc_start_ticks": 1}, f)
+    json.dump({"pid": os.getpid(), "uid": os.geteuid(), "socket": gone,
+               "proc_start_ticks": 1}, f)
 os.rename(fake_disc, "/tmp/ringprof-%d/%d.json" % (os.geteuid(), os.getpid()))
 rc, out, err = rp("list", "--json")
 check(os.getpid() not in {r["pid"] for r in json.loads(out)} and

@@ -679,10 +679,12 @@ static int finish_chunk(struct rp_recording *rec, char *path, size_t pathlen)
     if (rec->ncarry)
         carry_into(rec);   /* the last chance in this chunk; else carried again */
     rp_chunk_writer_stats(rec->w, &ws);
-    int rc = rp_chunk_close_carry(rec->w, carry_add, rec);
+    struct rp_chunk_writer_stats fin;
+    int rc = rp_chunk_close_stats(rec->w, carry_add, rec, &fin);
     int e = errno;
     rec->w = NULL;
     rec->st.segments_failed += ws.segments_failed + (rc != 0);
+    rec->st.samples_failed += fin.samples_failed;
     size_t len = strlen(rec->part) - strlen(RP_CHUNK_PART_SUFFIX);
     memcpy(done, rec->part, len);
     done[len] = '\0';
@@ -881,6 +883,7 @@ void rp_recording_stats(const struct rp_recording *rec, struct rp_recording_stat
         struct rp_chunk_writer_stats ws;
         rp_chunk_writer_stats(rec->w, &ws);
         out->segments_failed += ws.segments_failed;
+        out->samples_failed += ws.samples_failed;
         out->bytes_written += ws.bytes_written;
     }
 }

@@ -81,6 +81,9 @@ struct rp_recording_stats {
     uint64_t bytes_deleted;
     uint64_t segments_failed;      /* sum over chunks of lost segments (a failed
                                       close counts its last segment as lost)       */
+    uint64_t samples_failed;       /* samples in those segments: what the files
+                                      count as lost.write (live and gc records
+                                      included)                                   */
     uint64_t bytes_written;        /* sum over chunks                               */
     uint64_t dir_bytes;            /* finished chunks in the directory, last scan   */
     int last_errno;                /* latest failure of any kind, or 0              */

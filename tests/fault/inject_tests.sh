@@ -213,10 +213,13 @@ ok = True
 # close writes one more of each), so only the sampled kinds can be compared.
 # Status counts a sample written when the flusher hands it to the chunk writer;
 # if that segment's write failed (here: no memory to compress it), the writer
-# counts its samples in lost.write, which status does not report. So the files
-# may hold fewer than status says, by at most lost.write (which also counts the
-# live and gc records of those segments); every other reason must match.
+# counts its samples in lost.write, and status reports the same lost.write. So the
+# files may hold fewer than status says, by at most lost.write (which also counts
+# the live and gc records of those segments); every reason must match.
 write_lost = lost_files.pop("write", 0)
+write_st = lost_st.pop("write", 0)
+if write_lost != write_st:
+    print("FAIL: lost.write: files %d, status %d" % (write_lost, write_st)); ok = False
 missing = 0
 for kind in ("cpu", "alloc"):
     n = st["samples"].get(kind, 0)

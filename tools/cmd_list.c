@@ -17,7 +17,6 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <glob.h>
 #include <stdio.h>

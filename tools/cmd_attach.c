@@ -179,17 +179,32 @@ static int start_listener(long pid, long nspid, const char *sock, int timeout_ms
         return snprintf(err, errlen, "pid %ld does not handle SIGQUIT, so it cannot be "
                         "asked to start its attach listener (a signal would kill it)",
                         pid), -1;
-    char trigger[PATH_MAX];
-    snprintf(trigger, sizeof trigger, "/proc/%ld/cwd/.attach_pid%ld", pid, nspid);
-    int fd = open(trigger, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    /* The trigger goes into a directory the JVM's owner chose (its working
+     * directory), perhaps while we run as root: it is created and later removed
+     * through one descriptor of that directory, so a chdir or a swapped path in
+     * between cannot make us remove a file of that name elsewhere. */
+    char trigger[PATH_MAX], name[64];
+    snprintf(name, sizeof name, ".attach_pid%ld", nspid);
+    snprintf(trigger, sizeof trigger, "/proc/%ld/cwd", pid);
+    int dfd = open(trigger, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = dfd < 0 ? -1 : openat(dfd, name, O_WRONLY | O_CREAT | O_CLOEXEC |
+                                   O_NOFOLLOW | O_NONBLOCK, 0600);
     if (fd < 0) {
-        snprintf(trigger, sizeof trigger, "/proc/%ld/root/tmp/.attach_pid%ld", pid, nspid);
-        fd = open(trigger, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (dfd >= 0)
+            close(dfd);
+        snprintf(trigger, sizeof trigger, "/proc/%ld/root/tmp", pid);
+        dfd = open(trigger, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        fd = dfd < 0 ? -1 : openat(dfd, name, O_WRONLY | O_CREAT | O_CLOEXEC |
+                                   O_NOFOLLOW | O_NONBLOCK, 0600);
     }
-    if (fd < 0)
+    if (fd < 0) {
+        int e = errno;
+        if (dfd >= 0)
+            close(dfd);
         return snprintf(err, errlen, "cannot create the attach trigger file in the "
-                        "JVM's working directory or in its /tmp (%s): %s", trigger,
-                        strerror(errno)), -1;
+                        "JVM's working directory or in its /tmp (%s/%s): %s", trigger,
+                        name, strerror(e)), -1;
+    }
     close(fd);
 
     int rc = -1;
@@ -223,7 +238,8 @@ static int start_listener(long pid, long nspid, const char *sock, int timeout_ms
              "%s): the JVM may run with -XX:+DisableAttachMechanism, or be hung", pid,
              timeout_ms, sock);
 out:
-    unlink(trigger);
+    unlinkat(dfd, name, 0);
+    close(dfd);
     return rc;
 }
 

@@ -1181,9 +1181,19 @@ int rp_chunk_close(struct rp_chunk_writer *w)
 
 int rp_chunk_close_carry(struct rp_chunk_writer *w, rp_chunk_counter_fn fn, void *arg)
 {
+    return rp_chunk_close_stats(w, fn, arg, NULL);
+}
+
+int rp_chunk_close_stats(struct rp_chunk_writer *w, rp_chunk_counter_fn fn, void *arg,
+                         struct rp_chunk_writer_stats *out)
+{
     if (!w)
         return 0;
     int rc = flush_segment(w, RP_SEG_LAST), e = rc < 0 ? errno : 0;
+    /* Samples that never reached a write (no memory for the batch or the
+     * COUNTER records of the last segment) are lost to this close as well. */
+    if (rc < 0)
+        w->st.samples_failed += w->seg_samples + (w->b.open ? w->b.count : 0);
     if ((rc < 0 || w->lost_write_pending) && fn) {
         carry_counters(w, fn, arg);
         /* A write failure has already moved its samples to lost.write (carried
@@ -1204,6 +1214,8 @@ int rp_chunk_close_carry(struct rp_chunk_writer *w, rp_chunk_counter_fn fn, void
         rc = -1;
         e = errno;
     }
+    if (out)
+        rp_chunk_writer_stats(w, out);
     writer_free(w);
     if (rc < 0)
         errno = e;

@@ -21,11 +21,12 @@
  *
  * Retention lists the directory afresh each time (no state kept between passes, so
  * other processes' files and an operator's deletions are simply seen), considers only
- * regular files whose names parse as chunk names, sorts them by (start time, pid,
+ * regular files of our uid whose names parse as chunk names, sorts them by (start time, pid,
  * seq) parsed from the name, and deletes from the oldest. Foreign files,
  * subdirectories and symlinks are never counted, followed or deleted.
  */
 #include "ringprof/recording.h"
+#include "ringprof/trust.h"
 #include "varint.h"
 
 #include <dirent.h>
@@ -69,6 +70,8 @@ struct rp_recording {
     struct rp_chunk_writer *w;       /* the open chunk, or NULL                      */
     int lock_fd;                     /* holds the flock on w's file, or -1            */
     char part[PATH_MAX];             /* w's path                                     */
+    int in_subdir;                   /* dir= was sticky and open to all: rec->dir is
+                                        its private subdirectory                   */
     char last_finished[NAME_CAP];    /* newest chunk this recording finished         */
     struct rp_recording_stats st;    /* closed chunks only; stats() adds the open one */
     /* Counters a closed chunk could not write (its disk was full): they go into
@@ -223,15 +226,68 @@ static int mkdir_p(const char *dir)
     }
 }
 
-/* Create the directory if needed and check that we can list it and create and
- * remove files in it (access() with the effective ids, so root passes unless the
- * file system is read-only). */
-static int prepare_dir(const char *dir, char *err, size_t errlen)
+/* Is `dir` (existing) still a trusted path for us (ringprof/trust.h)? Used when
+ * it is made again after someone removed it. @return 0, or -1 with errno EPERM. */
+static int dir_still_ours(const char *dir)
 {
-    struct stat sb;
+    char why[PATH_MAX + 128];
+    return rp_trust_path(dir, geteuid(), 0, NULL, why, sizeof why) == 0 ? 0
+           : (errno = EPERM, -1);
+}
 
-    if (mkdir_p(dir) != 0)
-        return set_err(err, errlen, "cannot create", dir, errno), -1;
+/* Create the directory if needed, check that only we (or root) can change it or
+ * any directory above it (ringprof/trust.h), and that we can list it and create
+ * and remove files in it (access() with the effective ids, so root passes unless
+ * the file system is read-only). rec->dir becomes the resolved path; a sticky
+ * directory that others may write (dir=/tmp) is replaced by our private
+ * subdirectory in it. Another user who could write the directory could replace
+ * the control socket in it, or plant chunk-named files for retention to count. */
+static int prepare_dir(struct rp_recording *rec, char *err, size_t errlen)
+{
+    char real[PATH_MAX], why[PATH_MAX + 128];
+    struct stat sb;
+    uid_t me = geteuid();
+
+    if (mkdir_p(rec->dir) != 0)
+        return set_err(err, errlen, "cannot create", rec->dir, errno), -1;
+    if (stat(rec->dir, &sb) != 0)
+        return set_err(err, errlen, "cannot use", rec->dir, errno), -1;
+    if (!S_ISDIR(sb.st_mode))
+        return set_err(err, errlen, "cannot use", rec->dir, ENOTDIR), -1;
+    int t = rp_trust_path(rec->dir, me, 0, real, why, sizeof why);
+    if (t < 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "refusing recording directory %s: %s; another user "
+                     "could replace or delete the files in it (use a directory that "
+                     "only %s%s can write)", rec->dir, why, me ? "this uid and " : "",
+                     "root");
+        return errno = EPERM, -1;
+    }
+    if (t == 1) {
+        size_t n = strlen(real);
+        if (snprintf(real + n, sizeof real - n, "%s" RP_PRIVATE_SUBDIR_FMT,
+                     n > 1 ? "/" : "", (unsigned)me) >= (int)(sizeof real - n))
+            return set_err(err, errlen, "cannot use", rec->dir, ENAMETOOLONG), -1;
+        if (mkdir(real, 0700) != 0 && errno != EEXIST)
+            return set_err(err, errlen, "cannot create", real, errno), -1;
+        int fd = rp_trust_opendir(real, me, why, sizeof why);
+        if (fd < 0) {
+            if (err && errlen)
+                snprintf(err, errlen, "refusing recording directory %s: it may be written "
+                         "by every user, and its private subdirectory %s %s", rec->dir,
+                         real, why);
+            return errno = EPERM, -1;
+        }
+        close(fd);
+        rec->in_subdir = 1;
+    }
+    if (strlen(real) + NAME_CAP + 2 > PATH_MAX)
+        return set_err(err, errlen, "cannot use", real, ENAMETOOLONG), -1;
+    char *dir = strdup(real);
+    if (!dir)
+        return set_err(err, errlen, "cannot open", rec->dir, ENOMEM), -1;
+    free(rec->dir);
+    rec->dir = dir;
     if (stat(dir, &sb) != 0)
         return set_err(err, errlen, "cannot use", dir, errno), -1;
     if (!S_ISDIR(sb.st_mode))
@@ -288,7 +344,9 @@ static int recover_part(struct rp_recording *rec, int dfd, const char *name, lon
 }
 
 /* Note one directory entry if it is a chunk: a regular file (not a symlink, not a
- * directory) with a chunk name. Everything else is left alone. */
+ * directory) with a chunk name, owned by our uid. Everything else is left alone:
+ * a file someone else wrote is never counted, recovered or deleted, whatever its
+ * name (a sparse "chunk" of theirs would otherwise push ours out by size). */
 static int scan_entry(int dfd, const char *name, struct chunk_list *l)
 {
     struct chunk_ent e = {0};
@@ -297,7 +355,8 @@ static int scan_entry(int dfd, const char *name, struct chunk_list *l)
     if (strlen(name) >= NAME_CAP ||
         rp_recording_parse_name(name, &e.pid, &e.wall_s, &e.seq, &e.part) != 0)
         return 0;
-    if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode))
+    if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode) ||
+        sb.st_uid != geteuid())
         return 0;
     strcpy(e.name, name);
     e.size = (uint64_t)sb.st_size;
@@ -574,7 +633,8 @@ static int open_chunk(struct rp_recording *rec)
         }
         if (errno == EEXIST && rec->next_seq < UINT32_MAX)
             rec->next_seq++;
-        else if (errno != ENOENT || attempt > 0 || mkdir_p(rec->dir) != 0)
+        else if (errno != ENOENT || attempt > 0 || mkdir_p(rec->dir) != 0 ||
+                 dir_still_ours(rec->dir) != 0)
             return -1;
     }
     return -1;
@@ -619,10 +679,12 @@ static int finish_chunk(struct rp_recording *rec, char *path, size_t pathlen)
     if (rec->ncarry)
         carry_into(rec);   /* the last chance in this chunk; else carried again */
     rp_chunk_writer_stats(rec->w, &ws);
-    int rc = rp_chunk_close_carry(rec->w, carry_add, rec);
+    struct rp_chunk_writer_stats fin;
+    int rc = rp_chunk_close_stats(rec->w, carry_add, rec, &fin);
     int e = errno;
     rec->w = NULL;
     rec->st.segments_failed += ws.segments_failed + (rc != 0);
+    rec->st.samples_failed += fin.samples_failed;
     size_t len = strlen(rec->part) - strlen(RP_CHUNK_PART_SUFFIX);
     memcpy(done, rec->part, len);
     done[len] = '\0';
@@ -781,7 +843,7 @@ struct rp_recording *rp_recording_open(const char *dir,
     struct rp_recording *rec = new_recording(dir, limits, meta, n);
     if (!rec)
         return set_err(err, errlen, "cannot open", dir, ENOMEM), NULL;
-    if (prepare_dir(rec->dir, err, errlen) != 0) {
+    if (prepare_dir(rec, err, errlen) != 0) {
         int e = errno;
         rp_recording_close(rec);
         return errno = e, NULL;
@@ -821,6 +883,7 @@ void rp_recording_stats(const struct rp_recording *rec, struct rp_recording_stat
         struct rp_chunk_writer_stats ws;
         rp_chunk_writer_stats(rec->w, &ws);
         out->segments_failed += ws.segments_failed;
+        out->samples_failed += ws.samples_failed;
         out->bytes_written += ws.bytes_written;
     }
 }
@@ -828,4 +891,9 @@ void rp_recording_stats(const struct rp_recording *rec, struct rp_recording_stat
 const char *rp_recording_dir(const struct rp_recording *rec)
 {
     return rec->dir;
+}
+
+int rp_recording_in_subdir(const struct rp_recording *rec)
+{
+    return rec->in_subdir;
 }

@@ -88,7 +88,8 @@ static struct {
     int async;                        /* the resolved engine                       */
     int attached;
     int have_cpu_time;
-    struct rp_recording *rec;
+    struct rp_recording *rec;         /* the flusher's once started: it frees it   */
+    char dir[PATH_MAX];               /* rec's directory, for messages after that  */
     _Atomic int state;
     pthread_mutex_t agent_threads_lock;
     jobject agent_threads[4];         /* global refs, for ThreadStart to skip       */
@@ -418,6 +419,11 @@ static int open_recording(char *err, size_t errlen)
                               sizeof why);
     free(vm_name);
     free(vm_version);
+    if (A.rec)
+        snprintf(A.dir, sizeof A.dir, "%s", rp_recording_dir(A.rec));
+    if (A.rec && rp_recording_in_subdir(A.rec))
+        rp_log("dir=%s may be written by every user: recording into its private "
+               "subdirectory %s instead", dir, A.dir);
     if (!A.rec) {
         /* rp_recording_open sets errno: ENOMEM is our lack of memory, not the
          * directory's fault. */
@@ -616,7 +622,7 @@ static void start_locked(JNIEnv *jni, jthread self)
     rp_alloc_start();
     rp_lock_start();
     char *main_class = sysprop("sun.java.command");
-    struct rp_control_ops_config cc = {&A.opt, A.async, rp_recording_dir(A.rec), main_class};
+    struct rp_control_ops_config cc = {&A.opt, A.async, A.dir, main_class};
     rp_control_ops_start(&cc);        /* a failure is logged; profiling goes on */
     free(main_class);
     return;
@@ -663,9 +669,11 @@ static void stop_locked(void)
     else
         rp_jvmti_stop(2000);
     rp_wall_stop(2000);
+    /* The flusher freed A.rec in rp_recording_close (or, when it did not finish
+     * in time, may still be using it): only the copy of its name is ours. */
     if (rp_flusher_stop(20000) != 0)
-        rp_log("the last chunk in %s could not be closed cleanly",
-               rp_recording_dir(A.rec));
+        rp_log("the last chunk in %s could not be closed cleanly", A.dir);
+    A.rec = NULL;
     atomic_store(&A.state, AGENT_STOPPED);
 }
 

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -39,7 +40,8 @@
 /* After accept fails for want of file descriptors, wait this long before the next
  * try, rather than spin on a listening socket that stays readable. */
 #define ACCEPT_BACKOFF_MS 100
-/* At most one refusal is logged per this many ms; the others are counted. */
+/* At most one refusal, and one dropped or evicted client, is logged per this many
+ * ms; the others are counted and reported with the next line. */
 #define REFUSAL_LOG_MS 1000
 
 struct conn {
@@ -52,6 +54,7 @@ struct conn {
     uint64_t idle_ms;        /* last activity of any kind                      */
     char *out;               /* the unsent rest of a reply, or NULL            */
     size_t outlen, outoff;
+    int answered;            /* a request has been answered                    */
     int eof;                 /* the client shut its side: answer, then close   */
     int close_after;         /* close once `out` has gone                      */
     char in[RP_CONTROL_REQUEST_MAX];
@@ -73,6 +76,9 @@ struct rp_control {
     size_t nconns;
     uint64_t accept_after_ms;
     uint64_t refusal_logged_ms, refusals_unlogged;
+    struct {                 /* per kind of drop (enum drop): see log_drop     */
+        uint64_t logged_ms, unlogged;
+    } drops[4];
     struct rp_json reply;
 };
 
@@ -384,6 +390,7 @@ static int conn_serve(struct rp_control *ctl, struct conn *c, uint64_t now)
             return c->eof ? -1 : 0;
         }
         answer(ctl, c->in, len);
+        c->answered = 1;
         size_t used = nl ? len + 1 : len;
         memmove(c->in, c->in + used, c->inlen - used);
         c->inlen -= used;
@@ -489,18 +496,89 @@ static void accept_all(struct rp_control *ctl, uint64_t now)
     }
 }
 
-/* When a connection's time is up: a request must arrive whole within STALL_MS of
- * its first byte, a reply must make progress every STALL_MS, and a connection
- * with nothing pending may stay IDLE_MS. */
-static uint64_t conn_deadline(const struct conn *c, int *stalled)
+/* Why a connection was closed by the server, for log_drop. */
+enum drop { DROP_UNREAD, DROP_INCOMPLETE, DROP_SILENT, DROP_EVICTED };
+static const char *const drop_why[] = {
+    "did not read its reply", "sent an incomplete request", "sent no request", NULL,
+};
+
+/* When a connection's time is up: its first request must begin within STALL_MS
+ * of the connection, a request must arrive whole within STALL_MS of its first
+ * byte, a reply must make progress every STALL_MS, and a connection with nothing
+ * pending after a request may stay IDLE_MS (or until a new client needs its slot:
+ * evict_idle). *why is the enum drop of a client that failed to do its part, or
+ * -1 for one that only idled after being served. */
+static uint64_t conn_deadline(const struct conn *c, int *why)
 {
-    *stalled = 1;
-    if (c->out)
+    if (c->out) {
+        *why = DROP_UNREAD;
         return c->out_ms + RP_CONTROL_STALL_MS;
-    if (c->inlen)
+    }
+    if (c->inlen) {
+        *why = DROP_INCOMPLETE;
         return c->req_start_ms + RP_CONTROL_STALL_MS;
-    *stalled = 0;
+    }
+    if (!c->answered) {
+        *why = DROP_SILENT;
+        return c->idle_ms + RP_CONTROL_STALL_MS;
+    }
+    *why = -1;
     return c->idle_ms + RP_CONTROL_IDLE_MS;
+}
+
+/* A line about a dropped or evicted client: at most one per REFUSAL_LOG_MS for
+ * each kind of drop, so a crowd of stuck clients costs a line a second. */
+static void log_drop(struct rp_control *ctl, uint64_t now, const struct conn *c,
+                     enum drop kind, const char *what)
+{
+    if (ctl->drops[kind].logged_ms && now - ctl->drops[kind].logged_ms < REFUSAL_LOG_MS) {
+        ctl->drops[kind].unlogged++;
+        return;
+    }
+    char more[64] = "";
+    if (ctl->drops[kind].unlogged)
+        snprintf(more, sizeof more, " (and %" PRIu64 " more since the last report)",
+                 ctl->drops[kind].unlogged);
+    logf_(ctl, "control socket %s: %s (uid %u, pid %ld)%s", ctl->path, what,
+          (unsigned)c->uid, (long)c->pid, more);
+    ctl->drops[kind].logged_ms = now;
+    ctl->drops[kind].unlogged = 0;
+}
+
+/* The connection that has waited longest with nothing in progress (served at
+ * least once, no partial request, no reply pending), or -1. A connection that
+ * has not sent its first request yet is not idle but new: it may be one of many
+ * clients that connect at once and then ask, and it has only STALL_MS to start
+ * its request anyway. */
+static long oldest_idle(const struct rp_control *ctl)
+{
+    long best = -1;
+    for (size_t i = 0; i < ctl->nconns; i++) {
+        const struct conn *c = ctl->conns[i];
+        if (!c->answered || c->out || c->inlen || c->close_after)
+            continue;
+        if (best < 0 || c->idle_ms < ctl->conns[best]->idle_ms)
+            best = (long)i;
+    }
+    return best;
+}
+
+/* Every slot is taken and a client waits to connect: close the longest idle
+ * connection for it. A connection that is new, or in the middle of a request or
+ * a reply, is never taken; each of those ends within STALL_MS. So clients that
+ * connect and send nothing keep a new client waiting STALL_MS at most, and
+ * clients that keep a connection for requests a minute apart not at all. */
+static void evict_idle(struct rp_control *ctl, uint64_t now)
+{
+    long i = oldest_idle(ctl);
+    if (i < 0)
+        return;
+    char what[96];
+    snprintf(what, sizeof what, "all %d connections in use: closed the one idle "
+             "longest (%" PRIu64 " ms) for a new client", RP_CONTROL_CLIENTS_MAX,
+             now - ctl->conns[i]->idle_ms);
+    log_drop(ctl, now, ctl->conns[i], DROP_EVICTED, what);
+    conn_close(ctl, (size_t)i);
 }
 
 /* --------------------------------------------------------------- the loop -- */
@@ -518,14 +596,17 @@ static void *serve(void *arg)
         size_t n = ctl->nconns;
         uint64_t next = now + RP_CONTROL_IDLE_MS;
         pfd[0] = (struct pollfd){.fd = ctl->wake[0], .events = POLLIN};
-        int accepting = n < RP_CONTROL_CLIENTS_MAX && now >= ctl->accept_after_ms;
+        /* A full table still listens while some connection is idle: a new client
+         * then takes that one's slot (evict_idle). */
+        int room = n < RP_CONTROL_CLIENTS_MAX || oldest_idle(ctl) >= 0;
+        int accepting = room && now >= ctl->accept_after_ms;
         pfd[1] = (struct pollfd){.fd = accepting ? ctl->lfd : -1, .events = POLLIN};
-        if (!accepting && n < RP_CONTROL_CLIENTS_MAX && ctl->accept_after_ms < next)
+        if (!accepting && room && ctl->accept_after_ms < next)
             next = ctl->accept_after_ms;
         for (size_t i = 0; i < n; i++) {
             struct conn *c = ctl->conns[i];
-            int stalled;
-            uint64_t d = conn_deadline(c, &stalled);
+            int why;
+            uint64_t d = conn_deadline(c, &why);
             if (d < next)
                 next = d;
             pfd[2 + i] = (struct pollfd){.fd = c->fd, .events = c->out ? POLLOUT : POLLIN};
@@ -554,19 +635,23 @@ static void *serve(void *arg)
             if (rc != 0 || (ev & POLLNVAL))
                 conn_close(ctl, i);
         }
-        if (r > 0 && pfd[1].revents)
+        if (r > 0 && pfd[1].revents) {
+            if (ctl->nconns == RP_CONTROL_CLIENTS_MAX)
+                evict_idle(ctl, now);
             accept_all(ctl, now);
+        }
 
         for (size_t i = ctl->nconns; i-- > 0;) {
             struct conn *c = ctl->conns[i];
-            int stalled;
-            if (now < conn_deadline(c, &stalled))
+            int why;
+            if (now < conn_deadline(c, &why))
                 continue;
-            if (stalled)
-                logf_(ctl, "control socket %s: dropped a client (uid %u, pid %ld) that "
-                      "%s for %d ms", ctl->path, (unsigned)c->uid, (long)c->pid,
-                      c->out ? "did not read its reply" : "sent an incomplete request",
-                      RP_CONTROL_STALL_MS);
+            if (why >= 0) {
+                char what[96];
+                snprintf(what, sizeof what, "dropped a client that %s for %d ms",
+                         drop_why[why], RP_CONTROL_STALL_MS);
+                log_drop(ctl, now, c, (enum drop)why, what);
+            }
             conn_close(ctl, i);
         }
     }
@@ -630,6 +715,30 @@ static int clear_path(const char *path, char *err, size_t errlen)
         return -1;
     }
     return 0;
+}
+
+/* The socket's directory must be a trusted path for our uid (ringprof/trust.h;
+ * sticky directories such as /tmp allowed, since nobody else can remove or rename
+ * our socket there): in a directory another user may write, that user could
+ * replace the socket with one of theirs and answer our tools in our name. */
+static int check_socket_dir(const char *path, char *err, size_t errlen)
+{
+    char dir[RP_CONTROL_PATH_MAX + 1], why[PATH_MAX + 128];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        strcpy(dir, ".");
+    else
+        slash[slash == dir] = '\0';      /* "/x.sock" keeps "/" */
+    if (rp_trust_path(dir, geteuid(), 1, NULL, why, sizeof why) == 0)
+        return 0;
+    if (access(dir, F_OK) != 0) {
+        set_err(err, errlen, "cannot bind control socket %s: %s", path, strerror(errno));
+        return -1;
+    }
+    set_err(err, errlen, "not creating control socket %s: %s; another user could "
+            "replace the socket with one of theirs", path, why);
+    return -1;
 }
 
 /* socket, bind with mode 0600, listen. @return the fd, or -1 with err. */
@@ -714,7 +823,7 @@ struct rp_control *rp_control_start(const char *path, const struct rp_control_op
     ctl->wake[0] = ctl->wake[1] = -1;
     rp_json_init(&ctl->reply, RP_CONTROL_REPLY_MAX);
 
-    if (clear_path(path, err, errlen) != 0 ||
+    if (check_socket_dir(path, err, errlen) != 0 || clear_path(path, err, errlen) != 0 ||
         (ctl->lfd = bind_socket(ctl, err, errlen)) < 0) {
         free(ctl);
         return NULL;
@@ -926,7 +1035,7 @@ int rp_discovery_write(const struct rp_discovery *d, const char *dir,
     if (private_dir(ddir, err, errlen) != 0)
         return -1;
     long pid = d->pid ? d->pid : (long)getpid();
-    int n = snprintf(path, pathlen, "%s/%ld.json", ddir, pid);
+    int n = snprintf(path, pathlen, "%s/%ld" RP_DISCOVERY_SUFFIX, ddir, pid);
     if (n < 0 || (size_t)n >= pathlen) {
         set_err(err, errlen, "no room for the discovery file's path");
         return -1;
@@ -987,8 +1096,8 @@ int rp_discovery_attach_error(const char *message)
     char dir[64], path[128], err[256];
     if (default_dir(dir, sizeof dir) != 0 || private_dir(dir, err, sizeof err) != 0)
         return -1;
-    snprintf(path, sizeof path, "%s/%ld.attach-error", dir, (long)getpid());
-    char line[1024];
+    snprintf(path, sizeof path, "%s/%ld" RP_ATTACH_ERROR_SUFFIX, dir, (long)getpid());
+    char line[RP_ATTACH_ERROR_MAX];   /* the most `ringprof attach` reads */
     int n = snprintf(line, sizeof line, "%s\n", message ? message : "");
     if (n < 0)
         return -1;

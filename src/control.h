@@ -18,9 +18,12 @@
  *     connection is closed. A connection holds at most one reply at a time (it is
  *     not read again until its reply has gone out), replies are at most
  *     RP_CONTROL_REPLY_MAX bytes, and a connection that makes no progress with a
- *     half-sent request or an unread reply for RP_CONTROL_STALL_MS is dropped.
- *     At most RP_CONTROL_CLIENTS_MAX connections are served at once; more wait in
- *     the listen backlog.
+ *     half-sent request or an unread reply, or sends no first request, for
+ *     RP_CONTROL_STALL_MS is dropped. At most RP_CONTROL_CLIENTS_MAX connections
+ *     are served at once; when all are taken, a new client takes the slot of the
+ *     one idle longest after being served, or waits in the listen backlog.
+ *   - Its directory must be one only our uid (or root) can change, or sticky
+ *     (ringprof/trust.h): nobody else may be able to replace the socket.
  *   - Path. A socket file left by a dead process (connect is refused) is
  *     replaced; a live one (connect succeeds) is never taken over, and anything
  *     that is not a socket is never removed. At stop the file is removed only if
@@ -36,6 +39,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ringprof/trust.h"
 #include "control_proto.h"
 #include "json.h"
 
@@ -45,11 +49,13 @@
  *   producer should cap its thread list.
  * CLIENTS_MAX: monitoring needs a handful; 64 x (4 KiB in + one reply out) bounds
  *   the server's memory. Clients beyond it wait in the kernel's listen backlog.
- * STALL_MS: a client that stops halfway through sending a request, or does not
- *   read its reply, for this long is dropped. 5 s is far above any real client's
- *   pause and short enough that a stuck script cannot pin a slot for long.
- * IDLE_MS: a connection with nothing pending is closed after a minute, so a
- *   monitoring loop may keep one connection for requests a few seconds apart. */
+ * STALL_MS: a client that stops halfway through sending a request, does not
+ *   read its reply, or sends nothing after connecting, for this long is dropped.
+ *   5 s is far above any real client's pause and short enough that a stuck
+ *   script cannot pin a slot for long.
+ * IDLE_MS: a connection with nothing pending after a request is closed after a
+ *   minute, so a monitoring loop may keep one connection for requests a few
+ *   seconds apart; sooner if a new client needs its slot. */
 #define RP_CONTROL_REPLY_MAX   (1u << 20)
 #define RP_CONTROL_CLIENTS_MAX 64
 #define RP_CONTROL_STALL_MS    5000
@@ -146,14 +152,13 @@ int rp_control_default_path(char *buf, size_t cap, const char *dir, long pid,
 
 /*
  * Discovery. While the socket serves, the agent keeps a small JSON file,
- * "/tmp/ringprof-<uid>/<pid>.json", so `ringprof list` and `ringprof ctl PID` can
- * find it (format in docs/control.md). The directory is created with mode 0700;
- * if it exists but is not a directory owned by our uid (someone else made it, or
- * a symlink), nothing is written: a directory another user controls could be
- * used to point our tools at a socket of theirs.
+ * "/tmp/ringprof-<uid>/<pid>.json" (RP_DISCOVERY_DIR_FMT in ringprof/trust.h,
+ * which `ringprof list` and `ringprof ctl PID` read too; format in
+ * docs/control.md). The directory is created with mode 0700; if it exists but is
+ * not a directory owned by our uid (someone else made it, or a symlink), nothing
+ * is written: a directory another user controls could be used to point our tools
+ * at a socket of theirs.
  */
-#define RP_DISCOVERY_DIR_FMT "/tmp/ringprof-%u"
-
 struct rp_discovery {
     long pid;                 /* 0: getpid()                                     */
     const char *socket;       /* the control socket's path                       */

@@ -169,7 +169,8 @@ static void status_lock(struct rp_json *j)
     rp_json_object_end(j);
 }
 
-/* "lost" (lost.<reason>: the ring's three reasons always, others once seen) and
+/* "lost" (lost.<reason>: the ring's three reasons always, others once seen,
+ * write among them) and
  * "walk" (every other counter: agct.*, walk.*, jvmti.*), totals since start. */
 static void status_counters(struct rp_json *j, const struct rp_flusher_totals *t)
 {
@@ -192,6 +193,10 @@ static void status_counters(struct rp_json *j, const struct rp_flusher_totals *t
             continue;
         rp_json_kv_u64(j, n + plen, t->counters[i].total);
     }
+    /* The chunk writer's own loss: samples handed to it whose segment could not be
+     * written. The files count them as lost.write, so status does too. */
+    if (t->rec.samples_failed)
+        rp_json_kv_u64(j, "write", t->rec.samples_failed);
     rp_json_object_end(j);
     rp_json_key(j, "walk");
     rp_json_object_begin(j);

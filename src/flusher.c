@@ -14,6 +14,7 @@
  * the compiled-code map changed (frame types may differ now).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -112,6 +113,8 @@ struct flusher {
     uint64_t methods_unresolved_seen;
     struct rp_hist_snap hist_prev, hist_now, hist_delta;
     int warned_handler, warned_guard, warned_chunk, warned_foreign;
+    uint64_t segfail_logged_ns;       /* last "a segment could not be written"      */
+    uint64_t segfail_unlogged;        /* failures since, not yet reported           */
     uint64_t handler_replaced;      /* 1 when found, until a segment carries it     */
     /* Wall-clock samples (engine_wall.h). */
     uint32_t kind_wall;             /* 0 until first used in a chunk                */
@@ -205,6 +208,40 @@ static void drop_caches(struct flusher *f)
     f->kind_alloc = f->kind_live = f->kind_gc = f->kind_lock = 0;
     f->kind_wall = 0;
     drop_raw_cache(f);
+}
+
+/* A full disk fails every segment, one per flush interval: the first failure is
+ * reported at once, the next ones at most once a minute and once more when
+ * writing works again, each line with the count it stands for. Every one of them
+ * is counted in lost.write whatever is printed. */
+#define SEGFAIL_LOG_NS (60 * 1000000000ull)
+
+static void segment_written(struct flusher *f, int ok, int e)
+{
+    const char *dir = rp_recording_dir(f->cfg.rec);
+    if (ok) {
+        if (f->segfail_unlogged)
+            rp_log("writing to %s works again; %" PRIu64 " more segment%s could not be "
+                   "written since the last report (counted in lost.write)", dir,
+                   f->segfail_unlogged, f->segfail_unlogged == 1 ? "" : "s");
+        f->segfail_unlogged = 0;
+        f->segfail_logged_ns = 0;
+        return;
+    }
+    if (f->segfail_logged_ns && f->now - f->segfail_logged_ns < SEGFAIL_LOG_NS) {
+        f->segfail_unlogged++;
+        return;
+    }
+    if (f->segfail_unlogged)
+        rp_log("a segment could not be written to %s: %s, and %" PRIu64 " more since "
+               "the last report (counted in lost.write; writing goes on)", dir,
+               strerror(e), f->segfail_unlogged);
+    else
+        rp_log("a segment could not be written to %s: %s (counted in lost.write; "
+               "writing goes on; further failures are reported at most once a minute)",
+               dir, strerror(e));
+    f->segfail_logged_ns = f->now ? f->now : 1;
+    f->segfail_unlogged = 0;
 }
 
 /* The current chunk writer; a new chunk drops every cached id. */
@@ -1206,9 +1243,10 @@ static void flush_step(struct flusher *f)
             g_req_rc = -1, g_req_errno = errno;
         g_rotate_path = NULL;         /* done; the writer is gone */
         f->w = NULL;
-    } else if (flush_segment(f) != 0)
-        rp_log("a segment could not be written to %s: %s (counted; writing goes on)",
-               rp_recording_dir(f->cfg.rec), strerror(errno));
+    } else if (f->w) {
+        int ok = flush_segment(f) == 0;
+        segment_written(f, ok, errno);
+    }
     if (rp_methods_compiled_epoch() != f->epoch) {
         f->epoch = rp_methods_compiled_epoch();
         drop_raw_cache(f);

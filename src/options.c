@@ -293,8 +293,9 @@ static int parse_lock(const struct opt_def *d, const char *v, struct rp_options 
 }
 
 static const struct opt_def defs[] = {
-    {"dir", "./ringprof-<pid>", "a directory path",
-     "recording directory (created, mode 0700)", parse_dir, 0, 0, FIELD(dir)},
+    {"dir", "./ringprof-<pid>", "a directory path of at most 1023 bytes",
+     "recording directory (created, mode 0700; only this user or root may write "
+     "it)", parse_dir, 0, 0, FIELD(dir)},
     {"interval", "10ms", "a duration from 100us to 10s, e.g. 10ms, 1ms, 500us",
      "CPU sampling period, in CPU time", parse_dur, 100000, 10 * NS_PER_S,
      FIELD(interval_ns)},
@@ -430,6 +431,19 @@ static int unknown_key(const char *key, char *err, size_t errlen)
     return fail(err, errlen, "unknown option '%s'; 'help' lists all options", key);
 }
 
+/* The longest value a path option takes (dir: RP_OPT_PATH_MAX - 1; ctl: a Unix
+ * socket path, 107), or 0 for options that are not paths. A longer value gets its
+ * own message, which names the option and the limit and shows only the start of
+ * the value, so it fits any error buffer. */
+static size_t path_limit(const struct opt_def *d)
+{
+    if (d->parse == parse_dir)
+        return RP_OPT_PATH_MAX - 1;
+    if (d->parse == parse_ctl)
+        return 107;
+    return 0;
+}
+
 static int parse_item(char *item, struct rp_options *o, unsigned *seen, char *err,
                       size_t errlen)
 {
@@ -449,9 +463,14 @@ static int parse_item(char *item, struct rp_options *o, unsigned *seen, char *er
         if (*seen & (1u << i))
             return fail(err, errlen, "option '%s' is given twice", item);
         *seen |= 1u << i;
+        size_t vlen = strlen(eq + 1), limit = path_limit(&defs[i]);
+        if (limit && vlen > limit)
+            return fail(err, errlen, "%s is too long (%zu bytes, at most %zu%s): %.64s...",
+                        item, vlen, limit, defs[i].parse == parse_ctl ? ": a Unix socket "
+                        "path must fit in 108 bytes with its NUL" : "", eq + 1);
         if (defs[i].parse(&defs[i], eq + 1, o) != 0)
-            return fail(err, errlen, "bad value '%s' for %s: accepted values are %s",
-                        eq + 1, item, defs[i].accepts);
+            return fail(err, errlen, "bad value '%.200s%s' for %s: accepted values are %s",
+                        eq + 1, vlen > 200 ? "..." : "", item, defs[i].accepts);
         return 0;
     }
     return unknown_key(item, err, errlen);
@@ -479,8 +498,8 @@ int rp_options_parse(const char *s, struct rp_options *o, char *err, size_t errl
     if (!s || !*s)
         return 0;
     if (strlen(s) >= sizeof o->raw)
-        return fail(err, errlen, "the option string is longer than %zu bytes",
-                    sizeof o->raw - 1);
+        return fail(err, errlen, "the option string is too long (%zu bytes, at most %zu)",
+                    strlen(s), sizeof o->raw - 1);
     strcpy(o->raw, s);
     char buf[sizeof o->raw];
     strcpy(buf, s);

@@ -163,8 +163,28 @@ static void test_bad(void)
     longopt[sizeof longopt - 1] = '\0';
     struct rp_options o;
     char err[256];
-    CHECK(rp_options_parse(longopt, &o, err, sizeof err) == -1 && strstr(err, "longer"),
+    CHECK(rp_options_parse(longopt, &o, err, sizeof err) == -1 &&
+          strstr(err, "too long (4999 bytes, at most 2047)"),
           "an overlong string is refused: %s", err);
+    /* A path at and over its limit (docs/options.md): the error names the option
+     * and the limit, and fits the agent's 1024-byte buffer whole. */
+    char opt[1200], big[1024];
+    for (size_t len = 1022; len <= 1100; len += 1) {
+        memcpy(opt, "dir=/", 5);
+        memset(opt + 5, 'd', len - 1);
+        opt[4 + len] = '\0';
+        int rc = rp_options_parse(opt, &o, big, sizeof big);
+        if (len <= 1023)
+            CHECK(rc == 0 && strlen(o.dir) == len, "dir of %zu bytes is accepted: %s",
+                  len, big);
+        else
+            CHECK(rc == -1 && strstr(big, "dir is too long") &&
+                  strstr(big, "at most 1023") && strlen(big) < sizeof big - 1,
+                  "dir of %zu bytes: '%.120s'", len, big);
+    }
+    CHECK(rp_options_parse("ctl=/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                           "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", &o, big, sizeof big) == -1 &&
+          strstr(big, "ctl is too long") && strstr(big, "at most 107"), "ctl: %s", big);
     char tiny[8];
     CHECK(rp_options_parse("bogus=1", &o, tiny, sizeof tiny) == -1 && strlen(tiny) < 8,
           "a small error buffer is respected");

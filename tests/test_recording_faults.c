@@ -227,7 +227,7 @@ static void make_orphan(const char *dir)
 }
 
 struct tally {
-    long samples, lost;
+    long samples, lost, lost_write;
     int files, parts, unreadable, damaged;
 };
 
@@ -269,8 +269,11 @@ static struct tally read_dir(const char *dir)
                 t.samples++;
             else if (ev.type == RP_EV_COUNTER && ev.u.counter.name &&
                      !strncmp(ev.u.counter.name, RP_COUNTER_LOST_PREFIX,
-                              strlen(RP_COUNTER_LOST_PREFIX)))
+                              strlen(RP_COUNTER_LOST_PREFIX))) {
                 t.lost += (long)ev.u.counter.value;
+                if (!strcmp(ev.u.counter.name, RP_COUNTER_LOST_WRITE))
+                    t.lost_write += (long)ev.u.counter.value;
+            }
         }
         rp_reader_close(r);
     }
@@ -365,10 +368,17 @@ static void one_case(enum op op, int err)
     CHECK(r.no_chunk == 0, "%s: a writer after the fault", dir);
     CHECK(rp_recording_flush(r.rec) == 0, "%s: flush C", dir);
     CHECK(rp_recording_enforce(r.rec) >= 0, "%s: enforce after the fault", dir);
+    rp_recording_stats(r.rec, &st);
     CHECK(rp_recording_close(r.rec) == 0, "%s: close", dir);
 
     /* What is on disk: readable, and every sample read or counted. */
     struct tally t = read_dir(dir);
+    /* The recording's samples_failed is what the agent's status reports as
+     * lost.write: it must be what the files count (retention may have deleted
+     * the chunk that carried it). */
+    if (op != OP_UNLINK)
+        CHECK(t.lost_write == (long)st.samples_failed, "%s: files lost.write %ld, "
+              "stats samples_failed %" PRIu64, dir, t.lost_write, st.samples_failed);
     CHECK(t.unreadable == 0 && t.damaged == 0, "%s: %d unreadable, %d damage reports",
           dir, t.unreadable, t.damaged);
     /* A ".part" left by a failed rename (ours) or a failed recovery is an orphan

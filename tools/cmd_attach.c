@@ -30,6 +30,15 @@
  * printed here and removed. It leaves one too when it returns 0 but is not
  * profiling (refused once its code may run on other threads, when the JVM would
  * unload a library that returned an error): that is a failure here as well.
+ *
+ * That file lies in a directory the JVM's user owns, and ringprof attach often
+ * runs as root: it is read only through the directory opened and checked for that
+ * uid, with O_NOFOLLOW and fstat (a regular file of that uid, one link, at most
+ * RP_ATTACH_ERROR_MAX bytes; ringprof/trust.h), so a symlink or hard link to a
+ * file only root may read is never followed. Any file there is removed before the
+ * request; after it, the file is read when Agent_OnAttach failed, and, when it
+ * returned 0, only if it was written during this attach (an inert agent's
+ * reason). Its text is printed with control characters escaped.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -170,17 +179,32 @@ static int start_listener(long pid, long nspid, const char *sock, int timeout_ms
         return snprintf(err, errlen, "pid %ld does not handle SIGQUIT, so it cannot be "
                         "asked to start its attach listener (a signal would kill it)",
                         pid), -1;
-    char trigger[PATH_MAX];
-    snprintf(trigger, sizeof trigger, "/proc/%ld/cwd/.attach_pid%ld", pid, nspid);
-    int fd = open(trigger, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    /* The trigger goes into a directory the JVM's owner chose (its working
+     * directory), perhaps while we run as root: it is created and later removed
+     * through one descriptor of that directory, so a chdir or a swapped path in
+     * between cannot make us remove a file of that name elsewhere. */
+    char trigger[PATH_MAX], name[64];
+    snprintf(name, sizeof name, ".attach_pid%ld", nspid);
+    snprintf(trigger, sizeof trigger, "/proc/%ld/cwd", pid);
+    int dfd = open(trigger, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = dfd < 0 ? -1 : openat(dfd, name, O_WRONLY | O_CREAT | O_CLOEXEC |
+                                   O_NOFOLLOW | O_NONBLOCK, 0600);
     if (fd < 0) {
-        snprintf(trigger, sizeof trigger, "/proc/%ld/root/tmp/.attach_pid%ld", pid, nspid);
-        fd = open(trigger, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (dfd >= 0)
+            close(dfd);
+        snprintf(trigger, sizeof trigger, "/proc/%ld/root/tmp", pid);
+        dfd = open(trigger, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        fd = dfd < 0 ? -1 : openat(dfd, name, O_WRONLY | O_CREAT | O_CLOEXEC |
+                                   O_NOFOLLOW | O_NONBLOCK, 0600);
     }
-    if (fd < 0)
+    if (fd < 0) {
+        int e = errno;
+        if (dfd >= 0)
+            close(dfd);
         return snprintf(err, errlen, "cannot create the attach trigger file in the "
-                        "JVM's working directory or in its /tmp (%s): %s", trigger,
-                        strerror(errno)), -1;
+                        "JVM's working directory or in its /tmp (%s/%s): %s", trigger,
+                        name, strerror(e)), -1;
+    }
     close(fd);
 
     int rc = -1;
@@ -214,7 +238,8 @@ static int start_listener(long pid, long nspid, const char *sock, int timeout_ms
              "%s): the JVM may run with -XX:+DisableAttachMechanism, or be hung", pid,
              timeout_ms, sock);
 out:
-    unlink(trigger);
+    unlinkat(dfd, name, 0);
+    close(dfd);
     return rc;
 }
 
@@ -314,30 +339,63 @@ static int load_request(const char *sock, const char *agent, const char *options
     return 0;
 }
 
-/* The agent's own reason, left in its discovery directory (control.h:
- * rp_discovery_attach_error). `take` 1: read and remove; 0: only remove.
- * @return the number of lines printed. */
-static int attach_error_file(long pid, long nspid, long uid, int take)
+/* The JVM's discovery directory, opened and checked for its uid, or -1. */
+static int attach_error_dir(long pid, long uid, char *dir, size_t cap)
 {
-    int n = 0;
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "/proc/%ld/root" RP_CTL_DISCOVERY_FMT "/%ld.attach-error",
-             pid, (unsigned)uid, nspid);
-    if (take) {
-        char line[1024];
-        FILE *f = fopen(path, "re");
-        if (f) {
-            while (fgets(line, sizeof line, f)) {
-                line[strcspn(line, "\n")] = '\0';
-                if (line[0]) {
-                    fprintf(stderr, "ringprof attach: the agent says: %s\n", line);
-                    n++;
-                }
-            }
-            fclose(f);
-        }
+    char why[256];
+    snprintf(dir, cap, "/proc/%ld/root" RP_DISCOVERY_DIR_FMT, pid, (unsigned)uid);
+    return rp_trust_opendir(dir, (uid_t)uid, why, sizeof why);
+}
+
+/* Remove a reason left by an earlier try, before the request. */
+static void attach_error_clear(long pid, long nspid, long uid)
+{
+    char dir[PATH_MAX], name[64];
+    int dfd = attach_error_dir(pid, uid, dir, sizeof dir);
+    if (dfd < 0)
+        return;
+    snprintf(name, sizeof name, "%ld" RP_ATTACH_ERROR_SUFFIX, nspid);
+    unlinkat(dfd, name, 0);
+    close(dfd);
+}
+
+/* The agent's own reason (control.h: rp_discovery_attach_error): print it and
+ * remove it. `since` > 0: only a file changed at or after that time (written
+ * during this attach; the second before it allows for the file system's coarse
+ * clock) counts. @return the number of lines printed. */
+static int attach_error_take(long pid, long nspid, long uid, time_t since)
+{
+    char dir[PATH_MAX], name[64], why[256], buf[RP_ATTACH_ERROR_MAX + 1];
+    int dfd = attach_error_dir(pid, uid, dir, sizeof dir);
+    if (dfd < 0)
+        return 0;
+    snprintf(name, sizeof name, "%ld" RP_ATTACH_ERROR_SUFFIX, nspid);
+    int fd = rp_trust_openat(dfd, name, (uid_t)uid, RP_ATTACH_ERROR_MAX, why, sizeof why);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            fprintf(stderr, "ringprof attach: not reading %s/%s: it %s\n", dir, name, why);
+        close(dfd);
+        return 0;
     }
-    unlink(path);
+    struct stat st;
+    buf[0] = '\0';
+    if (fstat(fd, &st) == 0 && (since <= 0 || st.st_ctime >= since - 1))
+        rp_read_fd(fd, buf, sizeof buf);
+    close(fd);
+    unlinkat(dfd, name, 0);
+    close(dfd);
+    int n = 0;
+    for (char *line = buf, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        if (!line[0])
+            continue;
+        fputs("ringprof attach: the agent says: ", stderr);
+        rp_print_untrusted(stderr, line, 0);
+        fputc('\n', stderr);
+        n++;
+    }
     return n;
 }
 
@@ -347,8 +405,13 @@ static void print_text(const char *text)
     const char *p = text;
     while (*p) {
         size_t n = strcspn(p, "\n");
-        if (n)
-            fprintf(stderr, "ringprof attach: the JVM says: %.*s\n", (int)n, p);
+        if (n) {
+            char line[2048];
+            snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), p);
+            fputs("ringprof attach: the JVM says: ", stderr);
+            rp_print_untrusted(stderr, line, 0);
+            fputc('\n', stderr);
+        }
         p += n;
         if (*p)
             p++;
@@ -356,7 +419,8 @@ static void print_text(const char *text)
 }
 
 /* Interpret the reply (see step 3 at the top). @return the exit status. */
-static int report(long pid, long nspid, long uid, const char *agent, const char *reply)
+static int report(long pid, long nspid, long uid, const char *agent, const char *reply,
+                  time_t sent)
 {
     char *end;
     long code = strtol(reply, &end, 10);
@@ -382,13 +446,13 @@ static int report(long pid, long nspid, long uid, const char *agent, const char 
     if (rc != 0) {
         fprintf(stderr, "ringprof attach: the agent refused to start in pid %ld: "
                 "Agent_OnAttach returned %ld\n", pid, rc);
-        attach_error_file(pid, nspid, uid, 1);
+        attach_error_take(pid, nspid, uid, 0);
         fprintf(stderr, "ringprof attach: (the JVM's stderr may say more)\n");
         return 1;
     }
-    /* Returned 0 but left a reason: the agent stays loaded (it must, once its
-     * code may run on other threads) but is not profiling. */
-    if (attach_error_file(pid, nspid, uid, 1) > 0) {
+    /* Returned 0 but left a reason during this attach: the agent stays loaded (it
+     * must, once its code may run on other threads) but is not profiling. */
+    if (attach_error_take(pid, nspid, uid, sent) > 0) {
         fprintf(stderr, "ringprof attach: %s stays loaded in pid %ld but is not "
                 "profiling (the JVM's stderr may say more)\n", agent, pid);
         return 1;
@@ -487,13 +551,14 @@ int rp_cmd_attach(int argc, char **argv)
         fprintf(stderr, "ringprof attach: %s\n", err);
         return 1;
     }
-    attach_error_file(pid, nspid, uid, 0);     /* a reason left by an earlier try */
+    attach_error_clear(pid, nspid, uid);     /* a reason left by an earlier try */
     char *reply;
+    time_t sent = time(NULL);
     if (load_request(sock, agent, options, timeout_ms, &reply, err, sizeof err) != 0) {
         fprintf(stderr, "ringprof attach: %s\n", err);
         return 1;
     }
-    int status = report(pid, nspid, uid, agent, reply);
+    int status = report(pid, nspid, uid, agent, reply, sent);
     free(reply);
     return status;
 }

@@ -7,6 +7,11 @@
  * indented, or as received with --raw for scripts. The exit status says whether
  * the agent did it: 0 for an "ok": true reply, 1 for an error reply or an agent
  * that cannot be reached (the reason on stderr), 2 for a usage error.
+ *
+ * By pid, the socket comes from a discovery file that must be trusted
+ * (ringprof/trust.h) and must be served by that pid as its uid (SO_PEERCRED), so
+ * root's ctl never takes another user's answer for the agent's. Whatever comes
+ * back is printed with its control characters escaped.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -105,45 +110,60 @@ int rp_cmd_ctl(int argc, char **argv)
 
     char sock[4096], err[8192];
     long pid = 0;
+    struct rp_ctl_peer peer;
     if (rp_parse_pid(target, &pid) == 0) {
-        if (rp_ctl_find(pid, sock, sizeof sock, err, sizeof err) != 0) {
-            fprintf(stderr, "ringprof ctl: %s\n", err);
+        if (rp_ctl_find(pid, sock, sizeof sock, &peer, err, sizeof err) != 0) {
+            fputs("ringprof ctl: ", stderr);
+            rp_print_untrusted(stderr, err, 0);
+            fputc('\n', stderr);
             free(req);
             return 1;
+        }
+        if (err[0]) {
+            fputs("ringprof ctl: note: ", stderr);
+            rp_print_untrusted(stderr, err, 0);
+            fputs("; the socket was found through /proc instead\n", stderr);
         }
     } else {
         snprintf(sock, sizeof sock, "%s", target);
     }
 
     char *reply;
-    int rc = rp_ctl_exchange(sock, req, (int)(timeout_s * 1000), &reply, err, sizeof err);
+    int rc = rp_ctl_exchange(sock, req, (int)(timeout_s * 1000), pid ? &peer : NULL,
+                             &reply, err, sizeof err);
     free(req);
     if (rc != 0) {
         if (pid)
-            fprintf(stderr, "ringprof ctl: no ringprof agent in pid %ld (%s)\n",
-                    pid, err);
+            fprintf(stderr, "ringprof ctl: no ringprof agent in pid %ld (", pid);
         else
-            fprintf(stderr, "ringprof ctl: %s\n", err);
+            fputs("ringprof ctl: ", stderr);
+        rp_print_untrusted(stderr, err, 0);
+        fputs(pid ? ")\n" : "\n", stderr);
         return 1;
     }
     char perr[256];
     struct rp_jv *v = rp_jv_parse(reply, strlen(reply), perr, sizeof perr);
-    if (raw || !v)
-        printf("%s\n", reply);
-    else
+    if (raw || !v) {
+        rp_print_untrusted(stdout, reply, v != NULL);
+        putchar('\n');
+    } else {
         rp_jv_print(stdout, v);
+    }
     fflush(stdout);
     int status;
     if (!v) {
-        fprintf(stderr, "ringprof ctl: the reply is not JSON (%s)\n", perr);
+        fputs("ringprof ctl: the reply is not JSON (", stderr);
+        rp_print_untrusted(stderr, perr, 0);
+        fputs(")\n", stderr);
         status = 1;
     } else {
         const struct rp_jv *ok = rp_jv_get(v, "ok");
         status = ok && ok->type == RP_JV_BOOL && ok->b ? 0 : 1;
         if (status) {
             const char *e = rp_jv_str(rp_jv_get(v, "error"));
-            fprintf(stderr, "ringprof ctl: the agent answered with an error: %s\n",
-                    e ? e : "(no message)");
+            fputs("ringprof ctl: the agent answered with an error: ", stderr);
+            rp_print_untrusted(stderr, e ? e : "(no message)", 0);
+            fputc('\n', stderr);
         }
     }
     rp_jv_free(v);

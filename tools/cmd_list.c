@@ -6,8 +6,17 @@
  * or whose pid now belongs to a later process, and asks each remaining agent for
  * its `status` with a short timeout, so one hung JVM delays the list by at most
  * that. An agent that does not answer is listed as unreachable, with the reason.
+ *
+ * Nothing in /tmp is believed for its name alone (ringprof/trust.h): a directory
+ * /tmp/ringprof-<uid> is read only if it belongs to that uid (or root) and nobody
+ * else may write it, a file in it only if it is a regular file of that uid, the
+ * process it names must run as that uid, and the socket it names must be served
+ * by that process (SO_PEERCRED) before `status` is sent. What is shown from the
+ * files and the replies has its control characters escaped.
  */
+#include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <glob.h>
 #include <stdio.h>
@@ -48,7 +57,9 @@ static int ends_with(const char *s, const char *suffix)
 static void query(struct row *r, int timeout_ms)
 {
     char *reply, err[1024];
-    if (rp_ctl_exchange(r->d.socket, "status", timeout_ms, &reply, err, sizeof err) != 0) {
+    struct rp_ctl_peer peer = {r->d.pid, (long)r->d.uid};
+    if (rp_ctl_exchange(r->d.socket, "status", timeout_ms, &peer, &reply, err,
+                        sizeof err) != 0) {
         snprintf(r->state, sizeof r->state, "unreachable");
         snprintf(r->error, sizeof r->error, "%s", err);
         return;
@@ -77,27 +88,45 @@ static int cmp_row(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Read the discovery files of one directory into rows, pruning stale ones. */
-static void scan_dir(const char *dir, struct row **rows, size_t *n, size_t *cap,
-                     int *pruned)
+/* Read the discovery files of the directory `dir`, which must be trusted for
+ * `uid`, into rows, pruning stale ones. Untrusted directories and files are
+ * skipped with one line each on stderr. */
+static void scan_dir(const char *dir, unsigned uid, struct row **rows, size_t *n,
+                     size_t *cap, int *pruned)
 {
-    DIR *d = opendir(dir);
-    if (!d)
+    char why[256];
+    int dfd = rp_trust_opendir(dir, (uid_t)uid, why, sizeof why);
+    if (dfd < 0) {
+        if (errno != ENOENT)
+            fprintf(stderr, "ringprof list: skipping %s: it %s\n", dir, why);
         return;
+    }
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return;
+    }
     struct dirent *de;
     while ((de = readdir(d))) {
-        if (de->d_name[0] == '.' || !ends_with(de->d_name, ".json"))
+        if (de->d_name[0] == '.' || !ends_with(de->d_name, RP_DISCOVERY_SUFFIX))
             continue;
-        char file[4096], err[512];
-        snprintf(file, sizeof file, "%s/%s", dir, de->d_name);
+        char err[PATH_MAX + 512];
         struct rp_discovery_info info;
-        if (rp_discovery_read(file, &info, err, sizeof err) != 0) {
-            fprintf(stderr, "ringprof list: %s\n", err);
+        if (rp_discovery_read(dfd, dir, de->d_name, uid, &info, err, sizeof err) != 0) {
+            fputs("ringprof list: ", stderr);
+            rp_print_untrusted(stderr, err, 0);
+            fputc('\n', stderr);
             continue;
         }
         if (rp_discovery_stale(&info, info.pid)) {
-            if (unlink(file) == 0)
+            if (unlinkat(dfd, de->d_name, 0) == 0)
                 (*pruned)++;
+            continue;
+        }
+        long owner = rp_proc_uid(info.pid);
+        if (owner >= 0 && owner != (long)uid) {
+            fprintf(stderr, "ringprof list: skipping %s: it names pid %ld, which runs as "
+                    "uid %ld, not %u\n", info.file, info.pid, owner, uid);
             continue;
         }
         if (*n == *cap) {
@@ -113,6 +142,24 @@ static void scan_dir(const char *dir, struct row **rows, size_t *n, size_t *cap,
     closedir(d);
 }
 
+/* The uid in a discovery directory's name "/tmp/ringprof-<uid>", canonical digits
+ * only. @return 0 or -1. */
+static int dir_uid(const char *path, unsigned *uid)
+{
+    const char *p = path + strlen(RP_DISCOVERY_DIR_PREFIX);
+    if (strncmp(path, RP_DISCOVERY_DIR_PREFIX, strlen(RP_DISCOVERY_DIR_PREFIX)) != 0 ||
+        !isdigit((unsigned char)*p) || (*p == '0' && p[1]) || strlen(p) > 10)
+        return -1;
+    for (const char *q = p; *q; q++)
+        if (!isdigit((unsigned char)*q))
+            return -1;
+    unsigned long v = strtoul(p, NULL, 10);
+    if (v > 0xffffffffu)
+        return -1;
+    *uid = (unsigned)v;
+    return 0;
+}
+
 static void json_str(const char *s)
 {
     putchar('"');
@@ -120,8 +167,10 @@ static void json_str(const char *s)
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\')
             printf("\\%c", c);
-        else if (c < 0x20)
+        else if (c < 0x20 || c == 0x7f)
             printf("\\u%04x", c);
+        else if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f)
+            printf("\\u%04x", (unsigned char)*++s);     /* a C1 control */
         else
             putchar(c);
     }
@@ -156,17 +205,19 @@ static void print_table(const struct row *rows, size_t n)
     printf("%-8s %-12s %-20s %-32s %s\n", "PID", "STATE", "STARTED", "MAIN", "SOCKET");
     for (size_t i = 0; i < n; i++) {
         const struct row *r = &rows[i];
-        char main_[40];
-        if (strlen(r->d.main) > 32)
-            snprintf(main_, sizeof main_, "%.29s...", r->d.main);
-        else
-            snprintf(main_, sizeof main_, "%s", r->d.main);
-        printf("%-8ld %-12s %-20s %-32s %s\n", r->d.pid, r->state,
-               r->d.start_time[0] ? r->d.start_time : "-", main_, r->d.socket);
+        char main_[40], state[64], started[64], sock[PATH_MAX];
+        rp_trust_escape(main_, 33, r->d.main);
+        rp_trust_escape(state, sizeof state, r->state);
+        rp_trust_escape(started, sizeof started, r->d.start_time[0] ? r->d.start_time : "-");
+        rp_trust_escape(sock, sizeof sock, r->d.socket);
+        printf("%-8ld %-12s %-20s %-32s %s\n", r->d.pid, state, started, main_, sock);
     }
     for (size_t i = 0; i < n; i++)
-        if (rows[i].error[0])
-            fprintf(stderr, "ringprof list: pid %ld: %s\n", rows[i].d.pid, rows[i].error);
+        if (rows[i].error[0]) {
+            fprintf(stderr, "ringprof list: pid %ld: ", rows[i].d.pid);
+            rp_print_untrusted(stderr, rows[i].error, 0);
+            fputc('\n', stderr);
+        }
 }
 
 int rp_cmd_list(int argc, char **argv)
@@ -208,15 +259,18 @@ int rp_cmd_list(int argc, char **argv)
     int pruned = 0;
     if (geteuid() == 0) {
         glob_t g;
-        if (glob("/tmp/ringprof-*", GLOB_ONLYDIR, NULL, &g) == 0) {
-            for (size_t i = 0; i < g.gl_pathc; i++)
-                scan_dir(g.gl_pathv[i], &rows, &n, &cap, &pruned);
+        if (glob(RP_DISCOVERY_DIR_PREFIX "*", 0, NULL, &g) == 0) {
+            for (size_t i = 0; i < g.gl_pathc; i++) {
+                unsigned uid;
+                if (dir_uid(g.gl_pathv[i], &uid) == 0)
+                    scan_dir(g.gl_pathv[i], uid, &rows, &n, &cap, &pruned);
+            }
             globfree(&g);
         }
     } else {
         char dir[64];
-        snprintf(dir, sizeof dir, RP_CTL_DISCOVERY_FMT, (unsigned)geteuid());
-        scan_dir(dir, &rows, &n, &cap, &pruned);
+        snprintf(dir, sizeof dir, RP_DISCOVERY_DIR_FMT, (unsigned)geteuid());
+        scan_dir(dir, (unsigned)geteuid(), &rows, &n, &cap, &pruned);
     }
     if (n)
         qsort(rows, n, sizeof *rows, cmp_row);

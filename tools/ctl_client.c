@@ -377,11 +377,30 @@ static void print_string(FILE *f, const char *s, size_t n)
         default:
             if (c < 0x20 || c == 0x7f)
                 fprintf(f, "\\u%04x", c);
+            else if (c == 0xc2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
+                     (unsigned char)s[i + 1] <= 0x9f)
+                fprintf(f, "\\u%04x", (unsigned char)s[++i]);   /* C1 control */
             else
                 fputc(c, f);
         }
     }
     fputc('"', f);
+}
+
+void rp_print_untrusted(FILE *f, const char *s, int json)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+            fprintf(f, "\\u%04x", *++p);
+        else if (*p == 0x7f)
+            fputs(json ? "\\u007f" : "\\x7f", f);
+        else if (*p < 0x20 && json)
+            fputc(*p == '\t' ? '\t' : ' ', f);   /* JSON whitespace, or invalid */
+        else if (*p < 0x20)
+            fprintf(f, "\\x%02x", *p);
+        else
+            fputc(*p, f);
+    }
 }
 
 static int is_scalar(const struct rp_jv *v)
@@ -474,8 +493,26 @@ static int connect_error(const char *path, int e, int timeout_ms, char *err, siz
     }
 }
 
+/* Is the socket `fd` served by the process `expect` names, as its uid? */
+static int check_peer(int fd, const char *path, const struct rp_ctl_peer *expect,
+                      char *err, size_t errlen)
+{
+    struct ucred cr;
+    socklen_t cl = sizeof cr;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0)
+        return fail(err, errlen, "cannot tell who serves %s (%s); not talking to it",
+                    path, strerror(errno));
+    if ((long)cr.pid == expect->pid && (long)cr.uid == expect->uid)
+        return 0;
+    return fail(err, errlen, "%s is served by pid %ld (uid %u), not by pid %ld (uid %ld): "
+                "another process put its socket where the agent's should be; not "
+                "talking to it", path, (long)cr.pid, (unsigned)cr.uid, expect->pid,
+                expect->uid);
+}
+
 int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms,
-                    char **reply, char *err, size_t errlen)
+                    const struct rp_ctl_peer *expect, char **reply, char *err,
+                    size_t errlen)
 {
     *reply = NULL;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -492,6 +529,10 @@ int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms
         int e = errno;
         close(fd);
         return connect_error(socket_path, e, timeout_ms, err, errlen);
+    }
+    if (expect && check_peer(fd, socket_path, expect, err, errlen) != 0) {
+        close(fd);
+        return -1;
     }
 
     size_t rlen = strlen(request);
@@ -626,11 +667,8 @@ long rp_proc_uid(long pid)
 }
 
 /* Read a small /proc file into buf. @return bytes read, or -1. */
-static ssize_t read_small(const char *path, char *buf, size_t cap)
+size_t rp_read_fd(int fd, char *buf, size_t cap)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
     size_t len = 0;
     while (len < cap - 1) {
         ssize_t n = read(fd, buf + len, cap - 1 - len);
@@ -640,8 +678,17 @@ static ssize_t read_small(const char *path, char *buf, size_t cap)
             break;
         len += (size_t)n;
     }
-    close(fd);
     buf[len] = '\0';
+    return len;
+}
+
+static ssize_t read_small(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t len = rp_read_fd(fd, buf, cap);
+    close(fd);
     return (ssize_t)len;
 }
 
@@ -682,28 +729,38 @@ uint64_t rp_proc_start_ticks(long pid)
 
 /* ====================================================== discovery files == */
 
-int rp_discovery_read(const char *file, struct rp_discovery_info *d, char *err,
-                      size_t errlen)
+int rp_discovery_read(int dfd, const char *dir, const char *name, unsigned uid,
+                      struct rp_discovery_info *d, char *err, size_t errlen)
 {
     memset(d, 0, sizeof *d);
-    char buf[65536];
-    ssize_t n = read_small(file, buf, sizeof buf);
-    if (n < 0)
-        return fail(err, errlen, "cannot read %s: %s", file, strerror(errno));
+    char why[256];
+    int fd = rp_trust_openat(dfd, name, (uid_t)uid, RP_DISCOVERY_FILE_MAX, why, sizeof why);
+    if (fd < 0)
+        return fail(err, errlen, "%s/%s %s; not reading it", dir, name, why);
+    char buf[RP_DISCOVERY_FILE_MAX + 1];
+    size_t n = rp_read_fd(fd, buf, sizeof buf);
+    close(fd);
     char perr[128];
-    struct rp_jv *v = rp_jv_parse(buf, (size_t)n, perr, sizeof perr);
+    struct rp_jv *v = rp_jv_parse(buf, n, perr, sizeof perr);
     if (!v)
-        return fail(err, errlen, "%s is not a discovery file: %s", file, perr);
+        return fail(err, errlen, "%s/%s is not a discovery file: %s", dir, name, perr);
     const char *sock = rp_jv_str(rp_jv_get(v, "socket"));
     long long pid = rp_jv_int(rp_jv_get(v, "pid"), -1);
-    if (!sock || pid <= 0) {
+    long long fuid = rp_jv_int(rp_jv_get(v, "uid"), -1);
+    if (!sock || pid <= 0 || pid > INT_MAX) {
         rp_jv_free(v);
-        return fail(err, errlen, "%s is not a discovery file: no pid or socket", file);
+        return fail(err, errlen, "%s/%s is not a discovery file: no pid or socket", dir,
+                    name);
     }
-    snprintf(d->file, sizeof d->file, "%s", file);
+    if (fuid != (long long)uid) {
+        rp_jv_free(v);
+        return fail(err, errlen, "%s/%s says uid %lld, but lies in the directory of uid "
+                    "%u; not reading it", dir, name, fuid, uid);
+    }
+    snprintf(d->file, sizeof d->file, "%s/%s", dir, name);
     snprintf(d->socket, sizeof d->socket, "%s", sock);
     d->pid = (long)pid;
-    d->uid = (unsigned)rp_jv_int(rp_jv_get(v, "uid"), 0);
+    d->uid = uid;
     const char *s = rp_jv_str(rp_jv_get(v, "main"));
     snprintf(d->main, sizeof d->main, "%s", s ? s : "");
     s = rp_jv_str(rp_jv_get(v, "start_time"));
@@ -815,46 +872,81 @@ static int find_socket_fd(long pid, char *out, size_t cap)
     return found;
 }
 
-int rp_ctl_find(long pid, char *sock, size_t cap, char *err, size_t errlen)
+/* Look for pid's discovery file `name` in the directory `dir`, which must be
+ * trusted for `uid`. @return 0 with the socket in sock; 1 if there is no such
+ * directory or file (nothing to say); -1 with why. */
+static int find_in_dir(long pid, long nspid, long uid, const char *dir, const char *name,
+                       char *sock, size_t cap, char *why, size_t whylen)
+{
+    char trust[256];
+    int dfd = rp_trust_opendir(dir, (uid_t)uid, trust, sizeof trust);
+    if (dfd < 0) {
+        if (errno == ENOENT)
+            return 1;
+        fail(why, whylen, "the discovery directory %s %s, so its files are not trusted "
+             "(remove it; the agent makes it again, mode 0700)", dir, trust);
+        return -1;
+    }
+    struct stat st;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        close(dfd);
+        return 1;
+    }
+    struct rp_discovery_info d;
+    int rc = rp_discovery_read(dfd, dir, name, (unsigned)uid, &d, why, whylen);
+    close(dfd);
+    if (rc != 0)
+        return -1;
+    if (d.pid != pid && d.pid != nspid) {
+        snprintf(why, whylen, "%s names pid %ld", d.file, d.pid);
+        return -1;
+    }
+    if (rp_discovery_stale(&d, pid)) {
+        snprintf(why, whylen, "%s was left by an earlier process with this pid", d.file);
+        return -1;
+    }
+    if (resolve_in_ns(pid, d.socket, sock, cap) != 0) {
+        snprintf(why, whylen, "no socket at %s", d.socket);
+        return -1;
+    }
+    return 0;
+}
+
+int rp_ctl_find(long pid, char *sock, size_t cap, struct rp_ctl_peer *peer, char *err,
+                size_t errlen)
 {
     long uid = rp_proc_uid(pid);
     if (uid < 0 || !rp_proc_alive(pid))
         return fail(err, errlen, "no process with pid %ld", pid);
+    peer->pid = pid;
+    peer->uid = uid;
+    if (errlen)
+        err[0] = '\0';
     long nspid = rp_proc_nspid(pid);
-    char files[2][PATH_MAX];
-    snprintf(files[0], sizeof files[0], RP_CTL_DISCOVERY_FMT "/%ld.json",
-             (unsigned)uid, pid);
-    snprintf(files[1], sizeof files[1], "/proc/%ld/root" RP_CTL_DISCOVERY_FMT "/%ld.json",
-             pid, (unsigned)uid, nspid);
-    char why[2 * PATH_MAX + 128] = "";
+    char dirs[2][PATH_MAX], names[2][64];
+    snprintf(dirs[0], sizeof dirs[0], RP_DISCOVERY_DIR_FMT, (unsigned)uid);
+    snprintf(names[0], sizeof names[0], "%ld" RP_DISCOVERY_SUFFIX, pid);
+    snprintf(dirs[1], sizeof dirs[1], "/proc/%ld/root" RP_DISCOVERY_DIR_FMT, pid,
+             (unsigned)uid);
+    snprintf(names[1], sizeof names[1], "%ld" RP_DISCOVERY_SUFFIX, nspid);
+    char why[2 * PATH_MAX + 256] = "";
     for (int i = 0; i < 2; i++) {
-        struct rp_discovery_info d;
-        char derr[256];
-        if (access(files[i], F_OK) != 0)
-            continue;
-        if (rp_discovery_read(files[i], &d, derr, sizeof derr) != 0) {
-            snprintf(why, sizeof why, "%s", derr);
-            continue;
-        }
-        if (d.pid != pid && d.pid != nspid) {
-            snprintf(why, sizeof why, "%s names pid %ld", files[i], d.pid);
-            continue;
-        }
-        if (rp_discovery_stale(&d, pid)) {
-            snprintf(why, sizeof why, "%s was left by an earlier process with this pid",
-                     files[i]);
-            continue;
-        }
-        if (resolve_in_ns(pid, d.socket, sock, cap) != 0)
-            return fail(err, errlen, "no ringprof agent in pid %ld (no socket at %s)",
-                        pid, d.socket);
+        char w[sizeof why];
+        int rc = find_in_dir(pid, nspid, uid, dirs[i], names[i], sock, cap, w, sizeof w);
+        if (rc == 0)
+            return 0;
+        if (rc < 0 && !why[0])
+            snprintf(why, sizeof why, "%s", w);
+    }
+    if (find_socket_fd(pid, sock, cap) == 0) {
+        /* Found by the process's own descriptors; say what was passed over. */
+        if (errlen)
+            snprintf(err, errlen, "%s", why);
         return 0;
     }
-    if (find_socket_fd(pid, sock, cap) == 0)
-        return 0;
     if (!why[0])
-        snprintf(why, sizeof why, "no discovery file %s, and it holds no ringprof "
-                 "control socket", files[0]);
+        snprintf(why, sizeof why, "no discovery file %s/%s, and it holds no ringprof "
+                 "control socket", dirs[0], names[0]);
     return fail(err, errlen, "no ringprof agent in pid %ld (%s)", pid, why);
 }
 

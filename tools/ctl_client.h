@@ -4,7 +4,9 @@
  * socket, the discovery files, and a few facts about a process read from /proc.
  *
  * The protocol and the discovery files are described in docs/control.md; the
- * agent side is src/control.c. Nothing here needs a JVM.
+ * agent side is src/control.c. What the tools believe of a discovery or attach
+ * file and of a socket follows ringprof/trust.h, shared with the agent. Nothing
+ * here needs a JVM.
  */
 #ifndef RINGPROF_TOOLS_CTL_CLIENT_H
 #define RINGPROF_TOOLS_CTL_CLIENT_H
@@ -13,6 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+
+#include "ringprof/trust.h"
 
 /* ------------------------------------------------------------------ JSON -- */
 
@@ -50,20 +54,29 @@ void rp_jv_print(FILE *f, const struct rp_jv *v);
 
 /* ---------------------------------------------------- the control socket -- */
 
+/* Who must be serving a socket: the process a discovery file names and the uid
+ * it runs as. rp_ctl_exchange checks them with SO_PEERCRED (the credentials of
+ * the process that called listen) before it sends anything. */
+struct rp_ctl_peer {
+    long pid;                /* in our pid namespace                            */
+    long uid;
+};
+
 /*
  * rp_ctl_exchange: connect to `socket_path`, send `request` (one line, without
  * "\n"), read one reply line. Every step is bounded by `timeout_ms` in total.
+ * With `expect` not NULL, a socket served by another process or uid is refused
+ * before the request is sent: root's tools never speak to a socket another user
+ * put in the agent's place.
  * @return 0 with the reply in *reply (malloc'd, without "\n"), or -1 with a
  * sentence in err that says why the agent could not be reached: no socket, a
- * stale socket, permission, no answer in time.
+ * stale socket, permission, the wrong peer, no answer in time.
  */
 int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms,
-                    char **reply, char *err, size_t errlen);
+                    const struct rp_ctl_peer *expect, char **reply, char *err,
+                    size_t errlen);
 
 /* -------------------------------------------------------- discovery files -- */
-
-/* Same as the agent's RP_DISCOVERY_DIR_FMT (src/control.h). */
-#define RP_CTL_DISCOVERY_FMT "/tmp/ringprof-%u"
 
 struct rp_discovery_info {
     char file[4096];         /* the discovery file                              */
@@ -75,9 +88,16 @@ struct rp_discovery_info {
     uint64_t proc_start_ticks;
 };
 
-/* Read and check one discovery file. @return 0, or -1 with err. */
-int rp_discovery_read(const char *file, struct rp_discovery_info *d, char *err,
-                      size_t errlen);
+/*
+ * rp_discovery_read: read and check the discovery file `name` in the directory
+ * `dfd` (opened by rp_trust_opendir for `uid`; `dir` is its path, for messages).
+ * The file must be trusted for `uid` (ringprof/trust.h: a regular file, not a
+ * symlink, owned by uid or root, one link, not writable by others, at most
+ * RP_DISCOVERY_FILE_MAX bytes) and its "uid" member must be `uid`.
+ * @return 0, or -1 with err.
+ */
+int rp_discovery_read(int dfd, const char *dir, const char *name, unsigned uid,
+                      struct rp_discovery_info *d, char *err, size_t errlen);
 
 /*
  * rp_discovery_stale: is the agent that wrote `d` gone? 1 when pid `host_pid` is
@@ -92,10 +112,26 @@ int rp_discovery_stale(const struct rp_discovery_info *d, long host_pid);
  * through /proc/PID/root for a container), then, if there is none (a /tmp
  * cleaner may have removed it), for a listening socket named "*ringprof*.sock"
  * that the process holds open. A socket path that does not exist here is tried
- * under /proc/PID/root. @return 0 with the path in sock (cap bytes), or -1 with
- * err: "no process with pid N", "no ringprof agent in pid N (...)".
+ * under /proc/PID/root. A discovery directory or file that is not trusted for the
+ * process's uid (ringprof/trust.h) is not read; if nothing else is found, err
+ * says which and why. `peer` is set to what rp_ctl_exchange must then check: the
+ * process and its uid.
+ * @return 0 with the path in sock (cap bytes) and in err "" or a note (what was
+ * passed over: an untrusted discovery file, when the socket was then found
+ * through /proc), or -1 with err: "no process with pid N", "no ringprof agent in
+ * pid N (...)".
  */
-int rp_ctl_find(long pid, char *sock, size_t cap, char *err, size_t errlen);
+int rp_ctl_find(long pid, char *sock, size_t cap, struct rp_ctl_peer *peer, char *err,
+                size_t errlen);
+
+/*
+ * rp_print_untrusted: print `s` to f with control characters escaped
+ * (rp_trust_escape), for text that came from a file or a socket another user may
+ * have written. `json` 1: `s` is a JSON text, so only the C1 controls need
+ * escaping (as \u00NN, which keeps it valid JSON); others are then already
+ * escaped. No newline is added.
+ */
+void rp_print_untrusted(FILE *f, const char *s, int json);
 
 /* ------------------------------------------------------------------ /proc -- */
 
@@ -107,6 +143,9 @@ long rp_proc_uid(long pid);
 long rp_proc_nspid(long pid);
 /* Field 22 of /proc/PID/stat (start time in clock ticks since boot), or 0. */
 uint64_t rp_proc_start_ticks(long pid);
+
+/* Read `fd` to its end or until cap-1 bytes, and terminate. @return the length. */
+size_t rp_read_fd(int fd, char *buf, size_t cap);
 
 /* Parse a whole decimal pid (> 0). @return 0 or -1. */
 int rp_parse_pid(const char *s, long *pid);

@@ -177,6 +177,15 @@ int rp_chunk_close(struct rp_chunk_writer *w);
 typedef void (*rp_chunk_counter_fn)(void *arg, const char *name, uint64_t value);
 int rp_chunk_close_carry(struct rp_chunk_writer *w, rp_chunk_counter_fn fn, void *arg);
 
+/*
+ * rp_chunk_close_stats: rp_chunk_close_carry, and the writer's final figures in
+ * *out (NULL: not wanted), taken after the last write: samples_failed then counts
+ * every sample this chunk lost to write errors, the last segment's included, which
+ * is what RP_COUNTER_LOST_WRITE adds up to in the files.
+ */
+int rp_chunk_close_stats(struct rp_chunk_writer *w, rp_chunk_counter_fn fn, void *arg,
+                         struct rp_chunk_writer_stats *out);
+
 /* Abandon: close the file descriptor and free, writing nothing more (used when the
  * process must not block, or after the file was deleted underneath). */
 void rp_chunk_abandon(struct rp_chunk_writer *w);

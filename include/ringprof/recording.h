@@ -25,7 +25,7 @@
  * rp_recording_enforce is called), the finished chunks in the directory (any pid's)
  * are listed oldest first. The oldest are deleted while the total exceeds max_size
  * or while they are older than max_age (by their start time in the name). Only
- * regular files whose names are chunk names count: other files, subdirectories and
+ * regular files of our uid whose names are chunk names count: other files, subdirectories and
  * symlinks are never counted, followed or deleted. Neither the chunk being written
  * nor another live process's ".part" is ever deleted. The chunk this recording
  * finished last is kept too, so the path rp_recording_rotate returned stays valid
@@ -81,6 +81,9 @@ struct rp_recording_stats {
     uint64_t bytes_deleted;
     uint64_t segments_failed;      /* sum over chunks of lost segments (a failed
                                       close counts its last segment as lost)       */
+    uint64_t samples_failed;       /* samples in those segments: what the files
+                                      count as lost.write (live and gc records
+                                      included)                                   */
     uint64_t bytes_written;        /* sum over chunks                               */
     uint64_t dir_bytes;            /* finished chunks in the directory, last scan   */
     int last_errno;                /* latest failure of any kind, or 0              */
@@ -88,8 +91,12 @@ struct rp_recording_stats {
 
 /*
  * rp_recording_open: create `dir` if needed (mode 0700, parents too), check that it
- * is a directory we can list and write, recover orphaned ".part" files, and apply
- * retention. `limits` NULL means the RP_DEFAULT_* values. `meta` (n entries, copied)
+ * is a directory we can list and write and that nobody but our uid and root can
+ * change it or a directory above it (ringprof/trust.h: a directory another user
+ * owns, or that others may write, is refused with EPERM and a line that names its
+ * owner and mode; a sticky one that others may write, such as /tmp, is replaced by
+ * our private subdirectory "<dir>/ringprof-<uid>"), recover orphaned ".part" files,
+ * and apply retention. rp_recording_dir() is then the directory used, resolved. `limits` NULL means the RP_DEFAULT_* values. `meta` (n entries, copied)
  * goes into every chunk's header; the recording adds RP_META_PID, RP_META_HOST
  * (unless given), RP_META_CHUNK_SEQ, RP_META_RECORDING, RP_META_START_WALL and
  * RP_META_START_MONO, and drops the caller's entries with those keys but HOST.
@@ -141,7 +148,11 @@ int rp_recording_close(struct rp_recording *rec);
 
 void rp_recording_stats(const struct rp_recording *rec,
                         struct rp_recording_stats *out);
+/* The directory in use: dir= resolved, or its private subdirectory. */
 const char *rp_recording_dir(const struct rp_recording *rec);
+/* 1 if dir= was sticky and writable by others and the recording went into its
+ * private subdirectory (rp_recording_dir), else 0. */
+int rp_recording_in_subdir(const struct rp_recording *rec);
 
 /* Build a chunk's file name (no directory, no suffix) for pid, UTC start time (wall
  * ns) and sequence number. @return 0, or -1 if pid < 1 or it does not fit in `cap`

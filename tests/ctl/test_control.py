@@ -468,6 +468,55 @@ flood.close()
 stalled.close()
 check(ask(sock, "version").get("ok") is True, "the server is fine after both drops")
 
+# One idle client cannot lock the socket (docs/control.md, "Limits and timeouts").
+# 64 connections that send nothing fill every slot: a fresh client is served once
+# they are dropped for sending no request (STALL_S). The bound is generous for a
+# busy machine; before the fix they held their slots for the 60 s idle limit.
+CLIENTS_MAX = 64                 # RP_CONTROL_CLIENTS_MAX
+FRESH_BOUND_S = STALL_S + 10
+silent = [connect(sock, timeout=30) for _ in range(CLIENTS_MAX)]
+t0 = time.monotonic()
+try:
+    with connect(sock, timeout=FRESH_BOUND_S) as s:
+        s.sendall(b"version\n")
+        raw = read_line(s, FRESH_BOUND_S)
+        r = json.loads(raw) if raw else None
+except OSError as e:
+    r = {"exception": repr(e)}
+waited = time.monotonic() - t0
+print("# with %d silent connections, a fresh client waited %.2f s" % (CLIENTS_MAX, waited))
+check(r and r.get("ok") is True and waited <= FRESH_BOUND_S,
+      "a fresh client behind %d silent connections: %r after %.2f s" % (CLIENTS_MAX, r, waited))
+check(wait_for(lambda: "sent no request" in log_text(), 5), "the silent clients' drop was logged")
+for c in silent:
+    c.close()
+# 64 clients that were served and keep their connection (a request a minute,
+# say): a fresh client takes the longest idle one's slot at once.
+kept = []
+for _ in range(CLIENTS_MAX):
+    c = connect(sock, timeout=30)
+    ask_on(c, b"version\n")
+    kept.append(c)
+t0 = time.monotonic()
+try:
+    r = ask(sock, "version")
+except OSError as e:
+    r = {"exception": repr(e)}
+waited = time.monotonic() - t0
+print("# with %d idle served connections, a fresh client waited %.2f s" % (CLIENTS_MAX, waited))
+check(r and r.get("ok") is True and waited < 3.0,
+      "a fresh client behind %d idle connections: %r after %.2f s" % (CLIENTS_MAX, r, waited))
+evicted = 0
+readable = select.select(kept, [], [], 2.0)[0]
+for c in readable:
+    try:
+        evicted += c.recv(10) == b""
+    except OSError:
+        evicted += 1
+for c in kept:
+    c.close()
+check(evicted >= 1, "the longest idle connection was closed for it (%d closed)" % evicted)
+
 # --------------------------------------------------------- other uids refused --
 def try_status_as_other(path, uid=NOBODY):
     def fn():
@@ -649,7 +698,8 @@ os.rename(disc + ".away", disc)
 # a file for a dead pid is pruned; the live one without a socket is unreachable
 dead_disc = "/tmp/ringprof-%d/%d.json" % (os.geteuid(), dead_pid)
 with open(dead_disc, "w") as f:
-    json.dump({"pid": dead_pid, "socket": gone, "main": "Dead", "protocol": 1}, f)
+    json.dump({"pid": dead_pid, "uid": os.geteuid(), "socket": gone, "main": "Dead",
+               "protocol": 1}, f)
 rc, out, err = rp("list", "--json")
 rows = {r["pid"]: r for r in json.loads(out)} if rc == 0 else {}
 check(rc == 0 and rows.get(srv.pid, {}).get("state") == "running" and
@@ -671,7 +721,8 @@ sleeper.wait()
 
 # a pid reused by another process: the discovery file's start time gives it away
 with open(fake_disc, "w") as f:
-    json.dump({"pid": os.getpid(), "socket": gone, "proc_start_ticks": 1}, f)
+    json.dump({"pid": os.getpid(), "uid": os.geteuid(), "socket": gone,
+               "proc_start_ticks": 1}, f)
 os.rename(fake_disc, "/tmp/ringprof-%d/%d.json" % (os.geteuid(), os.getpid()))
 rc, out, err = rp("list", "--json")
 check(os.getpid() not in {r["pid"] for r in json.loads(out)} and

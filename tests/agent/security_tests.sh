@@ -1,0 +1,424 @@
+#!/usr/bin/env bash
+# tests/agent/security_tests.sh — the attacks of issue 14, each run as an attacker
+# would: the unprivileged user nobody (uid 65534) against root's tools and root's
+# JVM, and root against nobody's JVM. One test per invocation:
+#
+#   security_tests.sh TEST
+#
+#   dir_removed     the recording directory is removed while the JVM runs; at exit
+#                   the agent names it (it printed freed memory: a use-after-free
+#                   that the ASan build, agent_asan_dir_removed, reports)
+#   ctl_planted     nobody creates /tmp/ringprof-0 (mode 0777) before root's JVM
+#                   starts and plants a discovery file naming its own socket:
+#                   root's `ringprof ctl PID` must answer from the real agent
+#   ctl_peer        nobody's own discovery file names a socket that another of
+#                   nobody's processes serves: root's ctl must refuse it (SO_PEERCRED)
+#   list_planted    discovery files planted for `ringprof list`: another uid's
+#                   directory, a file naming root's JVM, a file naming root's 0600
+#                   socket, and terminal escapes in what is shown
+#   attach_symlink  nobody keeps a symlink from its JVM's attach-error file to a
+#                   file only root may read while root attaches: the file is never
+#                   read and the attach is reported as the success it is
+#   idle_lockout    64 connections that send nothing, or that idle after a request,
+#                   must not keep a fresh `ringprof ctl PID status` out
+#   dir_foreign     dir= owned by nobody, mode 0777, sticky 1777 (a private
+#                   subdirectory), its subdirectory planted by nobody; a ctl= socket
+#                   in nobody's directory
+#   retention       chunk-named sparse files of another uid in the recording
+#                   directory: never counted, never deleted, and the agent's own
+#                   chunks are not deleted on their account
+#   dir_too_long    dir= of 1024 bytes or more: one line naming dir and the limit
+#
+# Each test re-runs itself in a private mount namespace with a fresh tmpfs on
+# /tmp (unshare -m), so it never touches the machine's /tmp/ringprof-* and sees
+# no other test's files. It needs root, the nobody user, unshare and setpriv; it
+# is skipped (77) without them. Waits are bounded generously (a busy CI machine
+# starts a JVM in seconds); the one bound that is the point of a test, how long a
+# fresh client waits behind idle ones, is 15 s (RP_CONTROL_STALL_MS is 5 s; before
+# the fix it was 60 s or forever).
+#
+# meson passes RP_JAVA, RP_AGENT, RP_JAR (tests/java's programs), RP_RINGPROF and,
+# in the ASan build, RP_SAN_CHECK (as for control_tests.sh).
+set -uo pipefail
+
+test_name=${1:?usage: security_tests.sh TEST}
+NOBODY=65534
+
+if [ -z "${RP_SEC_INSIDE:-}" ]; then
+    [ "$(id -u)" = 0 ] || { echo "needs root (to act as nobody and to unshare): skipped"; exit 77; }
+    getent passwd $NOBODY >/dev/null || { echo "no user $NOBODY: skipped"; exit 77; }
+    command -v unshare >/dev/null && command -v setpriv >/dev/null ||
+        { echo "needs unshare and setpriv: skipped"; exit 77; }
+    RP_SEC_INSIDE=1 exec unshare -m --propagation private "$0" "$@"
+fi
+mount -t tmpfs -o mode=1777,size=256m tmpfs /tmp ||
+    { echo "cannot mount a private /tmp: skipped"; exit 77; }
+
+work=$(mktemp -d /tmp/rp-sec-$test_name.XXXXXX)
+chmod 755 "$work"
+keep=0
+pids=()
+cleanup() {
+    local p
+    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+    if [ $keep -eq 1 ]; then
+        # The namespace's /tmp goes with it: keep the evidence outside.
+        local out="${RP_SEC_KEEP:-/var/tmp}/rp-sec-$test_name.$$"
+        cp -a "$work" "$out" 2>/dev/null && echo "scratch kept: $out"
+    fi
+}
+trap cleanup EXIT
+ulimit -c 0
+export RP_SAN_LOGDIR="$work/sanitizer"
+mkdir -p "$RP_SAN_LOGDIR"
+chmod 777 "$RP_SAN_LOGDIR"
+san_check() {
+    [ -z "${RP_SAN_CHECK:-}" ] || "$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" >/dev/null ||
+        fail "sanitizer report: $("$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" | head -30)"
+}
+fail() {
+    echo "FAIL ($test_name): $*"
+    for f in "$work"/*.err; do [ -f "$f" ] && sed "s|^|  $(basename "$f"): |" "$f" | head -10; done
+    keep=1
+    exit 1
+}
+set -E
+trap 'fail "shell error at line $LINENO"' ERR
+note() { echo "# $*"; }
+
+# What nobody runs must be readable by nobody wherever the build tree is.
+bin="$work/bin"
+mkdir -p "$bin"
+cp "$RP_AGENT" "$bin/libringprof.so"
+cp "$RP_JAR" "$bin/programs.jar"
+cp "$(dirname "$0")/fake_agent.py" "$bin/"
+chmod -R a+rX "$bin"
+agent="$bin/libringprof.so"
+
+as_nobody() { setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups "$@"; }
+# A python3 that nobody may run (root's PATH may lead to one in root's home).
+py=/usr/bin/python3
+as_nobody "$py" -c '' 2>/dev/null || py=$(as_nobody bash -c 'command -v python3') ||
+    { echo "no python3 that uid $NOBODY can run: skipped"; exit 77; }
+rp() { "$RP_RINGPROF" "$@"; }
+json() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
+# Terminal control bytes (ESC, BEL, CSI) in a file: the tools must escape them.
+has_controls() { LC_ALL=C grep -q $'[\x1b\x07\x9b]' "$1"; }
+ESCAPES=$'\e]0;pwned\a\e[2J\e[31m'
+
+# start_java USER NAME OPTIONS: Sleeper for 120 s with the agent (OPTIONS, or none
+# when empty) as USER (root or nobody); sets $jpid. Its output is in $work/NAME.*.
+start_java() {
+    local who=$1 name=$2 opts=$3 pre=()
+    [ "$who" = nobody ] && pre=(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups)
+    local ap=()
+    [ -n "$opts" ] && ap=(-agentpath:"$agent=$opts")
+    "${pre[@]}" "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" "${ap[@]}" \
+        -cp "$bin/programs.jar" Sleeper 120 >"$work/$name.out" 2>"$work/$name.err" &
+    jpid=$!
+    pids+=("$jpid")
+}
+
+wait_file() {   # wait_file TEST-OP PATH [SECONDS]
+    local i
+    for i in $(seq $((${3:-30} * 10))); do [ "$1" "$2" ] && return 0; sleep 0.1; done
+    return 1
+}
+
+# start_fake USER NAME SOCKET STATE [fake_agent.py options]: sets $fpid.
+start_fake() {
+    local who=$1 name=$2; shift 2
+    local pre=()
+    [ "$who" = nobody ] && pre=(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups)
+    "${pre[@]}" "$py" "$bin/fake_agent.py" "$@" >"$work/$name.out" 2>"$work/$name.err" &
+    fpid=$!
+    pids+=("$fpid")
+    for _ in $(seq 100); do grep -q ready "$work/$name.out" && return 0; sleep 0.1; done
+    fail "the fake agent $name did not start"
+}
+
+end_java() {   # end_java PID: SIGTERM, an orderly exit with VMDeath
+    kill -TERM "$1" 2>/dev/null || true
+    local rc=0
+    wait "$1" || rc=$?
+    [ $rc = 0 ] || [ $rc = 143 ] || fail "java exited $rc"
+}
+
+# ---------------------------------------------------------------- 1 --------
+
+test_dir_removed() {
+    start_java root jvm "dir=$work/rec,flush=100ms"
+    wait_file -S "$work/rec/ringprof-$jpid.sock" 60 || fail "the agent did not start"
+    sleep 0.5
+    rm -rf "$work/rec"
+    end_java $jpid
+    san_check                  # before the ASan build's report is lost in the ERR trap
+    note "agent: $(grep '^ringprof:' "$work/jvm.err" | tr '\n' ' ' || true)"
+    grep -q "^ringprof: the last chunk in $work/rec could not be closed cleanly$" "$work/jvm.err" ||
+        fail "the message does not name the directory: $(grep 'last chunk' "$work/jvm.err" | cat -v || true)"
+}
+
+# ---------------------------------------------------------------- 2 --------
+
+test_ctl_planted() {
+    # Before root's JVM starts, nobody takes /tmp/ringprof-0.
+    as_nobody mkdir -m 0777 /tmp/ringprof-0
+    as_nobody chmod 0777 /tmp/ringprof-0
+    start_java root jvm "dir=$work/rec"
+    wait_file -S "$work/rec/ringprof-$jpid.sock" 60 || fail "the agent did not start"
+    grep -q "no discovery file" "$work/jvm.err" ||
+        fail "the agent wrote into nobody's /tmp/ringprof-0: $(cat "$work/jvm.err")"
+    # ... and plants a discovery file for it naming a socket of its own.
+    start_fake nobody fake /tmp/ringprof-0/evil.sock planted \
+        --disc /tmp/ringprof-0/$jpid.json --disc-pid $jpid --disc-uid 0
+    local cmd rc
+    for cmd in status flush; do
+        rc=0
+        rp ctl "$jpid" $cmd >"$work/ctl.out" 2>"$work/ctl.err" || rc=$?
+        note "ctl $cmd: rc $rc; $(head -c 200 "$work/ctl.err")"
+        grep -q FAKE "$work/ctl.out" && fail "root's ctl $cmd showed nobody's answer: $(cat "$work/ctl.out")"
+        [ $rc = 0 ] || fail "root's ctl $cmd failed: $(cat "$work/ctl.err")"
+        grep -q "/tmp/ringprof-0 belongs to uid $NOBODY (mode 0777)" "$work/ctl.err" ||
+            fail "ctl does not say why it passed the discovery file over: $(cat "$work/ctl.err")"
+    done
+    grep -q '"samples"' "$work/ctl.out" || rp ctl "$jpid" status | grep -q '"samples"' ||
+        fail "the real agent did not answer"
+    end_java $jpid
+}
+
+test_ctl_peer() {
+    # nobody's own JVM and agent, as root would find them ...
+    mkdir -p "$work/nobody"
+    chown $NOBODY:$NOBODY "$work/nobody"
+    start_java nobody jvm "dir=$work/nobody/rec"
+    local jvm=$jpid disc=/tmp/ringprof-$NOBODY/$jpid.json
+    wait_file -s "$disc" 60 || fail "nobody's agent wrote no discovery file"
+    rp ctl "$jvm" version >/dev/null || fail "root cannot reach nobody's agent"
+    # ... then its discovery file names a socket that another process serves.
+    start_fake nobody fake "$work/nobody/evil.sock" peer \
+        --disc "$disc" --disc-pid "$jvm" --disc-uid $NOBODY
+    local rc=0
+    rp ctl "$jvm" status >"$work/ctl.out" 2>"$work/ctl.err" || rc=$?
+    note "ctl: rc $rc; $(cat "$work/ctl.err")"
+    grep -q FAKE "$work/ctl.out" && fail "root's ctl showed another process's answer"
+    [ $rc = 1 ] || fail "root's ctl exited $rc"
+    grep -q "is served by pid $fpid (uid $NOBODY), not by pid $jvm (uid $NOBODY)" "$work/ctl.err" ||
+        fail "the refusal does not say why: $(cat "$work/ctl.err")"
+    kill "$fpid"
+    kill -TERM "$jvm"
+    wait "$jvm" || true
+}
+
+test_list_planted() {
+    start_java root jvm "dir=$work/rec"
+    local root_jvm=$jpid root_sock="$work/rec/ringprof-$jpid.sock"
+    wait_file -S "$root_sock" 60 || fail "the agent did not start"
+    wait_file -s "/tmp/ringprof-0/$root_jvm.json" 10 || fail "no discovery file"
+    as_nobody mkdir -m 0700 /tmp/ringprof-$NOBODY
+    mkdir -p "$work/nobody"
+    chown $NOBODY:$NOBODY "$work/nobody"
+    # A directory named for uid 4242, made by nobody, naming root's 0600 socket.
+    as_nobody mkdir -m 0700 /tmp/ringprof-4242
+    as_nobody "$py" -c 'import json,sys; json.dump({"pid":1,"uid":4242,"socket":sys.argv[1],"main":"M"},open("/tmp/ringprof-4242/1.json","w"))' "$root_sock"
+    # nobody's own directory: a file naming root's JVM, and one of its own
+    # processes (the fake) naming root's socket.
+    start_fake nobody fake1 "$work/nobody/fake1.sock" "$ESCAPES" \
+        --disc "/tmp/ringprof-$NOBODY/$root_jvm.json" --disc-pid "$root_jvm" --disc-socket "$root_sock"
+    start_fake nobody fake2 "$work/nobody/fake2.sock" "x" \
+        --disc "/tmp/ringprof-$NOBODY/x.json" --disc-socket "$root_sock"
+    local f2=$fpid
+    as_nobody mv "/tmp/ringprof-$NOBODY/x.json" "/tmp/ringprof-$NOBODY/$f2.json"
+    # A well-formed agent of nobody's whose main and state are terminal escapes.
+    start_fake nobody fake3 "$work/nobody/fake3.sock" "$ESCAPES" \
+        --disc "/tmp/ringprof-$NOBODY/y.json" --disc-main "Main$ESCAPES"
+    local f3=$fpid
+    as_nobody mv "/tmp/ringprof-$NOBODY/y.json" "/tmp/ringprof-$NOBODY/$f3.json"
+    rp list >"$work/list.out" 2>"$work/list.err" || fail "ringprof list failed"
+    note "list: $(cat -v "$work/list.out" "$work/list.err" | tr '\n' '|')"
+    ! has_controls "$work/list.out" && ! has_controls "$work/list.err" ||
+        fail "list printed raw terminal escapes: $(cat -v "$work/list.out" "$work/list.err")"
+    grep -q "^1 " "$work/list.out" && fail "list shows the file planted in /tmp/ringprof-4242"
+    grep -q "skipping /tmp/ringprof-4242: it belongs to uid $NOBODY (mode 0700), not to uid 4242 or root" \
+        "$work/list.err" || fail "list does not say why it skipped /tmp/ringprof-4242"
+    grep -q "it names pid $root_jvm, which runs as uid 0, not $NOBODY" "$work/list.err" ||
+        fail "list does not say why it skipped the file naming root's JVM"
+    grep -q "pid $f2: $root_sock is served by pid $root_jvm (uid 0), not by pid $f2" "$work/list.err" ||
+        fail "list does not refuse the socket nobody's file names"
+    grep -q "^$root_jvm  *running .*Sleeper" "$work/list.out" || fail "root's own JVM is not listed"
+    grep "^$f3 " "$work/list.out" | grep -qF 'Main\x1b]0;pwned\x07' ||
+        fail "nobody's agent is not shown with its escapes made visible"
+    rp list --json >"$work/list.json" 2>/dev/null
+    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/list.json" ||
+        fail "list --json is not JSON"
+    ! has_controls "$work/list.json" || fail "list --json printed raw escapes"
+    end_java $root_jvm
+}
+
+# ---------------------------------------------------------------- 3 --------
+
+test_attach_symlink() {
+    echo "TOPSECRET root's own" >"$work/secret"
+    chmod 600 "$work/secret"
+    mkdir -p "$work/nobody"
+    chown $NOBODY:$NOBODY "$work/nobody"
+    setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups \
+        "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -cp "$bin/programs.jar" \
+        AttachTarget "$work/nobody/stop" >"$work/jvm.out" 2>"$work/jvm.err" &
+    local jvm=$!
+    pids+=("$jvm")
+    for _ in $(seq 600); do grep -q ready "$work/jvm.out" && break; sleep 0.1; done
+    grep -q ready "$work/jvm.out" || fail "nobody's JVM did not start"
+    as_nobody mkdir -p -m 0700 /tmp/ringprof-$NOBODY
+    # While root attaches, nobody keeps the reason file a link to root's secret.
+    setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups \
+        bash -c 'while :; do ln -sfn "$1" "$2.x" && mv -fT "$2.x" "$2"; done' _ \
+        "$work/secret" "/tmp/ringprof-$NOBODY/$jvm.attach-error" &
+    pids+=($!)
+    local rc=0
+    rp attach --agent "$agent" "$jvm" "dir=$work/nobody/rec" >"$work/attach.out" 2>"$work/attach.err" || rc=$?
+    kill "${pids[-1]}"
+    note "attach: rc $rc; $(cat "$work/attach.out" "$work/attach.err" | tr '\n' '|')"
+    grep -q TOPSECRET "$work/attach.out" "$work/attach.err" && fail "root's attach printed a root-only file"
+    [ $rc = 0 ] && grep -q "loaded $agent into pid $jvm" "$work/attach.out" ||
+        fail "a successful attach was reported as failed: rc $rc"
+    wait_file -S "$work/nobody/rec/ringprof-$jvm.sock" 30 || fail "the agent is not running"
+    as_nobody touch "$work/nobody/stop"
+    wait "$jvm" || true
+}
+
+# ---------------------------------------------------------------- 4 --------
+
+test_idle_lockout() {
+    start_java root jvm "dir=$work/rec"
+    local sock="$work/rec/ringprof-$jpid.sock"
+    wait_file -S "$sock" 60 || fail "the agent did not start"
+    local mode t0 t1
+    for mode in silent served; do
+        python3 - "$sock" "$mode" >"$work/hold.out" 2>&1 <<'EOF' &
+import socket, sys, time
+path, mode = sys.argv[1], sys.argv[2]
+held = []
+for _ in range(64):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    if mode == "served":          # one request, then idle (a request every 59 s)
+        s.sendall(b"version\n")
+        s.recv(4096)
+    held.append(s)
+print("holding", flush=True)
+time.sleep(120)
+EOF
+        local holder=$!
+        pids+=($holder)
+        wait_file -s "$work/hold.out" 30 && grep -q holding "$work/hold.out" ||
+            fail "the clients did not connect: $(cat "$work/hold.out")"
+        t0=$(date +%s%N)
+        rp ctl --timeout 30 "$jpid" status >"$work/ctl.out" 2>"$work/ctl.err" ||
+            fail "ctl status behind 64 $mode connections failed: $(cat "$work/ctl.err")"
+        t1=$(date +%s%N)
+        note "behind 64 $mode connections: status in $(( (t1 - t0) / 1000000 )) ms"
+        [ $(( (t1 - t0) / 1000000 )) -le 15000 ] ||
+            fail "status waited $(( (t1 - t0) / 1000000 )) ms behind 64 $mode connections"
+        kill $holder
+        wait $holder 2>/dev/null || true
+    done
+    grep -q "dropped a client that sent no request" "$work/jvm.err" ||
+        fail "the silent clients' drop was not logged"
+    grep -q "closed the one idle longest" "$work/jvm.err" || fail "the eviction was not logged"
+    [ "$(grep -c "control socket" "$work/jvm.err")" -le 6 ] ||
+        fail "the drops were not rate-limited: $(grep -c "control socket" "$work/jvm.err") lines"
+    end_java $jpid
+}
+
+# ---------------------------------------------------------------- 5 --------
+
+refused() {   # refused NAME DIR-OPTION WANT: the JVM refuses to start, one line
+    start_java root "$1" "$2"
+    local rc=0
+    for _ in $(seq 300); do kill -0 $jpid 2>/dev/null || break; sleep 0.1; done
+    kill -0 $jpid 2>/dev/null && { kill -9 $jpid; fail "$2 was accepted (the JVM runs)"; }
+    wait $jpid || rc=$?
+    note "$1: exit $rc: $(cat "$work/$1.err")"
+    [ $rc != 0 ] || fail "$2 was accepted"
+    grep -q "$3" "$work/$1.err" || fail "$2: the refusal does not say '$3': $(cat "$work/$1.err")"
+    [ "$(grep -c '^ringprof:' "$work/$1.err")" = 1 ] || fail "$2: not one line"
+}
+
+test_dir_foreign() {
+    mkdir -p "$work/theirs" "$work/open" "$work/sticky" "$work/sticky2"
+    chown $NOBODY:$NOBODY "$work/theirs"
+    chmod 0755 "$work/theirs"
+    chmod 0777 "$work/open"
+    chmod 1777 "$work/sticky" "$work/sticky2"
+    refused theirs "dir=$work/theirs" "refusing recording directory $work/theirs: $work/theirs belongs to uid $NOBODY (mode 0755)"
+    refused nested "dir=$work/theirs/rec" "$work/theirs belongs to uid $NOBODY (mode 0755)"
+    refused open "dir=$work/open" "$work/open may be written by every user (mode 0777"
+    # sticky and open to all: a private subdirectory, said once.
+    start_java root sticky "dir=$work/sticky"
+    wait_file -S "$work/sticky/ringprof-0/ringprof-$jpid.sock" 60 || fail "no socket in the private subdirectory"
+    grep -q "recording into its private subdirectory $work/sticky/ringprof-0 instead" "$work/sticky.err" ||
+        fail "the subdirectory was not announced: $(cat "$work/sticky.err")"
+    [ "$(stat -c '%u %a' "$work/sticky/ringprof-0")" = "0 700" ] || fail "the subdirectory is not private"
+    rp ctl "$jpid" flush | grep -q "$work/sticky/ringprof-0/.*\.rpc" || fail "flush did not write into it"
+    end_java $jpid
+    # ... unless nobody made that subdirectory first.
+    as_nobody mkdir -m 0777 "$work/sticky2/ringprof-0"
+    as_nobody chmod 0777 "$work/sticky2/ringprof-0"
+    refused sticky2 "dir=$work/sticky2" "its private subdirectory $work/sticky2/ringprof-0 belongs to uid $NOBODY"
+    # A control socket in nobody's directory: no socket, the JVM runs on.
+    start_java root ctl "dir=$work/rec,ctl=$work/theirs/x.sock"
+    wait_file -s "$work/ctl.err" 60 || true
+    wait_file -d "$work/rec" 30 || fail "the agent did not start"
+    for _ in $(seq 100); do grep -q "control socket" "$work/ctl.err" && break; sleep 0.1; done
+    grep -q "not creating control socket $work/theirs/x.sock: $work/theirs belongs to uid $NOBODY" "$work/ctl.err" ||
+        fail "the socket in nobody's directory was not refused: $(cat "$work/ctl.err")"
+    [ ! -e "$work/theirs/x.sock" ] || fail "a socket was created in nobody's directory"
+    end_java $jpid
+}
+
+test_retention() {
+    mkdir -p -m 0700 "$work/rec"
+    # Foreign chunk-named files, as if left by another uid (nobody cannot write
+    # here: root makes them and hands them over): one older than anything, one
+    # "newer" and sparse 2 GiB, which counted by size would make retention delete
+    # every chunk of the agent's.
+    local old=20200101T000000Z-99999-000001.rpc new=20990101T000000Z-99999-000001.rpc
+    echo junk >"$work/rec/$old"
+    truncate -s 2G "$work/rec/$new"
+    chown $NOBODY:$NOBODY "$work/rec/$old" "$work/rec/$new"
+    start_java root jvm "dir=$work/rec,maxsize=1m,chunksize=64k"
+    wait_file -S "$work/rec/ringprof-$jpid.sock" 60 || fail "the agent did not start"
+    sleep 1
+    local p1 p2
+    p1=$(rp ctl --raw "$jpid" flush | json 'r["path"]')
+    sleep 1
+    p2=$(rp ctl --raw "$jpid" flush | json 'r["path"]')
+    note "flushed $p1 and $p2; directory: $(ls "$work/rec" | tr '\n' ' ')"
+    [ -f "$p1" ] || fail "retention deleted the agent's chunk $p1 on account of a foreign file"
+    [ -f "$p2" ] || fail "the agent's latest chunk $p2 is gone"
+    [ -f "$work/rec/$old" ] && [ -f "$work/rec/$new" ] || fail "retention deleted a file it did not write"
+    end_java $jpid
+}
+
+# ---------------------------------------------------------------- 6 --------
+
+test_dir_too_long() {
+    local long
+    long="$work/$(head -c 1100 /dev/zero | tr '\0' d)"
+    start_java root jvm "dir=$long"
+    local rc=0
+    wait $jpid || rc=$?
+    note "exit $rc: $(head -c 300 "$work/jvm.err")"
+    [ $rc != 0 ] || fail "a dir= of ${#long} bytes was accepted"
+    grep -q "^ringprof: dir is too long (${#long} bytes, at most 1023): $work/d" "$work/jvm.err" ||
+        fail "the error does not name dir and the limit: $(head -c 300 "$work/jvm.err")"
+    [ "$(grep -c '^ringprof:' "$work/jvm.err")" = 1 ] || fail "not one line"
+}
+
+case "$test_name" in
+dir_removed|ctl_planted|ctl_peer|list_planted|attach_symlink|idle_lockout|dir_foreign|retention|dir_too_long)
+    "test_$test_name" ;;
+*) echo "unknown test '$test_name'"; exit 2 ;;
+esac
+san_check
+echo "ok ($test_name)"

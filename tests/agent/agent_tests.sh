@@ -463,6 +463,23 @@ test_asan_catches() {
 # program's "truth NAME NS" lines ($2), for threads whose name matches $3 and
 # methods Class.NAME of class $4. Prints "name truth% profile% error" lines, then
 # "broken PCT", "maxerr POINTS" and "weight NS".
+# broken_stacks STACKS THREADS: the heaviest broken stacks of those threads (no
+# Java frame, or an error marker), their weight in ms, leaf first: what a failure
+# shows, so that the category lost can be read from the test's log.
+broken_stacks() {
+    awk -F'\t' -v threads="$2" '
+        { nf = split($3, f, ";"); if (f[1] !~ threads) next
+          java = 0; err = 0
+          for (i = 2; i <= nf; i++) {
+              if (f[i] ~ /_\[(j|i|0)\]$/) java = 1
+              if (f[i] ~ /^\[(agct|walk|jvmti):/) err = 1 }
+          if (java && !err) next
+          s = ""; for (i = nf; i >= 2 && i > nf - 8; i--) s = s (s == "" ? "" : " <- ") f[i]
+          w[s] += $1 }
+        END { for (s in w) printf "%8.1f ms  %s\n", w[s] / 1e6, s }' "$1" |
+        sort -rn | head -12 | sed 's/^/# broken: /'
+}
+
 shares_vs_truth() {
     awk -F'\t' -v threads="$3" -v cls="$4" '
         FNR == NR { if ($0 ~ /^truth /) { split($0, t, " "); truth[t[2]] = t[3]; order[++n] = t[2] } next }
@@ -504,10 +521,11 @@ shares_vs_truth() {
 # installed) choose the run.
 test_intrinsics() {
     local interval=${RP_INTERVAL:-10ms} secs
-    # CPU seconds per worker (two workers): about 3,000 samples at 10 ms, and as
-    # many at 1 ms, where a CPU-time timer fires on the kernel's 4 ms tick. The
-    # shares are near 1/8, so the sampling error is under a point.
-    case $interval in 10ms) secs=15 ;; *) secs=6 ;; esac
+    # CPU seconds per worker (two workers): about 2,000 samples at 10 ms, and
+    # 3,000 or more at 1 ms (as many as 12,000 with perf counters; POSIX timers
+    # fire on the kernel's 4 ms tick). The shares are near 1/8, so the sampling
+    # error is under a point.
+    case $interval in 10ms) secs=10 ;; *) secs=6 ;; esac
     java_run -Drp.jni="$RP_INTRINSICS_JNI" \
         -agentpath:"$RP_AGENT=$(agent_opts ,interval=$interval,alloc=off)" -- Intrinsics $secs 2 ||
         { rc=$?; show_err; fail "java exited $rc"; }
@@ -518,6 +536,7 @@ test_intrinsics() {
     local broken maxerr
     broken=$(awk '$1 == "broken" { print $2 }' "$work/shares")
     maxerr=$(awk '$1 == "maxerr" { print $2 }' "$work/shares")
+    broken_stacks "$work/stacks" '^mix-'
     within "$broken" 0 1 || fail "$broken% of the weight has a broken stack (at most 1%)"
     within "$maxerr" 0 3 || fail "a method is $maxerr points from its measured share (at most 3)"
     # The stubs are frames of their own, named, under the method that called them.

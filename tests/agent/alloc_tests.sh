@@ -314,7 +314,7 @@ test_rate() {
 
 # ------------------------------------------------------------------- soak --
 #
-# 30 s (RP_SOAK_SECONDS; tests/soak is the long one) of AllocSoak (three
+# 20 s (RP_SOAK_SECONDS; tests/soak is the long one) of AllocSoak (three
 # threads of mixed allocation and arithmetic, a thread started and ended every
 # 20 ms) with alloc=16k, live=on and CPU sampling at
 # interval=1ms. When the workers are done the test stops sampling, flushes and
@@ -329,7 +329,7 @@ test_rate() {
 #     JVM's count) within 10% (see below), and their CPU samples weigh their CPU
 #     time within 5%, after adding the lost records at the mean weight.
 test_soak() {
-    local secs=${RP_SOAK_SECONDS:-30}
+    local secs=${RP_SOAK_SECONDS:-20}
     "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -Xmx1g \
         -agentpath:"$RP_AGENT=dir=$work/rec,interval=1ms,alloc=16k,live=on,allocrate=off" \
         -cp "$RP_JAR" AllocSoak "$secs" 3 "$work/stop" >"$work/out" 2>"$work/err" &

@@ -81,7 +81,7 @@ wait_started() {
 #
 # A JVM with the agent at interval=1ms, flush=200ms runs two CPU-bound threads and
 # is killed with SIGKILL at a random instant 0.3 s to 2 s after it was started
-# (20 trials; 200 with RINGPROF_LONG_TESTS=1). Each trial checks:
+# (12 trials; 200 with RINGPROF_LONG_TESTS=1). Each trial checks:
 #
 # 1. Every file left behind is readable: rp_agent_dump check (every file's header
 #    valid, no damaged segment, no bad record, no dangling reference) and
@@ -111,7 +111,7 @@ wait_started() {
 #    agent starts there: every .part must have become a .rpc with the same name
 #    (docs/recording.md, recovery of orphaned .part files), still readable.
 test_kill9() {
-    local trials=20 flush_ms=200 drain_ms=100 slack_ms=100 nthreads=2
+    local trials=12 flush_ms=200 drain_ms=100 slack_ms=100 nthreads=2
     [ "$long" = 1 ] && trials=200
     local w_ms=$((flush_ms + drain_ms + slack_ms))
     local all="$work/all"

@@ -47,6 +47,8 @@ enum {
  * were pushed below it (step_compiled): 32 general registers and 32 AVX-512
  * registers, with room to spare. */
 #define SCAN_WORDS 320
+/* Callers of a compiled method tried with AGCT (step_compiled's candidates). */
+#define COMPILED_TRIES 3
 /* The same for a stub that saves registers without making a frame. */
 #define SCAN_STUB_WORDS 32
 
@@ -248,14 +250,19 @@ static int step_stub(const struct rp_code *c, struct rp_frame_regs *r)
 
 /* Step out of the compiled method `b` where AGCT could not: its frame is being
  * built or torn down (prologue, epilogue, the return), or is otherwise not one
- * AGCT accepts. The return address is at the top of the stack (before `push
- * rbp`, after `pop rbp`, at `ret`), one word above (rbp pushed, the frame not
- * yet allocated, or freed before rbp is popped), or at the top of the whole
- * frame (allocated, the entry barrier or stack bang still to come). Each
- * candidate is taken only if it holds a return address from a call into this
- * method (or from an indirect call); where the frame is complete, the whole
- * frame is tried first. */
-static int step_compiled(const struct rp_blob *b, uint64_t method, struct rp_frame_regs *r)
+ * AGCT accepts (an intrinsic that moved sp for scratch space). The return
+ * address is at the top of the stack (before `push rbp`, after `pop rbp`, at
+ * `ret`), one word above (rbp pushed, the frame not yet allocated, or freed
+ * before rbp is popped), at the top of the whole frame (allocated, the entry
+ * barrier or stack bang still to come), or above the whole frame by what an
+ * out-of-line path or an intrinsic pushed. Candidates come one per call, in
+ * that order (where the frame is complete, the whole frame first), *cursor
+ * counting them: the caller tries each with AGCT, since a word that looks like
+ * a return address may be a stale one. Each is taken only if it holds a return
+ * address from a call into this method (or, for the fixed places, from an
+ * indirect call). @return 1 with *out set, 0 when there are no more. */
+static int step_compiled(const struct rp_blob *b, uint64_t method, const struct rp_frame_regs *r,
+                         int *cursor, struct rp_frame_regs *out)
 {
     uint64_t complete = b->frame_complete >= 0 ? b->code_begin + (uint64_t)b->frame_complete
                                                : b->end;
@@ -263,38 +270,47 @@ static int step_compiled(const struct rp_blob *b, uint64_t method, struct rp_fra
     const uint64_t *sp = (const uint64_t *)(uintptr_t)r->sp;
     uint64_t whole = b->frame_words > 1 ? r->sp + (uint64_t)b->frame_words * 8 : 0;
     int frame_first = r->pc >= complete && *ip != 0xc3;
-    for (int k = 0; k < 4; k++) {
-        struct rp_frame_regs t = *r;
+    for (; *cursor < 4; (*cursor)++) {
+        int k = *cursor;
+        *out = *r;
         int ok = 0;
         if ((k == 0 && frame_first) || (k == 3 && !frame_first)) {
             if (whole)
-                ok = step_from_slot(&t, whole - 8, *(const uint64_t *)(uintptr_t)(whole - 16),
+                ok = step_from_slot(out, whole - 8, *(const uint64_t *)(uintptr_t)(whole - 16),
                                     b->code_begin, b->end, method);
         } else if (k == 1) {
-            ok = step_from_slot(&t, r->sp, r->bp, b->code_begin, b->end, method);
+            ok = step_from_slot(out, r->sp, r->bp, b->code_begin, b->end, method);
         } else if (k == 2) {
-            ok = step_from_slot(&t, r->sp + 8, sp[0], b->code_begin, b->end, method);
+            ok = step_from_slot(out, r->sp + 8, sp[0], b->code_begin, b->end, method);
         }
         if (ok) {
-            *r = t;
+            (*cursor)++;
             return 1;
         }
     }
-    /* In an out-of-line path that pushed registers before calling out (a GC
-     * barrier's slow path), sp is below the frame by what was pushed: look for
-     * the return address above, accepting only one from a direct call into this
-     * method (a stale word from an earlier call elsewhere must not pass). */
-    for (uint64_t k = 0; k < (uint64_t)(b->frame_words > 0 ? b->frame_words : 0) + SCAN_WORDS;
-         k++) {
+    /* Pushed below the frame (a GC barrier's slow path saving registers before
+     * it calls out; an intrinsic's scratch space, as String.indexOf's): the
+     * return address is above where the whole frame would end, so the search
+     * starts there (words inside the frame may hold stale return addresses of
+     * earlier calls). A word passes if it is a return address in compiled code
+     * from a direct call into the code cache (into this method, or into an
+     * older version of it that sent the call on, or through a stub), or one in
+     * the interpreter; AGCT from the caller decides. */
+    uint64_t first = b->frame_words > 0 ? (uint64_t)b->frame_words - 1 : 0;
+    uint64_t last = first + SCAN_WORDS;
+    for (uint64_t k = first + (uint64_t)(*cursor - 4); k < last; k++) {
+        (*cursor)++;
         uint64_t slot = r->sp + 8 * k;
         uint64_t ra = *(const uint64_t *)(uintptr_t)slot;
-        uint64_t tgt;
-        if (!rp_codecache_contains(ra) || !after_call(ra) || !(tgt = call_target(ra)))
+        if (!rp_codecache_contains(ra) || !after_call(ra))
             continue;
-        struct rp_blob tb;
-        if ((tgt >= b->code_begin && tgt < b->end) ||
-            (rp_codecache_blob(tgt, &tb) == 0 && rp_codecache_method(&tb) == method))
-            return take_step(r, ra, slot + 8, *(const uint64_t *)(uintptr_t)(slot - 8));
+        const struct rp_code *rc = rp_codecache_find(ra);
+        uint64_t tgt = call_target(ra);
+        if (rc ? rc->kind != RP_CODE_INTERPRETER : !(tgt && rp_codecache_contains(tgt)))
+            continue;
+        *out = *r;
+        if (take_step(out, ra, slot + 8, *(const uint64_t *)(uintptr_t)(slot - 8)))
+            return 1;
     }
     return 0;
 }
@@ -368,9 +384,15 @@ static int java_frames(JNIEnv *env, struct rp_java_frame *java, int max,
             bump(&g_from_context);
         return n;
     }
+    /* A thread in the VM (or in a runtime routine that a stub entered in the
+     * Java state, JRT_BLOCK_ENTRY, where AGCT takes the anchor's frame, the
+     * stub's, and cannot step out of it either): no other thread walks its
+     * stack meanwhile (a safepoint waits for it; JFR's sampler suspends it with
+     * a signal, which this handler holds off). */
     struct rp_vm_anchor a;
-    if ((n == AGCT_UNKNOWN_NOT_JAVA || n == AGCT_NOT_WALKABLE_NOT_JAVA) &&
-        rp_vmstructs_anchor(env, &a) == 0 && a.in_vm && *a.sp_slot) {
+    if (rp_vmstructs_anchor(env, &a) == 0 && *a.sp_slot &&
+        (((n == AGCT_UNKNOWN_NOT_JAVA || n == AGCT_NOT_WALKABLE_NOT_JAVA) && a.in_vm) ||
+         (n == AGCT_NOT_WALKABLE_JAVA && a.in_java))) {
         if (*a.pc_slot == 0) {
             uint64_t pc = *(const uint64_t *)(uintptr_t)(*a.sp_slot - 8);
             if (code_or_native(pc)) {
@@ -437,9 +459,16 @@ static int java_frames(JNIEnv *env, struct rp_java_frame *java, int max,
     uint64_t m;
     if ((n == AGCT_UNKNOWN_JAVA || n == AGCT_NOT_WALKABLE_JAVA) && java_frame && max > 1 &&
         rp_codecache_blob(rp_frame_lookup_pc(r), &b) == 0 && (m = rp_codecache_method(&b)) != 0) {
-        struct rp_frame_regs caller = *r;
-        if (step_compiled(&b, m, &caller)) {
+        struct rp_frame_regs caller;
+        int cursor = 0;
+        for (int tries = 0; tries < COMPILED_TRIES && step_compiled(&b, m, r, &cursor, &caller);
+             tries++) {
             int k = agct_from(env, java + 1, max - 1, uc, &caller);
+#ifdef RP_TEST_HOOKS
+            out->tries[tries][0] = (int64_t)(caller.sp - r->sp);
+            out->tries[tries][1] = k;
+            out->ntries = tries + 1;
+#endif
             if (k > 0) {
                 java[0].bci = -1;
                 java[0].pad = 0;
@@ -484,6 +513,84 @@ static int kept_frames(JNIEnv *env, const struct rp_walk_agent *agent,
     return nj;
 }
 
+#ifdef RP_TEST_HOOKS
+/* The test build's record of the walks that found no Java frame, for a person
+ * reading why (RINGPROF_WALKLOG=FILE: written at exit, one line each: AGCT's
+ * code, the pc's offset in its blob, the blob's frame words and complete
+ * offset, the registers, and the words above sp, each marked `c` if it is in
+ * the code cache). */
+#include <stdio.h>
+#include <stdlib.h>
+struct walk_failure {
+    int code, fw, fc, ntries;
+    int64_t tries[3][2];
+    uint64_t pc, begin, sp, bp, words[24];
+};
+static struct walk_failure g_failures[512];
+static _Atomic int g_nfailures;
+
+static void failure_log(const ucontext_t *uc, const struct rp_frame_regs *r, int code,
+                        int java_frame, const struct rp_stackwalk_result *out)
+{
+    if (!java_frame)
+        return;
+    int i = atomic_fetch_add(&g_nfailures, 1);
+    if (i >= (int)(sizeof g_failures / sizeof g_failures[0]))
+        return;
+    struct walk_failure *f = &g_failures[i];
+    struct rp_blob b;
+    f->code = code;
+    f->ntries = out->ntries;
+    memcpy(f->tries, out->tries, sizeof f->tries);
+    f->pc = r->pc;
+    f->sp = r->sp;
+    f->bp = r->bp;
+    (void)uc;
+    if (rp_codecache_blob(rp_frame_lookup_pc(r), &b) == 0) {
+        f->begin = b.code_begin;
+        f->fw = b.frame_words;
+        f->fc = b.frame_complete;
+    }
+    for (int k = 0; k < 24; k++)
+        f->words[k] = ((const uint64_t *)(uintptr_t)r->sp)[k];
+}
+
+__attribute__((destructor)) static void failure_dump(void)
+{
+    const char *path = getenv("RINGPROF_WALKLOG");
+    int n = atomic_load(&g_nfailures);
+    if (!path || n == 0)
+        return;
+    FILE *o = fopen(path, "w");
+    if (!o)
+        return;
+    n = n < 512 ? n : 512;
+    for (int i = 0; i < n; i++) {
+        struct walk_failure *f = &g_failures[i];
+        fprintf(o, "%d pc=%#lx off=%#lx fw=%d fc=%d sp=%#lx bp=%#lx ip=", f->code,
+                (unsigned long)f->pc, (unsigned long)(f->pc - f->begin), f->fw, f->fc,
+                (unsigned long)f->sp, (unsigned long)f->bp);
+        for (int k = 0; k < 8; k++)
+            fprintf(o, "%02x", ((const uint8_t *)(uintptr_t)f->pc)[k]);
+        for (int t = 0; t < f->ntries; t++)
+            fprintf(o, " try(%ld:%ld)", (long)f->tries[t][0], (long)f->tries[t][1]);
+        for (int k = 0; k < 24; k++) {
+            int c = rp_codecache_contains(f->words[k]);
+            fprintf(o, " %#lx%s", (unsigned long)f->words[k], c ? "c" : "");
+            if (c) {
+                const uint8_t *q = (const uint8_t *)(uintptr_t)f->words[k];
+                fprintf(o, "[");
+                for (int j = -7; j < 0; j++)
+                    fprintf(o, "%02x", q[j]);
+                fprintf(o, "]");
+            }
+        }
+        fputc('\n', o);
+    }
+    fclose(o);
+}
+#endif
+
 void rp_stackwalk(const ucontext_t *uc, JNIEnv *env, int native,
                   const struct rp_walk_agent *agent, int depth,
                   uint64_t *pcs, struct rp_java_frame *java,
@@ -494,6 +601,9 @@ void rp_stackwalk(const ucontext_t *uc, JNIEnv *env, int native,
     int n = 0, java_frame = 0, moved = 0;
     out->truncated = 0;
     out->anchor_moved = 0;
+#ifdef RP_TEST_HOOKS
+    out->ntries = 0;
+#endif
     rp_codecache_enter();
     out->in_codecache = 1;
     for (;;) {
@@ -564,6 +674,9 @@ void rp_stackwalk(const ucontext_t *uc, JNIEnv *env, int native,
              * (named by the flusher). The stack keeps its error marker. */
             struct rp_blob b;
             uint64_t m;
+#ifdef RP_TEST_HOOKS
+            failure_log(uc, &r, nj, java_frame, out);
+#endif
             if (java_frame && max > 0 && rp_codecache_blob(rp_frame_lookup_pc(&r), &b) == 0 &&
                 (m = rp_codecache_method(&b)) != 0) {
                 java[0].bci = -1;

@@ -70,6 +70,10 @@ struct rp_stackwalk_result {
     volatile int anchor_moved;
     struct rp_vm_anchor anchor;
     uint64_t saved_sp, saved_pc, saved_fp;
+#ifdef RP_TEST_HOOKS
+    int ntries;             /* the test build's log: callers tried by AGCT        */
+    int64_t tries[3][2];    /* (sp offset of the caller, AGCT's answer)           */
+#endif
 };
 
 /*

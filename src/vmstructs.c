@@ -26,6 +26,7 @@ static long g_anchor_pc_off = -1;     /* JavaFrameAnchor::_last_Java_pc        *
 static long g_anchor_fp_off = -1;     /* JavaFrameAnchor::_last_Java_fp (x86)  */
 static long g_state_off = -1;         /* JavaThread::_thread_state             */
 static int g_state_in_vm = -1;        /* the constant _thread_in_vm            */
+static int g_state_in_java = -1;      /* the constant _thread_in_Java          */
 static const uint64_t *g_code_low, *g_code_high;  /* CodeCache::_low/_high_bound */
 
 static int sym_u64(const char *name, uint64_t *out)
@@ -164,6 +165,8 @@ int rp_vmstructs_init(void)
     g_anchor_fp_off = offset_of("JavaFrameAnchor", "_last_Java_fp");
     if (rp_vmstructs_int("_thread_in_vm", &g_state_in_vm) != 0)
         g_state_in_vm = -1;
+    if (rp_vmstructs_int("_thread_in_Java", &g_state_in_java) != 0)
+        g_state_in_java = -1;
     if (rp_vmstructs_field("CodeCache", "_low_bound", &f) == 0)
         g_code_low = (const uint64_t *)(uintptr_t)f.address;
     if (rp_vmstructs_field("CodeCache", "_high_bound", &f) == 0)
@@ -283,7 +286,8 @@ int rp_vmstructs_anchor(JNIEnv *env, struct rp_vm_anchor *out)
     out->pc_slot = (volatile uint64_t *)(uintptr_t)(a + (uint64_t)g_anchor_pc_off);
     out->fp_slot = g_anchor_fp_off >= 0 ?
                    (volatile uint64_t *)(uintptr_t)(a + (uint64_t)g_anchor_fp_off) : NULL;
-    out->in_vm = *(volatile const int32_t *)(uintptr_t)(jt + (uint64_t)g_state_off) ==
-                 g_state_in_vm;
+    int32_t state = *(volatile const int32_t *)(uintptr_t)(jt + (uint64_t)g_state_off);
+    out->in_vm = state == g_state_in_vm;
+    out->in_java = g_state_in_java >= 0 && state == g_state_in_java;
     return 0;
 }

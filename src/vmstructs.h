@@ -91,6 +91,10 @@ struct rp_vm_anchor {
     volatile uint64_t *pc_slot;      /* &_last_Java_pc                           */
     volatile uint64_t *fp_slot;      /* &_last_Java_fp, NULL if unknown          */
     int in_vm;                       /* _thread_state == _thread_in_vm           */
+    int in_java;                     /* _thread_state == _thread_in_Java (with an
+                                      * anchor: a runtime routine entered from a
+                                      * stub that has not moved to the VM, or is
+                                      * back from it: JRT_BLOCK_ENTRY)          */
 };
 /* Are the offsets known (rp_vmstructs_init and rp_vmstructs_learn_env done)? */
 int rp_vmstructs_have_anchor(void);

@@ -51,8 +51,18 @@ if [ -z "${RP_SEC_INSIDE:-}" ]; then
         { echo "needs unshare and setpriv: skipped"; exit 77; }
     RP_SEC_INSIDE=1 exec unshare -m --propagation private "$0" "$@"
 fi
+here=$(cd "$(dirname "$0")" && pwd)
+# The build tree may itself be under /tmp (a checkout in /tmp): the machine's
+# /tmp stays reachable at /mnt in this namespace, and the paths into it move.
+mount --bind /tmp /mnt ||
+    { echo "cannot bind /tmp to /mnt in a private namespace: skipped"; exit 77; }
 mount -t tmpfs -o mode=1777,size=256m tmpfs /tmp ||
     { echo "cannot mount a private /tmp: skipped"; exit 77; }
+for v in RP_AGENT RP_JAR RP_RINGPROF RP_DUMP RP_SAN_CHECK RP_JAVA LD_LIBRARY_PATH; do
+    [ -n "${!v:-}" ] && export "$v=$(sed -E 's#(^|:)/tmp/#\1/mnt/#g' <<<"${!v}")"
+done
+[[ $here == /tmp/* ]] && here=/mnt/${here#/tmp/}
+cd / || exit 1          # meson's working directory (the build tree) may be gone
 
 work=$(mktemp -d /tmp/rp-sec-$test_name.XXXXXX)
 chmod 755 "$work"
@@ -91,7 +101,7 @@ bin="$work/bin"
 mkdir -p "$bin"
 cp "$RP_AGENT" "$bin/libringprof.so"
 cp "$RP_JAR" "$bin/programs.jar"
-cp "$(dirname "$0")/fake_agent.py" "$bin/"
+cp "$here/fake_agent.py" "$bin/"
 chmod -R a+rX "$bin"
 agent="$bin/libringprof.so"
 

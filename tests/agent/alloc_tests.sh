@@ -282,7 +282,7 @@ test_rate() {
         -Xmx512m -cp "$RP_JAR" LeakGrow churn 60 >"$work/out" 2>"$work/err" &
     pid=$!
     local sock="$work/rec/ringprof-$pid.sock"
-    for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+    for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.1; done
     [ -S "$sock" ] || fail "no control socket at $sock"
     asamples() { ctl status | json 'r["samples"]["alloc"]'; }
     csamples() { ctl status | json 'r["samples"]["cpu"]'; }

@@ -50,7 +50,7 @@ start_jvm() {
         -cp "$RP_JAR" Busy "$1" >"$work/out" 2>"$work/err" &
     pid=$!
     sock="$work/rec/ringprof-$pid.sock"
-    for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+    for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.1; done
     [ -S "$sock" ] || fail "no control socket at $sock"
     disc="/tmp/ringprof-$(id -u)/$pid.json"
 }
@@ -274,7 +274,7 @@ test_attach() {
     "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -cp "$RP_JAR" AttachTarget "$work/stop" \
         >"$work/out" 2>"$work/err" &
     pid=$!
-    for _ in $(seq 200); do grep -q ready "$work/out" && break; sleep 0.1; done
+    for _ in $(seq 600); do grep -q ready "$work/out" && break; sleep 0.1; done
     grep -q ready "$work/out" || fail "the target did not start"
     rp attach --agent "$RP_AGENT" $pid "dir=$work/rec,engine=$engine,interval=1ms" \
         >"$work/attach" 2>&1 || fail "attach failed: $(cat "$work/attach")"

@@ -176,10 +176,14 @@ test_ctl() {
         >"$work/out" 2>"$work/err" &
     pid=$!
     local i
-    for i in $(seq 100); do
+    # Until the agent answers: a JVM on a busy machine may take many seconds to
+    # start; give up only when it has ended, or after a minute.
+    for i in $(seq 600); do
         ctl status >"$work/s0" 2>/dev/null && break
+        kill -0 $pid 2>/dev/null || { show_err; fail "java ended before its agent answered"; }
         sleep 0.1
     done
+    [ -s "$work/s0" ] || fail "the agent did not answer status within a minute"
     [ "$(json 'r["lock"]["on"], r["lock"]["available"]' <"$work/s0")" = "False True" ] ||
         fail "at start with lock=off: $(json 'r["lock"]' <"$work/s0")"
     ctl start lock >"$work/r1" || fail "start lock: $(cat "$work/r1")"

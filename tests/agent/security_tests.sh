@@ -143,7 +143,7 @@ start_fake() {
     "${pre[@]}" "$py" "$bin/fake_agent.py" "$@" >"$work/$name.out" 2>"$work/$name.err" &
     fpid=$!
     pids+=("$fpid")
-    for _ in $(seq 100); do grep -q ready "$work/$name.out" && return 0; sleep 0.1; done
+    for _ in $(seq 600); do grep -q ready "$work/$name.out" && return 0; sleep 0.1; done
     fail "the fake agent $name did not start"
 }
 
@@ -379,7 +379,7 @@ test_dir_foreign() {
     start_java root ctl "dir=$work/rec,ctl=$work/theirs/x.sock"
     wait_file -s "$work/ctl.err" 60 || true
     wait_file -d "$work/rec" 30 || fail "the agent did not start"
-    for _ in $(seq 100); do grep -q "control socket" "$work/ctl.err" && break; sleep 0.1; done
+    for _ in $(seq 600); do grep -q "control socket" "$work/ctl.err" && break; sleep 0.1; done
     grep -q "not creating control socket $work/theirs/x.sock: $work/theirs belongs to uid $NOBODY" "$work/ctl.err" ||
         fail "the socket in nobody's directory was not refused: $(cat "$work/ctl.err")"
     [ ! -e "$work/theirs/x.sock" ] || fail "a socket was created in nobody's directory"

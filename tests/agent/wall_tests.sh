@@ -216,7 +216,7 @@ test_ctl() {
         -cp "$RP_JAR" WallStates 30 >"$work/out" 2>"$work/err" &
     pid=$!
     local sock="$work/rec/ringprof-$pid.sock"
-    for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+    for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.1; done
     [ -S "$sock" ] || fail "no control socket at $sock"
     ctl status >"$work/s0"
     json 'r["wall"]["on"] is False and "wall" not in r["sampling"] and r["wall"]["visits"] == 0' \

@@ -374,7 +374,7 @@ race_start() {
     pids+=($pid)
     watchdog $pid
     sock="$work/rec/ringprof-$pid.sock"
-    for _ in $(seq 300); do [ -S "$sock" ] && break; sleep 0.05; done
+    for _ in $(seq 1200); do [ -S "$sock" ] && break; sleep 0.05; done
 }
 
 # Wait for the JVM started by race_start; it must exit with code $1, cleanly.
@@ -482,7 +482,7 @@ test_exit_attach() {
         pid=$!
         pids+=($pid)
         watchdog $pid
-        for _ in $(seq 300); do grep -q ready "$work/out" && break; sleep 0.02; done
+        for _ in $(seq 3000); do grep -q ready "$work/out" && break; sleep 0.02; done
         local t0=$EPOCHREALTIME
         # Start the JVM's attach listener first (a refused load: the agent stays
         # unloaded), so that the real attach reaches Agent_OnAttach within
@@ -590,7 +590,7 @@ test_attach_refused() {
         -cp "$RP_JAR" Busy 6 >"$work/out" 2>"$work/err" &
     local pid=$!
     pids+=($pid)
-    for _ in $(seq 300); do grep -q 'java.util.zip.Deflater ' "$work/classes" 2>/dev/null && break; sleep 0.05; done
+    for _ in $(seq 1200); do grep -q 'java.util.zip.Deflater ' "$work/classes" 2>/dev/null && break; sleep 0.05; done
     # (Not a read-only directory: the tests may run as root, who writes anyway.)
     local bad=/proc/ringprof-cannot-exist/rec
     rp attach --agent "$RP_AGENT" $pid "dir=$bad,interval=1ms,alloc=64k" \

@@ -522,10 +522,10 @@ shares_vs_truth() {
 test_intrinsics() {
     local interval=${RP_INTERVAL:-10ms} secs
     # CPU seconds per worker (two workers): about 2,000 samples at 10 ms, and
-    # 3,000 or more at 1 ms (as many as 12,000 with perf counters; POSIX timers
-    # fire on the kernel's 4 ms tick). The shares are near 1/8, so the sampling
-    # error is under a point.
-    case $interval in 10ms) secs=10 ;; *) secs=6 ;; esac
+    # 2,000 or more at 1 ms (8,000 with perf counters; POSIX timers fire on the
+    # kernel's 4 ms tick). The shares are near 1/8, so the sampling error is
+    # about a point.
+    case $interval in 10ms) secs=10 ;; *) secs=4 ;; esac
     java_run -Drp.jni="$RP_INTRINSICS_JNI" \
         -agentpath:"$RP_AGENT=$(agent_opts ,interval=$interval,alloc=off)" -- Intrinsics $secs 2 ||
         { rc=$?; show_err; fail "java exited $rc"; }

@@ -32,7 +32,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from consumers import Checks, load_manifest, run, tempdir  # noqa
+from consumers import Checks, go_env, load_manifest, run, tempdir  # noqa
 
 RINGPROF, WRITER, SRC = sys.argv[1:4]
 GOLDEN = os.path.join(SRC, "golden")
@@ -181,8 +181,7 @@ go = shutil.which("go")
 if go:
     pb = os.path.join(T, "live.pb.gz")
     rp("convert", "--event", "live", "-o", pb, H)
-    env = dict(os.environ, HOME=T, PPROF_TMPDIR=T, GOTOOLCHAIN="local", GOPROXY="off",
-               GOFLAGS="", GOPATH=os.path.join(T, "go"), GOCACHE=os.path.join(T, "gocache"))
+    env = go_env(T)
     raw = run([go, "tool", "pprof", "-raw", pb], env=env)
     lines = raw.split("\n")
     first = lines.index("Samples:") + 1

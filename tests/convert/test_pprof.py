@@ -25,7 +25,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from consumers import Checks, Truth, load_manifest, run, skip_unless, tempdir  # noqa
+from consumers import Checks, Truth, go_env, load_manifest, run, skip_unless, tempdir  # noqa
 
 RINGPROF, WRITER, BIGWRITER = sys.argv[1:4]
 GO = skip_unless("go", "golang-go")
@@ -34,8 +34,7 @@ c = Checks("pprof")
 
 # go tool pprof writes under $HOME/pprof and may look for a toolchain: keep it
 # local and offline.
-ENV = dict(os.environ, HOME=T, PPROF_TMPDIR=T, GOTOOLCHAIN="local", GOPROXY="off",
-           GOFLAGS="", GOPATH=os.path.join(T, "go"), GOCACHE=os.path.join(T, "gocache"))
+ENV = go_env(T)
 
 
 def pprof(*args):

@@ -31,7 +31,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from consumers import Checks, load_manifest, packed, pb_fields, run, tempdir  # noqa
+from consumers import Checks, go_env, load_manifest, packed, pb_fields, run, tempdir  # noqa
 
 RINGPROF, WRITER = sys.argv[1:3]
 T = tempdir()
@@ -229,8 +229,7 @@ for kind, samples, want in (("wall", WALL, [("samples", "count"), ("wall", "nano
 # sample types by name (the decoding above is this test's own).
 GO = shutil.which("go")
 if GO:
-    env = dict(os.environ, HOME=T, PPROF_TMPDIR=T, GOTOOLCHAIN="local", GOPROXY="off",
-               GOFLAGS="", GOPATH=os.path.join(T, "go"), GOCACHE=os.path.join(T, "gocache"))
+    env = go_env(T)
     for idx, want in (("delay", "Total samples = %dms" % (sum(s["weight"] for s in LOCK)
                                                           // 10**6)),
                       ("contentions", "Type: contentions")):

@@ -171,8 +171,11 @@ static uint64_t call_target(uint64_t ra)
 }
 
 /* Does a call to `target` lead into [lo, hi), the code being stepped out of?
- * Directly, or through a stub (a call site not yet resolved, an inline cache,
- * a vtable stub), or through another compiled version of the same method
+ * Directly; or through a stub (a call site not yet resolved, an inline cache,
+ * a vtable stub; InlineCacheBuffer's, a blob the JVM reports to no one);
+ * or through the caller's own static-call stub, which loads the Method* into
+ * rbx and jumps to the C2I adapter (`mov rbx, imm64; jmp rel32`: the jump must
+ * land in [lo, hi)); or through another compiled version of the same method
  * (`method`, 0 if not a compiled method: a call site bound before the method
  * was compiled again jumps on to the new code). */
 static int leads_to(uint64_t target, uint64_t lo, uint64_t hi, uint64_t method)
@@ -185,9 +188,18 @@ static int leads_to(uint64_t target, uint64_t lo, uint64_t hi, uint64_t method)
     if (c)
         return c->kind == RP_CODE_STUB;
     struct rp_blob b;
-    int ok = method && rp_codecache_blob(target, &b) == 0;
-    ok = ok && rp_codecache_method(&b) == method;
-    return ok;
+    if (rp_codecache_blob(target, &b) != 0)
+        return 0;
+    if (!b.compiled && b.name && memcmp(b.name, "InlineCacheBuffer", 18) == 0)
+        return 1;
+    const uint8_t *p = (const uint8_t *)(uintptr_t)target;
+    if (p[0] == 0x48 && p[1] == 0xbb && p[10] == 0xe9) {
+        int32_t rel;
+        memcpy(&rel, p + 11, 4);
+        uint64_t to = target + 15 + (uint64_t)(int64_t)rel;
+        return to >= lo && to < hi;
+    }
+    return method && rp_codecache_method(&b) == method;
 }
 
 /* Step to the caller whose return address is at `slot` (sp after the step:

@@ -399,7 +399,7 @@ test_bad_dir() {
 # -------------------------------------------------------------- retention --
 #
 # maxsize=1m, chunksize=64k, flush=100ms at interval=1ms with four busy threads
-# whose stacks are mostly new (deep random recursion), 30 s (10 min at maxsize=5m
+# whose stacks are mostly new (deep random recursion), 20 s (10 min at maxsize=5m
 # with RINGPROF_LONG_TESTS=1). The chunk files' total size, sampled every 0.5 s
 # (1 s), must never exceed maxsize + chunksize + one segment (docs/recording.md:
 # at most max_size of finished chunks, plus the open chunk, which is at most
@@ -407,7 +407,7 @@ test_bad_dir() {
 # finished chunk seen must itself be at most chunksize + SEG. Old chunks must
 # really be deleted: more chunk names seen over the run than are left at the end.
 test_retention() {
-    local secs=30 maxsize=$((1 << 20)) maxopt=1m period=0.5
+    local secs=20 maxsize=$((1 << 20)) maxopt=1m period=0.5
     [ "$long" = 1 ] && { secs=600; maxsize=$((5 << 20)); maxopt=5m; period=1; }
     local chunk=$((64 << 10)) seg=$((64 << 10))
     local bound=$((maxsize + chunk + seg))

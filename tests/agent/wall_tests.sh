@@ -188,19 +188,24 @@ test_idle() {
     no_hs_err
     grep -q "WallIdle done" "$work/out" || fail "WallIdle did not finish"
     "$RP_DUMP" counters "$work/rec" >"$work/counters"
-    local visits repeats cpu threads lost
+    local visits repeats cpu threads lost gone
     visits=$(awk -F'\t' '$1 == "wall.visits" { print $2 }' "$work/counters")
     repeats=$(awk -F'\t' '$1 == "wall.repeats" { print $2 }' "$work/counters")
-    lost=$(awk -F'\t' '$1 ~ /^lost\.wall_/ { s += $2 } END { print s + 0 }' "$work/counters")
+    # A thread that ends between the sampler's visit and the flusher's write
+    # (the program's end) loses that sample, counted as lost.wall_thread_gone:
+    # allowed, a few; every other loss is a fault here.
+    lost=$(awk -F'\t' '$1 ~ /^lost\.wall_/ && $1 != "lost.wall_thread_gone" { s += $2 } END { print s + 0 }' "$work/counters")
+    gone=$(awk -F'\t' '$1 == "lost.wall_thread_gone" { s += $2 } END { print s + 0 }' "$work/counters")
     threads=$("$RP_DUMP" wall "$work/rec" | cut -f1 | grep '^idle-' | sort -u | wc -l)
     cpu=$(agent_cpu)
-    note "visits $visits repeats $repeats lost $lost; threads sampled $threads of $n;" \
+    note "visits $visits repeats $repeats lost $lost (and $gone of ended threads); threads sampled $threads of $n;" \
          "agent CPU $(awk -v c="$cpu" -v s="$secs" 'BEGIN { printf "%.1f ms over %d s: %.2f%% of one core", c / 1e6, s, c / s / 1e7 }')"
     [ -n "$visits" ] && [ "$visits" -gt 0 ] || fail "no wall visits counted"
     awk -v r="$repeats" -v v="$visits" 'BEGIN { exit !(r / v > 0.9) }' ||
         fail "repeats / visits = $repeats / $visits, not above 0.9"
     [ "$threads" -eq $n ] || fail "$threads of the $n idle threads have wall samples"
     [ "$lost" -eq 0 ] || fail "$lost wall samples lost"
+    [ "$gone" -le $((n / 100)) ] || fail "$gone wall samples lost to ended threads (at most $((n / 100)))"
     # docs/engines.md: under 5% of one core (measured 3-4%, the flusher's share
     # of every other engine included); 10% here, for a loaded machine.
     awk -v c="$cpu" -v s="$secs" 'BEGIN { exit !(c > 0 && c / (s * 1e9) <= 0.10) }' ||

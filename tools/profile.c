@@ -247,7 +247,7 @@ static const char *str_intern(struct rp_profile *p, const char *s)
 static const char *name_shown(struct rp_profile *p, const char *name)
 {
     struct rp_prof_build *b = p->b;
-    if (b->o.demangle == RP_DEMANGLE_NONE || name[0] != '_' ||
+    if (!name || b->o.demangle == RP_DEMANGLE_NONE || name[0] != '_' ||
         (name[1] != 'Z' && name[1] != 'R'))
         return str_intern(p, name);
     uint32_t id = str_id(p, name);

@@ -5,6 +5,9 @@
 #
 #   bench/handler_cost.sh [-r ROUNDS] [-s SECONDS] [-i INTERVAL] BUILD_DIR [BUILD_DIR ...]
 #
+# A BUILD_DIR may carry agent options after a '+': `build+timer=posix` runs that
+# build's agent with them added (to compare settings of one build side by side).
+#
 # The workloads, each run in a fresh JVM with the async engine at INTERVAL (default
 # 10ms, the agent's default: cold caches at every sample), alloc=off, flush=200ms:
 #   jit     javac compiling the project's Java programs (tests/java/*.java and
@@ -47,7 +50,10 @@ done
 shift $((OPTIND - 1))
 [ $# -ge 1 ] || set -- build
 builds=("$@")
-first=${builds[0]}
+# BUILD_DIR+OPTIONS: that build with agent options added (build+timer=posix).
+dir_of() { echo "${1%%+*}"; }
+opts_of() { case "$1" in *+*) echo ",${1#*+}" ;; esac; }
+first=$(dir_of "${builds[0]}")
 jar=$first/tests/agent/agent_programs.jar
 wjar=$first/bench/workloads/bench_workloads.jar
 dump=$first/tests/agent/rp_agent_dump
@@ -55,6 +61,7 @@ for f in "$jar" "$wjar" "$dump"; do
     [ -e "$f" ] || { echo "handler_cost: $f missing; build first: ninja -C $first" >&2; exit 1; }
 done
 for b in "${builds[@]}"; do
+    b=$(dir_of "$b")
     [ -e "$b/src/libringprof.so" ] ||
         { echo "handler_cost: $b/src/libringprof.so missing; ninja -C $b" >&2; exit 1; }
 done
@@ -71,8 +78,8 @@ run() {     # run WORKLOAD BUILD_INDEX ROUND
     local w=$1 bi=$2 r=$3
     local rec=$work/rec-$w-$bi-$r
     local agent
-    agent=$(readlink -f "${builds[$bi]}/src/libringprof.so")
-    local opt="$agent=dir=$rec,interval=$interval,alloc=off,flush=200ms"
+    agent=$(readlink -f "$(dir_of "${builds[$bi]}")/src/libringprof.so")
+    local opt="$agent=dir=$rec,interval=$interval,alloc=off,flush=200ms$(opts_of "${builds[$bi]}")"
     case "$w" in
     jit) rm -rf "$work/classes"
          "$javac" -J-agentpath:"$opt" -d "$work/classes" "${sources[@]}" >/dev/null 2>&1 ;;

@@ -66,6 +66,21 @@ static void grow(void **arr, size_t *cap, size_t n, size_t size)
     *cap = c;
 }
 
+/* Grow the map *arr, indexed by a chunk's ids (`size`-byte elements, *n of
+ * them), to hold index `id`: its length doubles from `first`, and the new
+ * elements are filled with the byte `fill` (0, or 0xff for RP_PROF_NONE). */
+static void grow_map(void **arr, size_t *n, size_t id, size_t size, size_t first, int fill)
+{
+    if (id < *n)
+        return;
+    size_t cap = *n ? *n : first;
+    while (cap <= id)
+        cap *= 2;
+    *arr = xrealloc(*arr, cap * size);
+    memset((char *)*arr + *n * size, fill, (cap - *n) * size);
+    *n = cap;
+}
+
 static uint64_t mix64(uint64_t x)
 {
     x ^= x >> 33;
@@ -251,14 +266,7 @@ static const char *name_shown(struct rp_profile *p, const char *name)
         (name[1] != 'Z' && name[1] != 'R'))
         return str_intern(p, name);
     uint32_t id = str_id(p, name);
-    if (id >= b->cap_shown) {
-        size_t cap = b->cap_shown ? b->cap_shown : 256;
-        while (cap <= id)
-            cap *= 2;
-        b->shown = xrealloc(b->shown, cap * sizeof *b->shown);
-        memset(b->shown + b->cap_shown, 0, (cap - b->cap_shown) * sizeof *b->shown);
-        b->cap_shown = cap;
-    }
+    grow_map((void **)&b->shown, &b->cap_shown, id, sizeof *b->shown, 256, 0);
     if (!b->shown[id]) {
         char *d = rp_demangle(name, b->o.demangle);
         const char *shown = d ? str_intern(p, d) : b->str_list[id];
@@ -446,14 +454,7 @@ static uint32_t chunk_method(struct rp_profile *p, uint32_t id, int plain)
     uint32_t m = mi ? method_intern(p, mi->klass, plain ? name_shown(p, mi->name) : mi->name,
                                     mi->signature, mi->file, mi->flags, plain, mi->name)
                     : method_intern(p, "", "[unknown method]", "", "", 0, 1, NULL);
-    if (id >= *n) {
-        size_t cap = *n ? *n : 256;
-        while (cap <= id)
-            cap *= 2;
-        *map = xrealloc(*map, cap * sizeof **map);
-        memset(*map + *n, 0xff, (cap - *n) * sizeof **map);
-        *n = cap;
-    }
+    grow_map((void **)map, n, id, sizeof **map, 256, 0xff);
     (*map)[id] = m;
     return m;
 }
@@ -477,15 +478,7 @@ static uint32_t chunk_frame(struct rp_profile *p, uint32_t id)
         int type = (int)fi->type < RP_FRAME_TYPES ? (int)fi->type : RP_FRAME_CPP;
         f = frame_intern(p, m, type, fi->bci, fi->line);
     }
-    if (id >= b->n_frame_map) {
-        size_t n = b->n_frame_map ? b->n_frame_map : 256;
-        while (n <= id)
-            n *= 2;
-        b->frame_map = xrealloc(b->frame_map, n * sizeof *b->frame_map);
-        memset(b->frame_map + b->n_frame_map, 0xff,
-               (n - b->n_frame_map) * sizeof *b->frame_map);
-        b->n_frame_map = n;
-    }
+    grow_map((void **)&b->frame_map, &b->n_frame_map, id, sizeof *b->frame_map, 256, 0xff);
     b->frame_map[id] = f;
     return f;
 }
@@ -557,14 +550,7 @@ static uint32_t thread_intern(struct rp_profile *p, uint64_t tid)
 static struct thr_state *chunk_thread(struct rp_profile *p, uint32_t id)
 {
     struct rp_prof_build *b = p->b;
-    if (id >= b->n_thr_map) {
-        size_t n = b->n_thr_map ? b->n_thr_map : 64;
-        while (n <= id)
-            n *= 2;
-        b->thr_map = xrealloc(b->thr_map, n * sizeof *b->thr_map);
-        memset(b->thr_map + b->n_thr_map, 0, (n - b->n_thr_map) * sizeof *b->thr_map);
-        b->n_thr_map = n;
-    }
+    grow_map((void **)&b->thr_map, &b->n_thr_map, id, sizeof *b->thr_map, 64, 0);
     struct thr_state *ts = &b->thr_map[id];
     if (ts->thread)
         return ts;
@@ -919,14 +905,7 @@ static void kind_select(struct rp_profile *p, const struct rp_kind_info *ki, int
 static struct kind_state *chunk_kind(struct rp_profile *p, uint32_t id)
 {
     struct rp_prof_build *b = p->b;
-    if (id >= b->n_kind_map) {
-        size_t n = b->n_kind_map ? b->n_kind_map : 8;
-        while (n <= id)
-            n *= 2;
-        b->kind_map = xrealloc(b->kind_map, n * sizeof *b->kind_map);
-        memset(b->kind_map + b->n_kind_map, 0, (n - b->n_kind_map) * sizeof *b->kind_map);
-        b->n_kind_map = n;
-    }
+    grow_map((void **)&b->kind_map, &b->n_kind_map, id, sizeof *b->kind_map, 8, 0);
     struct kind_state *ks = &b->kind_map[id];
     if (ks->state)
         return ks;

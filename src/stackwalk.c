@@ -402,9 +402,9 @@ static int java_frames(JNIEnv *env, struct rp_java_frame *java, int max,
      * stack meanwhile (a safepoint waits for it; JFR's sampler suspends it with
      * a signal, which this handler holds off). */
     struct rp_vm_anchor a;
-    if (rp_vmstructs_anchor(env, &a) == 0 && *a.sp_slot &&
-        (((n == AGCT_UNKNOWN_NOT_JAVA || n == AGCT_NOT_WALKABLE_NOT_JAVA) && a.in_vm) ||
-         (n == AGCT_NOT_WALKABLE_JAVA && a.in_java))) {
+    int not_java = n == AGCT_UNKNOWN_NOT_JAVA || n == AGCT_NOT_WALKABLE_NOT_JAVA;
+    if ((not_java || n == AGCT_NOT_WALKABLE_JAVA) && rp_vmstructs_anchor(env, &a) == 0 &&
+        *a.sp_slot && (not_java ? a.in_vm : a.in_java)) {
         if (*a.pc_slot == 0) {
             uint64_t pc = *(const uint64_t *)(uintptr_t)(*a.sp_slot - 8);
             if (code_or_native(pc)) {
@@ -541,8 +541,8 @@ struct walk_failure {
 static struct walk_failure g_failures[512];
 static _Atomic int g_nfailures;
 
-static void failure_log(const ucontext_t *uc, const struct rp_frame_regs *r, int code,
-                        int java_frame, const struct rp_stackwalk_result *out)
+static void failure_log(const struct rp_frame_regs *r, int code, int java_frame,
+                        const struct rp_stackwalk_result *out)
 {
     if (!java_frame)
         return;
@@ -557,7 +557,6 @@ static void failure_log(const ucontext_t *uc, const struct rp_frame_regs *r, int
     f->pc = r->pc;
     f->sp = r->sp;
     f->bp = r->bp;
-    (void)uc;
     if (rp_codecache_blob(rp_frame_lookup_pc(r), &b) == 0) {
         f->begin = b.code_begin;
         f->fw = b.frame_words;
@@ -687,7 +686,7 @@ void rp_stackwalk(const ucontext_t *uc, JNIEnv *env, int native,
             struct rp_blob b;
             uint64_t m;
 #ifdef RP_TEST_HOOKS
-            failure_log(uc, &r, nj, java_frame, out);
+            failure_log(&r, nj, java_frame, out);
 #endif
             if (java_frame && max > 0 && rp_codecache_blob(rp_frame_lookup_pc(&r), &b) == 0 &&
                 (m = rp_codecache_method(&b)) != 0) {

@@ -339,19 +339,28 @@ static int load_request(const char *sock, const char *agent, const char *options
     return 0;
 }
 
-/* The JVM's discovery directory, opened and checked for its uid, or -1. */
-static int attach_error_dir(long pid, long uid, char *dir, size_t cap)
+/* The JVM's discovery directory, opened and checked for its uid, or -1. Through
+ * /proc/PID/root (a JVM in a container has its own /tmp); once the JVM has
+ * ended or is ending (an attach that raced with its exit) that is gone, and a
+ * JVM of our own PID namespace (nspid == pid) has it at the path itself, in all
+ * likelihood (the ownership checks hold there too). */
+static int attach_error_dir(long pid, long nspid, long uid, char *dir, size_t cap)
 {
     char why[256];
     snprintf(dir, cap, "/proc/%ld/root" RP_DISCOVERY_DIR_FMT, pid, (unsigned)uid);
-    return rp_trust_opendir(dir, (uid_t)uid, why, sizeof why);
+    int dfd = rp_trust_opendir(dir, (uid_t)uid, why, sizeof why);
+    if (dfd < 0 && nspid == pid) {
+        snprintf(dir, cap, RP_DISCOVERY_DIR_FMT, (unsigned)uid);
+        dfd = rp_trust_opendir(dir, (uid_t)uid, why, sizeof why);
+    }
+    return dfd;
 }
 
 /* Remove a reason left by an earlier try, before the request. */
 static void attach_error_clear(long pid, long nspid, long uid)
 {
     char dir[PATH_MAX], name[64];
-    int dfd = attach_error_dir(pid, uid, dir, sizeof dir);
+    int dfd = attach_error_dir(pid, nspid, uid, dir, sizeof dir);
     if (dfd < 0)
         return;
     snprintf(name, sizeof name, "%ld" RP_ATTACH_ERROR_SUFFIX, nspid);
@@ -366,7 +375,7 @@ static void attach_error_clear(long pid, long nspid, long uid)
 static int attach_error_take(long pid, long nspid, long uid, time_t since)
 {
     char dir[PATH_MAX], name[64], why[256], buf[RP_ATTACH_ERROR_MAX + 1];
-    int dfd = attach_error_dir(pid, uid, dir, sizeof dir);
+    int dfd = attach_error_dir(pid, nspid, uid, dir, sizeof dir);
     if (dfd < 0)
         return 0;
     snprintf(name, sizeof name, "%ld" RP_ATTACH_ERROR_SUFFIX, nspid);
@@ -428,6 +437,7 @@ static int report(long pid, long nspid, long uid, const char *agent, const char 
         fprintf(stderr, "ringprof attach: pid %ld sent a reply that is not HotSpot's "
                 "attach protocol\n", pid);
         print_text(reply);
+        attach_error_take(pid, nspid, uid, sent);   /* the JVM may have ended mid-reply */
         return 1;
     }
     const char *text = *end ? end + 1 : end;
@@ -440,6 +450,7 @@ static int report(long pid, long nspid, long uid, const char *agent, const char 
         fprintf(stderr, "ringprof attach: pid %ld could not load %s (attach status %ld)\n",
                 pid, agent, code);
         print_text(text);
+        attach_error_take(pid, nspid, uid, sent);
         return 1;
     }
     long rc = strtol(rc_line + strlen("return code: "), NULL, 10);
@@ -556,6 +567,7 @@ int rp_cmd_attach(int argc, char **argv)
     time_t sent = time(NULL);
     if (load_request(sock, agent, options, timeout_ms, &reply, err, sizeof err) != 0) {
         fprintf(stderr, "ringprof attach: %s\n", err);
+        attach_error_take(pid, nspid, uid, sent);   /* the agent's reason, if it left one */
         return 1;
     }
     int status = report(pid, nspid, uid, agent, reply, sent);

@@ -35,6 +35,7 @@
 #include "crc32c.h"
 #include "varint.h"
 #include "metanum.h"
+#include "ringprof/hash.h"
 
 /* ------------------------------------------------------------ small tools -- */
 
@@ -88,16 +89,6 @@ static int array_grow(void **arr, uint32_t *cap, size_t esz, uint32_t need)
     return 0;
 }
 
-static uint64_t mix64(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
-}
-
 /* Word-at-a-time multiplicative hash (FxHash's step) with a full final mix. */
 static uint32_t hash_bytes(const void *data, size_t n, uint64_t seed)
 {
@@ -115,7 +106,7 @@ static uint32_t hash_bytes(const void *data, size_t n, uint64_t seed)
         memcpy(&v, s, n);
         h = (((h << 5) | (h >> 59)) ^ v) * 0x9e3779b97f4a7c15ull;
     }
-    return (uint32_t)(mix64(h) >> 32);
+    return (uint32_t)(rp_mix64(h) >> 32);
 }
 
 /* ------------------------------------------------------ interning tables -- */
@@ -579,7 +570,7 @@ uint32_t rp_chunk_thread(struct rp_chunk_writer *w, uint64_t key, uint64_t os_ti
     if (name && !(nid = rp_chunk_cstring(w, name)))
         return 0;
     struct wthread t = {key, os_tid, java_tid, nid, flags};
-    uint32_t h = (uint32_t)(mix64(key ^ 0x7468726561640000ull) >> 32), pos;
+    uint32_t h = (uint32_t)(rp_mix64(key ^ 0x7468726561640000ull) >> 32), pos;
     if (itab_reserve(&w->tthread) < 0)
         return 0;
     uint32_t id = itab_find(&w->tthread, h, thread_eq, w, &key, &pos);

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ringprof/hash.h"   /* rp_mix64, for callers that hash composite keys */
+
 struct rp_u64map {
     uint64_t *keys;
     uint64_t *vals;
@@ -36,16 +38,5 @@ int rp_u64map_put(struct rp_u64map *m, uint64_t key, uint64_t val);
 
 /* Remove. @return 1 if it was present. */
 int rp_u64map_del(struct rp_u64map *m, uint64_t key);
-
-/* A 64-bit mixer (splitmix64's finaliser), for callers that hash composite keys. */
-static inline uint64_t rp_mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
-}
 
 #endif

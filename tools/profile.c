@@ -26,6 +26,7 @@
 #include "profile.h"
 
 #include "scan.h"
+#include "ringprof/hash.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -79,16 +80,6 @@ static void grow_map(void **arr, size_t *n, size_t id, size_t size, size_t first
     *arr = xrealloc(*arr, cap * size);
     memset((char *)*arr + *n * size, fill, (cap - *n) * size);
     *n = cap;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return x;
 }
 
 static uint64_t hash_str(const char *s)
@@ -328,10 +319,10 @@ static uint64_t method_hash_parts(const char *k, const char *n, const char *s,
                                   const char *f, int native)
 {
     /* Strings are interned: their addresses identify them. */
-    uint64_t h = mix64((uintptr_t)f + (uint64_t)native);
-    h = mix64((uintptr_t)s ^ h);
-    h = mix64((uintptr_t)n ^ h);
-    return mix64((uintptr_t)k ^ h);
+    uint64_t h = rp_mix64((uintptr_t)f + (uint64_t)native);
+    h = rp_mix64((uintptr_t)s ^ h);
+    h = rp_mix64((uintptr_t)n ^ h);
+    return rp_mix64((uintptr_t)k ^ h);
 }
 
 static uint64_t method_hash(const struct rp_profile *p, uint32_t i)
@@ -385,8 +376,8 @@ static int frame_is_java(int type)
 
 static uint64_t frame_hash_parts(uint32_t method, int type, int32_t bci, uint32_t line)
 {
-    return mix64(((uint64_t)method << 32 | (uint32_t)type) ^
-                 mix64((uint64_t)(uint32_t)bci << 32 | line));
+    return rp_mix64(((uint64_t)method << 32 | (uint32_t)type) ^
+                 rp_mix64((uint64_t)(uint32_t)bci << 32 | line));
 }
 
 static uint64_t frame_hash(const struct rp_profile *p, uint32_t i)
@@ -509,7 +500,7 @@ static uint32_t source_for(struct rp_profile *p, struct rp_reader *r)
 
 static uint64_t thread_hash_parts(uint32_t source, uint64_t tid)
 {
-    return mix64(tid ^ mix64(source + 1));
+    return rp_mix64(tid ^ rp_mix64(source + 1));
 }
 
 static uint64_t thread_hash(const struct rp_profile *p, uint32_t i)
@@ -577,7 +568,7 @@ static struct thr_state *chunk_thread(struct rp_profile *p, uint32_t id)
 
 static uint64_t kid_hash(uint32_t parent, uint32_t ref)
 {
-    return mix64((uint64_t)parent << 32 | ref);
+    return rp_mix64((uint64_t)parent << 32 | ref);
 }
 
 static void kids_grow(struct rp_prof_build *b)
@@ -721,10 +712,10 @@ static uint32_t stack_leaf(struct rp_profile *p, uint32_t root, uint32_t stack,
                                    NULL);
         path[len++] = frame_intern(p, m, RP_PFRAME_CLASS, -1, 0);
     }
-    uint64_t h1 = mix64(root + 0x9e3779b97f4a7c15ull), h2 = mix64(root ^ 0xc2b2ae3d27d4eb4full);
+    uint64_t h1 = rp_mix64(root + 0x9e3779b97f4a7c15ull), h2 = rp_mix64(root ^ 0xc2b2ae3d27d4eb4full);
     for (size_t i = 0; i < len; i++) {
-        h1 = mix64(h1 ^ path[i]);
-        h2 = mix64(h2 + path[i] * 0x9e3779b97f4a7c15ull + len);
+        h1 = rp_mix64(h1 ^ path[i]);
+        h2 = rp_mix64(h2 + path[i] * 0x9e3779b97f4a7c15ull + len);
     }
     struct stk_entry *e = stk_find(b, h1, h2);
     if (e->leaf != LEAF_NONE)
@@ -754,7 +745,7 @@ static uint32_t stack_leaf(struct rp_profile *p, uint32_t root, uint32_t stack,
 
 static uint64_t leaf_hash(uint32_t root, uint32_t stack, uint32_t cls)
 {
-    return mix64((uint64_t)root << 32 | stack) ^ mix64(cls + 0x9e3779b97f4a7c15ull);
+    return rp_mix64((uint64_t)root << 32 | stack) ^ rp_mix64(cls + 0x9e3779b97f4a7c15ull);
 }
 
 /*

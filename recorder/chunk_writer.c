@@ -820,23 +820,42 @@ static size_t split_prefix(const uint8_t *p, size_t len, size_t max, uint32_t *n
     return at;
 }
 
+/* The frame preferences of every segment (rp_chunk_segment_compress). */
+static void segment_prefs(LZ4F_preferences_t *prefs, size_t len)
+{
+    memset(prefs, 0, sizeof *prefs);
+    prefs->frameInfo.blockSizeID = LZ4F_max256KB;
+    prefs->frameInfo.blockMode = LZ4F_blockLinked;
+    prefs->frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
+    prefs->frameInfo.contentSize = len;
+}
+
+size_t rp_chunk_segment_bound(size_t len)
+{
+    LZ4F_preferences_t prefs;
+    segment_prefs(&prefs, len);
+    return LZ4F_compressFrameBound(len, &prefs);
+}
+
+size_t rp_chunk_segment_compress(void *dst, size_t cap, const void *src, size_t len)
+{
+    LZ4F_preferences_t prefs;
+    segment_prefs(&prefs, len);
+    size_t c = LZ4F_compressFrame(dst, cap, src, len, &prefs);
+    return LZ4F_isError(c) ? 0 : c;
+}
+
 /* Compress `len` bytes of records and write them as one segment at good_len. */
 static int write_segment(struct rp_chunk_writer *w, const uint8_t *data, size_t len,
                          uint32_t nrec, uint32_t flags)
 {
-    LZ4F_preferences_t prefs;
-    memset(&prefs, 0, sizeof prefs);
-    prefs.frameInfo.blockSizeID = LZ4F_max256KB;
-    prefs.frameInfo.blockMode = LZ4F_blockLinked;
-    prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
-    prefs.frameInfo.contentSize = len;
-    size_t bound = LZ4F_compressFrameBound(len, &prefs);
+    size_t bound = rp_chunk_segment_bound(len);
     w->out.len = 0;
     if (buf_grow(&w->out, RP_SEG_HEADER_LEN + bound) < 0)
         return -1;
     uint8_t *h = w->out.p;
-    size_t c = LZ4F_compressFrame(h + RP_SEG_HEADER_LEN, bound, data, len, &prefs);
-    if (LZ4F_isError(c)) {
+    size_t c = rp_chunk_segment_compress(h + RP_SEG_HEADER_LEN, bound, data, len);
+    if (c == 0) {
         errno = ENOMEM;     /* only a too-small bound could do this              */
         return -1;
     }

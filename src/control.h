@@ -43,10 +43,8 @@
 #include "control_proto.h"
 #include "json.h"
 
-/* Limits (docs/control.md, "Limits and timeouts").
- * REPLY_MAX: a status reply lists per-thread figures; 1 MiB holds several thousand
- *   threads. A larger reply becomes an error reply ("reply too large"), so a status
- *   producer should cap its thread list.
+/* The server's own limits (docs/control.md, "Limits and timeouts"); those the
+ * tools share are in ringprof/control.h.
  * CLIENTS_MAX: monitoring needs a handful; 64 x (4 KiB in + one reply out) bounds
  *   the server's memory. Clients beyond it wait in the kernel's listen backlog.
  * STALL_MS: a client that stops halfway through sending a request, does not
@@ -56,13 +54,9 @@
  * IDLE_MS: a connection with nothing pending after a request is closed after a
  *   minute, so a monitoring loop may keep one connection for requests a few
  *   seconds apart; sooner if a new client needs its slot. */
-#define RP_CONTROL_REPLY_MAX   (1u << 20)
 #define RP_CONTROL_CLIENTS_MAX 64
 #define RP_CONTROL_STALL_MS    5000
 #define RP_CONTROL_IDLE_MS     60000
-
-/* sun_path holds 108 bytes with the NUL, so a socket path has at most 107. */
-#define RP_CONTROL_PATH_MAX 107
 
 /*
  * The agent's side. Every callback may be NULL: the command is then answered with

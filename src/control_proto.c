@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "ringprof/units.h"
 
 /* More words than any valid request has: "set" plus RP_CTL_SET_MAX pairs. */
 #define MAX_WORDS (RP_CTL_SET_MAX + 2)

@@ -26,15 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The protocol version, sent in every reply. Adding a command, a reply field or
- * an accepted value keeps it; removing or changing the meaning of anything raises
- * it (docs/control.md, "Versioning"). */
-#define RP_CONTROL_PROTOCOL 1
-
-/* The longest request line, its "\n" included. Requests are a few words; 4 KiB
- * leaves room for any future argument while bounding what a client can make the
- * server hold (one such buffer per connection). */
-#define RP_CONTROL_REQUEST_MAX 4096
+#include "ringprof/control.h"   /* the protocol version and size limits */
 
 /* At most this many KEY=VALUE pairs in one `set` (there are only four keys; a
  * repeated key is refused anyway). */

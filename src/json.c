@@ -3,8 +3,8 @@
  *
  * One buffer grows by doubling up to the writer's max. The writer keeps a small
  * stack of open containers so it can place commas and refuse misuse; an error is
- * sticky, so a reply producer never checks each call. Strings are copied byte by
- * byte through a UTF-8 validator: valid sequences pass unchanged, each invalid byte
+ * sticky, so a reply producer never checks each call. Strings go through the shared
+ * escaper (ringprof/json_escape.h): valid UTF-8 passes unchanged, each invalid byte
  * becomes U+FFFD, and control characters are escaped.
  */
 #include "json.h"
@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ringprof/json_escape.h"
 
 void rp_json_init(struct rp_json *j, size_t max)
 {
@@ -123,84 +125,15 @@ static void value_end(struct rp_json *j)
 
 /* ---------------------------------------------------------------- strings -- */
 
-/* Length of the valid UTF-8 sequence at s (n bytes available), or 0 if the first
- * byte does not start one. Overlong forms, surrogates and values over U+10FFFF
- * are invalid (RFC 3629). */
-static size_t utf8_seq(const unsigned char *s, size_t n)
+static void emit_into(void *ctx, const char *bytes, size_t n)
 {
-    unsigned c = s[0];
-    size_t len;
-    unsigned lo = 0x80, hi = 0xBF;   /* allowed range of the second byte */
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0) lo = 0xA0;        /* overlong */
-        if (c == 0xED) hi = 0x9F;        /* surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0) lo = 0x90;        /* overlong */
-        if (c == 0xF4) hi = 0x8F;        /* over U+10FFFF */
-    } else
-        return 0;
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return len;
+    put(ctx, bytes, n);
 }
 
 static void put_escaped(struct rp_json *j, const char *str, size_t n)
 {
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *s = (const unsigned char *)str;
     putc_(j, '"');
-    size_t i = 0;
-    while (i < n && !j->err) {
-        /* Copy a run of bytes that need no escape in one go. */
-        size_t run = i;
-        while (run < n && s[run] >= 0x20 && s[run] < 0x80 && s[run] != '"' &&
-               s[run] != '\\')
-            run++;
-        if (run > i) {
-            put(j, (const char *)s + i, run - i);
-            i = run;
-            continue;
-        }
-        unsigned char c = s[i];
-        if (c >= 0x80) {
-            size_t len = utf8_seq(s + i, n - i);
-            if (len) {
-                put(j, (const char *)s + i, len);
-                i += len;
-            } else {
-                put(j, "\xEF\xBF\xBD", 3);   /* U+FFFD for one bad byte */
-                i++;
-            }
-            continue;
-        }
-        char esc[6] = {'\\', 0};
-        size_t elen = 2;
-        switch (c) {
-        case '"':  esc[1] = '"'; break;
-        case '\\': esc[1] = '\\'; break;
-        case '\b': esc[1] = 'b'; break;
-        case '\f': esc[1] = 'f'; break;
-        case '\n': esc[1] = 'n'; break;
-        case '\r': esc[1] = 'r'; break;
-        case '\t': esc[1] = 't'; break;
-        default:
-            memcpy(esc, "\\u00", 4);
-            esc[4] = hex[c >> 4];
-            esc[5] = hex[c & 15];
-            elen = 6;
-        }
-        put(j, esc, elen);
-        i++;
-    }
+    rp_json_escape(str, n, 0, emit_into, j);
     putc_(j, '"');
 }
 

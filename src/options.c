@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "ringprof/recording.h"
+#include "ringprof/units.h"
 
 #define NS_PER_S 1000000000ull
 
@@ -30,58 +31,6 @@
  * (48 + 32 + 8), rounded up generously. */
 #define RECORD_HEADER_BYTES 128u
 #define RECORD_FRAME_BYTES 16u
-
-/* ------------------------------------------------------------ value parsers -- */
-
-int rp_parse_duration(const char *s, uint64_t *ns)
-{
-    static const struct { const char *unit; uint64_t ns; } units[] = {
-        {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", NS_PER_S},
-        {"min", 60 * NS_PER_S}, {"m", 60 * NS_PER_S}, {"h", 3600 * NS_PER_S},
-        {"d", 86400 * NS_PER_S},
-    };
-    if (!s || !isdigit((unsigned char)*s))
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return -1;
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (strcmp(end, units[i].unit) == 0) {
-            if (v > UINT64_MAX / units[i].ns)
-                return -1;
-            *ns = v * units[i].ns;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-int rp_parse_size(const char *s, uint64_t *bytes)
-{
-    if (!s || !isdigit((unsigned char)*s))
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return -1;
-    uint64_t mul = 1;
-    switch (tolower((unsigned char)*end)) {
-    case '\0': break;
-    case 'k': mul = 1ull << 10; end++; break;
-    case 'm': mul = 1ull << 20; end++; break;
-    case 'g': mul = 1ull << 30; end++; break;
-    default: return -1;
-    }
-    if (*end == 'b' || *end == 'B')   /* "64kb" and "64KB" read as "64k" */
-        end++;
-    if (*end != '\0' || v > UINT64_MAX / mul)
-        return -1;
-    *bytes = v * mul;
-    return 0;
-}
 
 /* ------------------------------------------------------------- the table -- */
 

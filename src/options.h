@@ -75,10 +75,7 @@ int rp_options_parse(const char *s, struct rp_options *o, char *err, size_t errl
 /* The option table (name, default, meaning) as text, for `help`. */
 void rp_options_print_help(void (*out)(void *arg, const char *line), void *arg);
 
-/* Parse a duration ("10ms", "250us", "1s", "500000ns"; a bare number is rejected
- * so units are never guessed). @return 0 or -1. */
-int rp_parse_duration(const char *s, uint64_t *ns);
-/* Parse a size ("64k", "5m", "1g", "4096"; binary multiples). @return 0 or -1. */
-int rp_parse_size(const char *s, uint64_t *bytes);
+/* Durations and sizes are read with ringprof/units.h (rp_parse_duration,
+ * rp_parse_size): one grammar for options, the control protocol and the tool. */
 
 #endif

@@ -7,10 +7,12 @@
  * must be documented there.
  */
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "check.h"
 #include "../src/options.h"
+#include "ringprof/units.h"
 
 static void test_defaults(void)
 {
@@ -199,8 +201,35 @@ static void test_units(void)
     CHECK(rp_parse_size("20000000000g", &v) == -1, "multiplied overflow");
     CHECK(rp_parse_duration("18446744073709551615d", &v) == -1, "duration overflow");
     CHECK(rp_parse_duration("7d", &v) == 0 && v == 7ull * 86400 * 1000000000ull, "7d");
-    CHECK(rp_parse_duration("1.5s", &v) == -1, "fractions are refused, not truncated");
     CHECK(rp_parse_duration(" 1s", &v) == -1, "leading space refused");
+    /* One grammar for agent, ctl and tool (ringprof/units.h): a fraction is
+     * read exactly and accepted when it names whole ns or bytes, else refused,
+     * never rounded or truncated. */
+    CHECK(rp_parse_duration("1.5s", &v) == 0 && v == 1500000000ull, "1.5s");
+    CHECK(rp_parse_duration("0.1s", &v) == 0 && v == 100000000ull, "0.1s exactly");
+    CHECK(rp_parse_duration("2min", &v) == 0 && v == 120000000000ull, "2min");
+    CHECK(rp_parse_duration("2m", &v) == 0 && v == 120000000000ull, "m is minutes");
+    CHECK(rp_parse_duration("1.5ns", &v) == -1, "a fraction of a ns is refused");
+    CHECK(rp_parse_duration("1.000000000000000000001s", &v) == -1, "a tiny fraction too");
+    CHECK(rp_parse_duration("1.000000000000000000000s", &v) == 0 && v == 1000000000ull,
+          "trailing zeros are whole");
+    CHECK(rp_parse_duration("10", &v) == -1, "a bare number is refused");
+    CHECK(rp_parse_duration("-1s", &v) == -1 && rp_parse_duration("+1s", &v) == -1,
+          "signs refused");
+    CHECK(rp_parse_duration("1e3ms", &v) == -1 && rp_parse_duration(".5s", &v) == -1 &&
+          rp_parse_duration("1.s", &v) == -1 && rp_parse_duration("1..5s", &v) == -1,
+          "exponents and bare points refused");
+    CHECK(rp_parse_duration("18446744073709551615ns", &v) == 0 && v == UINT64_MAX, "max");
+    CHECK(rp_parse_duration("18446744073709551616ns", &v) == -1, "max + 1");
+    CHECK(rp_parse_size("1.5M", &v) == 0 && v == 1572864, "1.5M");
+    CHECK(rp_parse_size("512KiB", &v) == 0 && v == 524288, "512KiB");
+    CHECK(rp_parse_size("4096bytes", &v) == 0 && v == 4096, "4096bytes");
+    CHECK(rp_parse_size("1t", &v) == 0 && v == 1ull << 40, "1t");
+    CHECK(rp_parse_size("0.3k", &v) == -1, "a fraction of a byte is refused");
+    CHECK(rp_parse_size("1.5", &v) == -1, "1.5 bytes refused");
+    CHECK(rp_parse_size("4096", &v) == 0 && v == 4096, "bare bytes");
+    CHECK(rp_parse_size("5x", &v) == -1 && rp_parse_size("", &v) == -1 &&
+          rp_parse_size("k", &v) == -1 && rp_parse_size("4i", &v) == -1, "garbage refused");
 }
 
 struct help_ctx { char text[8192]; size_t n; };

@@ -25,8 +25,6 @@
 #include <sys/un.h>
 
 #define JV_DEPTH_MAX 64
-/* Replies are at most 1 MiB (RP_CONTROL_REPLY_MAX in src/control.h). */
-#define REPLY_MAX ((size_t)1 << 20)
 
 __attribute__((format(printf, 3, 4)))
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -580,11 +578,11 @@ int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms
         }
         set_timeouts(fd, (int)(deadline - now));
         if (len == cap) {
-            if (cap > REPLY_MAX) {
+            if (cap > (size_t)RP_CONTROL_REPLY_MAX) {
                 free(buf);
                 close(fd);
                 return fail(err, errlen, "reply from %s is longer than %zu bytes",
-                            socket_path, REPLY_MAX);
+                            socket_path, (size_t)RP_CONTROL_REPLY_MAX);
             }
             char *nb = realloc(buf, cap * 2);
             if (!nb) {

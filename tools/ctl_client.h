@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "ringprof/control.h"
 #include "ringprof/trust.h"
 
 /* ------------------------------------------------------------------ JSON -- */

@@ -13,27 +13,6 @@
 #include <strings.h>
 #include <time.h>
 
-int rp_parse_duration(const char *s, uint64_t *ns)
-{
-    static const struct { const char *unit; double mul; } units[] = {
-        {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9},
-    };
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno || v < 0 || !isfinite(v))
-        return -1;
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (strcmp(end, units[i].unit))
-            continue;
-        if (v * units[i].mul > 9e18)
-            return -1;
-        *ns = (uint64_t)llround(v * units[i].mul);
-        return 0;
-    }
-    return -1;
-}
-
 /* "2026-11-21T06:02:03Z", "2026-11-21 06:02:03.25", always UTC. */
 static int parse_wall(const char *s, uint64_t *ns)
 {
@@ -85,31 +64,6 @@ uint64_t rp_resolve_time(const struct rp_time_spec *t, uint64_t first, uint64_t 
     if (t->rel > 0)
         return first + t->dur;
     return last > t->dur ? last - t->dur : 1;
-}
-
-int rp_parse_size(const char *s, uint64_t *bytes)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno || v < 0 || !isfinite(v) || s[0] == '-')
-        return -1;
-    double mul = 1;
-    switch (*end) {
-    case 'k': case 'K': mul = 1024.0; end++; break;
-    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-    default: break;
-    }
-    /* "512k", "512KiB", "512kB" and "512K" read alike. */
-    if (*end == 'i')
-        end++;
-    if (*end && strcasecmp(end, "b") && strcasecmp(end, "bytes"))
-        return -1;
-    if (v * mul > 9e18)
-        return -1;
-    *bytes = (uint64_t)llround(v * mul);
-    return 0;
 }
 
 int rp_parse_positive(const char *s, size_t *out)

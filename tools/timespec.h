@@ -14,15 +14,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ringprof/units.h"   /* rp_parse_duration, rp_parse_size: the shared grammar */
+
 struct rp_time_spec {
     int set, rel;        /* rel: +1 from the start, -1 before the end, 0 absolute */
     uint64_t wall;       /* absolute: CLOCK_REALTIME ns                           */
     uint64_t dur;        /* relative: ns                                          */
 };
-
-/* "1.5s", "250ms", "2m": a non-negative number with a unit ns, us, ms, s, m, h.
- * @return 0, or -1 when `s` is not such a duration (or exceeds 9e18 ns). */
-int rp_parse_duration(const char *s, uint64_t *ns);
 
 /* An absolute or relative time into *t (t->set = 1). @return 0 or -1. */
 int rp_parse_time(const char *s, struct rp_time_spec *t);
@@ -30,10 +28,6 @@ int rp_parse_time(const char *s, struct rp_time_spec *t);
 /* The wall-clock ns of `t` for inputs whose samples span [first, last]; 0 when
  * t is not set (unbounded). A relative end before the start resolves to 1. */
 uint64_t rp_resolve_time(const struct rp_time_spec *t, uint64_t first, uint64_t last);
-
-/* "1048576", "512k", "1.5M", "2G" (binary multiples; "KiB", "MB" and the like
- * are read the same way). @return 0, or -1 when `s` is not a size. */
-int rp_parse_size(const char *s, uint64_t *bytes);
 
 /* A positive integer that fits a size_t ("20"; not "0", "-1", "1.5", "2x").
  * @return 0, or -1. */

@@ -196,6 +196,18 @@ const char *rp_chunk_writer_path(const struct rp_chunk_writer *w);
 /* Monotonic ns at which the writer was opened (its RP_META_START_MONO). */
 uint64_t rp_chunk_writer_start_mono(const struct rp_chunk_writer *w);
 
+/*
+ * A segment's payload as the writer compresses it: one LZ4 frame of 256 KiB
+ * linked blocks with its content size and content checksum (format.h).
+ * rp_chunk_segment_bound is the most rp_chunk_segment_compress can write for
+ * `len` bytes; rp_chunk_segment_compress returns the frame's size, or 0 when
+ * `cap` is too small. The writer uses these, and so does the fuzzers' mutator
+ * (tests/fuzz/chunk_mutator.c), so a re-compressed segment is one the writer
+ * could have written. Pure; any thread.
+ */
+size_t rp_chunk_segment_bound(size_t len);
+size_t rp_chunk_segment_compress(void *dst, size_t cap, const void *src, size_t len);
+
 /* ------------------------------------------------------------------ reader -- */
 
 struct rp_reader;

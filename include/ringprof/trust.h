@@ -41,25 +41,11 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "ringprof/control.h"   /* the discovery directory's names */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* The discovery directory of uid U: the agent's "<pid>.json", "<pid>.attach-error"
- * and, when the recording directory's path is too long, "<pid>.sock". The agent
- * creates it with mode 0700 and writes nothing into it unless it is trusted for
- * its own uid; the tools read it only when it is trusted for U. */
-#define RP_DISCOVERY_DIR_FMT    "/tmp/ringprof-%u"
-#define RP_DISCOVERY_DIR_PREFIX "/tmp/ringprof-"
-#define RP_DISCOVERY_SUFFIX     ".json"
-#define RP_ATTACH_ERROR_SUFFIX  ".attach-error"
-
-/* What a tool reads of the files in it, at most. A discovery file is one line of
- * JSON with the option string (at most 2047 bytes) and the main class and
- * arguments (at most 1023) in it: 64 KiB is ample. An attach error is one line
- * the agent cuts at 1023 bytes. A larger file is not ours and is not read. */
-#define RP_DISCOVERY_FILE_MAX   (64 * 1024)
-#define RP_ATTACH_ERROR_MAX     1024
 
 /* The private subdirectory the agent records into when dir= names a sticky
  * directory that others may write (dir=/tmp): "<dir>/ringprof-<uid>". In /tmp it

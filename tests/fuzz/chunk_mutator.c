@@ -23,6 +23,7 @@
 
 #include <lz4frame.h>
 
+#include "ringprof/chunk.h"
 #include "ringprof/format.h"
 #include "../../recorder/crc32c.h"
 
@@ -138,17 +139,11 @@ static size_t mutate_segment(uint8_t *d, size_t n, size_t max, const struct seg 
     if (LZ4F_isError(ret) || ret != 0)
         goto done;   /* not a whole, valid frame: leave it to byte mutation */
     size_t len = LLVMFuzzerMutate(raw, dsz, cap);
-    LZ4F_preferences_t prefs;   /* as the writer makes them (chunk_writer.c) */
-    memset(&prefs, 0, sizeof prefs);
-    prefs.frameInfo.blockSizeID = LZ4F_max256KB;
-    prefs.frameInfo.blockMode = LZ4F_blockLinked;
-    prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
-    prefs.frameInfo.contentSize = len;
-    size_t bound = LZ4F_compressFrameBound(len, &prefs);
+    size_t bound = rp_chunk_segment_bound(len);   /* as the writer compresses */
     if (!(out = malloc(RP_SEG_HEADER_LEN + bound)))
         goto done;
-    size_t c = LZ4F_compressFrame(out + RP_SEG_HEADER_LEN, bound, raw, len, &prefs);
-    if (LZ4F_isError(c))
+    size_t c = rp_chunk_segment_compress(out + RP_SEG_HEADER_LEN, bound, raw, len);
+    if (c == 0)
         goto done;
     memcpy(out, hdr, RP_SEG_HEADER_LEN);
     put_le32(out + 12, (uint32_t)len);

@@ -1,0 +1,47 @@
+/*
+ * ringprof/control.h — what the agent's control socket and the tools agree on:
+ * the protocol's version and size limits, and where an agent announces itself.
+ *
+ * The protocol itself (commands, replies, errors) is docs/control.md; the agent
+ * parses requests in src/control_proto.c and serves them in src/control.c, the
+ * tools speak it in tools/ctl_client.c. Both sides include this header, so a limit
+ * changed here changes on both. Plain constants; nothing to link.
+ */
+#ifndef RINGPROF_CONTROL_H
+#define RINGPROF_CONTROL_H
+
+/* The protocol version, sent in every reply. Adding a command, a reply field or
+ * an accepted value keeps it; removing or changing the meaning of anything raises
+ * it (docs/control.md, "Versioning"). */
+#define RP_CONTROL_PROTOCOL 1
+
+/* The longest request line, its "\n" included. Requests are a few words; 4 KiB
+ * leaves room for any future argument while bounding what a client can make the
+ * server hold (one such buffer per connection). */
+#define RP_CONTROL_REQUEST_MAX 4096
+
+/* The longest reply, its "\n" included. A status reply lists per-thread figures;
+ * 1 MiB holds several thousand threads. The agent turns a larger reply into an
+ * error reply ("reply too large"); a tool refuses to read past it. */
+#define RP_CONTROL_REPLY_MAX (1u << 20)
+
+/* sun_path holds 108 bytes with the NUL, so a socket path has at most 107. */
+#define RP_CONTROL_PATH_MAX 107
+
+/* The discovery directory of uid U: the agent's "<pid>.json", "<pid>.attach-error"
+ * and, when the recording directory's path is too long, "<pid>.sock". The agent
+ * creates it with mode 0700 and writes nothing into it unless it is trusted for
+ * its own uid (ringprof/trust.h); the tools read it only when it is trusted for U. */
+#define RP_DISCOVERY_DIR_FMT    "/tmp/ringprof-%u"
+#define RP_DISCOVERY_DIR_PREFIX "/tmp/ringprof-"
+#define RP_DISCOVERY_SUFFIX     ".json"
+#define RP_ATTACH_ERROR_SUFFIX  ".attach-error"
+
+/* What a tool reads of the files in it, at most. A discovery file is one line of
+ * JSON with the option string (at most 2047 bytes) and the main class and
+ * arguments (at most 1023) in it: 64 KiB is ample. An attach error is one line
+ * the agent cuts at 1023 bytes. A larger file is not ours and is not read. */
+#define RP_DISCOVERY_FILE_MAX   (64 * 1024)
+#define RP_ATTACH_ERROR_MAX     1024
+
+#endif

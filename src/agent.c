@@ -67,7 +67,9 @@
 #include "log.h"
 #include "methods.h"
 #include "options.h"
+#include "threadadopt.h"
 #include "threads.h"
+#include "threadtimer.h"
 #include "unwind.h"
 #include "vmstructs.h"
 

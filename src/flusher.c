@@ -40,6 +40,8 @@
 #include "symbols.h"
 #include "telemetry.h"
 #include "threads.h"
+#include "threadscan.h"
+#include "threadtimer.h"
 #include "u64map.h"
 #include "unwind.h"
 #include "ringprof/events.h"

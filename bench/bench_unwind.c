@@ -11,7 +11,7 @@
  * table's FDEs, rows, bytes (rows, page index and header), bytes per row, the FDEs
  * with a pc the table cannot unwind ("stop") and the CPU time of its build; then
  * the same for every segment of the process, and the CPU and wall time of the
- * whole rp_unwind_refresh (what the agent's start waits for). Each figure comes
+ * whole rp_codemap_refresh (what the agent's start waits for). Each figure comes
  * from a fresh child process, as a table is built once per process; times are the
  * median of 5 children. Then, in this process:
  *   one frame   rp_unwind_native from a made-up frame at a random pc of the first
@@ -33,6 +33,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "../src/codemap.h"
 #include "../src/unwind.h"
 
 #define ROUNDS 5
@@ -91,7 +92,7 @@ static void child(int n, char **libs, int out)
     struct timespec c0, c1;
     uint64_t t0 = now_ns();
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-    if (rp_unwind_refresh() != 1)
+    if (rp_codemap_refresh() != 1)
         _exit(1);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
     uint64_t wall = now_ns() - t0;
@@ -292,7 +293,7 @@ int main(int argc, char **argv)
         return 1;
     for (size_t i = 0; i < evict_bytes; i += 64)
         evict[i] = (uint8_t)i;
-    rp_unwind_refresh();
+    rp_codemap_refresh();
     struct find f = {libs[0], 0, 0};
     dl_iterate_phdr(find_segment, &f);
     struct rp_unwind_stats s0;

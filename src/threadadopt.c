@@ -49,8 +49,8 @@ void rp_threads_adopt(JNIEnv *jni, pid_t tid, JNIEnv *env, jweak thread_ref,
         /* jvmti engine: no tid needed */
         s = rp_threads_add_locked(0, 0, flags, name, env);
     } else if (tid && !rp_threads_is_agent(tid) && !ended_during_adoption_locked(tid)) {
-        s = rp_threads_add_locked(tid, rp_threads_clock(tid), flags | RP_SLOT_REMOTE_TIMER,
-                                  name, env);
+        s = rp_threads_add_locked(tid, rp_threads_clock(tid),
+                                  flags | RP_SLOT_REMOTE_TIMER, name, env);
     }
     if (s) {
         rp_threads_set_name_locked(s, name);

@@ -236,8 +236,8 @@ static struct rp_slot *new_slot_locked(void)
     } else {
         uint32_t idx = atomic_load_explicit(&g_count, memory_order_relaxed);
         if (idx / BLOCK_SLOTS >= MAX_BLOCKS) {
-            rp_threads_log_once_locked(&g_logged_full, "more than %u threads at once: the rest are "
-                        "not sampled", MAX_BLOCKS * BLOCK_SLOTS);
+            rp_threads_log_once_locked(&g_logged_full, "more than %u threads at once: "
+                                       "the rest are not sampled", MAX_BLOCKS * BLOCK_SLOTS);
             return NULL;
         }
         struct rp_slot *b = atomic_load_explicit(&g_blocks[idx / BLOCK_SLOTS],
@@ -275,8 +275,9 @@ no_memory:
      * The count is of failed attempts: rp_threads_scan retries an unsampled
      * thread at every scan, and each failure counts again. */
     g_stats.no_memory++;
-    rp_threads_log_once_locked(&g_logged_memory, "out of memory for a thread's sampling buffers: "
-                    "threads without them are not sampled (counted as threads.no_memory)");
+    rp_threads_log_once_locked(&g_logged_memory, "out of memory for a thread's sampling "
+                               "buffers: threads without them are not sampled (counted "
+                               "as threads.no_memory)");
     return NULL;
 }
 

@@ -11,7 +11,7 @@
  * table's FDEs, rows, bytes (rows, page index and header), bytes per row, the FDEs
  * with a pc the table cannot unwind ("stop") and the CPU time of its build; then
  * the same for every segment of the process, and the CPU and wall time of the
- * whole rp_unwind_refresh (what the agent's start waits for). Each figure comes
+ * whole rp_codemap_refresh (what the agent's start waits for). Each figure comes
  * from a fresh child process, as a table is built once per process; times are the
  * median of 5 children. Then, in this process:
  *   one frame   rp_unwind_native from a made-up frame at a random pc of the first
@@ -33,16 +33,11 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "ringprof/clock.h"
+#include "../src/codemap.h"
 #include "../src/unwind.h"
 
 #define ROUNDS 5
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -89,12 +84,12 @@ static void child(int n, char **libs, int out)
             _exit(1);
         }
     struct timespec c0, c1;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = rp_mono_ns();
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-    if (rp_unwind_refresh() != 1)
+    if (rp_codemap_refresh() != 1)
         _exit(1);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
-    uint64_t wall = now_ns() - t0;
+    uint64_t wall = rp_mono_ns() - t0;
     struct rp_unwind_stats s[65];
     for (int i = 0; i < n && i < 63; i++) {
         struct find f = {libs[i], 0, 0};
@@ -159,9 +154,9 @@ static uint64_t time_walk(void)
     uint64_t pcs[128];
     int trunc;
     getcontext(&uc);
-    uint64_t t0 = now_ns();
+    uint64_t t0 = rp_mono_ns();
     walk_frames = rp_unwind_walk(&uc, pcs, 128, &trunc);
-    return now_ns() - t0;
+    return rp_mono_ns() - t0;
 }
 
 static int by_value(const void *a, const void *b)
@@ -204,9 +199,9 @@ static uint64_t one_frame(uint64_t pc)
                               (uint64_t)(uintptr_t)&fake[512], 0};
     uint64_t pcs[4];
     enum rp_unwind_end end;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = rp_mono_ns();
     rp_unwind_native(&r, pcs, 4, &end);
-    return now_ns() - t0;
+    return rp_mono_ns() - t0;
 }
 
 /* Median ns of a one-frame walk at random pcs of [lo, hi), with warm caches and
@@ -292,7 +287,7 @@ int main(int argc, char **argv)
         return 1;
     for (size_t i = 0; i < evict_bytes; i += 64)
         evict[i] = (uint8_t)i;
-    rp_unwind_refresh();
+    rp_codemap_refresh();
     struct find f = {libs[0], 0, 0};
     dl_iterate_phdr(find_segment, &f);
     struct rp_unwind_stats s0;

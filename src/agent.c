@@ -56,6 +56,7 @@
 #include "alloc.h"
 #include "callstack.h"
 #include "codecache.h"
+#include "codemap.h"
 #include "control.h"
 #include "control_ops.h"
 #include "cputimer.h"
@@ -67,8 +68,9 @@
 #include "log.h"
 #include "methods.h"
 #include "options.h"
+#include "threadadopt.h"
 #include "threads.h"
-#include "unwind.h"
+#include "threadtimer.h"
 #include "vmstructs.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -552,7 +554,7 @@ static void start_locked(JNIEnv *jni, jthread self)
     if (A.async && !vmstructs)
         rp_log("HotSpot VMStructs not usable: Java threads started before the agent "
                "are sampled without Java frames");
-    rp_unwind_refresh();
+    rp_codemap_refresh();
     /* The stubs and the interpreter: the events since load, or, on attach, all of
      * them replayed (a range reported twice is kept once). */
     uint64_t code_low, code_high;

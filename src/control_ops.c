@@ -9,7 +9,7 @@
  * pass) and a per-slot sample count (one relaxed atomic add per sample written).
  *
  * CPU sampling is switched by its timers, not by the handler: "stop cpu" parks
- * every timer (threads.h, rp_threads_set_timers) so no signal is sent at all, and
+ * every timer (threadtimer.h, rp_threads_set_timers) so no signal is sent at all, and
  * "set interval" re-arms them with the new period. The jvmti engine's sampler is
  * paused instead. Allocation sampling is switched with its JVMTI event and
  * interval (alloc.h); those JVMTI calls must come from a thread attached to the
@@ -39,6 +39,7 @@
 #include "lock.h"
 #include "log.h"
 #include "threads.h"
+#include "threadtimer.h"
 
 /* A flush waits this long for the flusher: a pass takes milliseconds, an fsync
  * on a sick disk may take seconds; beyond this the client gets a clear error. */

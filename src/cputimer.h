@@ -51,7 +51,7 @@
  * clock that is armed 100 years away and never fires.
  *
  * Threads: rp_cputimer_init once, before the others. Create, set, delete and
- * alive are called under the thread registry's lock (threads.c), from any thread
+ * alive are called under the thread registry's lock (threadtimer.c), from any thread
  * but a signal handler. rp_cputimer_tag, rp_cputimer_is_timer and
  * rp_cputimer_sample are async-signal-safe: no allocation, no locks, no TLS; three system calls
  * (clock_gettime, read, ioctl) for a perf sample, none for a POSIX one.

@@ -1,6 +1,6 @@
 /*
  * src/elfsyms.h — the function symbols of an ELF file and of its separate debug
- * file, read with bounded reads, for src/symbols.c.
+ * file, read with bounded reads, for the code map (codemap.c).
  *
  * A shared library as distributions ship it is stripped: its .dynsym names the
  * exported functions only, and its static functions (glibc's start_thread, most

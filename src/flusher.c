@@ -28,6 +28,7 @@
 #include "alloc.h"
 #include "classes.h"
 #include "codecache.h"
+#include "codemap.h"
 #include "engine_async.h"
 #include "engine_jvmti.h"
 #include "engine_wall.h"
@@ -40,8 +41,9 @@
 #include "symbols.h"
 #include "telemetry.h"
 #include "threads.h"
+#include "threadscan.h"
+#include "threadtimer.h"
 #include "u64map.h"
-#include "unwind.h"
 #include "ringprof/events.h"
 
 #define DRAIN_NS   100000000ull         /* rings are drained every 100 ms         */
@@ -1423,7 +1425,7 @@ static void JNICALL flusher_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     atomic_store(&g_tid, rp_gettid());
     rp_threads_add_agent(atomic_load(&g_tid));
     if (f->cfg.async) {
-        rp_unwind_refresh();
+        rp_codemap_refresh();
         rp_threads_scan();
     }
     uint64_t start = mono_ns();
@@ -1457,7 +1459,7 @@ static void JNICALL flusher_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         /* A library loaded since the last pass is unknown to the native walker
          * until this runs; the check is O(1) when nothing changed. */
         if (f->cfg.async) {
-            rp_unwind_refresh();
+            rp_codemap_refresh();
             rp_codecache_publish();
         }
         pass(f, flush_now);

@@ -7,16 +7,18 @@
  * unstripped by Debian) names every C++ function, and a GC or JIT thread's stack
  * is meaningless without them; libc.so.6 is stripped, and its static functions
  * (start_thread, clone3) are named only in its separate debug file (libc6-dbg).
- * So: dladdr finds the object (its path and load address); src/elfsyms.c reads
- * the function symbols of the object's file once (its .symtab; else its debug
- * file's .symtab, by build id or .gnu_debuglink, with its .dynsym; else its
- * .dynsym), bounded in size; a pc inside no symbol's extent is named after its
+ * So: the code map (codemap.h) finds the object (its path and load address) and
+ * keeps the function symbols src/elfsyms.c reads from the object's file once
+ * (its .symtab; else its debug file's .symtab, by build id or .gnu_debuglink,
+ * with its .dynsym; else its .dynsym), bounded in size; a pc inside no symbol's extent is named after its
  * object ("[libz.so.1]": one name per object, so stacks through stripped static
  * functions still aggregate) rather than given the nearest preceding symbol's
  * name, which would be a wrong one; a pc in no object is "[unknown]". Objects
  * with no file (the vDSO) fall back to dladdr with its size check. Names are not
  * demangled here (C++ names stay in their _ZN... form; the tool demangles).
- * Results are cached per pc; no file stays open or mapped.
+ * Results are cached per pc; no file stays open or mapped. A pc is named after
+ * the objects loaded when it is first named (the map is refreshed then), and
+ * that name is kept.
  *
  * Threads: the flusher only. Not async-signal-safe.
  */

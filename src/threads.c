@@ -1,15 +1,14 @@
 /*
- * src/threads.c — slot registry, tid table and per-thread CPU timers (threads.h).
+ * src/threads.c — the slot registry and the tid table (threads.h), and the
+ * registry lock the other parts (threads_locked.h) work under.
  *
  * Slots are allocated in blocks of 64 that are never freed; a fixed array of block
  * pointers (published with release stores) gives the handler a lock-free index →
  * slot lookup. Everything else happens under one mutex with short critical
- * sections. A slot moves FREE → LIVE (timer armed) → ENDED (timer deleted) →
- * FREE (released by the flusher after its final drain).
+ * sections. A slot moves FREE → LIVE (timer armed, threadtimer.h) → ENDED (timer
+ * deleted) → FREE (released by the flusher after its final drain).
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,12 +18,16 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
+#include "ringprof/clock.h"
 #include "log.h"
+#include "threadadopt.h"
 #include "threads.h"
+#include "threads_locked.h"
+#include "threadtimer.h"
 
 #define BLOCK_SLOTS 64u
 #define MAX_BLOCKS 4096u                      /* 262144 slots at most            */
-#define TID_TABLE_SIZE (4u << 20)             /* PID_MAX_LIMIT on 64-bit Linux   */
+#define TID_TABLE_SIZE RP_THREADS_TID_LIMIT
 #define SIGVAL_TAG 0x52ull                    /* 'R' in the top byte of a tag   */
 #define GEN_MASK 0xffffffu
 #define MAX_AGENTS 8
@@ -38,7 +41,7 @@ static _Atomic uint32_t *g_tid_table;
 static struct rp_threads_config g_cfg;
 static _Atomic pid_t g_agents[MAX_AGENTS];
 static struct rp_threads_stats g_stats;
-static int g_logged_timer, g_logged_full, g_logged_memory;
+static int g_logged_full, g_logged_memory;
 /* A line to print once the registry lock is released (stderr can block: never
  * write it under the lock). */
 static char g_msg[256];
@@ -47,11 +50,6 @@ static _Atomic int g_msg_pending;
  * its deletion: the JNI calls run without the registry lock, yet a ref is never
  * deleted while it is being used. */
 static pthread_mutex_t g_ref_lock = PTHREAD_MUTEX_INITIALIZER;
-static int g_closed;                          /* disarm_all ran: no new timers    */
-static int g_adopting;                        /* between adopt_begin and _end      */
-static pid_t *g_ended;                        /* tids ended meanwhile with no slot */
-static size_t g_nended, g_capended;
-static int g_parked;                          /* "stop cpu": timers never fire     */
 
 pid_t rp_gettid(void)
 {
@@ -61,6 +59,9 @@ pid_t rp_gettid(void)
 int rp_threads_init(const struct rp_threads_config *cfg, char *err, size_t errlen)
 {
     g_cfg = *cfg;
+    rp_threads_lock();
+    rp_threadtimer_config_locked(cfg->interval_ns);
+    rp_threads_unlock();
     if (g_tid_table)
         return 0;
     void *p = mmap(NULL, TID_TABLE_SIZE * sizeof(uint32_t), PROT_READ | PROT_WRITE,
@@ -107,8 +108,8 @@ struct rp_slot *rp_threads_slot(uint32_t index)
     return b ? &b[index % BLOCK_SLOTS] : NULL;
 }
 
-/* A slot's timer tag (cputimer.h): 'R', its generation and its index. */
-static uint64_t encode(const struct rp_slot *s)
+/* 'R', the slot's generation and its index. */
+uint64_t rp_threads_tag(const struct rp_slot *s)
 {
     uint64_t gen = atomic_load_explicit(&s->gen, memory_order_relaxed) & GEN_MASK;
     return SIGVAL_TAG << 56 | gen << 32 | s->index;
@@ -150,9 +151,22 @@ static void tid_set(pid_t tid, uint32_t v)
 
 /* ------------------------------------------------------- slots, under lock -- */
 
-/* rp_log_once, deferred: the line is kept and printed by log_pending. Lock held. */
-__attribute__((format(printf, 2, 3)))
-static void log_once_locked(int *once, const char *fmt, ...)
+void rp_threads_lock(void)
+{
+    pthread_mutex_lock(&g_lock);
+}
+
+void rp_threads_unlock(void)
+{
+    pthread_mutex_unlock(&g_lock);
+}
+
+struct rp_threads_stats *rp_threads_stats_locked(void)
+{
+    return &g_stats;
+}
+
+void rp_threads_log_once_locked(int *once, const char *fmt, ...)
 {
     if (*once)
         return;
@@ -164,8 +178,7 @@ static void log_once_locked(int *once, const char *fmt, ...)
     atomic_store(&g_msg_pending, 1);
 }
 
-/* Print the line log_once_locked kept, if any. Lock not held. */
-static void log_pending(void)
+void rp_threads_log_pending(void)
 {
     if (!atomic_load_explicit(&g_msg_pending, memory_order_relaxed))
         return;
@@ -223,8 +236,8 @@ static struct rp_slot *new_slot_locked(void)
     } else {
         uint32_t idx = atomic_load_explicit(&g_count, memory_order_relaxed);
         if (idx / BLOCK_SLOTS >= MAX_BLOCKS) {
-            log_once_locked(&g_logged_full, "more than %u threads at once: the rest are "
-                        "not sampled", MAX_BLOCKS * BLOCK_SLOTS);
+            rp_threads_log_once_locked(&g_logged_full, "more than %u threads at once: "
+                                       "the rest are not sampled", MAX_BLOCKS * BLOCK_SLOTS);
             return NULL;
         }
         struct rp_slot *b = atomic_load_explicit(&g_blocks[idx / BLOCK_SLOTS],
@@ -262,12 +275,13 @@ no_memory:
      * The count is of failed attempts: rp_threads_scan retries an unsampled
      * thread at every scan, and each failure counts again. */
     g_stats.no_memory++;
-    log_once_locked(&g_logged_memory, "out of memory for a thread's sampling buffers: "
-                    "threads without them are not sampled (counted as threads.no_memory)");
+    rp_threads_log_once_locked(&g_logged_memory, "out of memory for a thread's sampling "
+                               "buffers: threads without them are not sampled (counted "
+                               "as threads.no_memory)");
     return NULL;
 }
 
-static void set_name_locked(struct rp_slot *s, const char *name)
+void rp_threads_set_name_locked(struct rp_slot *s, const char *name)
 {
     if (!name || strncmp(s->name, name, sizeof s->name - 1) == 0)
         return;
@@ -275,43 +289,14 @@ static void set_name_locked(struct rp_slot *s, const char *name)
     s->name_version++;
 }
 
-static clockid_t thread_clock(pid_t tid)
+clockid_t rp_threads_clock(pid_t tid)
 {
     /* Linux: MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED), see threads.h. */
     return (clockid_t)(((unsigned)~tid << 3) | 4u | 2u);
 }
 
-/* Create and arm the slot's timer (async engine). A thread whose timer another
- * thread makes may die unseen: its timer gets a liveness probe. Lock held, slot
- * LIVE. */
-static int arm_locked(struct rp_slot *s)
-{
-    if (!g_cfg.interval_ns)
-        return 0;
-    if (g_closed) {
-        errno = ESHUTDOWN;
-        return -1;
-    }
-    if (rp_cputimer_create(&s->timer, s->tid, s->cpu_clock, encode(s),
-                           (s->flags & RP_SLOT_REMOTE_TIMER) != 0, g_cfg.interval_ns,
-                           g_parked) != 0)
-        goto fail;
-    atomic_store_explicit(&s->armed, 1, memory_order_release);
-    return 0;
-fail:
-    g_stats.timer_failures++;
-    /* EINVAL, ESRCH: the thread died or is exiting; not worth a line. */
-    if (errno != EINVAL && errno != ESRCH && errno != ESHUTDOWN)
-        log_once_locked(&g_logged_timer, "cannot create a CPU timer for thread %d: %s "
-                    "(threads without one are not sampled)", (int)s->tid,
-                    strerror(errno));
-    return -1;
-}
-
-/* Make a new LIVE slot for `tid` and arm its timer. Everything the handler reads,
- * the JNIEnv included, is in place before the timer can fire. Lock held. */
-static struct rp_slot *add_locked(pid_t tid, clockid_t clock, uint32_t flags,
-                                  const char *name, JNIEnv *env)
+struct rp_slot *rp_threads_add_locked(pid_t tid, clockid_t clock, uint32_t flags,
+                                      const char *name, JNIEnv *env)
 {
     struct rp_slot *s = new_slot_locked();
     if (!s)
@@ -319,10 +304,10 @@ static struct rp_slot *add_locked(pid_t tid, clockid_t clock, uint32_t flags,
     s->tid = tid;
     s->cpu_clock = clock;
     s->flags = flags;
-    set_name_locked(s, name);
+    rp_threads_set_name_locked(s, name);
     atomic_store_explicit(&s->env, env, memory_order_release);
     atomic_store_explicit(&s->state, RP_SLOT_LIVE, memory_order_release);
-    if (tid && arm_locked(s) < 0) {
+    if (tid && rp_threadtimer_arm_locked(s) < 0) {
         atomic_store_explicit(&s->state, RP_SLOT_FREE, memory_order_release);
         push_free(s->index);
         return NULL;
@@ -332,7 +317,7 @@ static struct rp_slot *add_locked(pid_t tid, clockid_t clock, uint32_t flags,
     return s;
 }
 
-static struct rp_slot *live_by_tid_locked(pid_t tid)
+struct rp_slot *rp_threads_live_by_tid_locked(pid_t tid)
 {
     struct rp_slot *s = rp_threads_by_tid(tid);
     if (s && atomic_load(&s->state) == RP_SLOT_LIVE)
@@ -340,13 +325,9 @@ static struct rp_slot *live_by_tid_locked(pid_t tid)
     return NULL;
 }
 
-/* Retire a LIVE slot: delete its timer, mark ENDED. Lock held. */
-static void end_locked(struct rp_slot *s, uint64_t cpu_ns)
+void rp_threads_end_locked(struct rp_slot *s, uint64_t cpu_ns)
 {
-    if (atomic_load(&s->armed)) {
-        rp_cputimer_delete(&s->timer);
-        atomic_store(&s->armed, 0);
-    }
+    rp_threadtimer_delete_locked(s);
     atomic_store_explicit(&s->env, NULL, memory_order_release);
     s->end_cpu_ns = cpu_ns;
     if (s->tid && rp_threads_by_tid(s->tid) == s)
@@ -355,49 +336,17 @@ static void end_locked(struct rp_slot *s, uint64_t cpu_ns)
     g_stats.live--;
 }
 
-/* Is the slot's timer still counting, i.e. does its thread live? (A POSIX CPU
- * timer, or a perf counter's probe, of a dead thread reads disarmed.) Only for
- * RP_SLOT_REMOTE_TIMER slots. Lock held. */
-static int timer_alive_locked(struct rp_slot *s)
+/* The new thread would never be sampled through a dead timer. */
+struct rp_slot *rp_threads_takeover_locked(pid_t tid)
 {
-    return atomic_load(&s->armed) && rp_cputimer_alive(&s->timer);
-}
-
-/* The LIVE slot a starting or adopted thread with `tid` may take over, or NULL.
- * A slot whose timer another thread made (scan, adoption) for an earlier thread
- * with the same tid has a dead timer: the new thread would never be sampled
- * through it, so end it and let the caller make a new one. Lock held. */
-static struct rp_slot *takeover_locked(pid_t tid)
-{
-    struct rp_slot *s = live_by_tid_locked(tid);
-    if (s && (s->flags & RP_SLOT_REMOTE_TIMER) && g_cfg.interval_ns && !g_closed &&
-        !timer_alive_locked(s)) {
-        end_locked(s, s->last_cpu_ns);
+    struct rp_slot *s = rp_threads_live_by_tid_locked(tid);
+    if (s && (s->flags & RP_SLOT_REMOTE_TIMER) && rp_threadtimer_enabled_locked() &&
+        !rp_threadtimer_closed_locked() && !rp_threadtimer_alive_locked(s)) {
+        rp_threads_end_locked(s, s->last_cpu_ns);
         g_stats.retired_by_scan++;
         s = NULL;
     }
     return s;
-}
-
-static int ended_during_adoption_locked(pid_t tid)
-{
-    for (size_t i = 0; i < g_nended; i++)
-        if (g_ended[i] == tid)
-            return 1;
-    return 0;
-}
-
-static void note_ended_locked(pid_t tid)
-{
-    if (g_nended == g_capended) {
-        size_t ncap = g_capended ? g_capended * 2 : 64;
-        pid_t *n = realloc(g_ended, ncap * sizeof *n);
-        if (!n)
-            return;    /* the scan still retires the slot once its timer reads dead */
-        g_ended = n;
-        g_capended = ncap;
-    }
-    g_ended[g_nended++] = tid;
 }
 
 /* ---------------------------------------------------------------- the API -- */
@@ -408,26 +357,23 @@ struct rp_slot *rp_threads_attach_current(JNIEnv *env, jweak thread_ref, const c
     pid_t tid = rp_gettid();
     clockid_t clock;
     if (pthread_getcpuclockid(pthread_self(), &clock) != 0)
-        clock = thread_clock(tid);
+        clock = rp_threads_clock(tid);
     uint32_t flags = RP_SLOT_JAVA | RP_SLOT_FROM_START | (daemon ? RP_SLOT_DAEMON : 0);
-    struct timespec ts;
-    uint64_t start_cpu = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0
-                       ? (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec : 0;
-    uint64_t start_ns = clock_gettime(CLOCK_MONOTONIC, &ts) == 0
-                      ? (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec : 0;
+    uint64_t start_cpu = rp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t start_ns = rp_mono_ns();
     pthread_mutex_lock(&g_lock);
-    struct rp_slot *s = takeover_locked(tid);
+    struct rp_slot *s = rp_threads_takeover_locked(tid);
     if (s) {
         /* The scan (or adoption) got here first: take the slot over. */
         s->flags = (s->flags & ~RP_SLOT_SCANNED) | flags;
-        set_name_locked(s, name);
+        rp_threads_set_name_locked(s, name);
         if (!s->ref) {
             s->ref = thread_ref;
             thread_ref = NULL;
         }
         s->java_tid = java_tid;
     } else {
-        s = add_locked(tid, clock, flags, name, env);
+        s = rp_threads_add_locked(tid, clock, flags, name, env);
         if (s) {
             s->ref = thread_ref;
             s->java_tid = java_tid;
@@ -440,7 +386,7 @@ struct rp_slot *rp_threads_attach_current(JNIEnv *env, jweak thread_ref, const c
         atomic_store_explicit(&s->env, env, memory_order_release);
     }
     pthread_mutex_unlock(&g_lock);
-    log_pending();
+    rp_threads_log_pending();
     if (thread_ref)
         (*env)->DeleteWeakGlobalRef(env, thread_ref);
     return s;
@@ -449,158 +395,14 @@ struct rp_slot *rp_threads_attach_current(JNIEnv *env, jweak thread_ref, const c
 void rp_threads_detach_current(void)
 {
     pid_t tid = rp_gettid();
-    struct timespec ts;
-    uint64_t cpu = 0;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
-        cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    uint64_t cpu = rp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     pthread_mutex_lock(&g_lock);
-    struct rp_slot *s = live_by_tid_locked(tid);
+    struct rp_slot *s = rp_threads_live_by_tid_locked(tid);
     if (s)
-        end_locked(s, cpu);
-    else if (g_adopting)
-        note_ended_locked(tid);
+        rp_threads_end_locked(s, cpu);
+    else
+        rp_threads_adopt_note_end_locked(tid);
     pthread_mutex_unlock(&g_lock);
-}
-
-void rp_threads_adopt(JNIEnv *jni, pid_t tid, JNIEnv *env, jweak thread_ref,
-                      const char *name, int daemon, int64_t java_tid)
-{
-    uint32_t flags = RP_SLOT_JAVA | (daemon ? RP_SLOT_DAEMON : 0);
-    pthread_mutex_lock(&g_lock);
-    struct rp_slot *s = tid ? takeover_locked(tid) : NULL;
-    if (s) {
-        s->flags = (s->flags & ~RP_SLOT_SCANNED) | flags;
-    } else if (!tid && !g_cfg.interval_ns) {
-        s = add_locked(0, 0, flags, name, env);  /* jvmti engine: no tid needed */
-    } else if (tid && !rp_threads_is_agent(tid) && !ended_during_adoption_locked(tid)) {
-        s = add_locked(tid, thread_clock(tid), flags | RP_SLOT_REMOTE_TIMER, name, env);
-    }
-    if (s) {
-        set_name_locked(s, name);
-        if (!s->ref) {
-            s->ref = thread_ref;
-            thread_ref = NULL;
-        }
-        s->java_tid = java_tid;
-        if (env && !atomic_load(&s->env))
-            atomic_store_explicit(&s->env, env, memory_order_release);
-    }
-    pthread_mutex_unlock(&g_lock);
-    log_pending();
-    if (thread_ref && jni)
-        (*jni)->DeleteWeakGlobalRef(jni, thread_ref);
-}
-
-void rp_threads_adopt_begin(void)
-{
-    pthread_mutex_lock(&g_lock);
-    g_adopting = 1;
-    g_nended = 0;
-    pthread_mutex_unlock(&g_lock);
-}
-
-void rp_threads_adopt_end(void)
-{
-    pthread_mutex_lock(&g_lock);
-    /* A thread whose ThreadEnd ran before its adoption: its slot has a timer
-     * that nothing else would delete, on a thread that is gone or going. */
-    for (size_t i = 0; i < g_nended; i++) {
-        struct rp_slot *s = live_by_tid_locked(g_ended[i]);
-        if (s && (s->flags & RP_SLOT_REMOTE_TIMER) && !(s->flags & RP_SLOT_FROM_START))
-            end_locked(s, s->last_cpu_ns);
-    }
-    g_adopting = 0;
-    g_nended = 0;
-    free(g_ended);
-    g_ended = NULL;
-    g_capended = 0;
-    pthread_mutex_unlock(&g_lock);
-}
-
-static void read_comm(pid_t tid, char *out, size_t cap)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
-    out[0] = '\0';
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t n = read(fd, out, cap - 1);
-    close(fd);
-    if (n <= 0) {
-        out[0] = '\0';
-        return;
-    }
-    out[n] = '\0';
-    if (out[n - 1] == '\n')
-        out[n - 1] = '\0';
-}
-
-/* Threads whose timer another thread made (scanned or adopted: no ThreadEnd of
- * ours is sure to end them) that died since the last scan: their CPU timer
- * reads disarmed. */
-static void retire_dead(void)
-{
-    uint32_t n = rp_threads_count();
-    for (uint32_t i = 0; i < n; i++) {
-        struct rp_slot *s = rp_threads_slot(i);
-        if (atomic_load(&s->state) != RP_SLOT_LIVE || !(s->flags & RP_SLOT_REMOTE_TIMER))
-            continue;
-        pthread_mutex_lock(&g_lock);
-        if (atomic_load(&s->state) == RP_SLOT_LIVE && (s->flags & RP_SLOT_REMOTE_TIMER) &&
-            atomic_load(&s->armed) && !timer_alive_locked(s)) {
-            end_locked(s, s->last_cpu_ns);
-            g_stats.retired_by_scan++;
-        }
-        pthread_mutex_unlock(&g_lock);
-    }
-}
-
-/* New names of scanned threads that took samples (they may rename themselves). */
-static void refresh_scanned_names(void)
-{
-    uint32_t n = rp_threads_count();
-    for (uint32_t i = 0; i < n; i++) {
-        struct rp_slot *s = rp_threads_slot(i);
-        if (atomic_load(&s->state) != RP_SLOT_LIVE || !(s->flags & RP_SLOT_SCANNED) ||
-            !s->sampled)
-            continue;
-        s->sampled = 0;
-        char name[RP_THREAD_NAME_MAX];
-        read_comm(s->tid, name, sizeof name);
-        if (name[0])
-            rp_threads_set_name(s, name);
-    }
-}
-
-int rp_threads_scan(void)
-{
-    retire_dead();
-    refresh_scanned_names();
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
-        return 0;
-    int added = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        char *end;
-        long tid = strtol(e->d_name, &end, 10);
-        if (*end || tid <= 0 || tid >= (long)TID_TABLE_SIZE)
-            continue;
-        if (atomic_load(&g_tid_table[tid]) || rp_threads_is_agent((pid_t)tid))
-            continue;
-        char name[RP_THREAD_NAME_MAX];
-        read_comm((pid_t)tid, name, sizeof name);
-        pthread_mutex_lock(&g_lock);
-        if (!atomic_load(&g_tid_table[tid]) &&
-            add_locked((pid_t)tid, thread_clock((pid_t)tid),
-                       RP_SLOT_SCANNED | RP_SLOT_REMOTE_TIMER, name, NULL))
-            added++;
-        pthread_mutex_unlock(&g_lock);
-    }
-    closedir(d);
-    log_pending();
-    return added;
 }
 
 void rp_threads_meta(struct rp_slot *s, struct rp_slot_meta *out)
@@ -618,7 +420,7 @@ void rp_threads_meta(struct rp_slot *s, struct rp_slot_meta *out)
 void rp_threads_set_name(struct rp_slot *s, const char *name)
 {
     pthread_mutex_lock(&g_lock);
-    set_name_locked(s, name);
+    rp_threads_set_name_locked(s, name);
     pthread_mutex_unlock(&g_lock);
 }
 
@@ -656,43 +458,6 @@ void rp_threads_release(JNIEnv *jni, struct rp_slot *s)
     }
 }
 
-void rp_threads_disarm_all(void)
-{
-    pthread_mutex_lock(&g_lock);
-    g_closed = 1;
-    uint32_t n = rp_threads_count();
-    for (uint32_t i = 0; i < n; i++) {
-        struct rp_slot *s = rp_threads_slot(i);
-        if (atomic_load(&s->armed)) {
-            rp_cputimer_delete(&s->timer);
-            atomic_store(&s->armed, 0);
-        }
-    }
-    pthread_mutex_unlock(&g_lock);
-}
-
-int rp_threads_set_timers(uint64_t interval_ns, int parked)
-{
-    pthread_mutex_lock(&g_lock);
-    if (!g_cfg.interval_ns || g_closed || !interval_ns) {
-        pthread_mutex_unlock(&g_lock);
-        return -1;
-    }
-    g_cfg.interval_ns = interval_ns;
-    g_parked = parked;
-    uint32_t n = rp_threads_count();
-    for (uint32_t i = 0; i < n; i++) {
-        struct rp_slot *s = rp_threads_slot(i);
-        if (atomic_load(&s->state) != RP_SLOT_LIVE || !atomic_load(&s->armed))
-            continue;
-        /* A timer whose thread just died may refuse: it reads disarmed and
-         * the scan retires it as before. */
-        rp_cputimer_set(&s->timer, interval_ns, parked);
-    }
-    pthread_mutex_unlock(&g_lock);
-    return 0;
-}
-
 void rp_threads_stats(struct rp_threads_stats *out)
 {
     pthread_mutex_lock(&g_lock);
@@ -706,7 +471,7 @@ uint64_t rp_threads_agent_cpu_ns(void)
     for (int i = 0; i < MAX_AGENTS; i++) {
         pid_t tid = atomic_load_explicit(&g_agents[i], memory_order_relaxed);
         struct timespec ts;
-        if (tid > 0 && clock_gettime(thread_clock(tid), &ts) == 0)
+        if (tid > 0 && clock_gettime(rp_threads_clock(tid), &ts) == 0)
             sum += (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     }
     return sum;

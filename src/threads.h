@@ -1,7 +1,10 @@
 /*
- * src/threads.h — the thread registry: one slot per sampled thread, a tid table,
- * and each thread's CPU timer (made, re-armed and deleted here; the timers
- * themselves, perf_event or POSIX, are cputimer.h's).
+ * src/threads.h — the thread registry: one slot per sampled thread and a tid
+ * table. Its other parts have their own headers: threadtimer.h arms each slot's
+ * CPU timer (the timers themselves, perf_event or POSIX, are cputimer.h's),
+ * threadscan.h finds the threads that never register themselves, threadadopt.h
+ * takes in the Java threads that ran before the agent; threads_locked.h is what
+ * those parts share under the registry lock.
  *
  * A slot holds everything the signal handler touches for one thread: its ring, its
  * timer, its JNIEnv (for AsyncGetCallTrace), preallocated frame buffers and the
@@ -19,11 +22,11 @@
  * Where slots come from:
  *   - ThreadStart (rp_threads_attach_current), on the new Java thread itself: its
  *     own CPU clock, JNIEnv from the event.
- *   - Adoption (rp_threads_adopt): Java threads that existed before the agent
- *     started (attach, or JVM threads started before VMInit); their tid and JNIEnv
- *     come from vmstructs.h.
- *   - The /proc/self/task scan (rp_threads_scan, on the flusher): every other
- *     thread (GC, JIT compilers, VM thread, native threads). These get a timer
+ *   - Adoption (rp_threads_adopt, threadadopt.h): Java threads that existed
+ *     before the agent started (attach, or JVM threads started before VMInit);
+ *     their tid and JNIEnv come from vmstructs.h.
+ *   - The /proc/self/task scan (rp_threads_scan, threadscan.h, on the flusher):
+ *     every other thread (GC, JIT compilers, VM thread, native threads). These get a timer
  *     created from the flusher, targeting that tid (a POSIX timer on its CPU
  *     clock, id ((~tid) << 3) | 6, i.e. CPUCLOCK_PERTHREAD_MASK | CPUCLOCK_SCHED,
  *     or a perf counter with that tid as owner). The scan also retires such
@@ -206,28 +209,6 @@ struct rp_slot *rp_threads_attach_current(JNIEnv *env, jweak thread_ref, const c
  * the slot ENDED. */
 void rp_threads_detach_current(void);
 
-/* rp_threads_adopt_begin / _end bracket the agent's adoption pass. In between,
- * a ThreadEnd (rp_threads_detach_current) that finds no live slot for its tid
- * records the tid: adoption may have read that thread's tid before it ended, and
- * must not arm a timer on a thread whose JavaThread HotSpot is about to free.
- * rp_threads_adopt skips such a tid, and rp_threads_adopt_end ends any adopted
- * slot whose tid is in the set (and forgets the set). Same thread as the adopt
- * calls; not signal-safe. */
-void rp_threads_adopt_begin(void);
-void rp_threads_adopt_end(void);
-
-/* rp_threads_adopt: a Java thread that was running before the agent started.
- * `tid` 0 and `env` NULL are allowed (unknown); with a tid, the timer targets it
- * from the calling thread. `thread_ref` as above; one that is not kept is deleted
- * with `jni` (the caller's JNIEnv). */
-void rp_threads_adopt(JNIEnv *jni, pid_t tid, JNIEnv *env, jweak thread_ref,
-                      const char *name, int daemon, int64_t java_tid);
-
-/* rp_threads_scan: the flusher's /proc/self/task pass: retire scanned threads that
- * are gone, register new ones (name from /proc/self/task/<tid>/comm), refresh the
- * names of scanned threads that `sampled`. @return threads added. */
-int rp_threads_scan(void);
-
 /* Iteration for the flusher and the sampler: indexes 0 .. rp_threads_count()-1. A
  * slot pointer, once returned, stays valid forever. */
 uint32_t rp_threads_count(void);
@@ -243,20 +224,6 @@ jobject rp_threads_local_ref(JNIEnv *jni, struct rp_slot *s);
 /* rp_threads_release: the flusher has drained an ENDED slot for the last time:
  * back to the free list. Deletes its weak ref with `jni` (may be NULL). */
 void rp_threads_release(JNIEnv *jni, struct rp_slot *s);
-
-/* rp_threads_disarm_all: delete every timer (shutdown). After it returns no new
- * timer signal is generated; one already pending may still be delivered, which is
- * why the handler checks the engine's "on" flag first. */
-void rp_threads_disarm_all(void);
-
-/* rp_threads_set_timers: the control socket's "set interval" and "start/stop cpu"
- * (async engine). Re-arms every armed timer with `interval_ns`, or parks it when
- * `parked` (rp_cputimer_set: it never fires, yet its thread still reads as alive,
- * which the scan uses to tell a live scanned thread from a dead one). Timers made
- * later follow the same setting. @return 0, or -1 if there are no timers (jvmti
- * engine) or shutdown began. Any thread but a signal handler; takes the registry
- * lock. */
-int rp_threads_set_timers(uint64_t interval_ns, int parked);
 
 /* Counts since start: slots made, slots reused, threads retired by the scan,
  * timers that could not be created. */

@@ -17,52 +17,30 @@
  * with libunwind kept as the oracle that tests/agent/test_unwind.c compares it to.
  * docs/engines.md has the details.
  *
- * How. Off the hot path (rp_unwind_refresh, on the flusher) dl_iterate_phdr lists
- * the loaded objects' executable segments, and for each segment not seen before
- * the CFI of every FDE in its .eh_frame is run once, start to end, into a compact
- * frame table: sorted rows of (offset, 32-bit rule), each rule saying where the
- * CFA is (rsp or rbp plus an offset, or the x86-64 PLT stub form) and where the
- * caller's rbp is; neighbours with equal rules merge. The segments are published
- * as one immutable, sorted array behind an atomic pointer. The handler looks a pc
- * up in that array (binary search), then in the segment's rows (a page index and
- * a short binary search), and computes the caller's rip/rsp/rbp from the rule: no
- * DWARF decoding at sampling time. What the table cannot express — a CFA
- * expression other than the PLT form (signal trampolines), a return address not
- * at CFA - 8, a pc no FDE covers — is a row that ends the walk at that frame. No
- * allocation, no locks, no syscalls in the handler. docs/engines.md has the
- * table's layout, memory and build time.
+ * How. Off the hot path (rp_codemap_refresh, on the flusher) the code map
+ * (codemap.h) lists the loaded objects' executable segments, and each segment not
+ * seen before gets a frame table (frametab.h): sorted rows of (offset, 32-bit
+ * rule), each rule saying where the CFA is (rsp or rbp plus an offset, or the
+ * x86-64 PLT stub form) and where the caller's rbp is. The handler looks a pc up
+ * in the map's current snapshot (binary search), then in the segment's rows (a
+ * page index and a short binary search), and computes the caller's rip/rsp/rbp
+ * from the rule: no DWARF decoding at sampling time. What the table cannot
+ * express ends the walk at that frame. No allocation, no locks, no syscalls in
+ * the handler. docs/engines.md has the table's layout, memory and build time.
  *
  * Memory safety. The walk reads the interrupted thread's stack and the frame
- * tables, which are never freed (it no longer reads the objects' .eh_frame, so an
- * object unloaded meanwhile cannot fault it). A corrupt stack can fault: callers
- * run the walk under the crash guard (engine_async.c), which turns the fault into
- * a lost sample. The builder reads .eh_frame only within the PT_LOAD segment that
- * holds .eh_frame_hdr, and under dl_iterate_phdr's lock. Sanity checks (the stack must grow towards
- * higher addresses, by less than 16 MiB a frame) stop walks that go astray first.
- * Old module arrays are never freed (a handler may still hold one); a new one is
- * made only when the set of loaded objects changes, so the leak is bounded by the
- * number of dlopen/dlclose events. Tables are never freed either; a segment that
- * is still loaded, or is loaded again at the same address, keeps its table, so
- * they grow only with the distinct (object, address) pairs ever loaded.
+ * tables, which are never freed (it does not read the objects' .eh_frame, so an
+ * object unloaded meanwhile cannot fault it), through a code map snapshot, which
+ * is never freed either. A corrupt stack can fault: callers run the walk under
+ * the crash guard (engine_async.c), which turns the fault into a lost sample.
+ * Sanity checks (the stack must grow towards higher addresses, by less than
+ * 16 MiB a frame) stop walks that go astray first.
  */
 #ifndef RINGPROF_SRC_UNWIND_H
 #define RINGPROF_SRC_UNWIND_H
 
 #include <stdint.h>
 #include <ucontext.h>
-
-/*
- * rp_unwind_refresh: rebuild the module array if objects were loaded or unloaded
- * since the last call (dl_iterate_phdr's adds/subs counters), building the frame
- * tables of the segments that are new (libjvm's: about 1.5 MB, built in about
- * 10 ms; docs/engines.md has the figures; segments already known keep theirs).
- * It holds dl_iterate_phdr's lock while it builds, so no object is unloaded
- * under it.
- * @return 1 if a new array was published, 0 if nothing changed, -1 if memory ran
- * out (the old array stays). Not async-signal-safe; allocates. Callers: agent
- * start, the flusher (calls are serialised by a mutex).
- */
-int rp_unwind_refresh(void);
 
 /* The frame tables' figures. */
 struct rp_unwind_stats {
@@ -75,7 +53,8 @@ struct rp_unwind_stats {
     uint64_t build_ns;   /* CPU time it took to build them (the building thread's) */
 };
 
-/* rp_unwind_stats: the figures of every segment in the current array.
+/* rp_unwind_stats: the figures of every segment in the code map's current
+ * snapshot (codemap.h).
  * rp_unwind_stats_at: those of the one segment that holds `pc`; @return 0, or -1
  * if no loaded object's executable segment holds it (*out zeroed). Not
  * async-signal-safe (they are for the flusher, the tests and the bench). */

@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "../check.h"
+#include "../../src/threadadopt.h"
 #include "../../src/threads.h"
+#include "../../src/threadscan.h"
 
 /* A thread that does what the main thread tells it, one step at a time. */
 enum { CMD_NONE, CMD_DETACH, CMD_ATTACH, CMD_EXIT };

@@ -45,6 +45,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
+#include "../../src/codemap.h"
 #include "../../src/unwind.h"
 #include "unwind_peer.h"
 
@@ -593,7 +594,7 @@ static void on_alarm(int sig)
 }
 
 /* Each crafted function's frame is recorded, then the walk stops there. The CFI is
- * patched before the first rp_unwind_refresh, which builds the tables: the table
+ * patched before the first rp_codemap_refresh, which builds the tables: the table
  * builder is what must not loop. */
 static int test_wrapping_lengths(void)
 {
@@ -604,7 +605,7 @@ static int test_wrapping_lengths(void)
     }
     signal(SIGALRM, on_alarm);
     alarm(5);
-    if (rp_unwind_refresh() != 1) {
+    if (rp_codemap_refresh() != 1) {
         printf("FAIL: no module table\n");
         return 1;
     }
@@ -660,7 +661,7 @@ static int test_refresh_keeps_tables(const char *path)
         printf("FAIL: cannot load %s\n", path);
         return 1;
     }
-    int rc = rp_unwind_refresh();
+    int rc = rp_codemap_refresh();
     rp_unwind_stats(&after);
     if (rc != 1 || rp_unwind_stats_at(l.pc, &late) < 0 || late.fdes == 0 ||
         after.segments != before.segments + 1 || after.fdes != before.fdes + late.fdes ||
@@ -673,7 +674,7 @@ static int test_refresh_keeps_tables(const char *path)
         return 1;
     }
     dlclose(h);
-    rc = rp_unwind_refresh();
+    rc = rp_codemap_refresh();
     rp_unwind_stats(&closed);
     if (rc != 1 || rp_unwind_is_native(l.pc) || closed.segments != before.segments ||
         closed.build_ns != before.build_ns) {

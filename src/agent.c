@@ -52,7 +52,6 @@
 #include <jvmti.h>
 
 #include "ringprof/recording.h"
-#include "agent.h"
 #include "alloc.h"
 #include "callstack.h"
 #include "codecache.h"
@@ -63,6 +62,7 @@
 #include "engine_jvmti.h"
 #include "engine_wall.h"
 #include "flusher.h"
+#include "jthread.h"
 #include "lock.h"
 #include "log.h"
 #include "methods.h"
@@ -91,9 +91,6 @@ static struct {
     struct rp_recording *rec;         /* the flusher's once started: it frees it   */
     char dir[PATH_MAX];               /* rec's directory, for messages after that  */
     _Atomic int state;
-    pthread_mutex_t agent_threads_lock;
-    jobject agent_threads[4];         /* global refs, for ThreadStart to skip       */
-    int nagent_threads;
     jfieldID thread_tid;              /* java.lang.Thread.tid, or NULL              */
     jvmtiCapabilities got;            /* what AddCapabilities granted               */
     struct rp_alloc_config alloc;
@@ -103,8 +100,7 @@ static struct {
                                        * other threads from then on                */
     int start_failed;                 /* start_locked logged why it failed           */
     _Atomic int vm_dead;              /* our VMDeath callback was called             */
-} A = {.agent_threads_lock = PTHREAD_MUTEX_INITIALIZER,
-       .lifecycle_lock = PTHREAD_MUTEX_INITIALIZER};
+} A = {.lifecycle_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ------------------------------------------------------------- helpers -- */
 
@@ -117,45 +113,6 @@ static void help_line(void *arg, const char *line)
         ssize_t w = write(STDERR_FILENO, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
         (void)w;
     }
-}
-
-int rp_agent_run_thread(jvmtiEnv *jvmti, JNIEnv *jni, const char *name,
-                        jvmtiStartFunction proc, void *arg, jint priority,
-                        char *err, size_t errlen)
-{
-    jclass k = (*jni)->FindClass(jni, "java/lang/Thread");
-    jmethodID init = k ? (*jni)->GetMethodID(jni, k, "<init>", "(Ljava/lang/String;)V") : NULL;
-    jstring jname = init ? (*jni)->NewStringUTF(jni, name) : NULL;
-    jobject t = jname ? (*jni)->NewObject(jni, k, init, jname) : NULL;
-    jobject g = t ? (*jni)->NewGlobalRef(jni, t) : NULL;
-    if (!g) {
-        (*jni)->ExceptionClear(jni);
-        snprintf(err, errlen, "cannot create the %s thread object", name);
-        return -1;
-    }
-    pthread_mutex_lock(&A.agent_threads_lock);
-    if (A.nagent_threads < (int)(sizeof A.agent_threads / sizeof A.agent_threads[0]))
-        A.agent_threads[A.nagent_threads++] = g;
-    pthread_mutex_unlock(&A.agent_threads_lock);
-    jvmtiError e = (*jvmti)->RunAgentThread(jvmti, g, proc, arg, priority);
-    (*jni)->DeleteLocalRef(jni, t);
-    (*jni)->DeleteLocalRef(jni, jname);
-    (*jni)->DeleteLocalRef(jni, k);
-    if (e != JVMTI_ERROR_NONE) {
-        snprintf(err, errlen, "cannot start the %s thread (JVMTI error %d)", name, (int)e);
-        return -1;
-    }
-    return 0;
-}
-
-static int is_agent_thread(JNIEnv *jni, jthread t)
-{
-    int yes = 0;
-    pthread_mutex_lock(&A.agent_threads_lock);
-    for (int i = 0; i < A.nagent_threads && !yes; i++)
-        yes = (*jni)->IsSameObject(jni, A.agent_threads[i], t);
-    pthread_mutex_unlock(&A.agent_threads_lock);
-    return yes;
 }
 
 static int64_t java_tid(JNIEnv *jni, jthread t)
@@ -197,7 +154,7 @@ static char *thread_info(JNIEnv *jni, jthread t, int *daemon)
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)jvmti;
-    if (atomic_load(&A.state) != AGENT_RUNNING || is_agent_thread(jni, thread))
+    if (atomic_load(&A.state) != AGENT_RUNNING || rp_jthread_is_agent(jni, thread))
         return;
     int daemon;
     char *name = thread_info(jni, thread, &daemon);
@@ -504,7 +461,7 @@ static void adopt_threads(JNIEnv *jni, int vmstructs)
     }
     for (jint i = 0; i < n; i++) {
         jthread t = threads[i];
-        if (!is_agent_thread(jni, t)) {
+        if (!rp_jthread_is_agent(jni, t)) {
             int daemon;
             char *name = thread_info(jni, t, &daemon);
             uint64_t jt = vmstructs ? rp_vmstructs_java_thread(jni, t) : 0;

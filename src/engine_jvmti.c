@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent.h"
 #include "engine_jvmti.h"
+#include "jthread.h"
 #include "log.h"
 #include "sample.h"
 #include "threads.h"
@@ -141,7 +141,7 @@ int rp_jvmti_start(jvmtiEnv *jvmti, JNIEnv *jni, const struct rp_jvmti_config *c
         return -1;
     }
     atomic_store(&g_running, 1);
-    if (rp_agent_run_thread(jvmti, jni, "ringprof-sampler", sampler_main, NULL,
+    if (rp_jthread_run(jvmti, jni, "ringprof-sampler", sampler_main, NULL,
                             JVMTI_THREAD_MAX_PRIORITY, err, errlen) < 0) {
         atomic_store(&g_running, 0);
         return -1;

@@ -19,9 +19,9 @@
 #include <sys/uio.h>
 
 #include "ringprof/events.h"
-#include "agent.h"
 #include "engine_wall.h"
 #include "flusher.h"
+#include "jthread.h"
 #include "sample.h"
 #include "threads.h"
 
@@ -504,7 +504,7 @@ int rp_wall_launch(JNIEnv *jni, char *err, size_t errlen)
     atomic_store(&W.resume_ns, mono_ns());
     atomic_store(&W.on, 1);
     atomic_store(&W.running, 1);
-    if (rp_agent_run_thread(W.jvmti, jni, "ringprof-wall", sampler_main, NULL,
+    if (rp_jthread_run(W.jvmti, jni, "ringprof-wall", sampler_main, NULL,
                             JVMTI_THREAD_MAX_PRIORITY, err, errlen) < 0) {
         /* The ring stays: the flusher may already look at it (it is empty). */
         atomic_store(&W.running, 0);

@@ -24,7 +24,6 @@
 #include <time.h>
 
 #include "ringprof/events.h"
-#include "agent.h"
 #include "alloc.h"
 #include "classes.h"
 #include "codecache.h"
@@ -32,6 +31,7 @@
 #include "engine_jvmti.h"
 #include "engine_wall.h"
 #include "flusher.h"
+#include "jthread.h"
 #include "lock.h"
 #include "log.h"
 #include "methods.h"
@@ -1516,7 +1516,7 @@ int rp_flusher_start(jvmtiEnv *jvmti, JNIEnv *jni, const struct rp_flusher_confi
     pthread_once(&g_conds_once, init_conds);
     atomic_store(&g_period_ns, cfg->interval_ns);
     rp_telemetry_init(jvmti, cfg->telemetry_ns);
-    return rp_agent_run_thread(jvmti, jni, "ringprof-flusher", flusher_main, NULL,
+    return rp_jthread_run(jvmti, jni, "ringprof-flusher", flusher_main, NULL,
                                JVMTI_THREAD_NORM_PRIORITY, err, errlen);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ringprof/clock.h"
 #include "engine_jvmti.h"
 #include "jthread.h"
 #include "log.h"
@@ -23,6 +24,20 @@ static _Atomic uint64_t g_interval_ns;      /* g_cfg's, changeable at run time  
 static jvmtiFrameInfo *g_frames;
 static struct rp_java_frame *g_java;
 
+/* What the sampler keeps of each slot's occupant: its CPU clock at the last
+ * look, and whose it is (the slot's generation + 1; 0: nothing kept), so that a
+ * reused slot starts afresh. One entry per registry slot index, in blocks that
+ * the sampler allocates as the registry grows and never frees; the flusher
+ * reads an entry (rp_jvmti_cpu_ns), so blocks are published with release, and
+ * it takes `cpu_ns` only when `gen1` names the slot's present occupant. */
+struct sampler_slot {
+    _Atomic uint64_t cpu_ns;
+    _Atomic uint32_t gen1;                /* stored after cpu_ns, with release */
+};
+#define SLOT_BLOCK 256u
+#define SLOT_BLOCKS 1024u                /* 262144 slots, the registry's most  */
+static struct sampler_slot *_Atomic g_slots[SLOT_BLOCKS];
+
 struct rp_ring *rp_jvmti_ring(void)
 {
     return g_ring;
@@ -33,47 +48,68 @@ int rp_jvmti_sampler_tid(void)
     return atomic_load(&g_tid);
 }
 
-static uint64_t mono_ns(void)
+/* The sampler's entry for slot `index`; allocated if `make`. NULL: none. */
+static struct sampler_slot *sampler_slot(uint32_t index, int make)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (index / SLOT_BLOCK >= SLOT_BLOCKS)
+        return NULL;
+    struct sampler_slot *_Atomic *bp = &g_slots[index / SLOT_BLOCK];
+    struct sampler_slot *b = atomic_load_explicit(bp, memory_order_acquire);
+    if (!b && make) {
+        b = calloc(SLOT_BLOCK, sizeof *b);        /* the sampler is the only writer */
+        if (b)
+            atomic_store_explicit(bp, b, memory_order_release);
+    }
+    return b ? &b[index % SLOT_BLOCK] : NULL;
+}
+
+uint64_t rp_jvmti_cpu_ns(const struct rp_slot *s)
+{
+    struct sampler_slot *k = sampler_slot(s->index, 0);
+    if (!k || atomic_load_explicit(&k->gen1, memory_order_acquire) != atomic_load(&s->gen) + 1)
+        return 0;
+    return atomic_load_explicit(&k->cpu_ns, memory_order_relaxed);
 }
 
 /* Sample one slot if its thread used CPU since the last look. */
 static void sample_slot(jvmtiEnv *jvmti, JNIEnv *jni, struct rp_slot *s)
 {
     uint32_t gen = atomic_load(&s->gen);
+    struct sampler_slot *k = sampler_slot(s->index, 1);
+    if (!k)
+        return;
     jobject t = rp_threads_local_ref(jni, s);
     if (!t)
         return;
     jlong cpu = 0;
     if ((*jvmti)->GetThreadCpuTime(jvmti, t, &cpu) != JVMTI_ERROR_NONE || cpu < 0)
         goto out;
-    if (s->sampler_gen != gen + 1) {
+    uint64_t last = atomic_load_explicit(&k->cpu_ns, memory_order_relaxed);
+    if (atomic_load_explicit(&k->gen1, memory_order_relaxed) != gen + 1) {
         /* First look at this occupant: a thread we saw start has used its CPU
          * since its ThreadStart (0 for a new OS thread; more for one that ran
          * before, like the launcher's thread re-attached as DestroyJavaVM,
          * whose earlier CPU was main's and was sampled as main's); one that ran
          * before us starts from now. */
-        s->sampler_gen = gen + 1;
-        s->sampler_cpu_ns = (s->flags & RP_SLOT_FROM_START) ? s->start_cpu_ns : (uint64_t)cpu;
+        last = (s->flags & RP_SLOT_FROM_START) ? s->start_cpu_ns : (uint64_t)cpu;
+        atomic_store_explicit(&k->cpu_ns, last, memory_order_relaxed);
+        atomic_store_explicit(&k->gen1, gen + 1, memory_order_release);
     }
-    if ((uint64_t)cpu <= s->sampler_cpu_ns)
+    if ((uint64_t)cpu <= last)
         goto out;
     if (atomic_load_explicit(&g_paused, memory_order_relaxed)) {
         /* Paused: keep the baseline moving, so the first sample after a
          * restart weighs only the CPU used since. */
-        s->sampler_cpu_ns = (uint64_t)cpu;
+        atomic_store_explicit(&k->cpu_ns, (uint64_t)cpu, memory_order_relaxed);
         goto out;
     }
-    uint64_t weight = (uint64_t)cpu - s->sampler_cpu_ns;
-    s->sampler_cpu_ns = (uint64_t)cpu;
+    uint64_t weight = (uint64_t)cpu - last;
+    atomic_store_explicit(&k->cpu_ns, (uint64_t)cpu, memory_order_relaxed);
     jint n = 0;
     struct rp_sample_hdr h;
     memset(&h, 0, sizeof h);
     h.type = RP_SAMPLE_CPU_JVMTI;
-    h.time = mono_ns();
+    h.time = rp_mono_ns();
     h.weight = weight;
     h.slot = s->index;
     h.gen = gen;

@@ -546,8 +546,8 @@ static uint64_t slot_cpu(struct rp_slot *s)
     struct timespec ts;
     if (s->tid && clock_gettime(s->cpu_clock, &ts) == 0)
         s->last_cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    else if (!s->tid && s->sampler_cpu_ns)
-        s->last_cpu_ns = s->sampler_cpu_ns;      /* jvmti engine, tid unknown */
+    else if (!s->tid && rp_jvmti_cpu_ns(s))
+        s->last_cpu_ns = rp_jvmti_cpu_ns(s);     /* jvmti engine, tid unknown */
     return s->last_cpu_ns;
 }
 

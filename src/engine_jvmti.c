@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ringprof/clock.h"
+#include "engine.h"
 #include "engine_jvmti.h"
 #include "jthread.h"
 #include "log.h"
@@ -203,3 +204,80 @@ void rp_jvmti_set_interval(uint64_t interval_ns)
 {
     atomic_store(&g_interval_ns, interval_ns);
 }
+
+/* ---------------------------------------------------- the cpu kind's entry -- */
+
+/* The cpu kind with this engine (engine.h): "stop cpu" pauses the sampler
+ * (rp_jvmti_pause), "set interval" changes its period. */
+static int kind_start(const struct rp_engine_env *env, char *err, size_t errlen)
+{
+    const struct rp_options *o = env->opt;
+    struct rp_jvmti_config jc = {o->interval_ns, o->depth, o->ring_bytes};
+    return rp_jvmti_start(env->jvmti, env->jni, &jc, err, errlen);
+}
+
+static int kind_on(void)
+{
+    return !atomic_load(&g_paused);
+}
+
+static int kind_in_all(int on)
+{
+    (void)on;
+    return 1;
+}
+
+static int kind_switch(int on, char *err, size_t errlen)
+{
+    (void)err; (void)errlen;
+    rp_jvmti_pause(!on);
+    return 0;
+}
+
+static int kind_set(const struct rp_ctl_setting *set, size_t n, struct rp_engine_saved *saved,
+                    char *err, size_t errlen)
+{
+    (void)err; (void)errlen;
+    uint64_t interval = atomic_load(&g_interval_ns);
+    saved->v[0] = interval;
+    if (rp_engine_setting(set, n, RP_CTL_KEY_INTERVAL, &interval))
+        rp_jvmti_set_interval(interval);
+    return 0;
+}
+
+static void kind_undo(const struct rp_ctl_setting *set, size_t n,
+                      const struct rp_engine_saved *saved)
+{
+    (void)set; (void)n;
+    rp_jvmti_set_interval(saved->v[0]);
+}
+
+static uint64_t kind_period(void)
+{
+    return atomic_load(&g_interval_ns);
+}
+
+static void kind_effective(struct rp_json *j)
+{
+    rp_json_kv_string(j, "engine", "jvmti");
+    rp_json_kv_string(j, "timer", "none");
+    rp_json_kv_u64(j, "interval_ns", atomic_load(&g_interval_ns));
+    rp_json_kv_bool(j, "native", 0);
+}
+
+const struct rp_engine_entry rp_engine_jvmti = {
+    .name = "cpu",
+    .kind = RP_CTL_KIND_CPU,
+    .phase = RP_ENGINE_PHASE_THREAD,
+    .flags = RP_ENGINE_LAST,
+    .start = kind_start,
+    .stop = rp_jvmti_stop,
+    .on = kind_on,
+    .in_all = kind_in_all,
+    .switch_kind = kind_switch,
+    .set = kind_set,
+    .undo = kind_undo,
+    .period = kind_period,
+    .effective = kind_effective,
+    .thread_tid = rp_jvmti_sampler_tid,
+};

@@ -464,7 +464,10 @@ static int load(JavaVM *vm, const char *options, char *err, size_t errlen)
     A.async = A.opt.engine == RP_ENGINE_ASYNC || (A.opt.engine == RP_ENGINE_AUTO && agct);
     if (!A.async && A.opt.engine == RP_ENGINE_AUTO)
         rp_log("AsyncGetCallTrace not found: using engine=jvmti (safepoint-biased)");
-    rp_engines_select(A.async);
+    const struct rp_engine_entry *engines[] = {
+        A.async ? &rp_engine_async : &rp_engine_jvmti, &rp_engine_alloc, &rp_engine_lock,
+        &rp_engine_wall};
+    rp_engines_set(engines, sizeof engines / sizeof engines[0]);
     if (A.async && rp_async_check_signal(A.opt.signal, err, errlen) != 0)
         return LOAD_REFUSED;
     /* Before the recording, whose metadata names the source. */

@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ringprof/clock.h"
@@ -240,7 +239,7 @@ static size_t request_order(const struct rp_engine_entry **out)
  * it (engine.h, in_all). Naming a kind that is unavailable is an error. */
 static int switch_kinds(unsigned kinds, int on, char *err, size_t errlen)
 {
-    const struct rp_engine_entry *e[8];
+    const struct rp_engine_entry *e[RP_ENGINES_MAX];
     size_t n = request_order(e);
     if (kinds == 0)
         kinds = RP_CTL_KIND_ALL;
@@ -269,8 +268,8 @@ static int op_set(void *ctx, const struct rp_ctl_setting *set, size_t n, char *e
                   size_t errlen)
 {
     (void)ctx;
-    const struct rp_engine_entry *e[8];
-    struct rp_engine_saved saved[8];
+    const struct rp_engine_entry *e[RP_ENGINES_MAX];
+    struct rp_engine_saved saved[RP_ENGINES_MAX];
     size_t ne = request_order(e);
     for (size_t i = 0; i < ne; i++) {
         if (!e[i]->set || e[i]->set(set, n, &saved[i], err, errlen) == 0)

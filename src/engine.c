@@ -1,23 +1,19 @@
 /*
- * src/engine.c — the engine table (see engine.h): which entries, in which
- * order, and the small helpers the entries share.
+ * src/engine.c — the engine table (see engine.h) and the small helpers the
+ * entries share. It names no engine: the lifecycle adds the entries.
  */
 #include <time.h>
 
 #include "engine.h"
 
-#define NENGINES 4
-
-static const struct rp_engine_entry *g_table[NENGINES];
+static const struct rp_engine_entry *g_table[RP_ENGINES_MAX];
 static size_t g_n;
 
-void rp_engines_select(int async)
+void rp_engines_set(const struct rp_engine_entry *const *e, size_t n)
 {
-    g_table[0] = async ? &rp_engine_async : &rp_engine_jvmti;
-    g_table[1] = &rp_engine_alloc;
-    g_table[2] = &rp_engine_lock;
-    g_table[3] = &rp_engine_wall;
-    g_n = NENGINES;
+    g_n = n < RP_ENGINES_MAX ? n : RP_ENGINES_MAX;
+    for (size_t i = 0; i < g_n; i++)
+        g_table[i] = e[i];
 }
 
 const struct rp_engine_entry *const *rp_engines(size_t *n)

@@ -7,9 +7,10 @@
  * for cpu, whichever engine= resolved to; rp_engine_alloc, rp_engine_lock,
  * rp_engine_wall) and owns everything behind it: its configuration (read from
  * the options at start), its switch, its `set` keys and its part of the status
- * reply. The agent picks the cpu entry once (rp_engines_select); the table's
- * order, cpu alloc lock wall, is the order of the control protocol's kind bits
- * and of the status reply.
+ * reply. The agent's lifecycle builds the table at load (rp_engines_set), with
+ * the cpu entry of the engine it resolved; the table's order, cpu alloc lock
+ * wall, is the order of the control protocol's kind bits and of the status
+ * reply.
  *
  * Engines never call up into the flusher or the lifecycle: what they need of
  * them comes in struct rp_engine_env at start — a wake-up for the flusher and a
@@ -129,9 +130,11 @@ struct rp_engine_entry {
 extern const struct rp_engine_entry rp_engine_async, rp_engine_jvmti, rp_engine_alloc,
                               rp_engine_lock, rp_engine_wall;
 
-/* Build the table: the cpu kind by the resolved engine (async or jvmti), then
- * alloc, lock, wall. Lifecycle thread, before any other function here. */
-void rp_engines_select(int async);
+/* Set the table (copied; at most RP_ENGINES_MAX entries). The lifecycle sets
+ * it at load: the cpu kind by the resolved engine (async or jvmti), then alloc,
+ * lock, wall. Lifecycle thread, before any other function here. */
+#define RP_ENGINES_MAX 8
+void rp_engines_set(const struct rp_engine_entry *const *e, size_t n);
 
 /* The table, in order (cpu first); *n gets its length. Before select: empty. */
 const struct rp_engine_entry *const *rp_engines(size_t *n);

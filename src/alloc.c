@@ -580,7 +580,7 @@ void rp_alloc_stats(struct rp_alloc_stats *out)
 /* The alloc kind (engine.h). Its switch and interval are JVMTI calls, which the
  * control server's thread may not make: they run through env->call, with the
  * argument as a value in the pointer (a call that times out still runs later). */
-static const struct rp_engine_env *g_env;
+static const struct rp_engine_env *_Atomic g_env;   /* set before the events are on */
 
 static void wake_flusher(void)
 {

@@ -365,7 +365,7 @@ void rp_lock_stats(struct rp_lock_stats *out)
 /* The lock kind (engine.h). Its switch makes JVMTI calls (the events, and the
  * capability the first time), which run through env->call; the threshold is
  * only stored, so `set lock=` is answered on the caller's thread. */
-static const struct rp_engine_env *g_env;
+static const struct rp_engine_env *_Atomic g_env;   /* set before the events are on */
 
 static void wake_flusher(void)
 {

@@ -52,7 +52,6 @@
 #include <jvmti.h>
 
 #include "ringprof/recording.h"
-#include "agent.h"
 #include "alloc.h"
 #include "callstack.h"
 #include "codecache.h"
@@ -60,10 +59,10 @@
 #include "control.h"
 #include "control_ops.h"
 #include "cputimer.h"
+#include "engine.h"
 #include "engine_async.h"
-#include "engine_jvmti.h"
-#include "engine_wall.h"
 #include "flusher.h"
+#include "jthread.h"
 #include "lock.h"
 #include "log.h"
 #include "methods.h"
@@ -93,9 +92,6 @@ static struct {
     struct rp_recording *rec;         /* the flusher's once started: it frees it   */
     char dir[PATH_MAX];               /* rec's directory, for messages after that  */
     _Atomic int state;
-    pthread_mutex_t agent_threads_lock;
-    jobject agent_threads[4];         /* global refs, for ThreadStart to skip       */
-    int nagent_threads;
     jfieldID thread_tid;              /* java.lang.Thread.tid, or NULL              */
     jvmtiCapabilities got;            /* what AddCapabilities granted               */
     struct rp_alloc_config alloc;
@@ -105,10 +101,55 @@ static struct {
                                        * other threads from then on                */
     int start_failed;                 /* start_locked logged why it failed           */
     _Atomic int vm_dead;              /* our VMDeath callback was called             */
-} A = {.agent_threads_lock = PTHREAD_MUTEX_INITIALIZER,
-       .lifecycle_lock = PTHREAD_MUTEX_INITIALIZER};
+    struct rp_engine_env env;         /* what the engines get at start               */
+    int phases_begun;                 /* engine phases whose start was entered       */
+} A = {.lifecycle_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ------------------------------------------------------------- helpers -- */
+
+/* An engine's JVMTI call waits this long for the flusher: a pass takes
+ * milliseconds, an fsync on a sick disk may take seconds; beyond this the
+ * control client gets a clear error. */
+#define ENGINE_CALL_WAIT_MS 10000
+
+/* env.call of the engines: the flusher is the agent's thread attached to the
+ * JVM that takes work from others (rp_flusher_call). */
+static int call_on_flusher(rp_engine_jvm_fn fn, void *arg, char *err, size_t errlen)
+{
+    return rp_flusher_call(fn, arg, ENGINE_CALL_WAIT_MS, err, errlen);
+}
+
+/* Start every engine of `phase`, in table order. @return 0, or -1 with err. */
+static int start_engines(enum rp_engine_phase phase, char *err, size_t errlen)
+{
+    size_t n;
+    const struct rp_engine_entry *const *e = rp_engines(&n);
+    A.phases_begun = (int)phase + 1;
+    for (size_t i = 0; i < n; i++)
+        if (e[i]->phase == phase && e[i]->start(&A.env, err, errlen) != 0)
+            return -1;
+    return 0;
+}
+
+/* Stop every engine of `phase` (each stop is safe on an engine not started). */
+static void stop_engines(enum rp_engine_phase phase, unsigned wait_ms)
+{
+    size_t n;
+    const struct rp_engine_entry *const *e = rp_engines(&n);
+    for (size_t i = 0; i < n; i++)
+        if (e[i]->phase == phase)
+            e[i]->stop(wait_ms);
+}
+
+/* Stop the engines of every phase begun, the last phase first. */
+static void stop_engines_begun(unsigned wait_ms)
+{
+    for (int p = A.phases_begun - 1; p >= 0; p--) {
+        if (p == RP_ENGINE_PHASE_SIGNAL)
+            rp_threads_disarm_all();      /* no timer fires once the handler is off */
+        stop_engines((enum rp_engine_phase)p, wait_ms);
+    }
+}
 
 static void help_line(void *arg, const char *line)
 {
@@ -119,45 +160,6 @@ static void help_line(void *arg, const char *line)
         ssize_t w = write(STDERR_FILENO, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
         (void)w;
     }
-}
-
-int rp_agent_run_thread(jvmtiEnv *jvmti, JNIEnv *jni, const char *name,
-                        jvmtiStartFunction proc, void *arg, jint priority,
-                        char *err, size_t errlen)
-{
-    jclass k = (*jni)->FindClass(jni, "java/lang/Thread");
-    jmethodID init = k ? (*jni)->GetMethodID(jni, k, "<init>", "(Ljava/lang/String;)V") : NULL;
-    jstring jname = init ? (*jni)->NewStringUTF(jni, name) : NULL;
-    jobject t = jname ? (*jni)->NewObject(jni, k, init, jname) : NULL;
-    jobject g = t ? (*jni)->NewGlobalRef(jni, t) : NULL;
-    if (!g) {
-        (*jni)->ExceptionClear(jni);
-        snprintf(err, errlen, "cannot create the %s thread object", name);
-        return -1;
-    }
-    pthread_mutex_lock(&A.agent_threads_lock);
-    if (A.nagent_threads < (int)(sizeof A.agent_threads / sizeof A.agent_threads[0]))
-        A.agent_threads[A.nagent_threads++] = g;
-    pthread_mutex_unlock(&A.agent_threads_lock);
-    jvmtiError e = (*jvmti)->RunAgentThread(jvmti, g, proc, arg, priority);
-    (*jni)->DeleteLocalRef(jni, t);
-    (*jni)->DeleteLocalRef(jni, jname);
-    (*jni)->DeleteLocalRef(jni, k);
-    if (e != JVMTI_ERROR_NONE) {
-        snprintf(err, errlen, "cannot start the %s thread (JVMTI error %d)", name, (int)e);
-        return -1;
-    }
-    return 0;
-}
-
-static int is_agent_thread(JNIEnv *jni, jthread t)
-{
-    int yes = 0;
-    pthread_mutex_lock(&A.agent_threads_lock);
-    for (int i = 0; i < A.nagent_threads && !yes; i++)
-        yes = (*jni)->IsSameObject(jni, A.agent_threads[i], t);
-    pthread_mutex_unlock(&A.agent_threads_lock);
-    return yes;
 }
 
 static int64_t java_tid(JNIEnv *jni, jthread t)
@@ -199,7 +201,7 @@ static char *thread_info(JNIEnv *jni, jthread t, int *daemon)
 static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread)
 {
     (void)jvmti;
-    if (atomic_load(&A.state) != AGENT_RUNNING || is_agent_thread(jni, thread))
+    if (atomic_load(&A.state) != AGENT_RUNNING || rp_jthread_is_agent(jni, thread))
         return;
     int daemon;
     char *name = thread_info(jni, thread, &daemon);
@@ -464,6 +466,10 @@ static int load(JavaVM *vm, const char *options, char *err, size_t errlen)
     A.async = A.opt.engine == RP_ENGINE_ASYNC || (A.opt.engine == RP_ENGINE_AUTO && agct);
     if (!A.async && A.opt.engine == RP_ENGINE_AUTO)
         rp_log("AsyncGetCallTrace not found: using engine=jvmti (safepoint-biased)");
+    const struct rp_engine_entry *engines[] = {
+        A.async ? &rp_engine_async : &rp_engine_jvmti, &rp_engine_alloc, &rp_engine_lock,
+        &rp_engine_wall};
+    rp_engines_set(engines, sizeof engines / sizeof engines[0]);
     if (A.async && rp_async_check_signal(A.opt.signal, err, errlen) != 0)
         return LOAD_REFUSED;
     /* Before the recording, whose metadata names the source. */
@@ -506,7 +512,7 @@ static void adopt_threads(JNIEnv *jni, int vmstructs)
     }
     for (jint i = 0; i < n; i++) {
         jthread t = threads[i];
-        if (!is_agent_thread(jni, t)) {
+        if (!rp_jthread_is_agent(jni, t)) {
             int daemon;
             char *name = thread_info(jni, t, &daemon);
             uint64_t jt = vmstructs ? rp_vmstructs_java_thread(jni, t) : 0;
@@ -582,14 +588,12 @@ static void start_locked(JNIEnv *jni, jthread self)
             ;
     }
 #endif
-    if (A.async) {
-        /* The handler must be in place before the first timer can fire (the
-         * default action of SIGPROF kills the process). */
-        struct rp_async_config ac = {A.opt.interval_ns, A.opt.depth, A.opt.native,
-                                     A.opt.signal};
-        if (rp_async_start(&ac, err, sizeof err) != 0)
-            goto fail;
-    }
+    A.env = (struct rp_engine_env){A.vm, A.jvmti, jni, &A.opt, rp_flusher_wake,
+                                   call_on_flusher};
+    /* The handler must be in place before the first timer can fire (the
+     * default action of SIGPROF kills the process). */
+    if (start_engines(RP_ENGINE_PHASE_SIGNAL, err, sizeof err) != 0)
+        goto fail;
     /* From here threads register themselves at ThreadStart; adoption below and
      * the flusher's first scan cover the ones already running. */
     atomic_store(&A.state, AGENT_RUNNING);
@@ -604,27 +608,19 @@ static void start_locked(JNIEnv *jni, jthread self)
     rp_methods_prepare_loaded(jni);
     if (A.attached)
         (*A.jvmti)->GenerateEvents(A.jvmti, JVMTI_EVENT_COMPILED_METHOD_LOAD);
-    if (!A.async) {
-        struct rp_jvmti_config jc = {A.opt.interval_ns, A.opt.depth, A.opt.ring_bytes};
-        if (rp_jvmti_start(A.jvmti, jni, &jc, err, sizeof err) != 0)
-            goto fail;
-    }
-    /* The wall-clock sampler: with wall=off it is only configured, and `ctl
-     * start wall` can launch it later. */
-    struct rp_wall_config wc = {A.opt.wall_ns, (uint32_t)A.opt.wall_threads, A.opt.depth,
-                                A.opt.ring_bytes};
-    rp_wall_init(A.vm, A.jvmti, &wc);
-    if (A.opt.wall_ns && rp_wall_launch(jni, err, sizeof err) != 0)
+    /* The samplers' threads (jvmti engine, wall): before the flusher, so that a
+     * failure leaves the recording ours to close. */
+    if (start_engines(RP_ENGINE_PHASE_THREAD, err, sizeof err) != 0)
         goto fail;
     struct rp_flusher_config fc = {A.rec, A.async, A.opt.interval_ns, A.opt.flush_ns,
                                    A.opt.depth, A.opt.ring_bytes, A.opt.telemetry_ns};
     if (rp_flusher_start(A.jvmti, jni, &fc, err, sizeof err) != 0)
         goto fail;
     adopt_threads(jni, vmstructs);
-    rp_alloc_start();
-    rp_lock_start();
+    start_engines(RP_ENGINE_PHASE_EVENTS, err, sizeof err);    /* cannot fail */
+    A.env.jni = NULL;                 /* the starting thread's, valid only here */
     char *main_class = sysprop("sun.java.command");
-    struct rp_control_ops_config cc = {&A.opt, A.async, A.dir, main_class};
+    struct rp_control_ops_config cc = {&A.opt, A.dir, main_class};
     rp_control_ops_start(&cc);        /* a failure is logged; profiling goes on */
     free(main_class);
     return;
@@ -633,12 +629,8 @@ fail:
     A.start_failed = 1;
     if (A.attached)
         rp_discovery_attach_error(err);
-    rp_threads_disarm_all();
-    if (A.async)
-        rp_async_stop(1000);
-    else
-        rp_jvmti_stop(1000);
-    rp_wall_stop(1000);
+    stop_engines_begun(1000);
+    A.env.jni = NULL;
     rp_recording_close(A.rec);        /* the flusher never took it */
     A.rec = NULL;
     atomic_store(&A.state, AGENT_STOPPED);
@@ -663,14 +655,7 @@ static void stop_locked(void)
         return;
     }
     rp_control_ops_stop();            /* no request may race the last close */
-    rp_alloc_stop(2000);
-    rp_lock_stop(2000);
-    rp_threads_disarm_all();
-    if (A.async)
-        rp_async_stop(2000);
-    else
-        rp_jvmti_stop(2000);
-    rp_wall_stop(2000);
+    stop_engines_begun(2000);
     /* The flusher freed A.rec in rp_recording_close (or, when it did not finish
      * in time, may still be using it): only the copy of its name is ours. */
     if (rp_flusher_stop(20000) != 0)
@@ -830,8 +815,7 @@ EXPORT JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
          * longer be used, so only make sure no signal finds us working. */
         rp_control_ops_stop();
         rp_threads_disarm_all();
-        if (A.async)
-            rp_async_stop(1000);
+        stop_engines(RP_ENGINE_PHASE_SIGNAL, 1000);
         atomic_store(&A.state, AGENT_STOPPED);
     } else if (s == AGENT_LOADED) {
         stop();

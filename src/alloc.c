@@ -16,7 +16,7 @@
 #include "alloc.h"
 #include "callstack.h"
 #include "classes.h"
-#include "flusher.h"
+#include "engine.h"
 #include "log.h"
 #include "sample.h"
 #include "threads.h"
@@ -68,6 +68,9 @@ static struct {
     _Atomic uint64_t samples, no_thread, agent_thread, ring_dropped, untracked, tag_failed, gc_lost,
                      freed, no_memory;
 } G = {.switch_lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* env->wake of the engine table's start (the alloc kind's entry, below). */
+static void wake_flusher(void);
 
 static uint64_t mono_ns(void)
 {
@@ -272,7 +275,7 @@ static void sample(struct rp_slot *s, JNIEnv *jni, jobject object, jclass klass,
     /* A burst of allocation can fill a ring between two drains (100 ms): past
      * half full, ask for a drain now. Cheap when the flusher is already up. */
     if (rp_ring_fill(s->ring) > s->ring->capacity / 2)
-        rp_flusher_wake();
+        wake_flusher();
 }
 
 static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
@@ -338,7 +341,7 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
     }
     G.gcq[head % GC_QUEUE] = (struct rp_gc_pause){G.gc_start ? G.gc_start : end, end, id};
     atomic_store_explicit(&G.gcq_head, head + 1, memory_order_release);
-    rp_flusher_wake();
+    wake_flusher();
 }
 
 int rp_alloc_gc_pop(struct rp_gc_pause *out)
@@ -571,3 +574,124 @@ void rp_alloc_stats(struct rp_alloc_stats *out)
     out->first_skipped = atomic_load(&G.first_skipped);
     out->no_memory = atomic_load(&G.no_memory);
 }
+
+/* -------------------------------------------------- the alloc kind's entry -- */
+
+/* The alloc kind (engine.h). Its switch and interval are JVMTI calls, which the
+ * control server's thread may not make: they run through env->call, with the
+ * argument as a value in the pointer (a call that times out still runs later). */
+static const struct rp_engine_env *_Atomic g_env;   /* set before the events are on */
+
+static void wake_flusher(void)
+{
+    if (g_env)
+        g_env->wake();
+}
+
+static int kind_start(const struct rp_engine_env *env, char *err, size_t errlen)
+{
+    (void)err; (void)errlen;
+    g_env = env;
+    rp_alloc_start();
+    return 0;
+}
+
+static int kind_on(void)
+{
+    return atomic_load(&G.on);
+}
+
+/* "all" switches allocation sampling only where it is available. */
+static int kind_in_all(int on)
+{
+    (void)on;
+    return G.available;
+}
+
+static int call_switch(void *arg, char *err, size_t errlen)
+{
+    return rp_alloc_switch(arg != NULL, err, errlen);
+}
+
+static int call_interval(void *arg, char *err, size_t errlen)
+{
+    return rp_alloc_set_interval((uint64_t)(uintptr_t)arg, err, errlen);
+}
+
+static int kind_switch(int on, char *err, size_t errlen)
+{
+    return g_env->call(call_switch, on ? (void *)1 : NULL, err, errlen);
+}
+
+static int kind_set(const struct rp_ctl_setting *set, size_t n, struct rp_engine_saved *saved,
+                    char *err, size_t errlen)
+{
+    uint64_t bytes;
+    saved->v[0] = atomic_load(&G.base);
+    if (!rp_engine_setting(set, n, RP_CTL_KEY_ALLOC, &bytes))
+        return 0;
+    return g_env->call(call_interval, (void *)(uintptr_t)bytes, err, errlen);
+}
+
+static void kind_undo(const struct rp_ctl_setting *set, size_t n,
+                      const struct rp_engine_saved *saved)
+{
+    uint64_t bytes;
+    char err[256];
+    if (rp_engine_setting(set, n, RP_CTL_KEY_ALLOC, &bytes))
+        g_env->call(call_interval, (void *)(uintptr_t)saved->v[0], err, sizeof err);
+}
+
+static uint64_t kind_period(void)
+{
+    return atomic_load(&G.base);
+}
+
+static void kind_effective(struct rp_json *j)
+{
+    rp_json_kv_u64(j, "alloc_bytes", atomic_load(&G.base));
+    rp_json_kv_bool(j, "live", G.live);
+}
+
+/* Its state, and what the callbacks counted (samples pushed; those then written
+ * are in the reply's "samples"). */
+static void kind_status(struct rp_json *j)
+{
+    struct rp_alloc_state a;
+    struct rp_alloc_stats st;
+    rp_alloc_state(&a);
+    rp_alloc_stats(&st);
+    rp_json_key(j, "alloc");
+    rp_json_object_begin(j);
+    rp_json_kv_bool(j, "available", a.available);
+    rp_json_kv_bool(j, "on", a.on);
+    rp_json_kv_u64(j, "interval_bytes", a.interval);
+    rp_json_kv_u64(j, "effective_bytes", a.effective);
+    rp_json_kv_u64(j, "rate_max", a.rate_max);
+    rp_json_kv_u64(j, "interval_changes", st.adaptations);
+    rp_json_kv_u64(j, "callback_ns", st.callback_ns);
+    rp_json_kv_bool(j, "live", a.live);
+    rp_json_kv_u64(j, "sampled", st.samples);
+    rp_json_kv_u64(j, "ring_dropped", st.ring_dropped);
+    rp_json_kv_u64(j, "no_thread", st.no_thread);
+    rp_json_kv_u64(j, "live_untracked", st.untracked);
+    rp_json_kv_u64(j, "freed", st.freed);
+    rp_json_kv_u64(j, "gcs", rp_alloc_gc_count());
+    rp_json_object_end(j);
+}
+
+const struct rp_engine_entry rp_engine_alloc = {
+    .name = "alloc",
+    .kind = RP_CTL_KIND_ALLOC,
+    .phase = RP_ENGINE_PHASE_EVENTS,
+    .start = kind_start,
+    .stop = rp_alloc_stop,
+    .on = kind_on,
+    .in_all = kind_in_all,
+    .switch_kind = kind_switch,
+    .set = kind_set,
+    .undo = kind_undo,
+    .period = kind_period,
+    .effective = kind_effective,
+    .status = kind_status,
+};

@@ -19,7 +19,6 @@
 
 struct rp_control_ops_config {
     const struct rp_options *opt;  /* copied                                      */
-    int async;                     /* the resolved engine                         */
     const char *rec_dir;           /* the recording directory (default socket dir) */
     const char *main;              /* sun.java.command, or NULL: /proc/self/cmdline */
 };

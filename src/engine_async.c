@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <jni.h>
 
+#include "engine.h"
 #include "engine_async.h"
 #include "sample.h"
 #include "codecache.h"
@@ -26,6 +27,7 @@
 #include "stackwalk.h"
 #include "symbols.h"
 #include "threads.h"
+#include "threadtimer.h"
 #include "unwind.h"
 
 static void *g_agct;
@@ -455,3 +457,127 @@ void rp_async_set_interval(uint64_t interval_ns)
 {
     atomic_store(&g_interval_ns, interval_ns);
 }
+
+/* ---------------------------------------------------- the cpu kind's entry -- */
+
+/* The cpu kind with this engine (engine.h). "stop cpu" parks every thread's
+ * timer (threadtimer.h, rp_threads_set_timers), so no signal is sent at all; "set
+ * interval" re-arms them with the new period. */
+static _Atomic int g_kind_on;
+
+static int kind_start(const struct rp_engine_env *env, char *err, size_t errlen)
+{
+    const struct rp_options *o = env->opt;
+    struct rp_async_config ac = {o->interval_ns, o->depth, o->native, o->signal};
+    if (rp_async_start(&ac, err, errlen) != 0)
+        return -1;
+    atomic_store(&g_kind_on, 1);
+    return 0;
+}
+
+static int kind_on(void)
+{
+    return atomic_load(&g_kind_on);
+}
+
+static int kind_in_all(int on)
+{
+    (void)on;
+    return 1;
+}
+
+/* Apply the kind's state and period to the timers. */
+static int kind_apply(int on, uint64_t interval_ns, char *err, size_t errlen)
+{
+    rp_async_set_interval(interval_ns);
+    if (rp_threads_set_timers(interval_ns, !on) != 0) {
+        snprintf(err, errlen, "the agent is shutting down; its timers are gone");
+        return -1;
+    }
+    return 0;
+}
+
+static int kind_switch(int on, char *err, size_t errlen)
+{
+    if (kind_apply(on, atomic_load(&g_interval_ns), err, errlen) != 0)
+        return -1;
+    atomic_store(&g_kind_on, on);
+    return 0;
+}
+
+/* Every `set` re-applies the period (the one given, else the present one). */
+static int kind_set(const struct rp_ctl_setting *set, size_t n, struct rp_engine_saved *saved,
+                    char *err, size_t errlen)
+{
+    uint64_t interval = atomic_load(&g_interval_ns);
+    saved->v[0] = interval;
+    rp_engine_setting(set, n, RP_CTL_KEY_INTERVAL, &interval);
+    return kind_apply(atomic_load(&g_kind_on), interval, err, errlen);
+}
+
+static void kind_undo(const struct rp_ctl_setting *set, size_t n,
+                      const struct rp_engine_saved *saved)
+{
+    (void)set; (void)n;
+    char err[128];
+    kind_apply(atomic_load(&g_kind_on), saved->v[0], err, sizeof err);
+}
+
+static uint64_t kind_period(void)
+{
+    return atomic_load(&g_interval_ns);
+}
+
+static void kind_effective(struct rp_json *j)
+{
+    rp_json_kv_string(j, "engine", "async");
+    rp_json_kv_string(j, "timer", rp_cputimer_source_name());
+    rp_json_kv_u64(j, "interval_ns", atomic_load(&g_interval_ns));
+    rp_json_kv_bool(j, "native", g_cfg.native);
+}
+
+/* The CPU timers: their source, and how many of each kind were made since
+ * start (a thread whose perf counter could not be opened gets a POSIX timer:
+ * perf_failed, with the last reason). */
+static void kind_status(struct rp_json *j)
+{
+    struct rp_cputimer_stats st;
+    rp_cputimer_stats(&st);
+    rp_json_key(j, "timers");
+    rp_json_object_begin(j);
+    rp_json_kv_string(j, "source", rp_cputimer_source_name());
+    rp_json_kv_u64(j, "perf", st.perf);
+    rp_json_kv_u64(j, "posix", st.posix);
+    rp_json_kv_u64(j, "perf_failed", st.perf_failed);
+    if (st.perf_failed)
+        rp_json_kv_string(j, "perf_error", strerror(st.last_errno));
+    rp_json_object_end(j);
+}
+
+/* The handler's time per sample since start. */
+static void kind_status_agent(struct rp_json *j)
+{
+    static struct rp_hist_snap h;         /* 2.5 KiB; status requests never overlap */
+    rp_async_hist(&h);
+    rp_json_kv_u64(j, "handler_samples", rp_hist_total(&h));
+    rp_json_kv_u64(j, "handler_ns_median", rp_hist_quantile(&h, 0.50));
+    rp_json_kv_u64(j, "handler_ns_p99", rp_hist_quantile(&h, 0.99));
+}
+
+const struct rp_engine_entry rp_engine_async = {
+    .name = "cpu",
+    .kind = RP_CTL_KIND_CPU,
+    .phase = RP_ENGINE_PHASE_SIGNAL,
+    .flags = RP_ENGINE_LAST,
+    .start = kind_start,
+    .stop = rp_async_stop,
+    .on = kind_on,
+    .in_all = kind_in_all,
+    .switch_kind = kind_switch,
+    .set = kind_set,
+    .undo = kind_undo,
+    .period = kind_period,
+    .effective = kind_effective,
+    .status = kind_status,
+    .status_agent = kind_status_agent,
+};

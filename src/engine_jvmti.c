@@ -9,8 +9,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent.h"
+#include "ringprof/clock.h"
+#include "engine.h"
 #include "engine_jvmti.h"
+#include "jthread.h"
 #include "log.h"
 #include "sample.h"
 #include "threads.h"
@@ -23,6 +25,20 @@ static _Atomic uint64_t g_interval_ns;      /* g_cfg's, changeable at run time  
 static jvmtiFrameInfo *g_frames;
 static struct rp_java_frame *g_java;
 
+/* What the sampler keeps of each slot's occupant: its CPU clock at the last
+ * look, and whose it is (the slot's generation + 1; 0: nothing kept), so that a
+ * reused slot starts afresh. One entry per registry slot index, in blocks that
+ * the sampler allocates as the registry grows and never frees; the flusher
+ * reads an entry (rp_jvmti_cpu_ns), so blocks are published with release, and
+ * it takes `cpu_ns` only when `gen1` names the slot's present occupant. */
+struct sampler_slot {
+    _Atomic uint64_t cpu_ns;
+    _Atomic uint32_t gen1;                /* stored after cpu_ns, with release */
+};
+#define SLOT_BLOCK 256u
+#define SLOT_BLOCKS 1024u                /* 262144 slots, the registry's most  */
+static struct sampler_slot *_Atomic g_slots[SLOT_BLOCKS];
+
 struct rp_ring *rp_jvmti_ring(void)
 {
     return g_ring;
@@ -33,47 +49,68 @@ int rp_jvmti_sampler_tid(void)
     return atomic_load(&g_tid);
 }
 
-static uint64_t mono_ns(void)
+/* The sampler's entry for slot `index`; allocated if `make`. NULL: none. */
+static struct sampler_slot *sampler_slot(uint32_t index, int make)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (index / SLOT_BLOCK >= SLOT_BLOCKS)
+        return NULL;
+    struct sampler_slot *_Atomic *bp = &g_slots[index / SLOT_BLOCK];
+    struct sampler_slot *b = atomic_load_explicit(bp, memory_order_acquire);
+    if (!b && make) {
+        b = calloc(SLOT_BLOCK, sizeof *b);        /* the sampler is the only writer */
+        if (b)
+            atomic_store_explicit(bp, b, memory_order_release);
+    }
+    return b ? &b[index % SLOT_BLOCK] : NULL;
+}
+
+uint64_t rp_jvmti_cpu_ns(const struct rp_slot *s)
+{
+    struct sampler_slot *k = sampler_slot(s->index, 0);
+    if (!k || atomic_load_explicit(&k->gen1, memory_order_acquire) != atomic_load(&s->gen) + 1)
+        return 0;
+    return atomic_load_explicit(&k->cpu_ns, memory_order_relaxed);
 }
 
 /* Sample one slot if its thread used CPU since the last look. */
 static void sample_slot(jvmtiEnv *jvmti, JNIEnv *jni, struct rp_slot *s)
 {
     uint32_t gen = atomic_load(&s->gen);
+    struct sampler_slot *k = sampler_slot(s->index, 1);
+    if (!k)
+        return;
     jobject t = rp_threads_local_ref(jni, s);
     if (!t)
         return;
     jlong cpu = 0;
     if ((*jvmti)->GetThreadCpuTime(jvmti, t, &cpu) != JVMTI_ERROR_NONE || cpu < 0)
         goto out;
-    if (s->sampler_gen != gen + 1) {
+    uint64_t last = atomic_load_explicit(&k->cpu_ns, memory_order_relaxed);
+    if (atomic_load_explicit(&k->gen1, memory_order_relaxed) != gen + 1) {
         /* First look at this occupant: a thread we saw start has used its CPU
          * since its ThreadStart (0 for a new OS thread; more for one that ran
          * before, like the launcher's thread re-attached as DestroyJavaVM,
          * whose earlier CPU was main's and was sampled as main's); one that ran
          * before us starts from now. */
-        s->sampler_gen = gen + 1;
-        s->sampler_cpu_ns = (s->flags & RP_SLOT_FROM_START) ? s->start_cpu_ns : (uint64_t)cpu;
+        last = (s->flags & RP_SLOT_FROM_START) ? s->start_cpu_ns : (uint64_t)cpu;
+        atomic_store_explicit(&k->cpu_ns, last, memory_order_relaxed);
+        atomic_store_explicit(&k->gen1, gen + 1, memory_order_release);
     }
-    if ((uint64_t)cpu <= s->sampler_cpu_ns)
+    if ((uint64_t)cpu <= last)
         goto out;
     if (atomic_load_explicit(&g_paused, memory_order_relaxed)) {
         /* Paused: keep the baseline moving, so the first sample after a
          * restart weighs only the CPU used since. */
-        s->sampler_cpu_ns = (uint64_t)cpu;
+        atomic_store_explicit(&k->cpu_ns, (uint64_t)cpu, memory_order_relaxed);
         goto out;
     }
-    uint64_t weight = (uint64_t)cpu - s->sampler_cpu_ns;
-    s->sampler_cpu_ns = (uint64_t)cpu;
+    uint64_t weight = (uint64_t)cpu - last;
+    atomic_store_explicit(&k->cpu_ns, (uint64_t)cpu, memory_order_relaxed);
     jint n = 0;
     struct rp_sample_hdr h;
     memset(&h, 0, sizeof h);
     h.type = RP_SAMPLE_CPU_JVMTI;
-    h.time = mono_ns();
+    h.time = rp_mono_ns();
     h.weight = weight;
     h.slot = s->index;
     h.gen = gen;
@@ -141,7 +178,7 @@ int rp_jvmti_start(jvmtiEnv *jvmti, JNIEnv *jni, const struct rp_jvmti_config *c
         return -1;
     }
     atomic_store(&g_running, 1);
-    if (rp_agent_run_thread(jvmti, jni, "ringprof-sampler", sampler_main, NULL,
+    if (rp_jthread_run(jvmti, jni, "ringprof-sampler", sampler_main, NULL,
                             JVMTI_THREAD_MAX_PRIORITY, err, errlen) < 0) {
         atomic_store(&g_running, 0);
         return -1;
@@ -167,3 +204,80 @@ void rp_jvmti_set_interval(uint64_t interval_ns)
 {
     atomic_store(&g_interval_ns, interval_ns);
 }
+
+/* ---------------------------------------------------- the cpu kind's entry -- */
+
+/* The cpu kind with this engine (engine.h): "stop cpu" pauses the sampler
+ * (rp_jvmti_pause), "set interval" changes its period. */
+static int kind_start(const struct rp_engine_env *env, char *err, size_t errlen)
+{
+    const struct rp_options *o = env->opt;
+    struct rp_jvmti_config jc = {o->interval_ns, o->depth, o->ring_bytes};
+    return rp_jvmti_start(env->jvmti, env->jni, &jc, err, errlen);
+}
+
+static int kind_on(void)
+{
+    return !atomic_load(&g_paused);
+}
+
+static int kind_in_all(int on)
+{
+    (void)on;
+    return 1;
+}
+
+static int kind_switch(int on, char *err, size_t errlen)
+{
+    (void)err; (void)errlen;
+    rp_jvmti_pause(!on);
+    return 0;
+}
+
+static int kind_set(const struct rp_ctl_setting *set, size_t n, struct rp_engine_saved *saved,
+                    char *err, size_t errlen)
+{
+    (void)err; (void)errlen;
+    uint64_t interval = atomic_load(&g_interval_ns);
+    saved->v[0] = interval;
+    if (rp_engine_setting(set, n, RP_CTL_KEY_INTERVAL, &interval))
+        rp_jvmti_set_interval(interval);
+    return 0;
+}
+
+static void kind_undo(const struct rp_ctl_setting *set, size_t n,
+                      const struct rp_engine_saved *saved)
+{
+    (void)set; (void)n;
+    rp_jvmti_set_interval(saved->v[0]);
+}
+
+static uint64_t kind_period(void)
+{
+    return atomic_load(&g_interval_ns);
+}
+
+static void kind_effective(struct rp_json *j)
+{
+    rp_json_kv_string(j, "engine", "jvmti");
+    rp_json_kv_string(j, "timer", "none");
+    rp_json_kv_u64(j, "interval_ns", atomic_load(&g_interval_ns));
+    rp_json_kv_bool(j, "native", 0);
+}
+
+const struct rp_engine_entry rp_engine_jvmti = {
+    .name = "cpu",
+    .kind = RP_CTL_KIND_CPU,
+    .phase = RP_ENGINE_PHASE_THREAD,
+    .flags = RP_ENGINE_LAST,
+    .start = kind_start,
+    .stop = rp_jvmti_stop,
+    .on = kind_on,
+    .in_all = kind_in_all,
+    .switch_kind = kind_switch,
+    .set = kind_set,
+    .undo = kind_undo,
+    .period = kind_period,
+    .effective = kind_effective,
+    .thread_tid = rp_jvmti_sampler_tid,
+};

@@ -42,6 +42,12 @@ int rp_jvmti_start(jvmtiEnv *jvmti, JNIEnv *jni, const struct rp_jvmti_config *c
 /* The ring the flusher drains (NULL before start). */
 struct rp_ring *rp_jvmti_ring(void);
 
+/* The CPU clock the sampler last read for the thread in slot `s` (0: not yet
+ * looked at), for threads whose own clock cannot be read (no tid). Any thread;
+ * the value may be one look old. */
+struct rp_slot;
+uint64_t rp_jvmti_cpu_ns(const struct rp_slot *s);
+
 /* The sampler thread's kernel tid (0 before it runs), for the agent CPU gauge. */
 int rp_jvmti_sampler_tid(void);
 

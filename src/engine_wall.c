@@ -19,9 +19,10 @@
 #include <sys/uio.h>
 
 #include "ringprof/events.h"
-#include "agent.h"
+#include "ringprof/clock.h"
+#include "engine.h"
 #include "engine_wall.h"
-#include "flusher.h"
+#include "jthread.h"
 #include "sample.h"
 #include "threads.h"
 
@@ -49,6 +50,7 @@ struct wall_thread {
 static struct {
     JavaVM *vm;
     jvmtiEnv *jvmti;
+    const struct rp_engine_env *env;  /* the agent's: wake, call (set at start) */
     struct rp_wall_config cfg;
     pthread_mutex_t lock;            /* launch and stop; the sleep's condition    */
     pthread_cond_t wake;
@@ -67,13 +69,6 @@ static struct {
     /* Statistics, written by the sampler. */
     _Atomic uint64_t ticks, visits, walks, repeats, proc_failed, tracked, last_round_ns;
 } W = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void add(_Atomic uint64_t *c, uint64_t v)
 {
@@ -282,7 +277,7 @@ static int visit(JNIEnv *jni, struct rp_slot *s, struct wall_thread *e)
          * sample repeats, state and stack, with no JVMTI call at all. */
         uint64_t cpu = cpu_clock(s);
         if (cpu && cpu == e->cpu_ns) {
-            uint64_t now = mono_ns(), weight = now > e->last_ns ? now - e->last_ns : 0;
+            uint64_t now = rp_mono_ns(), weight = now > e->last_ns ? now - e->last_ns : 0;
             e->last_ns = now;
             add(&W.repeats, 1);
             push(s, gen, e, now, weight, 0, 1, 0);
@@ -299,7 +294,7 @@ static int visit(JNIEnv *jni, struct rp_slot *s, struct wall_thread *e)
         (*jni)->DeleteLocalRef(jni, t);      /* not started yet, or just ended */
         return 0;
     }
-    uint64_t now = mono_ns(), cpu = cpu_now(t, s);
+    uint64_t now = rp_mono_ns(), cpu = cpu_now(t, s);
     int first = e->gen1 != gen + 1 || e->epoch != epoch;
     uint64_t since, cpu_delta = 0;
     if (first) {
@@ -378,7 +373,7 @@ static void tick(JNIEnv *jni)
     struct rp_ring *ring = atomic_load(&W.ring);
     for (uint32_t looked = 0; looked < n && budget && !atomic_load(&W.stop); looked++) {
         if (W.cursor >= n) {
-            uint64_t now = mono_ns();
+            uint64_t now = rp_mono_ns();
             if (W.round_start)
                 atomic_store(&W.last_round_ns, now - W.round_start);
             W.round_start = now;
@@ -400,7 +395,7 @@ static void tick(JNIEnv *jni)
     }
     add(&W.ticks, 1);
     if (rp_ring_fill(ring) > ring->capacity / 2)
-        rp_flusher_wake();
+        W.env->wake();
 }
 
 /* Sleep until `next` (CLOCK_MONOTONIC), or until stopped or re-configured. */
@@ -501,10 +496,10 @@ int rp_wall_launch(JNIEnv *jni, char *err, size_t errlen)
         goto out;
     }
     atomic_store(&W.ring, ring);
-    atomic_store(&W.resume_ns, mono_ns());
+    atomic_store(&W.resume_ns, rp_mono_ns());
     atomic_store(&W.on, 1);
     atomic_store(&W.running, 1);
-    if (rp_agent_run_thread(W.jvmti, jni, "ringprof-wall", sampler_main, NULL,
+    if (rp_jthread_run(W.jvmti, jni, "ringprof-wall", sampler_main, NULL,
                             JVMTI_THREAD_MAX_PRIORITY, err, errlen) < 0) {
         /* The ring stays: the flusher may already look at it (it is empty). */
         atomic_store(&W.running, 0);
@@ -545,7 +540,7 @@ void rp_wall_switch(int on)
 {
     if (on && !atomic_load(&W.on)) {
         /* Release order: the sampler that sees the new epoch sees its time. */
-        atomic_store(&W.resume_ns, mono_ns());
+        atomic_store(&W.resume_ns, rp_mono_ns());
         atomic_fetch_add_explicit(&W.epoch, 1, memory_order_release);
     }
     atomic_store(&W.on, on);
@@ -597,3 +592,113 @@ void rp_wall_stop(unsigned wait_ms)
         nanosleep(&ts, NULL);
     }
 }
+
+/* --------------------------------------------------- the wall kind's entry -- */
+
+/* The wall kind (engine.h). With wall=off the start only configures; `start
+ * wall` launches the sampler then, on a thread attached to the JVM (env->call:
+ * RunAgentThread needs a JNIEnv), at the interval of the last `set wall=` (or
+ * RP_WALL_DEFAULT_NS). */
+static int kind_start(const struct rp_engine_env *env, char *err, size_t errlen)
+{
+    const struct rp_options *o = env->opt;
+    struct rp_wall_config wc = {o->wall_ns, (uint32_t)o->wall_threads, o->depth,
+                                o->ring_bytes};
+    W.env = env;
+    rp_wall_init(env->vm, env->jvmti, &wc);
+    return o->wall_ns ? rp_wall_launch(env->jni, err, errlen) : 0;
+}
+
+/* "all" switches wall-clock sampling only if its sampler runs (wall= was given,
+ * or `start wall` came): starting every kind does not start one that was never
+ * asked for. */
+static int kind_in_all(int on)
+{
+    (void)on;
+    return rp_wall_launched();
+}
+
+static int call_launch(void *arg, char *err, size_t errlen)
+{
+    (void)arg;
+    return rp_wall_launch(NULL, err, errlen);
+}
+
+static int kind_switch(int on, char *err, size_t errlen)
+{
+    if (on && !rp_wall_launched())
+        return W.env->call(call_launch, NULL, err, errlen);
+    rp_wall_switch(on);
+    return 0;
+}
+
+/* Wall settings cannot be refused; they take effect at the sampler's next tick
+ * (and the kind's period with the next chunk). */
+static int kind_set(const struct rp_ctl_setting *set, size_t n, struct rp_engine_saved *saved,
+                    char *err, size_t errlen)
+{
+    (void)err; (void)errlen;
+    uint64_t v;
+    saved->v[0] = rp_wall_interval();
+    saved->v[1] = rp_wall_threads();
+    if (rp_engine_setting(set, n, RP_CTL_KEY_WALL, &v))
+        rp_wall_set_interval(v);
+    if (rp_engine_setting(set, n, RP_CTL_KEY_WALLTHREADS, &v))
+        rp_wall_set_threads((uint32_t)v);
+    return 0;
+}
+
+static void kind_undo(const struct rp_ctl_setting *set, size_t n,
+                      const struct rp_engine_saved *saved)
+{
+    uint64_t v;
+    if (rp_engine_setting(set, n, RP_CTL_KEY_WALL, &v))
+        rp_wall_set_interval(saved->v[0]);
+    if (rp_engine_setting(set, n, RP_CTL_KEY_WALLTHREADS, &v))
+        rp_wall_set_threads((uint32_t)saved->v[1]);
+}
+
+static void kind_effective(struct rp_json *j)
+{
+    rp_json_kv_u64(j, "wall_ns", rp_wall_on() ? rp_wall_interval() : 0);
+    rp_json_kv_u64(j, "wallthreads", rp_wall_threads());
+}
+
+/* Its state and what the sampler counted (visits pushed; those then written are
+ * in the reply's "samples"). */
+static void kind_status(struct rp_json *j)
+{
+    struct rp_wall_stats st;
+    rp_wall_stats(&st);
+    rp_json_key(j, "wall");
+    rp_json_object_begin(j);
+    rp_json_kv_bool(j, "on", rp_wall_on());
+    rp_json_kv_u64(j, "interval_ns", rp_wall_interval());
+    rp_json_kv_u64(j, "threads_per_tick", rp_wall_threads());
+    rp_json_kv_u64(j, "threads", st.tracked);
+    rp_json_kv_u64(j, "round_ns", st.last_round_ns);
+    rp_json_kv_u64(j, "ticks", st.ticks);
+    rp_json_kv_u64(j, "visits", st.visits);
+    rp_json_kv_u64(j, "walks", st.walks);
+    rp_json_kv_u64(j, "repeats", st.repeats);
+    rp_json_kv_u64(j, "proc_failed", st.proc_failed);
+    rp_json_kv_u64(j, "cpu_ns", rp_engine_thread_cpu_ns(rp_wall_sampler_tid()));
+    rp_json_object_end(j);
+}
+
+const struct rp_engine_entry rp_engine_wall = {
+    .name = "wall",
+    .kind = RP_CTL_KIND_WALL,
+    .phase = RP_ENGINE_PHASE_THREAD,
+    .start = kind_start,
+    .stop = rp_wall_stop,
+    .on = rp_wall_on,
+    .in_all = kind_in_all,
+    .switch_kind = kind_switch,
+    .set = kind_set,
+    .undo = kind_undo,
+    .period = rp_wall_interval,
+    .effective = kind_effective,
+    .status = kind_status,
+    .thread_tid = rp_wall_sampler_tid,
+};

@@ -24,7 +24,6 @@
 #include <time.h>
 
 #include "ringprof/events.h"
-#include "agent.h"
 #include "alloc.h"
 #include "classes.h"
 #include "codecache.h"
@@ -33,6 +32,7 @@
 #include "engine_jvmti.h"
 #include "engine_wall.h"
 #include "flusher.h"
+#include "jthread.h"
 #include "lock.h"
 #include "log.h"
 #include "methods.h"
@@ -548,8 +548,8 @@ static uint64_t slot_cpu(struct rp_slot *s)
     struct timespec ts;
     if (s->tid && clock_gettime(s->cpu_clock, &ts) == 0)
         s->last_cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    else if (!s->tid && s->sampler_cpu_ns)
-        s->last_cpu_ns = s->sampler_cpu_ns;      /* jvmti engine, tid unknown */
+    else if (!s->tid && rp_jvmti_cpu_ns(s))
+        s->last_cpu_ns = rp_jvmti_cpu_ns(s);     /* jvmti engine, tid unknown */
     return s->last_cpu_ns;
 }
 
@@ -1518,7 +1518,7 @@ int rp_flusher_start(jvmtiEnv *jvmti, JNIEnv *jni, const struct rp_flusher_confi
     pthread_once(&g_conds_once, init_conds);
     atomic_store(&g_period_ns, cfg->interval_ns);
     rp_telemetry_init(jvmti, cfg->telemetry_ns);
-    return rp_agent_run_thread(jvmti, jni, "ringprof-flusher", flusher_main, NULL,
+    return rp_jthread_run(jvmti, jni, "ringprof-flusher", flusher_main, NULL,
                                JVMTI_THREAD_NORM_PRIORITY, err, errlen);
 }
 

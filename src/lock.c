@@ -21,7 +21,7 @@
 #include "ringprof/ring.h"
 #include "callstack.h"
 #include "classes.h"
-#include "flusher.h"
+#include "engine.h"
 #include "lock.h"
 #include "log.h"
 #include "sample.h"
@@ -43,6 +43,9 @@ static struct {
     _Atomic uint64_t samples, below, owner_unknown, no_thread, agent_thread, ring_dropped,
                      callback_ns;
 } L = {.switch_lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* env->wake of the engine table's start (the lock kind's entry, below). */
+static void wake_flusher(void);
 
 static uint64_t mono_ns(void)
 {
@@ -154,7 +157,7 @@ static void record(struct rp_slot *s, JNIEnv *jni, jobject object, uint64_t t0,
     }
     bump(&L.samples);
     if (rp_ring_fill(s->ring) > s->ring->capacity / 2)
-        rp_flusher_wake();
+        wake_flusher();
 }
 
 static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
@@ -356,3 +359,117 @@ void rp_lock_stats(struct rp_lock_stats *out)
     out->ring_dropped = atomic_load(&L.ring_dropped);
     out->callback_ns = atomic_load(&L.callback_ns);
 }
+
+/* --------------------------------------------------- the lock kind's entry -- */
+
+/* The lock kind (engine.h). Its switch makes JVMTI calls (the events, and the
+ * capability the first time), which run through env->call; the threshold is
+ * only stored, so `set lock=` is answered on the caller's thread. */
+static const struct rp_engine_env *_Atomic g_env;   /* set before the events are on */
+
+static void wake_flusher(void)
+{
+    if (g_env)
+        g_env->wake();
+}
+
+static int kind_start(const struct rp_engine_env *env, char *err, size_t errlen)
+{
+    (void)err; (void)errlen;
+    g_env = env;
+    rp_lock_start();
+    return 0;
+}
+
+static int kind_on(void)
+{
+    return atomic_load(&L.on);
+}
+
+/* "all" starts lock contention only where it was configured (lock= or set
+ * lock=): it has no threshold otherwise; "start lock" uses the last one given,
+ * else RP_LOCK_DEFAULT_THRESHOLD_NS. */
+static int kind_in_all(int on)
+{
+    struct rp_lock_state l;
+    rp_lock_state(&l);
+    return l.available && (l.configured || !on);
+}
+
+static int call_switch(void *arg, char *err, size_t errlen)
+{
+    return rp_lock_switch(arg != NULL, err, errlen);
+}
+
+static int kind_switch(int on, char *err, size_t errlen)
+{
+    return g_env->call(call_switch, on ? (void *)1 : NULL, err, errlen);
+}
+
+static int kind_set(const struct rp_ctl_setting *set, size_t n, struct rp_engine_saved *saved,
+                    char *err, size_t errlen)
+{
+    uint64_t ns;
+    saved->v[0] = atomic_load(&L.threshold);
+    if (!rp_engine_setting(set, n, RP_CTL_KEY_LOCK, &ns))
+        return 0;
+    return rp_lock_set_threshold(ns, err, errlen);
+}
+
+static void kind_undo(const struct rp_ctl_setting *set, size_t n,
+                      const struct rp_engine_saved *saved)
+{
+    uint64_t ns;
+    char err[256];
+    if (rp_engine_setting(set, n, RP_CTL_KEY_LOCK, &ns))
+        rp_lock_set_threshold(saved->v[0], err, sizeof err);
+}
+
+static uint64_t kind_period(void)
+{
+    return atomic_load(&L.threshold);
+}
+
+static void kind_effective(struct rp_json *j)
+{
+    int on = atomic_load(&L.on);
+    rp_json_kv_u64(j, "lock_ns", on ? atomic_load(&L.threshold) : 0);
+    rp_json_kv_bool(j, "lock", on);
+}
+
+/* Its state and what the callbacks counted. */
+static void kind_status(struct rp_json *j)
+{
+    struct rp_lock_state a;
+    struct rp_lock_stats st;
+    rp_lock_state(&a);
+    rp_lock_stats(&st);
+    rp_json_key(j, "lock");
+    rp_json_object_begin(j);
+    rp_json_kv_bool(j, "available", a.available);
+    rp_json_kv_bool(j, "on", a.on);
+    rp_json_kv_u64(j, "threshold_ns", a.threshold_ns);
+    rp_json_kv_u64(j, "recorded", st.samples);
+    rp_json_kv_u64(j, "below_threshold", st.below_threshold);
+    rp_json_kv_u64(j, "owner_unknown", st.owner_unknown);
+    rp_json_kv_u64(j, "ring_dropped", st.ring_dropped);
+    rp_json_kv_u64(j, "no_thread", st.no_thread);
+    rp_json_kv_u64(j, "callback_ns", st.callback_ns);
+    rp_json_object_end(j);
+}
+
+const struct rp_engine_entry rp_engine_lock = {
+    .name = "lock",
+    .kind = RP_CTL_KIND_LOCK,
+    .phase = RP_ENGINE_PHASE_EVENTS,
+    .start = kind_start,
+    .stop = rp_lock_stop,
+    .on = kind_on,
+    .in_all = kind_in_all,
+    .switch_kind = kind_switch,
+    .set = kind_set,
+    .undo = kind_undo,
+    .period = kind_period,
+    .effective = kind_effective,
+    .status = kind_status,
+};

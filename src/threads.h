@@ -162,10 +162,6 @@ struct rp_slot {
     /* Monitor-callback-private (lock.c): the contended wait in progress, its
      * start (0: none) and the monitor's owner field then. */
     uint64_t lock_t0, lock_owner;
-
-    /* jvmti-sampler-private. */
-    uint64_t sampler_cpu_ns;
-    uint32_t sampler_gen;            /* generation the baseline belongs to           */
 };
 
 struct rp_threads_config {

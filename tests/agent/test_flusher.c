@@ -7,8 +7,8 @@
  * against a fake JVMTI/JNI: function tables with stubs for the few calls the
  * flusher's path makes (method, class and source names, line tables, Deallocate,
  * local references); every other entry is NULL, so an unexpected call crashes
- * the test instead of passing. The seam is rp_agent_run_thread (agent.h), which
- * this file supplies: agent.c, the JVM lifecycle, is not linked.
+ * the test instead of passing. The seam is rp_jthread_run (jthread.h), which this
+ * file supplies: jthread.c, which needs a JVM, is not linked.
  *
  * While the flusher runs, four lanes start thread after thread (churn: slots are
  * ended, finished and reused); each thread attaches, pushes records into its own
@@ -42,9 +42,9 @@
 #include "ringprof/chunk.h"
 #include "ringprof/recording.h"
 #include "ringprof/ring.h"
-#include "../../src/agent.h"
 #include "../../src/engine_async.h"
 #include "../../src/flusher.h"
+#include "../../src/jthread.h"
 #include "../../src/methods.h"
 #include "../../src/sample.h"
 #include "../../src/threads.h"
@@ -191,7 +191,7 @@ static void fake_init(void)
     g_jni_fns.DeleteWeakGlobalRef = f_delete_weak_global_ref;
 }
 
-/* The seam (agent.h): agent.c would start a JVMTI agent thread. */
+/* The seam (jthread.h): jthread.c would start a JVMTI agent thread. */
 struct run_arg {
     jvmtiStartFunction proc;
     void *arg;
@@ -205,9 +205,9 @@ static void *run_thread(void *p)
     return NULL;
 }
 
-int rp_agent_run_thread(jvmtiEnv *jvmti, JNIEnv *jni, const char *name,
-                        jvmtiStartFunction proc, void *arg, jint priority,
-                        char *err, size_t errlen)
+int rp_jthread_run(jvmtiEnv *jvmti, JNIEnv *jni, const char *name,
+                   jvmtiStartFunction proc, void *arg, jint priority,
+                   char *err, size_t errlen)
 {
     (void)jvmti, (void)jni, (void)name, (void)priority;
     struct run_arg *a = malloc(sizeof *a);

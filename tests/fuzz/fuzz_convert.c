@@ -21,7 +21,7 @@
 #include <fcntl.h>
 #include <string.h>
 
-#include "../../tools/commands.h"
+#include "../../tools/commands/commands.h"
 #include "fuzz_common.h"
 
 #define MAXARGS 16

@@ -445,7 +445,7 @@ static void collect_age(void *arg, const struct rp_profile *p, uint32_t leaf,
         return;
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 1024;
-        l->a = out_realloc(l->a, l->cap * sizeof *l->a);
+        l->a = rp_xrealloc(l->a, l->cap * sizeof *l->a);
     }
     uint64_t gcs = ev->u.sample.extra[l->gcs_x];
     l->a[l->n].leaf = leaf;

@@ -238,7 +238,7 @@ static int parse_args(struct leaks *l, int argc, char **argv)
  */
 static int pick_snapshots(struct leaks *l, uint64_t from, uint64_t to)
 {
-    size_t *n = out_realloc(NULL, (l->sc.nrecs + 1) * sizeof *n);
+    size_t *n = rp_xrealloc(NULL, (l->sc.nrecs + 1) * sizeof *n);
     rp_snap_select(&l->sc, -1, from, to, NULL, n);
     size_t recs = 0, total = 0;
     for (size_t r = 0; r < l->sc.nrecs; r++)
@@ -270,7 +270,7 @@ static int pick_snapshots(struct leaks *l, uint64_t from, uint64_t to)
     free(n);
     if (rc)
         return rc;
-    l->snaps = out_realloc(NULL, total * sizeof *l->snaps);
+    l->snaps = rp_xrealloc(NULL, total * sizeof *l->snaps);
     for (size_t i = 0; i < l->sc.nsnaps; i++) {
         const struct rp_snapshot *s = &l->sc.snaps[i];
         if (s->rec == l->rec && (!s->wall || ((!from || s->wall >= from) &&
@@ -285,9 +285,9 @@ static void bin_snapshots(struct leaks *l)
 {
     size_t n = l->nsnaps;
     l->nbins = n < RP_TREND_MAX_POINTS ? n : RP_TREND_MAX_POINTS;
-    l->bin_of = out_realloc(NULL, n * sizeof *l->bin_of);
-    l->bin_x = out_realloc(NULL, l->nbins * sizeof *l->bin_x);
-    l->bin_n = out_realloc(NULL, l->nbins * sizeof *l->bin_n);
+    l->bin_of = rp_xrealloc(NULL, n * sizeof *l->bin_of);
+    l->bin_x = rp_xrealloc(NULL, l->nbins * sizeof *l->bin_x);
+    l->bin_n = rp_xrealloc(NULL, l->nbins * sizeof *l->bin_n);
     memset(l->bin_x, 0, l->nbins * sizeof *l->bin_x);
     memset(l->bin_n, 0, l->nbins * sizeof *l->bin_n);
     uint64_t t0 = l->snaps[0]->mono;
@@ -329,8 +329,8 @@ static uint64_t mix(uint64_t x)
 static void sites_rehash(struct leaks *l)
 {
     size_t cap = l->keys ? (l->mask + 1) * 2 : 1024;
-    uint64_t *keys = out_realloc(NULL, cap * sizeof *keys);
-    uint32_t *vals = out_realloc(NULL, cap * sizeof *vals);
+    uint64_t *keys = rp_xrealloc(NULL, cap * sizeof *keys);
+    uint32_t *vals = rp_xrealloc(NULL, cap * sizeof *vals);
     memset(keys, 0, cap * sizeof *keys);
     for (size_t i = 0; l->keys && i <= l->mask; i++) {
         if (!l->keys[i])
@@ -375,13 +375,13 @@ static struct site *site_of(struct leaks *l, const struct rp_profile *p, uint32_
             return &l->sites[l->vals[j]];
     if (l->nsites == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 64;
-        l->sites = out_realloc(l->sites, l->cap * sizeof *l->sites);
+        l->sites = rp_xrealloc(l->sites, l->cap * sizeof *l->sites);
     }
     struct site *s = &l->sites[l->nsites];
     memset(s, 0, sizeof *s);
     s->leaf = leaf;
     s->method = method;
-    s->bins = out_realloc(NULL, l->nbins * sizeof *s->bins);
+    s->bins = rp_xrealloc(NULL, l->nbins * sizeof *s->bins);
     memset(s->bins, 0, l->nbins * sizeof *s->bins);
     l->keys[j] = key + 1;
     l->vals[j] = (uint32_t)l->nsites++;
@@ -481,7 +481,7 @@ static int cmp_sites(const void *a, const void *b)
 /* @return how many sites are growing; the sites sorted, growing first. */
 static size_t analyse_all(struct leaks *l)
 {
-    double *y = out_realloc(NULL, l->nbins * sizeof *y);
+    double *y = rp_xrealloc(NULL, l->nbins * sizeof *y);
     size_t growing = 0;
     for (size_t i = 0; i < l->nsites; i++) {
         analyse(l, &l->sites[i], y);

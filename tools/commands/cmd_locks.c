@@ -93,7 +93,7 @@ static void *xgrow(void *a, size_t *cap, size_t n, size_t size)
     if (n < *cap)
         return a;
     *cap = *cap ? *cap * 2 : 16;
-    return out_realloc(a, *cap * size);
+    return rp_xrealloc(a, *cap * size);
 }
 
 /* ------------------------------------------------------------------ usage -- */

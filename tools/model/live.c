@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outputs/out_common.h"
+#include "xalloc.h"
 
 struct rp_path_index {
     const struct rp_profile *p;
@@ -76,11 +76,11 @@ static int path_same(const struct rp_profile *p, uint32_t a, const struct rp_pro
 struct rp_path_index *rp_path_index_new(const struct rp_profile *p, const uint32_t *nodes,
                                         size_t n)
 {
-    struct rp_path_index *x = out_alloc(sizeof *x);
+    struct rp_path_index *x = rp_xmalloc(sizeof *x);
     size_t cap = 16;
     while (cap < n * 2)
         cap *= 2;
-    x->slot = out_alloc(cap * sizeof *x->slot);
+    x->slot = rp_xmalloc(cap * sizeof *x->slot);
     memset(x->slot, 0xff, cap * sizeof *x->slot);
     x->p = p;
     x->mask = cap - 1;

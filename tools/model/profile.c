@@ -26,6 +26,7 @@
 #include "profile.h"
 
 #include "scan.h"
+#include "xalloc.h"
 #include "ringprof/hash.h"
 
 #include <stdarg.h>
@@ -33,37 +34,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------ allocation -- */
-
-static void oom(void)
-{
-    fputs("ringprof: out of memory\n", stderr);
-    exit(1);
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q)
-        oom();
-    return q;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *q = calloc(n ? n : 1, size);
-    if (!q)
-        oom();
-    return q;
-}
-
 /* Grow *arr (of `size`-byte elements, capacity *cap) to hold at least n+1. */
 static void grow(void **arr, size_t *cap, size_t n, size_t size)
 {
     if (n < *cap)
         return;
     size_t c = *cap ? *cap * 2 : 64;
-    *arr = xrealloc(*arr, c * size);
+    *arr = rp_xrealloc(*arr, c * size);
     *cap = c;
 }
 
@@ -77,7 +54,7 @@ static void grow_map(void **arr, size_t *n, size_t id, size_t size, size_t first
     size_t cap = *n ? *n : first;
     while (cap <= id)
         cap *= 2;
-    *arr = xrealloc(*arr, cap * size);
+    *arr = rp_xrealloc(*arr, cap * size);
     memset((char *)*arr + *n * size, fill, (cap - *n) * size);
     *n = cap;
 }
@@ -107,7 +84,7 @@ struct idx_table {
 
 static void tab_init(struct idx_table *t, size_t cap)
 {
-    t->slot = xrealloc(NULL, cap * sizeof *t->slot);
+    t->slot = rp_xrealloc(NULL, cap * sizeof *t->slot);
     memset(t->slot, 0xff, cap * sizeof *t->slot);
     t->mask = cap - 1;
     t->used = 0;
@@ -226,7 +203,7 @@ static uint32_t str_id(struct rp_profile *p, const char *s)
     struct sblock *blk = b->arena;
     if (!blk || blk->cap - blk->used < len) {
         size_t cap = len > 65536 ? len : 65536;
-        blk = xrealloc(NULL, sizeof *blk + cap);
+        blk = rp_xrealloc(NULL, sizeof *blk + cap);
         blk->used = 0;
         blk->cap = cap;
         blk->next = b->arena;
@@ -281,7 +258,7 @@ static const char *str_printf(struct rp_profile *p, const char *fmt, ...)
         return str_intern(p, "");
     if ((size_t)n < sizeof small)
         return str_intern(p, small);
-    char *big = xrealloc(NULL, (size_t)n + 1);
+    char *big = rp_xrealloc(NULL, (size_t)n + 1);
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
@@ -577,7 +554,7 @@ static void kids_grow(struct rp_prof_build *b)
         return;
     size_t ocap = b->kids ? b->kids_mask + 1 : 0, cap = ocap ? ocap * 2 : 4096;
     struct kid_entry *old = b->kids;
-    b->kids = xrealloc(NULL, cap * sizeof *b->kids);
+    b->kids = rp_xrealloc(NULL, cap * sizeof *b->kids);
     memset(b->kids, 0xff, cap * sizeof *b->kids);
     b->kids_mask = cap - 1;
     for (size_t i = 0; i < ocap; i++) {
@@ -667,7 +644,7 @@ static void stk_grow(struct rp_prof_build *b)
         return;
     size_t ocap = b->stk ? b->stk_mask + 1 : 0, cap = ocap ? ocap * 2 : 1024;
     struct stk_entry *old = b->stk;
-    b->stk = xrealloc(NULL, cap * sizeof *b->stk);
+    b->stk = rp_xrealloc(NULL, cap * sizeof *b->stk);
     memset(b->stk, 0xff, cap * sizeof *b->stk);
     b->stk_mask = cap - 1;
     for (size_t i = 0; i < ocap; i++)
@@ -690,7 +667,7 @@ static uint32_t stack_leaf(struct rp_profile *p, uint32_t root, uint32_t stack,
     size_t need = (size_t)n + 3;
     if (need > b->cap_path) {
         b->cap_path = need * 2;
-        b->pathbuf = xrealloc(b->pathbuf, b->cap_path * sizeof *b->pathbuf);
+        b->pathbuf = rp_xrealloc(b->pathbuf, b->cap_path * sizeof *b->pathbuf);
     }
     uint32_t *path = b->pathbuf;
     size_t len = 0;
@@ -776,10 +753,10 @@ static uint32_t leaf_for(struct rp_profile *p, uint32_t root, uint32_t stack,
             size_t n = b->n_leaf_arr ? b->n_leaf_arr : 1024;
             while (n <= stack)
                 n *= 2;
-            b->leaf_arr = xrealloc(b->leaf_arr, n * sizeof *b->leaf_arr);
+            b->leaf_arr = rp_xrealloc(b->leaf_arr, n * sizeof *b->leaf_arr);
             memset(b->leaf_arr + b->n_leaf_arr, 0xff,
                    (n - b->n_leaf_arr) * sizeof *b->leaf_arr);
-            b->acc = xrealloc(b->acc, n * sizeof *b->acc);
+            b->acc = rp_xrealloc(b->acc, n * sizeof *b->acc);
             memset(b->acc + b->n_leaf_arr, 0, (n - b->n_leaf_arr) * sizeof *b->acc);
             b->n_leaf_arr = n;
         }
@@ -788,7 +765,7 @@ static uint32_t leaf_for(struct rp_profile *p, uint32_t root, uint32_t stack,
     }
     if (b->leaf_used * 2 >= b->leaf_mask) {
         size_t ncap = b->leaf_tab ? (b->leaf_mask + 1) * 2 : 1024;
-        struct leaf_entry *nt = xrealloc(NULL, ncap * sizeof *nt);
+        struct leaf_entry *nt = rp_xrealloc(NULL, ncap * sizeof *nt);
         memset(nt, 0xff, ncap * sizeof *nt);
         for (size_t i = 0; b->leaf_tab && i <= b->leaf_mask; i++) {
             struct leaf_entry *e = &b->leaf_tab[i];
@@ -1010,8 +987,8 @@ static void add_sample(struct rp_profile *p, const struct rp_event *ev)
 
 struct rp_profile *rp_prof_new(const struct rp_prof_options *o)
 {
-    struct rp_profile *p = xcalloc(1, sizeof *p);
-    struct rp_prof_build *b = xcalloc(1, sizeof *b);
+    struct rp_profile *p = rp_xcalloc(1, sizeof *p);
+    struct rp_prof_build *b = rp_xcalloc(1, sizeof *b);
     p->b = b;
     b->o = *o;
     b->event = o->event ? strdup(o->event) : NULL;
@@ -1291,7 +1268,7 @@ static int stack_visit(const struct rp_profile *p, uint32_t node, size_t depth,
         return 0;
     if (depth > it->cap) {
         it->cap = depth * 2;
-        it->path = xrealloc(it->path, it->cap * sizeof *it->path);
+        it->path = rp_xrealloc(it->path, it->cap * sizeof *it->path);
     }
     it->path[depth - 1] = node;
     if (p->nodes[node].self[RP_PV_SAMPLES] == 0)

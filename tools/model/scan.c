@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outputs/out_common.h"
 #include "timespec.h"
+#include "xalloc.h"
 
 const char *rp_recording_key(const struct rp_reader *r, char *buf, size_t cap)
 {
@@ -47,9 +47,9 @@ static uint32_t rec_of(struct rp_scan *sc, const struct rp_reader *r)
     size_t i = rp_scan_rec(sc, key);
     if (i != SIZE_MAX)
         return (uint32_t)i;
-    sc->recs = out_realloc(sc->recs, (sc->nrecs + 1) * sizeof *sc->recs);
+    sc->recs = rp_xrealloc(sc->recs, (sc->nrecs + 1) * sizeof *sc->recs);
     size_t len = strlen(key) + 1;
-    sc->recs[sc->nrecs] = memcpy(out_alloc(len), key, len);
+    sc->recs[sc->nrecs] = memcpy(rp_xmalloc(len), key, len);
     return (uint32_t)sc->nrecs++;
 }
 
@@ -78,7 +78,7 @@ static struct rp_snapshot *snap_at(struct rp_scan *sc, uint32_t rec, uint64_t mo
     }
     if (sc->nsnaps == sc->cap) {
         sc->cap = sc->cap ? sc->cap * 2 : 64;
-        sc->snaps = out_realloc(sc->snaps, sc->cap * sizeof *sc->snaps);
+        sc->snaps = rp_xrealloc(sc->snaps, sc->cap * sizeof *sc->snaps);
     }
     struct rp_snapshot *s = &sc->snaps[sc->nsnaps++];
     memset(s, 0, sizeof *s);
@@ -293,7 +293,7 @@ static void appendf(char **s, const char *fmt, ...)
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
     size_t old = *s ? strlen(*s) : 0;
-    *s = out_realloc(*s, old + (size_t)n + 1);
+    *s = rp_xrealloc(*s, old + (size_t)n + 1);
     va_start(ap, fmt);
     vsnprintf(*s + old, (size_t)n + 1, fmt, ap);
     va_end(ap);
@@ -345,8 +345,8 @@ int rp_snap_choose(struct rp_snap_choice *c, const struct rp_scan *sc, long whic
 {
     memset(c, 0, sizeof *c);
     c->sc = sc;
-    c->chosen = out_realloc(NULL, (sc->nrecs + 1) * sizeof *c->chosen);
-    c->in_range = out_realloc(NULL, (sc->nrecs + 1) * sizeof *c->in_range);
+    c->chosen = rp_xrealloc(NULL, (sc->nrecs + 1) * sizeof *c->chosen);
+    c->in_range = rp_xrealloc(NULL, (sc->nrecs + 1) * sizeof *c->in_range);
     if (!rp_snap_select(sc, which, from, to, c->chosen, c->in_range)) {
         explain_none(c, which);
         return -1;

@@ -6,21 +6,10 @@
  */
 #include "strtab.h"
 
+#include "xalloc.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *xrealloc(void *p, size_t n, size_t size)
-{
-    if (size && n > SIZE_MAX / size)
-        n = SIZE_MAX;                         /* make the allocation fail      */
-    void *q = realloc(p, n * size);
-    if (!q) {
-        fprintf(stderr, "ringprof: out of memory\n");
-        exit(1);
-    }
-    return q;
-}
 
 static uint64_t hash(const char *s, size_t len)
 {
@@ -50,7 +39,7 @@ void rp_strtab_free(struct rp_strtab *t)
 static void rehash(struct rp_strtab *t)
 {
     size_t nslots = t->nslots ? t->nslots * 2 : 64;
-    uint32_t *slot = xrealloc(NULL, nslots, sizeof *slot);
+    uint32_t *slot = rp_xreallocarray(NULL, nslots, sizeof *slot);
     memset(slot, 0, nslots * sizeof *slot);
     for (size_t i = 0; i < t->n; i++) {
         size_t j = hash(t->s[i], t->len[i]) & (nslots - 1);
@@ -75,10 +64,10 @@ uint32_t rp_strtab_add(struct rp_strtab *t, const char *s, size_t len)
     }
     if (t->n == t->cap) {
         t->cap = t->cap ? t->cap * 2 : 64;
-        t->s = xrealloc(t->s, t->cap, sizeof *t->s);
-        t->len = xrealloc(t->len, t->cap, sizeof *t->len);
+        t->s = rp_xreallocarray(t->s, t->cap, sizeof *t->s);
+        t->len = rp_xreallocarray(t->len, t->cap, sizeof *t->len);
     }
-    char *copy = xrealloc(NULL, len + 1, 1);
+    char *copy = rp_xreallocarray(NULL, len + 1, 1);
     if (len)
         memcpy(copy, s, len);
     copy[len] = '\0';

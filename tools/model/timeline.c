@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outputs/out_common.h"
 #include "scan.h"
+#include "xalloc.h"
 
 const struct rp_tl_gauge_def rp_tl_gauges[RP_TL_G_COUNT] = {
     [RP_TL_G_CPU_USER] = {RP_GAUGE_CPU_USER, "cpu user", "% of a CPU", "cpu_user%", 1e-7, 1},
@@ -72,13 +72,13 @@ static void *grow(void *a, size_t *cap, size_t n, size_t size)
     if (n < *cap)
         return a;
     *cap = *cap ? *cap * 2 : 64;
-    return out_realloc(a, *cap * size);
+    return rp_xrealloc(a, *cap * size);
 }
 
 static char *xstrdup(const char *s)
 {
     size_t n = strlen(s ? s : "") + 1;
-    char *d = out_alloc(n);
+    char *d = rp_xmalloc(n);
     memcpy(d, s ? s : "", n);
     return d;
 }
@@ -98,7 +98,7 @@ static uint32_t source_of(struct rp_tl *tl, struct rp_reader *r)
     for (size_t i = 0; i < tl->nsources; i++)
         if (!strcmp(tl->sources[i], key))
             return (uint32_t)i;
-    tl->sources = out_realloc(tl->sources, (tl->nsources + 1) * sizeof *tl->sources);
+    tl->sources = rp_xrealloc(tl->sources, (tl->nsources + 1) * sizeof *tl->sources);
     tl->sources[tl->nsources] = xstrdup(key);
     return (uint32_t)tl->nsources++;
 }
@@ -110,7 +110,7 @@ static uint32_t thread_row(struct rp_tl *tl, struct build *b, uint64_t tid,
     if (tl->nthreads * 2 >= b->hmask) {   /* keep the table at most half full */
         size_t n = b->hmask ? (b->hmask + 1) * 2 : 256;
         free(b->hash);
-        b->hash = out_alloc(n * sizeof *b->hash);
+        b->hash = rp_xmalloc(n * sizeof *b->hash);
         memset(b->hash, 0, n * sizeof *b->hash);
         b->hmask = n - 1;
         for (size_t i = 0; i < tl->nthreads; i++) {
@@ -150,7 +150,7 @@ static uint32_t chunk_thread(struct rp_tl *tl, struct build *b, uint32_t id)
         size_t n = b->nthr ? b->nthr : 64;
         while (n <= id)
             n *= 2;
-        b->thr = out_realloc(b->thr, n * sizeof *b->thr);
+        b->thr = rp_xrealloc(b->thr, n * sizeof *b->thr);
         memset(b->thr + b->nthr, 0, (n - b->nthr) * sizeof *b->thr);
         b->nthr = n;
     }
@@ -179,7 +179,7 @@ static const struct kind_slot *chunk_kind(struct build *b, uint32_t id)
         size_t n = b->nkinds ? b->nkinds : 16;
         while (n <= id)
             n *= 2;
-        b->kinds = out_realloc(b->kinds, n * sizeof *b->kinds);
+        b->kinds = rp_xrealloc(b->kinds, n * sizeof *b->kinds);
         memset(b->kinds + b->nkinds, 0, (n - b->nkinds) * sizeof *b->kinds);
         b->nkinds = n;
     }
@@ -507,7 +507,7 @@ static unsigned col_of(const struct rp_tl *tl, unsigned w, uint64_t t)
 void rp_tl_columns(const struct rp_tl *tl, const struct rp_tl_thread *th, unsigned w,
                    uint8_t *col)
 {
-    uint64_t *cov = out_alloc((size_t)w * RP_TS_COUNT * sizeof *cov);
+    uint64_t *cov = rp_xmalloc((size_t)w * RP_TS_COUNT * sizeof *cov);
     memset(cov, 0, (size_t)w * RP_TS_COUNT * sizeof *cov);
     for (size_t k = 0; k < th->nspans; k++) {
         const struct rp_tl_span *s = &th->spans[k];
@@ -654,7 +654,7 @@ static int cmp_row(const void *x, const void *y)
 size_t rp_tl_order(const struct rp_tl *tl, const struct rp_tl_options *o,
                    uint32_t **order)
 {
-    uint32_t *ord = out_alloc((tl->nthreads ? tl->nthreads : 1) * sizeof *ord);
+    uint32_t *ord = rp_xmalloc((tl->nthreads ? tl->nthreads : 1) * sizeof *ord);
     for (size_t i = 0; i < tl->nthreads; i++)
         ord[i] = (uint32_t)i;
     sort_tl = tl;

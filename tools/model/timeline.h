@@ -22,7 +22,7 @@
  * it, "no sample" competing like a state, so a column is blank only when the
  * thread was unseen for most of it.
  *
- * Not thread-safe; allocation failure exits (out_alloc), as elsewhere in tools/.
+ * Not thread-safe; allocation failure exits (xalloc.h), as elsewhere in tools/.
  */
 #ifndef RINGPROF_TOOLS_TIMELINE_H
 #define RINGPROF_TOOLS_TIMELINE_H

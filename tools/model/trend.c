@@ -9,6 +9,7 @@
  */
 #include "trend.h"
 
+#include "xalloc.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,20 +26,10 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fputs("ringprof: out of memory\n", stderr);
-        exit(1);
-    }
-    return p;
-}
-
 /* sum over groups of tied values of f(t) = t(t-1)(2t+5), and of t(t-1)/2. */
 static void ties(const double *y, size_t n, double *var_ties, double *pairs_tied)
 {
-    double *s = xmalloc(n * sizeof *s);
+    double *s = rp_xmalloc(n * sizeof *s);
     memcpy(s, y, n * sizeof *s);
     qsort(s, n, sizeof *s, cmp_double);
     *var_ties = *pairs_tied = 0;
@@ -110,7 +101,7 @@ double rp_theil_sen(const double *x, const double *y, size_t n)
     if (n < 2)
         return 0;
     size_t m = 0;
-    double *sl = xmalloc(n * (n - 1) / 2 * sizeof *sl);
+    double *sl = rp_xmalloc(n * (n - 1) / 2 * sizeof *sl);
     for (size_t i = 0; i + 1 < n; i++)
         for (size_t j = i + 1; j < n; j++)
             if (x[j] != x[i])

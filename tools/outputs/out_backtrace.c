@@ -50,7 +50,7 @@ static uint32_t bt_new(struct bt *t, uint32_t parent, uint32_t key)
 {
     if (t->nn == t->cap) {
         t->cap = t->cap ? t->cap * 2 : 64;
-        t->n = out_realloc(t->n, t->cap * sizeof *t->n);
+        t->n = rp_xrealloc(t->n, t->cap * sizeof *t->n);
     }
     struct bt_node *n = &t->n[t->nn];
     memset(n, 0, sizeof *n);
@@ -68,7 +68,7 @@ static void bt_rehash(struct bt *t)
 {
     size_t cap = t->slot ? (t->mask + 1) * 2 : 256;
     free(t->slot);
-    t->slot = out_alloc(cap * sizeof *t->slot);
+    t->slot = rp_xmalloc(cap * sizeof *t->slot);
     memset(t->slot, 0xff, cap * sizeof *t->slot);
     t->mask = cap - 1;
     for (size_t i = 1; i < t->nn; i++) {
@@ -172,7 +172,7 @@ static void bt_sort(struct bt *t)
         for (uint32_t c = t->n[i].first_child; c != RP_PROF_NONE; c = t->n[c].next_sibling) {
             if (k == cap) {
                 cap = cap ? cap * 2 : 16;
-                kids = out_realloc(kids, cap * sizeof *kids);
+                kids = rp_xrealloc(kids, cap * sizeof *kids);
             }
             kids[k++] = c;
         }
@@ -285,7 +285,7 @@ static int cmp_roots(const void *a, const void *b)
 int rp_out_backtrace(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)
 {
     struct out_method_row *rows = out_method_rows(p);
-    uint32_t *pick = out_alloc((p->nmethods + 1) * sizeof *pick);
+    uint32_t *pick = rp_xmalloc((p->nmethods + 1) * sizeof *pick);
     size_t n = 0;
     for (size_t m = 0; m < p->nmethods; m++) {
         if (o->method_re ? (rows[m].total[RP_PV_SAMPLES] > 0 &&
@@ -312,7 +312,7 @@ int rp_out_backtrace(FILE *out, const struct rp_profile *p, const struct rp_out_
         fprintf(out, " %12s %12s", "total-time", "self-time");
     fputs("  method <- callers\n", out);
 
-    uint32_t *onpath = out_alloc(sizeof *onpath);
+    uint32_t *onpath = rp_xmalloc(sizeof *onpath);
     for (size_t k = 0; k < n; k++) {
         struct bt t = {0};
         t.p = p;

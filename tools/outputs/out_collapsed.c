@@ -39,7 +39,7 @@ static void put(struct fold *f, const char *s, size_t n)
 {
     if (f->len + n + 1 > f->bcap) {
         f->bcap = (f->len + n + 1) * 2;
-        f->buf = out_realloc(f->buf, f->bcap);
+        f->buf = rp_xrealloc(f->buf, f->bcap);
     }
     memcpy(f->buf + f->len, s, n);
     f->len += n;
@@ -97,7 +97,7 @@ static void dup_grow(struct fold *f)
         return;
     struct dup *old = f->tab;
     size_t ocap = old ? f->mask + 1 : 0, cap = ocap ? ocap * 2 : 1024;
-    f->tab = out_alloc(cap * sizeof *f->tab);
+    f->tab = rp_xmalloc(cap * sizeof *f->tab);
     memset(f->tab, 0, cap * sizeof *f->tab);
     f->mask = cap - 1;
     for (size_t i = 0; i < ocap; i++)

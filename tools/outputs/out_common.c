@@ -11,21 +11,6 @@
 #include "model/timespec.h"
 #include "utf8.h"
 
-void *out_alloc(size_t n)
-{
-    return out_realloc(NULL, n);
-}
-
-void *out_realloc(void *q, size_t n)
-{
-    void *r = realloc(q, n ? n : 1);
-    if (!r) {
-        fputs("ringprof: out of memory\n", stderr);
-        exit(1);
-    }
-    return r;
-}
-
 double out_pct(uint64_t part, uint64_t whole)
 {
     return whole ? 100.0 * (double)part / (double)whole : 0.0;
@@ -256,9 +241,9 @@ static void rows_leave(const struct rp_profile *p, uint32_t node, void *arg)
 struct out_method_row *out_method_rows(const struct rp_profile *p)
 {
     struct mrows m;
-    m.rows = out_alloc((p->nmethods + 1) * sizeof *m.rows);
+    m.rows = rp_xmalloc((p->nmethods + 1) * sizeof *m.rows);
     memset(m.rows, 0, (p->nmethods + 1) * sizeof *m.rows);
-    m.onpath = out_alloc((p->nmethods + 1) * sizeof *m.onpath);
+    m.onpath = rp_xmalloc((p->nmethods + 1) * sizeof *m.onpath);
     memset(m.onpath, 0, (p->nmethods + 1) * sizeof *m.onpath);
     for (size_t i = 0; i < p->nmethods; i++)
         m.rows[i].method = (uint32_t)i;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "formats.h"
+#include "model/xalloc.h"
 #include "model/profile.h"
 
 /* Print the "# ..." header: format, kind and unit, samples and weight, time range,
@@ -74,9 +75,5 @@ void out_print_trace(FILE *out, const struct rp_profile *p, uint32_t node,
  * that is not UTF-8 as U+FFFD. */
 void out_json_string(FILE *out, const char *s, size_t len);
 void out_json_cstring(FILE *out, const char *s);
-
-/* Exit-on-failure allocation. */
-void *out_alloc(size_t n);
-void *out_realloc(void *q, size_t n);
 
 #endif

@@ -54,9 +54,9 @@ static void method_table(FILE *out, const struct rp_profile *p,
                          int skip_classes)
 {
     struct out_method_row *rows = out_method_rows(p);
-    uint32_t *order = out_alloc((p->nmethods + 1) * sizeof *order);
+    uint32_t *order = rp_xmalloc((p->nmethods + 1) * sizeof *order);
     size_t n = 0;
-    uint8_t *is_class = out_alloc(p->nmethods + 1);
+    uint8_t *is_class = rp_xmalloc(p->nmethods + 1);
     memset(is_class, 0, p->nmethods + 1);
     for (size_t f = 0; f < p->nframes; f++)
         if (p->frames[f].type == RP_PFRAME_CLASS)
@@ -137,7 +137,7 @@ static struct site *site_add(struct site_list *l, const struct rp_profile *p, ui
 {
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 64;
-        l->s = out_realloc(l->s, l->cap * sizeof *l->s);
+        l->s = rp_xrealloc(l->s, l->cap * sizeof *l->s);
     }
     const struct rp_prof_frame *f = rp_prof_node_frame(p, leaf);
     struct site *s = &l->s[l->n++];
@@ -172,11 +172,11 @@ static size_t join_live(struct site_list *l, const struct rp_profile *live)
 {
     struct site_list ls = {0};
     rp_prof_foreach_stack(live, collect_site, &ls);
-    uint32_t *nodes = out_alloc((ls.n + 1) * sizeof *nodes);
+    uint32_t *nodes = rp_xmalloc((ls.n + 1) * sizeof *nodes);
     for (size_t i = 0; i < ls.n; i++)
         nodes[i] = ls.s[i].node;
     struct rp_path_index *ix = rp_path_index_new(live, nodes, ls.n);
-    uint8_t *matched = out_alloc(live->nnodes);
+    uint8_t *matched = rp_xmalloc(live->nnodes);
     memset(matched, 0, live->nnodes);
     for (size_t i = 0; i < l->n; i++) {
         struct site *s = &l->s[i];
@@ -209,15 +209,15 @@ static size_t join_live(struct site_list *l, const struct rp_profile *live)
 static size_t number_traces(struct site_list *l, size_t shown, const struct rp_profile *p,
                             size_t **first)
 {
-    uint32_t *no = out_alloc((p->nnodes + 1) * sizeof *no);
+    uint32_t *no = rp_xmalloc((p->nnodes + 1) * sizeof *no);
     memset(no, 0, (p->nnodes + 1) * sizeof *no);
-    uint32_t *mine = out_alloc((shown + 1) * sizeof *mine);
+    uint32_t *mine = rp_xmalloc((shown + 1) * sizeof *mine);
     size_t nmine = 0;
     for (size_t i = 0; i < shown; i++)
         if (l->s[i].p == p)
             mine[nmine++] = l->s[i].trace;
     struct rp_path_index *ix = rp_path_index_new(p, mine, nmine);
-    *first = out_alloc((shown + 1) * sizeof **first);
+    *first = rp_xmalloc((shown + 1) * sizeof **first);
     size_t n = 0;
     const struct rp_profile *other = NULL;
     uint32_t *other_no = NULL;
@@ -233,7 +233,7 @@ static size_t number_traces(struct site_list *l, size_t shown, const struct rp_p
             } else {
                 if (!other) {
                     other = s->p;
-                    other_no = out_alloc((other->nnodes + 1) * sizeof *other_no);
+                    other_no = rp_xmalloc((other->nnodes + 1) * sizeof *other_no);
                     memset(other_no, 0, (other->nnodes + 1) * sizeof *other_no);
                 }
                 slot = &other_no[s->trace];
@@ -335,7 +335,7 @@ static void live_sites_rows(FILE *out, const struct rp_profile *p, const struct 
     struct rp_live_age *ages = NULL;
     size_t nages = lv && lv->ages ? lv->nages : 0;
     if (nages) {
-        ages = out_alloc(nages * sizeof *ages);
+        ages = rp_xmalloc(nages * sizeof *ages);
         memcpy(ages, lv->ages, nages * sizeof *ages);
         qsort(ages, nages, sizeof *ages, cmp_ages);
     }

@@ -47,6 +47,7 @@
 #include "formats.h"
 #include "model/scan.h"
 #include "model/strtab.h"
+#include "model/xalloc.h"
 #include "pb.h"
 #include "utf8.h"
 
@@ -87,17 +88,6 @@ struct pprof {
     double weight_scale;             /* pprof weight = model weight x this    */
     uint32_t k_thread, k_tid, k_host, k_pid, k_recording;
 };
-
-static void *xrealloc(void *p, size_t n, size_t size)
-{
-    size_t bytes = n && size ? n * size : 1;
-    void *q = n > SIZE_MAX / size ? NULL : realloc(p, bytes);
-    if (!q) {
-        fprintf(stderr, "ringprof: out of memory\n");
-        exit(1);
-    }
-    return q;
-}
 
 static uint32_t str(struct pprof *x, const char *s)
 {
@@ -209,7 +199,7 @@ static int write_sample(const struct rp_profile *p, uint32_t leaf, const uint32_
     struct pprof *x = arg;
     if (depth > x->ids_cap) {
         x->ids_cap = depth * 2;
-        x->ids = xrealloc(x->ids, x->ids_cap, sizeof *x->ids);
+        x->ids = rp_xreallocarray(x->ids, x->ids_cap, sizeof *x->ids);
     }
     size_t n = 0;
     const struct rp_prof_thread *thr = NULL;
@@ -299,7 +289,7 @@ static void write_functions(struct pprof *x)
         } else if (me->signature[0]) {
             /* The JVM's own identity of the method: name plus descriptor. */
             size_t len = strlen(me->display) + strlen(me->signature) + 1;
-            char *sys = xrealloc(NULL, len, 1);
+            char *sys = rp_xreallocarray(NULL, len, 1);
             snprintf(sys, len, "%s%s", me->display, me->signature);
             rp_pb_int64(&x->msg, FUNCTION_SYSTEM_NAME, str(x, sys));
             free(sys);
@@ -330,7 +320,7 @@ static void write_strings(struct pprof *x)
         if (k == len) {
             rp_pb_bytes(&x->field, PROFILE_STRING_TABLE, s, len);
         } else {
-            fixed = xrealloc(fixed, len, 3);      /* each byte becomes <= 3     */
+            fixed = rp_xreallocarray(fixed, len, 3);      /* each byte becomes <= 3     */
             size_t o = 0;
             for (k = 0; k < len; k += j ? j : 1) {
                 j = rp_utf8_seq(s + k, len - k, &cp);
@@ -362,8 +352,8 @@ int rp_out_pprof(FILE *out, const struct rp_profile *p, const struct rp_out_opti
     rp_pb_init(&x.sub);
     rp_strtab_init(&x.st);
     str(&x, "");                                   /* string_table[0] is ""    */
-    x.frame_used = xrealloc(NULL, p->nframes, 1);
-    x.method_used = xrealloc(NULL, p->nmethods, 1);
+    x.frame_used = rp_xreallocarray(NULL, p->nframes, 1);
+    x.method_used = rp_xreallocarray(NULL, p->nmethods, 1);
     memset(x.frame_used, 0, p->nframes);
     memset(x.method_used, 0, p->nmethods);
     x.k_thread = str(&x, "thread");

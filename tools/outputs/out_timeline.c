@@ -78,10 +78,10 @@ static void view_build(struct view *v, const struct rp_tl *tl,
     v->o = o;
     v->w = w;
     v->shown = rp_tl_order(tl, o, &v->order);
-    v->cols = out_alloc((v->shown ? v->shown : 1) * w);
-    v->count = out_alloc((size_t)w * NCOUNT * sizeof *v->count);
+    v->cols = rp_xmalloc((v->shown ? v->shown : 1) * w);
+    v->count = rp_xmalloc((size_t)w * NCOUNT * sizeof *v->count);
     memset(v->count, 0, (size_t)w * NCOUNT * sizeof *v->count);
-    uint8_t *scratch = out_alloc(w);
+    uint8_t *scratch = rp_xmalloc(w);
     for (size_t r = 0; r < tl->nthreads; r++) {   /* every thread counts */
         uint8_t *c = r < v->shown ? v->cols + r * w : scratch;
         rp_tl_columns(tl, &tl->threads[v->order[r]], w, c);
@@ -95,11 +95,11 @@ static void view_build(struct view *v, const struct rp_tl *tl,
     for (int g = 0; g < RP_TL_G_COUNT; g++) {
         if (!tl->gauges[g].n)
             continue;
-        v->gauge[g] = out_alloc(w * sizeof(double));
+        v->gauge[g] = rp_xmalloc(w * sizeof(double));
         rp_tl_gauge_columns(tl, g, w, v->gauge[g]);
     }
-    v->gc_ms = out_alloc(w * sizeof *v->gc_ms);
-    v->locks = out_alloc(w * sizeof *v->locks);
+    v->gc_ms = rp_xmalloc(w * sizeof *v->gc_ms);
+    v->locks = rp_xmalloc(w * sizeof *v->locks);
     memset(v->locks, 0, w * sizeof *v->locks);
     for (unsigned i = 0; i < w; i++)
         v->gc_ms[i] = 0;
@@ -324,7 +324,7 @@ static int write_text(FILE *out, const struct view *v, const struct rp_out_optio
                   out);
         fputs("|\n", out);
     }
-    double *alive = out_alloc(v->w * sizeof *alive);
+    double *alive = rp_xmalloc(v->w * sizeof *alive);
     if (tl->wall_samples) {
         for (unsigned i = 0; i < v->w; i++)
             alive[i] = v->count[(size_t)i * NCOUNT + ALIVE];

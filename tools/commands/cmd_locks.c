@@ -236,14 +236,10 @@ static void owner_add(struct monitor *m, const struct rp_thread_info *ti, uint64
         o = &m->owners[m->nowners++];
         memset(o, 0, sizeof *o);
         o->os_tid = tid;
-        o->name = name ? strdup(name) : NULL;
-        if (name && !o->name) {
-            fputs("ringprof: out of memory\n", stderr);
-            exit(1);
-        }
+        o->name = name ? rp_xstrdup(name) : NULL;
     } else if (name && strcmp(o->name, name)) {   /* renamed: the newest wins */
         free(o->name);
-        o->name = strdup(name);
+        o->name = rp_xstrdup(name);
     }
     o->waits++;
     o->wait_ns += ns;

@@ -23,6 +23,7 @@
 #include "commands.h"
 #include "model/inputs.h"
 #include "model/scan.h"
+#include "model/xalloc.h"
 
 #include "ringprof/events.h"
 
@@ -102,12 +103,7 @@ static void *grow(void *p, size_t n, size_t size)
     /* Arrays here grow one element at a time but double their storage. */
     if (n & (n - 1))
         return p;
-    void *q = realloc(p, (n ? n * 2 : 1) * size);
-    if (!q) {
-        fprintf(stderr, "ringprof: out of memory\n");
-        exit(1);
-    }
-    return q;
+    return rp_xreallocarray(p, n ? n * 2 : 1, size);
 }
 
 static char *dup_or(const char *s, const char *fallback)

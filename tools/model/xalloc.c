@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void *checked(void *q)
 {
@@ -29,6 +30,11 @@ void *rp_xcalloc(size_t n, size_t size)
 void *rp_xrealloc(void *q, size_t n)
 {
     return checked(realloc(q, n ? n : 1));
+}
+
+char *rp_xstrdup(const char *s)
+{
+    return checked(strdup(s));
 }
 
 void *rp_xreallocarray(void *q, size_t n, size_t size)

@@ -22,6 +22,9 @@ void *rp_xcalloc(size_t n, size_t size);
 /* realloc(q, n): q is NULL or from this family; its contents are kept up to n. */
 void *rp_xrealloc(void *q, size_t n);
 
+/* strdup(s): s is a C string. */
+char *rp_xstrdup(const char *s);
+
 /* realloc(q, n * size): the same for an array; n * size overflowing counts as
  * out of memory. */
 void *rp_xreallocarray(void *q, size_t n, size_t size);

@@ -383,11 +383,12 @@ static int is_event(const struct convert *c, const char *kind)
     return c->po.event && !strcmp(c->po.event, kind);
 }
 
-/* Live snapshots matter for a live profile and for the alloc flat table. */
+/* Live snapshots matter for a live profile, and for alloc in a format that joins
+ * the live profile (RP_FMT_LIVE_JOIN: flat's SITES table). */
 static int needs_snapshots(const struct convert *c)
 {
     return is_event(c, RP_LIVE_KIND) ||
-           (is_event(c, "alloc") && c->fmt->fn == rp_out_flat);
+           (is_event(c, "alloc") && (c->fmt->needs & RP_FMT_LIVE_JOIN));
 }
 
 static void scan_all(struct convert *c, unsigned what)
@@ -584,7 +585,9 @@ static int write_output(struct convert *c, int argc, char **argv)
     c->oo.title = c->in.n == 1 ? c->in.paths[0] : "several inputs";
     c->lv.ages = c->ages.a;
     c->lv.nages = c->ages.n;
-    int wrc = c->fmt->fn(out, c->p, &c->oo);
+    int wrc = c->fmt->model == RP_MODEL_TIMELINE
+                  ? c->fmt->write_timeline(out, &c->tl, &c->tlo, &c->oo)
+                  : c->fmt->write_profile(out, c->p, &c->oo);
     if (fflush(out) != 0 || ferror(out))
         wrc = -1;
     if (wrc != 0)
@@ -630,8 +633,6 @@ static int run_timeline(struct convert *c, int argc, char **argv)
         fprintf(stderr, "ringprof convert: timeline: no wall samples%s (the agent records "
                         "them with wall=INTERVAL): showing the telemetry alone\n",
                 c->tl.have_wall_kind ? " left after the filters" : "");
-    c->oo.timeline = &c->tl;
-    c->oo.timeline_opts = &c->tlo;
     if (write_output(c, argc, argv))
         return 1;
     return c->strict && (c->missing || c->diag.warnings || c->diag.fatal) ? 1 : 0;
@@ -644,13 +645,13 @@ static int run(struct convert *c, int argc, char **argv)
         fprintf(stderr, "ringprof convert: no input could be read\n");
         return 1;
     }
-    if (c->fmt->needs & RP_FMT_TIMELINE)
+    if (c->fmt->model == RP_MODEL_TIMELINE)
         return run_timeline(c, argc, argv);
     look_ahead(c);
     rp_filters_apply(&c->fx, &c->po);
     c->po.diag = rp_diag_print;
     c->po.diag_arg = &c->diag;
-    /* What the format needs of the profile (formats.h, RP_FMT_*; pprof work). */
+    /* What the format needs of the profile (formats.h, RP_FMT_*). */
     if (c->fmt->needs & RP_FMT_THREADS)
         c->po.per_thread = 1;
     if ((c->fmt->needs & RP_FMT_LINES) && c->po.granularity == RP_GRAN_METHOD)

@@ -723,11 +723,9 @@ static int ends_with(const char *s, const char *suffix)
     return n >= k && !strcmp(s + n - k, suffix);
 }
 
-int rp_out_timeline(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)
+int rp_out_timeline(FILE *out, const struct rp_tl *tl, const struct rp_tl_options *to,
+                    const struct rp_out_options *o)
 {
-    (void)p;
-    const struct rp_tl *tl = o->timeline;
-    const struct rp_tl_options *to = o->timeline_opts;
     int svg = ends_with(o->out_path, ".svg");
     int html = !svg && (to->html || ends_with(o->out_path, ".html") ||
                         ends_with(o->out_path, ".htm"));

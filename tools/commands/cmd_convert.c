@@ -30,15 +30,11 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "model/filters.h"
-#include "model/inputs.h"
 #include "model/live.h"
-#include "model/profile.h"
-#include "model/scan.h"
 #include "model/timeline.h"
-#include "model/timespec.h"
 #include "outputs/formats.h"
 #include "outputs/out_common.h"
+#include "query.h"
 
 static void usage(FILE *f)
 {
@@ -101,15 +97,6 @@ static void usage(FILE *f)
                "See docs/profiles.md for how to read each format.\n");
 }
 
-static int bad_usage(const char *fmt, const char *arg)
-{
-    fputs("ringprof convert: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs("\n\n", stderr);
-    usage(stderr);
-    return 2;
-}
-
 /* ---------------------------------------------------------------- output -- */
 
 static const struct rp_format *format_by_name(const char *name)
@@ -154,16 +141,11 @@ struct age_list {
 struct convert {
     struct rp_prof_options po;
     struct rp_out_options oo;
-    struct rp_time_spec from, to;
-    struct rp_filters fx;
+    struct rp_query q;           /* the common options, inputs and look-ahead    */
     const char *format, *outpath;
     const struct rp_format *fmt;
     long snapshot;               /* --snapshot (rp_snap_parse); -1: the last     */
-    int snapshot_set, strict;
-    struct rp_diag_counts diag;
-    struct rp_inputs in;
-    int missing;                 /* inputs that matched nothing                  */
-    struct rp_scan sc;
+    int snapshot_set;
     struct rp_snap_choice choice;
     struct rp_live_view lv;
     struct age_list ages;
@@ -176,10 +158,9 @@ struct convert {
 /* ------------------------------------------------------------- options -- */
 
 enum {
-    OPT_EVENT = 256, OPT_FORMAT, OPT_FROM, OPT_TO, OPT_THREAD, OPT_INCLUDE, OPT_EXCLUDE,
-    OPT_LINES, OPT_BCI, OPT_PER_THREAD, OPT_CUTOFF, OPT_TOP, OPT_METHOD, OPT_VALUE,
-    OPT_STRICT, OPT_QUIET, OPT_SNAPSHOT, OPT_STATE, OPT_STATE_FRAMES,
-    OPT_TL_WIDTH, OPT_TL_ROWS, OPT_TL_SORT, OPT_TL_HTML, OPT_DEMANGLE
+    OPT_EVENT = RP_QOPT_END, OPT_FORMAT, OPT_LINES, OPT_BCI, OPT_PER_THREAD, OPT_CUTOFF,
+    OPT_TOP, OPT_VALUE, OPT_SNAPSHOT, OPT_STATE, OPT_STATE_FRAMES,
+    OPT_TL_WIDTH, OPT_TL_ROWS, OPT_TL_SORT, OPT_TL_HTML
 };
 
 /* The kinds of issue 9 and the agent option that records each: what to say
@@ -225,14 +206,14 @@ static int parse_timeline_opt(struct convert *c, int opt, const char *arg)
     switch (opt) {
     case OPT_TL_WIDTH:
         if (rp_parse_positive(arg, &n) < 0 || n > 100000)
-            return bad_usage("--width '%s': columns, from 1 to 100000", arg);
+            return rp_query_bad_usage(&c->q, "--width '%s': columns, from 1 to 100000", arg);
         c->tlo.width = (unsigned)n;
         return 0;
     case OPT_TL_ROWS:
         errno = 0;
         n = strtoul(arg, &end, 10);
         if (end == arg || *end || errno || arg[0] == '-')
-            return bad_usage("--rows '%s': a number of threads (0: all)", arg);
+            return rp_query_bad_usage(&c->q, "--rows '%s': a number of threads (0: all)", arg);
         c->tlo.rows = n;
         c->tlo.rows_set = 1;
         return 0;
@@ -244,7 +225,7 @@ static int parse_timeline_opt(struct convert *c, int opt, const char *arg)
         else if (!strcmp(arg, "start"))
             c->tlo.sort = RP_TL_SORT_START;
         else
-            return bad_usage("--sort '%s': name, busy or start", arg);
+            return rp_query_bad_usage(&c->q, "--sort '%s': name, busy or start", arg);
         return 0;
     default:
         c->tlo.html = 1;
@@ -252,35 +233,15 @@ static int parse_timeline_opt(struct convert *c, int opt, const char *arg)
     }
 }
 
-/* One option. @return 0, 2 (usage error, printed) or 3 (--help, printed). */
-static int parse_one(struct convert *c, int opt, const char *arg, char **argv)
+/* One of convert's own options (rp_query_own_fn). */
+static int parse_one(void *cmd, int opt, const char *arg)
 {
+    struct convert *c = cmd;
     char *end;
     switch (opt) {
     case OPT_EVENT: c->po.event = arg; return 0;
     case OPT_FORMAT: c->format = arg; return 0;
     case 'o': c->outpath = arg; return 0;
-    case OPT_FROM:
-    case OPT_TO:
-        if (rp_parse_time(arg, opt == OPT_FROM ? &c->from : &c->to) < 0)
-            return bad_usage(opt == OPT_FROM ? "--from '%s': not a time "
-                             "(2026-11-21T06:02:03Z, +10s, -30s)" : "--to '%s': not a "
-                             "time (2026-11-21T06:02:03Z, +10s, -30s)", arg);
-        return 0;
-    case OPT_THREAD:
-    case OPT_INCLUDE:
-    case OPT_EXCLUDE:
-    case OPT_METHOD:
-    case OPT_DEMANGLE:
-        if (rp_filters_set(&c->fx, "convert", opt == OPT_THREAD ? "--thread"
-                           : opt == OPT_INCLUDE ? "--include"
-                           : opt == OPT_EXCLUDE ? "--exclude"
-                           : opt == OPT_METHOD ? "--method" : "--demangle", arg) < 0) {
-            fputc('\n', stderr);
-            usage(stderr);
-            return 2;
-        }
-        return 0;
     case OPT_LINES: c->po.granularity = RP_GRAN_LINE; return 0;
     case OPT_BCI: c->po.granularity = RP_GRAN_BCI; return 0;
     case OPT_PER_THREAD: c->po.per_thread = 1; return 0;
@@ -289,27 +250,27 @@ static int parse_one(struct convert *c, int opt, const char *arg, char **argv)
         c->oo.cutoff_pct = strtod(arg, &end);
         if (end == arg || *end || errno || !(c->oo.cutoff_pct >= 0) ||
             c->oo.cutoff_pct > 100)
-            return bad_usage("--cutoff '%s': a percentage from 0 to 100", arg);
+            return rp_query_bad_usage(&c->q, "--cutoff '%s': a percentage from 0 to 100", arg);
         return 0;
     case OPT_TOP:
         if (rp_parse_positive(arg, &c->oo.top) < 0)
-            return bad_usage("--top '%s': a positive integer", arg);
+            return rp_query_bad_usage(&c->q, "--top '%s': a positive integer", arg);
         return 0;
     case OPT_VALUE:
         if (!strcmp(arg, "samples"))
             c->oo.value_samples = 1;
         else if (strcmp(arg, "weight"))
-            return bad_usage("--value '%s': 'weight' or 'samples'", arg);
+            return rp_query_bad_usage(&c->q, "--value '%s': 'weight' or 'samples'", arg);
         return 0;
     case OPT_SNAPSHOT:
         if (rp_snap_parse(arg, &c->snapshot) < 0)
-            return bad_usage("--snapshot '%s': first, last, N (the N-th in the time "
+            return rp_query_bad_usage(&c->q, "--snapshot '%s': first, last, N (the N-th in the time "
                              "range, from 1) or -N (the N-th from the end)", arg);
         c->snapshot_set = 1;
         return 0;
     case OPT_STATE:
         if (c->po.state_mask)
-            return bad_usage("%s", "--state given twice");
+            return rp_query_bad_usage(&c->q, "%s", "--state given twice");
         if (parse_states(arg, &c->po.state_mask))
             return 2;
         c->state_set = 1;
@@ -318,12 +279,7 @@ static int parse_one(struct convert *c, int opt, const char *arg, char **argv)
     case OPT_TL_WIDTH:
     case OPT_TL_ROWS:
     case OPT_TL_SORT:
-    case OPT_TL_HTML: return parse_timeline_opt(c, opt, arg);
-    case OPT_STRICT: c->strict = 1; return 0;
-    case OPT_QUIET: c->diag.quiet = 1; return 0;
-    case 'h': usage(stdout); return 3;
-    case ':': return bad_usage("option '%s' needs an argument", argv[optind - 1]);
-    default: return bad_usage("unknown option '%s'", argv[optind - 1]);
+    default: return parse_timeline_opt(c, opt, arg);   /* OPT_TL_* */
     }
 }
 
@@ -332,38 +288,27 @@ static int parse_args(struct convert *c, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"event", 1, 0, OPT_EVENT},     {"format", 1, 0, OPT_FORMAT},
-        {"output", 1, 0, 'o'},          {"from", 1, 0, OPT_FROM},
-        {"to", 1, 0, OPT_TO},           {"thread", 1, 0, OPT_THREAD},
-        {"include", 1, 0, OPT_INCLUDE}, {"exclude", 1, 0, OPT_EXCLUDE},
+        {"output", 1, 0, 'o'},          {"method", 1, 0, RP_QOPT_METHOD},
         {"lines", 0, 0, OPT_LINES},     {"bci", 0, 0, OPT_BCI},
         {"per-thread", 0, 0, OPT_PER_THREAD}, {"cutoff", 1, 0, OPT_CUTOFF},
-        {"top", 1, 0, OPT_TOP},         {"method", 1, 0, OPT_METHOD},
-        {"value", 1, 0, OPT_VALUE},     {"strict", 0, 0, OPT_STRICT},
-        {"quiet", 0, 0, OPT_QUIET},     {"snapshot", 1, 0, OPT_SNAPSHOT},
+        {"top", 1, 0, OPT_TOP},         {"value", 1, 0, OPT_VALUE},
+        {"snapshot", 1, 0, OPT_SNAPSHOT},
         {"state", 1, 0, OPT_STATE},     {"state-frames", 0, 0, OPT_STATE_FRAMES},
         {"width", 1, 0, OPT_TL_WIDTH},  {"rows", 1, 0, OPT_TL_ROWS},
         {"sort", 1, 0, OPT_TL_SORT},    {"html", 0, 0, OPT_TL_HTML},
-        {"demangle", 1, 0, OPT_DEMANGLE},
-        {"help", 0, 0, 'h'},            {0, 0, 0, 0}};
-    opterr = 0;
-    optind = 1;
-    int opt;
-    while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
-        int rc = parse_one(c, opt, optarg, argv);
-        if (rc)
-            return rc;
-    }
-    if (optind >= argc)
-        return bad_usage("%s", "no INPUT given");
+        RP_QUERY_LONGOPTS,              {0, 0, 0, 0}};
+    int rc = rp_query_parse(&c->q, argc, argv, ":o:h", longopts, parse_one, c);
+    if (rc)
+        return rc;
     /* Thread states exist only in wall samples: --state picks the kind. */
     if (c->state_set && !c->po.event)
         c->po.event = RP_KIND_WALL;
     if (c->state_set && strcmp(c->po.event, RP_KIND_WALL))
-        return bad_usage("--state and --state-frames apply to --event wall (thread "
+        return rp_query_bad_usage(&c->q, "--state and --state-frames apply to --event wall (thread "
                          "states are recorded only by wall-clock samples), not to "
                          "--event %s", c->po.event);
     if (c->format && !(c->fmt = format_by_name(c->format)))
-        return bad_usage("unknown format '%s'", c->format);
+        return rp_query_bad_usage(&c->q, "unknown format '%s'", c->format);
     if (!c->fmt && c->outpath)
         c->fmt = format_by_path(c->outpath);
     if (!c->fmt)
@@ -391,37 +336,28 @@ static int needs_snapshots(const struct convert *c)
            (is_event(c, "alloc") && (c->fmt->needs & RP_FMT_LIVE_JOIN));
 }
 
-static void scan_all(struct convert *c, unsigned what)
-{
-    for (size_t i = 0; i < c->in.n; i++) {
-        rp_progress(i + 1, c->in.n, c->in.paths[i]);
-        rp_scan_file(&c->sc, c->in.paths[i], what);
-    }
-    rp_progress_done();
-}
-
-/* The default kind, the time range and the snapshots, as far as asked. */
+/* The default kind, the inputs' time span and the snapshots, as far as asked;
+ * relative --from/--to are dropped when no sample has a wall-clock time.
+ * rp_query_apply then places the time range. */
 static void look_ahead(struct convert *c)
 {
-    int need_range = (c->from.set && c->from.rel) || (c->to.set && c->to.rel);
+    int need_range = rp_query_need_range(&c->q);
     unsigned what = (c->po.event ? 0 : RP_SCAN_KINDS) | (need_range ? RP_SCAN_RANGE : 0) |
                     (needs_snapshots(c) ? RP_SCAN_SNAPSHOTS : 0);
     if (what)
-        scan_all(c, what);
-    if (!c->po.event && (c->sc.has_cpu || c->sc.has_alloc || c->sc.kind)) {
-        c->po.event = c->sc.has_cpu ? "cpu" : c->sc.has_alloc ? "alloc" : c->sc.kind;
+        rp_query_scan(&c->q, what);
+    if (!c->po.event && (c->q.sc.has_cpu || c->q.sc.has_alloc || c->q.sc.kind)) {
+        c->po.event = c->q.sc.has_cpu ? "cpu" : c->q.sc.has_alloc ? "alloc" : c->q.sc.kind;
         if (needs_snapshots(c))   /* known only now: one more pass */
-            scan_all(c, RP_SCAN_SNAPSHOTS);
+            rp_query_scan(&c->q, RP_SCAN_SNAPSHOTS);
     }
-    rp_scan_finish(&c->sc);
-    if (need_range && !c->sc.first) {
+    rp_scan_finish(&c->q.sc);
+    if (need_range && !c->q.sc.first) {
         fprintf(stderr, "ringprof convert: no sample has a wall-clock time, so relative "
                         "--from/--to cannot be placed; ignored\n");
-        c->from.set = c->from.rel ? 0 : c->from.set;
-        c->to.set = c->to.rel ? 0 : c->to.set;
+        c->q.from.set = c->q.from.rel ? 0 : c->q.from.set;
+        c->q.to.set = c->q.to.rel ? 0 : c->q.to.set;
     }
-    c->po.from_wall = rp_resolve_time(&c->from, c->sc.first, c->sc.last);
-    c->po.to_wall = rp_resolve_time(&c->to, c->sc.first, c->sc.last);
 }
 
 /* -------------------------------------------------------------- profiles -- */
@@ -456,23 +392,6 @@ static void collect_age(void *arg, const struct rp_profile *p, uint32_t leaf,
     l->n++;
 }
 
-/* Stream every input into a new profile. @return it; *readable counts the
- * files that could be opened. */
-static struct rp_profile *build(struct convert *c, const struct rp_prof_options *po,
-                                size_t *readable)
-{
-    struct rp_profile *p = rp_prof_new(po);
-    *readable = 0;
-    for (size_t i = 0; i < c->in.n; i++) {
-        rp_progress(i + 1, c->in.n, c->in.paths[i]);
-        if (rp_prof_add_file(p, c->in.paths[i]) == 0)
-            (*readable)++;
-    }
-    rp_progress_done();
-    rp_prof_finish(p);
-    return p;
-}
-
 /*
  * Set up what the profile needs of live snapshots: for --event live, the
  * instant filter and the ages; for the alloc flat table, the live profile to
@@ -489,7 +408,7 @@ static int setup_live(struct convert *c)
         return 0;
     }
     c->oo.live = &c->lv;
-    int rc = rp_snap_choose(&c->choice, &c->sc, c->snapshot, c->po.from_wall,
+    int rc = rp_snap_choose(&c->choice, &c->q.sc, c->snapshot, c->po.from_wall,
                             c->po.to_wall);
     c->lv.note = c->choice.note;
     if (rc < 0) {
@@ -498,7 +417,7 @@ static int setup_live(struct convert *c)
         fprintf(stderr, "ringprof convert: %s\n", c->choice.note);
         return 1;
     }
-    if (!c->diag.quiet)
+    if (!c->q.diag.quiet)
         fprintf(stderr, "ringprof convert: %s%s\n", live ? "live snapshot "
                                                           : "live columns from snapshot ",
                 c->choice.note);
@@ -514,8 +433,7 @@ static int setup_live(struct convert *c)
     struct rp_prof_options lpo = c->po;   /* alloc: the same filters, kind live */
     lpo.event = RP_LIVE_KIND;
     lpo.diag = NULL;                      /* the alloc pass reports problems */
-    size_t readable;
-    c->live = build(c, &lpo, &readable);
+    c->live = rp_query_build(&c->q, &lpo, NULL);
     c->lv.live = c->live;
     c->po.instant = NULL;                 /* not for the alloc samples */
     return 0;
@@ -578,11 +496,11 @@ static int write_output(struct convert *c, int argc, char **argv)
         fprintf(stderr, "ringprof convert: %s: %s\n", c->outpath, strerror(errno));
         return 1;
     }
-    c->oo.method_re = c->fx.have_method ? &c->fx.method : NULL;
+    c->oo.method_re = c->q.fx.have_method ? &c->q.fx.method : NULL;
     c->oo.out_path = c->outpath;
     c->oo.argc = argc;
     c->oo.argv = argv;
-    c->oo.title = c->in.n == 1 ? c->in.paths[0] : "several inputs";
+    c->oo.title = c->q.in.n == 1 ? c->q.in.paths[0] : "several inputs";
     c->lv.ages = c->ages.a;
     c->lv.nages = c->ages.n;
     int wrc = c->fmt->model == RP_MODEL_TIMELINE
@@ -607,16 +525,14 @@ static int write_output(struct convert *c, int argc, char **argv)
  */
 static int run_timeline(struct convert *c, int argc, char **argv)
 {
-    if (c->po.event || c->fx.have_include || c->fx.have_exclude)
+    if (c->po.event || c->q.fx.have_include || c->q.fx.have_exclude)
         fprintf(stderr, "ringprof convert: the timeline shows the wall, lock and gc "
                         "samples and the gauges, whole: --event, --include and --exclude "
                         "are ignored\n");
     c->po.event = RP_KIND_WALL;   /* look_ahead need not look for kinds */
     look_ahead(c);
-    rp_filters_apply(&c->fx, &c->po);
-    c->po.diag = rp_diag_print;
-    c->po.diag_arg = &c->diag;
-    rp_tl_load(&c->tl, &c->in, &c->po);
+    rp_query_apply(&c->q, &c->po);
+    rp_tl_load(&c->tl, &c->q.in, &c->po);
     if (!c->tl.files_read) {
         fprintf(stderr, "ringprof convert: no input could be read\n");
         return 1;
@@ -635,22 +551,17 @@ static int run_timeline(struct convert *c, int argc, char **argv)
                 c->tl.have_wall_kind ? " left after the filters" : "");
     if (write_output(c, argc, argv))
         return 1;
-    return c->strict && (c->missing || c->diag.warnings || c->diag.fatal) ? 1 : 0;
+    return rp_query_status(&c->q);
 }
 
 static int run(struct convert *c, int argc, char **argv)
 {
-    c->missing = rp_inputs_expand(&c->in, argc - optind, argv + optind);
-    if (c->in.n == 0) {
-        fprintf(stderr, "ringprof convert: no input could be read\n");
+    if (rp_query_inputs(&c->q, argc, argv))
         return 1;
-    }
     if (c->fmt->model == RP_MODEL_TIMELINE)
         return run_timeline(c, argc, argv);
     look_ahead(c);
-    rp_filters_apply(&c->fx, &c->po);
-    c->po.diag = rp_diag_print;
-    c->po.diag_arg = &c->diag;
+    rp_query_apply(&c->q, &c->po);
     /* What the format needs of the profile (formats.h, RP_FMT_*). */
     if (c->fmt->needs & RP_FMT_THREADS)
         c->po.per_thread = 1;
@@ -660,7 +571,7 @@ static int run(struct convert *c, int argc, char **argv)
         return 1;
 
     size_t readable;
-    c->p = build(c, &c->po, &readable);
+    c->p = rp_query_build(&c->q, &c->po, &readable);
     if (!readable) {
         fprintf(stderr, "ringprof convert: no input could be read\n");
         return 1;
@@ -669,16 +580,10 @@ static int run(struct convert *c, int argc, char **argv)
         return 1;
     if (c->p->nodes[0].total[RP_PV_SAMPLES] == 0)
         say_empty(c);
-    if (c->diag.warnings || c->diag.fatal)
-        fprintf(stderr, "ringprof convert: %llu problem%s in the inputs (%llu segments "
-                        "skipped, %llu files unreadable); the profile holds the rest\n",
-                (unsigned long long)(c->diag.warnings + c->diag.fatal),
-                c->diag.warnings + c->diag.fatal == 1 ? "" : "s",
-                (unsigned long long)c->p->stats.segments_bad,
-                (unsigned long long)c->p->stats.files_unreadable);
+    rp_query_problems(&c->q, c->p, "the profile holds");
     if (write_output(c, argc, argv))
         return 1;
-    return c->strict && (c->missing || c->diag.warnings || c->diag.fatal) ? 1 : 0;
+    return rp_query_status(&c->q);
 }
 
 int rp_cmd_convert(int argc, char **argv)
@@ -686,6 +591,8 @@ int rp_cmd_convert(int argc, char **argv)
     struct convert c;
     memset(&c, 0, sizeof c);
     c.snapshot = -1;
+    c.q.cmd = "convert";
+    c.q.usage = usage;
     int rc = parse_args(&c, argc, argv);
     if (!rc)
         rc = run(&c, argc, argv);
@@ -696,8 +603,6 @@ int rp_cmd_convert(int argc, char **argv)
     rp_tl_free(&c.tl);
     free(c.ages.a);
     rp_snap_choice_free(&c.choice);
-    rp_scan_free(&c.sc);
-    rp_inputs_free(&c.in);
-    rp_filters_free(&c.fx);
+    rp_query_free(&c.q);
     return rc;
 }

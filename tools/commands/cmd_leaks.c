@@ -33,13 +33,9 @@
 #include <string.h>
 
 #include "commands.h"
-#include "model/filters.h"
-#include "model/inputs.h"
-#include "model/profile.h"
-#include "model/scan.h"
-#include "model/timespec.h"
 #include "model/trend.h"
 #include "outputs/out_common.h"
+#include "query.h"
 
 #define TRACE_BASE 300000u   /* trace numbers as in the flat SITES table */
 
@@ -64,15 +60,10 @@ struct leaks {
     unsigned min_gcs;
     double alpha;
     uint64_t min_growth;
-    int by_method, all, json, strict;
+    int by_method, all, json;
     size_t top;
-    struct rp_time_spec from, to;
-    struct rp_filters fx;
-    struct rp_diag_counts diag;
-    /* inputs */
-    struct rp_inputs in;
-    int missing;
-    struct rp_scan sc;
+    /* the common options, the inputs and their look-ahead */
+    struct rp_query q;
     size_t rec;              /* the recording                                     */
     const struct rp_snapshot **snaps;   /* its snapshots in the range, by time   */
     size_t nsnaps;
@@ -130,24 +121,15 @@ static void usage(FILE *f)
         "See docs/profiles.md (\"Leaks\") for the statistics.\n");
 }
 
-static int bad_usage(const char *fmt, const char *arg)
-{
-    fputs("ringprof leaks: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs("\n\n", stderr);
-    usage(stderr);
-    return 2;
-}
-
 enum {
-    OPT_MIN_GCS = 256, OPT_ALPHA, OPT_MIN_GROWTH, OPT_BY, OPT_FROM, OPT_TO, OPT_THREAD,
-    OPT_INCLUDE, OPT_EXCLUDE, OPT_TOP, OPT_ALL, OPT_JSON, OPT_STRICT, OPT_QUIET,
-    OPT_DEMANGLE
+    OPT_MIN_GCS = RP_QOPT_END, OPT_ALPHA, OPT_MIN_GROWTH, OPT_BY, OPT_TOP, OPT_ALL,
+    OPT_JSON
 };
 
-/* One option. @return 0, 2 (usage error, printed) or 3 (--help, printed). */
-static int parse_one(struct leaks *l, int opt, const char *arg, char **argv)
+/* One of leaks' own options (rp_query_own_fn). */
+static int parse_one(void *cmd, int opt, const char *arg)
 {
+    struct leaks *l = cmd;
     char *end;
     unsigned long long v;
     switch (opt) {
@@ -155,79 +137,46 @@ static int parse_one(struct leaks *l, int opt, const char *arg, char **argv)
         errno = 0;
         v = strtoull(arg, &end, 10);
         if (end == arg || *end || errno || arg[0] == '-' || v > 1000000)
-            return bad_usage("--min-gcs '%s': a number of GCs from 0 to 1000000", arg);
+            return rp_query_bad_usage(&l->q, "--min-gcs '%s': a number of GCs from 0 "
+                                      "to 1000000", arg);
         l->min_gcs = (unsigned)v;
         return 0;
     case OPT_ALPHA:
         errno = 0;
         l->alpha = strtod(arg, &end);
         if (end == arg || *end || errno || !(l->alpha > 0 && l->alpha < 1))
-            return bad_usage("--alpha '%s': a probability between 0 and 1 (0.01)", arg);
+            return rp_query_bad_usage(&l->q, "--alpha '%s': a probability between 0 "
+                                      "and 1 (0.01)", arg);
         return 0;
     case OPT_MIN_GROWTH:
         if (rp_parse_size(arg, &l->min_growth) < 0)
-            return bad_usage("--min-growth '%s': a size in bytes (1048576, 512k, 1M)",
-                             arg);
+            return rp_query_bad_usage(&l->q, "--min-growth '%s': a size in bytes "
+                                      "(1048576, 512k, 1M)", arg);
         return 0;
     case OPT_BY:
         if (strcmp(arg, "site") && strcmp(arg, "method"))
-            return bad_usage("--by '%s': 'site' or 'method'", arg);
+            return rp_query_bad_usage(&l->q, "--by '%s': 'site' or 'method'", arg);
         l->by_method = !strcmp(arg, "method");
-        return 0;
-    case OPT_FROM:
-    case OPT_TO:
-        if (rp_parse_time(arg, opt == OPT_FROM ? &l->from : &l->to) < 0)
-            return bad_usage("'%s': not a time (2026-11-21T06:02:03Z, +10s, -30s)", arg);
-        return 0;
-    case OPT_THREAD:
-    case OPT_INCLUDE:
-    case OPT_EXCLUDE:
-    case OPT_DEMANGLE:
-        if (rp_filters_set(&l->fx, "leaks", opt == OPT_THREAD ? "--thread"
-                           : opt == OPT_INCLUDE ? "--include"
-                           : opt == OPT_EXCLUDE ? "--exclude" : "--demangle", arg) < 0) {
-            fputc('\n', stderr);
-            usage(stderr);
-            return 2;
-        }
         return 0;
     case OPT_TOP:
         if (rp_parse_positive(arg, &l->top) < 0)
-            return bad_usage("--top '%s': a positive integer", arg);
+            return rp_query_bad_usage(&l->q, "--top '%s': a positive integer", arg);
         return 0;
     case OPT_ALL: l->all = 1; return 0;
-    case OPT_JSON: l->json = 1; return 0;
-    case OPT_STRICT: l->strict = 1; return 0;
-    case OPT_QUIET: l->diag.quiet = 1; return 0;
-    case 'h': usage(stdout); return 3;
-    case ':': return bad_usage("option '%s' needs an argument", argv[optind - 1]);
-    default: return bad_usage("unknown option '%s'", argv[optind - 1]);
+    default: l->json = 1; return 0;   /* OPT_JSON */
     }
 }
 
+/* @return 0, 2 (usage error) or 3 (--help). */
 static int parse_args(struct leaks *l, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"min-gcs", 1, 0, OPT_MIN_GCS}, {"alpha", 1, 0, OPT_ALPHA},
         {"min-growth", 1, 0, OPT_MIN_GROWTH}, {"by", 1, 0, OPT_BY},
-        {"from", 1, 0, OPT_FROM},       {"to", 1, 0, OPT_TO},
-        {"thread", 1, 0, OPT_THREAD},   {"include", 1, 0, OPT_INCLUDE},
-        {"exclude", 1, 0, OPT_EXCLUDE}, {"top", 1, 0, OPT_TOP},
-        {"all", 0, 0, OPT_ALL},         {"json", 0, 0, OPT_JSON},
-        {"strict", 0, 0, OPT_STRICT},   {"quiet", 0, 0, OPT_QUIET},
-        {"demangle", 1, 0, OPT_DEMANGLE},
-        {"help", 0, 0, 'h'},            {0, 0, 0, 0}};
-    opterr = 0;
-    optind = 1;
-    int opt;
-    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        int rc = parse_one(l, opt, optarg, argv);
-        if (rc)
-            return rc;
-    }
-    if (optind >= argc)
-        return bad_usage("%s", "no INPUT given");
-    return 0;
+        {"top", 1, 0, OPT_TOP},         {"all", 0, 0, OPT_ALL},
+        {"json", 0, 0, OPT_JSON},       RP_QUERY_LONGOPTS,
+        {0, 0, 0, 0}};
+    return rp_query_parse(&l->q, argc, argv, ":h", longopts, parse_one, l);
 }
 
 /* -------------------------------------------------------------- snapshots -- */
@@ -238,41 +187,41 @@ static int parse_args(struct leaks *l, int argc, char **argv)
  */
 static int pick_snapshots(struct leaks *l, uint64_t from, uint64_t to)
 {
-    size_t *n = rp_xrealloc(NULL, (l->sc.nrecs + 1) * sizeof *n);
-    rp_snap_select(&l->sc, -1, from, to, NULL, n);
+    size_t *n = rp_xrealloc(NULL, (l->q.sc.nrecs + 1) * sizeof *n);
+    rp_snap_select(&l->q.sc, -1, from, to, NULL, n);
     size_t recs = 0, total = 0;
-    for (size_t r = 0; r < l->sc.nrecs; r++)
+    for (size_t r = 0; r < l->q.sc.nrecs; r++)
         if (n[r]) {
             recs++;
             l->rec = r;
             total += n[r];
         }
     int rc = 0;
-    if (!l->sc.nsnaps) {
+    if (!l->q.sc.nsnaps) {
         fprintf(stderr, "ringprof leaks: no live snapshot in the inputs: the recording "
                         "was made without live=on\n");
         rc = 1;
     } else if (recs > 1) {
         fprintf(stderr, "ringprof leaks: the inputs hold live snapshots of %zu "
                         "recordings; leaks reads one recording at a time:", recs);
-        for (size_t r = 0; r < l->sc.nrecs; r++)
+        for (size_t r = 0; r < l->q.sc.nrecs; r++)
             if (n[r])
-                fprintf(stderr, " %s (%zu)", l->sc.recs[r], n[r]);
+                fprintf(stderr, " %s (%zu)", l->q.sc.recs[r], n[r]);
         fputc('\n', stderr);
         rc = 1;
     } else if (total < 3) {
         fprintf(stderr, "ringprof leaks: a trend needs at least 3 live snapshots; the "
                         "%s %zu (the agent writes one per flush: record longer, or "
                         "widen --from/--to)\n",
-                l->from.set || l->to.set ? "time range holds" : "inputs hold", total);
+                l->q.from.set || l->q.to.set ? "time range holds" : "inputs hold", total);
         rc = 1;
     }
     free(n);
     if (rc)
         return rc;
     l->snaps = rp_xrealloc(NULL, total * sizeof *l->snaps);
-    for (size_t i = 0; i < l->sc.nsnaps; i++) {
-        const struct rp_snapshot *s = &l->sc.snaps[i];
+    for (size_t i = 0; i < l->q.sc.nsnaps; i++) {
+        const struct rp_snapshot *s = &l->q.sc.snaps[i];
         if (s->rec == l->rec && (!s->wall || ((!from || s->wall >= from) &&
                                               (!to || s->wall < to))))
             l->snaps[l->nsnaps++] = s;
@@ -517,9 +466,9 @@ static void print_header(FILE *out, const struct leaks *l)
     const struct rp_profile *p = l->p;
     char a[48], b[48];
     fputs("# ringprof leaks: recording ", out);
-    out_text(out, l->sc.recs[l->rec]);
+    out_text(out, l->q.sc.recs[l->rec]);
     for (size_t i = 0; i < p->nsources; i++) {
-        if (strcmp(p->sources[i].recording, l->sc.recs[l->rec]))
+        if (strcmp(p->sources[i].recording, l->q.sc.recs[l->rec]))
             continue;   /* inputs of other recordings, without snapshots */
         fputs(": pid ", out);
         out_text(out, p->sources[i].pid[0] ? p->sources[i].pid : "?");
@@ -636,7 +585,7 @@ static void print_json(FILE *out, const struct leaks *l, size_t growing)
     size_t rows = l->all ? l->nsites : growing;
     size_t shown = l->top < rows ? l->top : rows;
     fputs("{\"recording\":", out);
-    out_json_cstring(out, l->sc.recs[l->rec]);
+    out_json_cstring(out, l->q.sc.recs[l->rec]);
     fprintf(out, ",\"snapshots\":%zu,\"points\":%zu,\"span_s\":%.3f,\"min_gcs\":%u,"
                  "\"age_known\":%s,\"alpha\":%g,\"min_growth\":%llu,\"by\":\"%s\","
                  "\"examined\":%zu,\"young_samples\":%llu,\"samples\":%llu,"
@@ -657,60 +606,34 @@ static void print_json(FILE *out, const struct leaks *l, size_t growing)
 
 static int run(struct leaks *l, int argc, char **argv)
 {
-    l->missing = rp_inputs_expand(&l->in, argc - optind, argv + optind);
-    if (l->in.n == 0) {
-        fprintf(stderr, "ringprof leaks: no input could be read\n");
+    if (rp_query_inputs(&l->q, argc, argv))
         return 1;
-    }
-    unsigned what = RP_SCAN_SNAPSHOTS;
-    if ((l->from.set && l->from.rel) || (l->to.set && l->to.rel))
-        what |= RP_SCAN_RANGE;
-    for (size_t i = 0; i < l->in.n; i++) {
-        rp_progress(i + 1, l->in.n, l->in.paths[i]);
-        rp_scan_file(&l->sc, l->in.paths[i], what);
-    }
-    rp_progress_done();
-    rp_scan_finish(&l->sc);
-    uint64_t from = rp_resolve_time(&l->from, l->sc.first, l->sc.last);
-    uint64_t to = rp_resolve_time(&l->to, l->sc.first, l->sc.last);
-    if (pick_snapshots(l, from, to))
+    rp_query_scan(&l->q, RP_SCAN_SNAPSHOTS |
+                             (rp_query_need_range(&l->q) ? RP_SCAN_RANGE : 0));
+    rp_scan_finish(&l->q.sc);
+    struct rp_prof_options po = {0};
+    po.event = RP_LIVE_KIND;
+    rp_query_apply(&l->q, &po);
+    if (pick_snapshots(l, po.from_wall, po.to_wall))
         return 1;
     bin_snapshots(l);
 
-    struct rp_prof_options po = {0};
-    po.event = RP_LIVE_KIND;
-    po.from_wall = from;
-    po.to_wall = to;
-    rp_filters_apply(&l->fx, &po);
-    po.diag = rp_diag_print;
-    po.diag_arg = &l->diag;
     po.on_sample = on_live;
     po.on_sample_arg = l;
-    l->p = rp_prof_new(&po);
-    for (size_t i = 0; i < l->in.n; i++) {
-        rp_progress(i + 1, l->in.n, l->in.paths[i]);
-        rp_prof_add_file(l->p, l->in.paths[i]);
-    }
-    rp_progress_done();
-    rp_prof_finish(l->p);
+    l->p = rp_query_build(&l->q, &po, NULL);
     if (l->no_age)
         fprintf(stderr, "ringprof leaks: the live kind has no age_gcs field: counting "
                         "every object, garbage not yet collected included\n");
-    if (l->diag.warnings || l->diag.fatal)
-        fprintf(stderr, "ringprof leaks: %llu problem%s in the inputs; the figures hold "
-                        "the rest\n", (unsigned long long)(l->diag.warnings + l->diag.fatal),
-                l->diag.warnings + l->diag.fatal == 1 ? "" : "s");
+    rp_query_problems(&l->q, NULL, "the figures hold");
 
     size_t growing = analyse_all(l);
     if (l->json)
         print_json(stdout, l, growing);
     else
         print_text(stdout, l, growing);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "ringprof leaks: writing stdout: %s\n", strerror(errno));
+    if (rp_query_flush_stdout(&l->q))
         return 1;
-    }
-    return l->strict && (l->missing || l->diag.warnings || l->diag.fatal) ? 1 : 0;
+    return rp_query_status(&l->q);
 }
 
 int rp_cmd_leaks(int argc, char **argv)
@@ -721,6 +644,8 @@ int rp_cmd_leaks(int argc, char **argv)
     l.alpha = 0.01;
     l.min_growth = 1u << 20;
     l.top = 20;
+    l.q.cmd = "leaks";
+    l.q.usage = usage;
     int rc = parse_args(&l, argc, argv);
     if (!rc)
         rc = run(&l, argc, argv);
@@ -736,8 +661,6 @@ int rp_cmd_leaks(int argc, char **argv)
     free(l.bin_x);
     free(l.bin_n);
     rp_prof_free(l.p);
-    rp_scan_free(&l.sc);
-    rp_inputs_free(&l.in);
-    rp_filters_free(&l.fx);
+    rp_query_free(&l.q);
     return rc;
 }

@@ -33,12 +33,9 @@
 #include <string.h>
 
 #include "commands.h"
-#include "model/filters.h"
-#include "model/inputs.h"
-#include "model/profile.h"
-#include "model/scan.h"
-#include "model/timespec.h"
+#include "model/xalloc.h"
 #include "outputs/out_common.h"
+#include "query.h"
 
 #define JUC_LOCKS "java.util.concurrent.locks."
 #define LOCK_SUPPORT "java.util.concurrent.locks.LockSupport"
@@ -68,14 +65,9 @@ struct juc_site {
 struct locks {
     /* options */
     size_t top, nstacks;
-    int json, strict;
-    struct rp_time_spec from, to;
-    struct rp_filters fx;
-    struct rp_diag_counts diag;
-    /* inputs */
-    struct rp_inputs in;
-    int missing;
-    struct rp_scan sc;
+    int json;
+    /* the common options, the inputs and their look-ahead */
+    struct rp_query q;
     /* lock samples */
     struct rp_profile *p;
     struct monitor *mons;
@@ -128,77 +120,32 @@ static void usage(FILE *f)
         "contention\").\n");
 }
 
-static int bad_usage(const char *fmt, const char *arg)
-{
-    fputs("ringprof locks: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs("\n\n", stderr);
-    usage(stderr);
-    return 2;
-}
+enum { OPT_TOP = RP_QOPT_END, OPT_STACKS, OPT_JSON };
 
-enum {
-    OPT_TOP = 256, OPT_STACKS, OPT_FROM, OPT_TO, OPT_THREAD, OPT_INCLUDE, OPT_EXCLUDE,
-    OPT_JSON, OPT_STRICT, OPT_QUIET, OPT_DEMANGLE
-};
-
-/* One option. @return 0, 2 (usage error, printed) or 3 (--help, printed). */
-static int parse_one(struct locks *l, int opt, const char *arg, char **argv)
+/* One of locks' own options (rp_query_own_fn). */
+static int parse_one(void *cmd, int opt, const char *arg)
 {
+    struct locks *l = cmd;
     switch (opt) {
     case OPT_TOP:
     case OPT_STACKS:
         if (rp_parse_positive(arg, opt == OPT_TOP ? &l->top : &l->nstacks) < 0)
-            return bad_usage(opt == OPT_TOP ? "--top '%s': a positive integer"
-                                            : "--stacks '%s': a positive integer", arg);
+            return rp_query_bad_usage(&l->q, opt == OPT_TOP
+                                      ? "--top '%s': a positive integer"
+                                      : "--stacks '%s': a positive integer", arg);
         return 0;
-    case OPT_FROM:
-    case OPT_TO:
-        if (rp_parse_time(arg, opt == OPT_FROM ? &l->from : &l->to) < 0)
-            return bad_usage("'%s': not a time (2026-11-21T06:02:03Z, +10s, -30s)", arg);
-        return 0;
-    case OPT_THREAD:
-    case OPT_INCLUDE:
-    case OPT_EXCLUDE:
-    case OPT_DEMANGLE:
-        if (rp_filters_set(&l->fx, "locks", opt == OPT_THREAD ? "--thread"
-                           : opt == OPT_INCLUDE ? "--include"
-                           : opt == OPT_EXCLUDE ? "--exclude" : "--demangle", arg) < 0) {
-            fputc('\n', stderr);
-            usage(stderr);
-            return 2;
-        }
-        return 0;
-    case OPT_JSON: l->json = 1; return 0;
-    case OPT_STRICT: l->strict = 1; return 0;
-    case OPT_QUIET: l->diag.quiet = 1; return 0;
-    case 'h': usage(stdout); return 3;
-    case ':': return bad_usage("option '%s' needs an argument", argv[optind - 1]);
-    default: return bad_usage("unknown option '%s'", argv[optind - 1]);
+    default: l->json = 1; return 0;   /* OPT_JSON */
     }
 }
 
+/* @return 0, 2 (usage error) or 3 (--help). */
 static int parse_args(struct locks *l, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"top", 1, 0, OPT_TOP},         {"stacks", 1, 0, OPT_STACKS},
-        {"from", 1, 0, OPT_FROM},       {"to", 1, 0, OPT_TO},
-        {"thread", 1, 0, OPT_THREAD},   {"include", 1, 0, OPT_INCLUDE},
-        {"exclude", 1, 0, OPT_EXCLUDE}, {"json", 0, 0, OPT_JSON},
-        {"strict", 0, 0, OPT_STRICT},   {"quiet", 0, 0, OPT_QUIET},
-        {"demangle", 1, 0, OPT_DEMANGLE},
-        {"help", 0, 0, 'h'},            {0, 0, 0, 0}};
-    opterr = 0;
-    optind = 1;
-    int opt;
-    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        int rc = parse_one(l, opt, optarg, argv);
-        if (rc)
-            return rc;
-    }
-    if (optind >= argc)
-        return bad_usage("%s", "no INPUT given");
-    return 0;
+        {"json", 0, 0, OPT_JSON},       RP_QUERY_LONGOPTS,
+        {0, 0, 0, 0}};
+    return rp_query_parse(&l->q, argc, argv, ":h", longopts, parse_one, l);
 }
 
 /* --------------------------------------------------------------- monitors -- */
@@ -695,41 +642,21 @@ static void print_json(FILE *out, const struct locks *l)
 
 /* ------------------------------------------------------------------- main -- */
 
-static struct rp_profile *build(struct locks *l, const struct rp_prof_options *po)
-{
-    struct rp_profile *p = rp_prof_new(po);
-    for (size_t i = 0; i < l->in.n; i++) {
-        rp_progress(i + 1, l->in.n, l->in.paths[i]);
-        rp_prof_add_file(p, l->in.paths[i]);
-    }
-    rp_progress_done();
-    rp_prof_finish(p);
-    return p;
-}
-
 static int run(struct locks *l, int argc, char **argv)
 {
-    l->missing = rp_inputs_expand(&l->in, argc - optind, argv + optind);
-    if (l->in.n == 0) {
-        fprintf(stderr, "ringprof locks: no input could be read\n");
+    if (rp_query_inputs(&l->q, argc, argv))
         return 1;
-    }
-    if ((l->from.set && l->from.rel) || (l->to.set && l->to.rel)) {
-        for (size_t i = 0; i < l->in.n; i++)
-            rp_scan_file(&l->sc, l->in.paths[i], RP_SCAN_RANGE);
-        rp_scan_finish(&l->sc);
+    if (rp_query_need_range(&l->q)) {
+        rp_query_scan(&l->q, RP_SCAN_RANGE);
+        rp_scan_finish(&l->q.sc);
     }
     struct rp_prof_options po = {0};
     po.event = RP_KIND_LOCK;
-    po.from_wall = rp_resolve_time(&l->from, l->sc.first, l->sc.last);
-    po.to_wall = rp_resolve_time(&l->to, l->sc.first, l->sc.last);
-    rp_filters_apply(&l->fx, &po);
-    po.diag = rp_diag_print;
-    po.diag_arg = &l->diag;
+    rp_query_apply(&l->q, &po);
     struct lock_cb cb = {l, {NULL, -1}};
     po.on_sample = on_lock;
     po.on_sample_arg = &cb;
-    l->p = build(l, &po);
+    l->p = rp_query_build(&l->q, &po, NULL);
     if (l->p->stats.files == l->p->stats.files_unreadable) {
         fprintf(stderr, "ringprof locks: no input could be read\n");
         return 1;
@@ -743,17 +670,14 @@ static int run(struct locks *l, int argc, char **argv)
     po.per_thread = 1;
     po.on_sample = NULL;
     po.diag = NULL;
-    l->w = build(l, &po);
+    l->w = rp_query_build(&l->q, &po, NULL);
     l->wall_samples = kind_samples(l->w, RP_KIND_WALL);
     rp_prof_foreach_stack(l->w, collect_parked, l);
     sort_p = l->w;
     if (l->nsites)
         qsort(l->sites, l->nsites, sizeof *l->sites, cmp_sites);
 
-    if (l->diag.warnings || l->diag.fatal)
-        fprintf(stderr, "ringprof locks: %llu problem%s in the inputs; the figures hold "
-                        "the rest\n", (unsigned long long)(l->diag.warnings + l->diag.fatal),
-                l->diag.warnings + l->diag.fatal == 1 ? "" : "s");
+    rp_query_problems(&l->q, NULL, "the figures hold");
     uint64_t locks = kind_samples(l->p, RP_KIND_LOCK);
     if (!locks)
         fprintf(stderr, "ringprof locks: the inputs have no lock samples; the agent "
@@ -765,13 +689,11 @@ static int run(struct locks *l, int argc, char **argv)
         print_monitors(stdout, l);
         print_parked(stdout, l);
     }
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "ringprof locks: writing stdout: %s\n", strerror(errno));
+    if (rp_query_flush_stdout(&l->q))
         return 1;
-    }
     if (!locks && !l->wall_samples)
         return 1;
-    return l->strict && (l->missing || l->diag.warnings || l->diag.fatal) ? 1 : 0;
+    return rp_query_status(&l->q);
 }
 
 int rp_cmd_locks(int argc, char **argv)
@@ -780,6 +702,8 @@ int rp_cmd_locks(int argc, char **argv)
     memset(&l, 0, sizeof l);
     l.top = 10;
     l.nstacks = 5;
+    l.q.cmd = "locks";
+    l.q.usage = usage;
     int rc = parse_args(&l, argc, argv);
     if (!rc)
         rc = run(&l, argc, argv);
@@ -795,8 +719,6 @@ int rp_cmd_locks(int argc, char **argv)
     free(l.sites);
     rp_prof_free(l.p);
     rp_prof_free(l.w);
-    rp_scan_free(&l.sc);
-    rp_inputs_free(&l.in);
-    rp_filters_free(&l.fx);
+    rp_query_free(&l.q);
     return rc;
 }

@@ -5,8 +5,8 @@
  *
  * The table keeps one copy of each distinct string and an open-addressing hash
  * index over them, so memory is proportional to the distinct strings. Allocation
- * failure is fatal (prints "ringprof: out of memory" and exits 1), as in the
- * profile model these writers read. Single-threaded; not async-signal-safe.
+ * failure is fatal (prints "ringprof: out of memory" and exits 1, model/xalloc.h),
+ * as everywhere in the tool. Single-threaded; not async-signal-safe.
  */
 #ifndef RINGPROF_TOOLS_STRTAB_H
 #define RINGPROF_TOOLS_STRTAB_H

@@ -2,7 +2,7 @@
  * tools/outputs/out_common.h — what the text writers share: the comment header that opens
  * every text profile, the per-method figures (self, and total counted once per
  * stack), and a depth-first walk that reports leaving a node as well as entering it.
- * Not thread-safe; everything allocates and exits on out of memory, as profile.c.
+ * Not thread-safe; everything allocates and exits on out of memory (model/xalloc.h).
  */
 #ifndef RINGPROF_TOOLS_OUT_COMMON_H
 #define RINGPROF_TOOLS_OUT_COMMON_H

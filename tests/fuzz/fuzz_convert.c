@@ -2,7 +2,7 @@
  * tests/fuzz/fuzz_convert.c — the `ringprof` tool on hostile chunk files, in-process.
  *
  * The input is a chunk file. It goes through the subcommands exactly as the
- * command line would call them (tools/commands.h: argv in, exit status out):
+ * command line would call them (tools/commands/commands.h: argv in, exit status out):
  * `convert` in every output format, with the options that switch on the other
  * code paths (per-thread trees, lines and bcis, cutoff, time range, regex
  * filters, the alloc and live kinds with their snapshots, sample counts instead
@@ -21,7 +21,7 @@
 #include <fcntl.h>
 #include <string.h>
 
-#include "../../tools/commands.h"
+#include "../../tools/commands/commands.h"
 #include "fuzz_common.h"
 
 #define MAXARGS 16

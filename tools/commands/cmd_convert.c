@@ -1,0 +1,608 @@
+/*
+ * tools/commands/cmd_convert.c — `ringprof convert [options] INPUT...`: chunk files to a
+ * profile in one of the formats of tools/outputs/formats.c.
+ *
+ * The command parses options, expands INPUT (files, directories, globs; several
+ * recordings merge), streams every chunk into one profile (tools/model/profile.c) and
+ * hands it to the chosen format's writer. Some things need a look at the inputs
+ * before the real pass (tools/model/scan.c): with no --event, which kinds exist (the
+ * first segment of each file tells, cheaply); with --from/--to relative to the
+ * recording's start or end (+10s, -30s), where those are; for live objects,
+ * which snapshots there are. The last two read every file in full, so such a
+ * conversion reads its inputs twice.
+ *
+ * Live objects (docs/profiles.md): `--event live` is the profile of ONE
+ * snapshot per recording, the last in the time range unless --snapshot says
+ * otherwise; adding snapshots up would count every surviving object once per
+ * snapshot. The alloc flat table gets the live columns from the same choice of
+ * snapshot, through a second profile of kind live built beside the alloc one.
+ *
+ * The profile pass reports every problem the reader finds (file, offset,
+ * reason) and goes on; the exit status is 1 only when nothing could be read,
+ * when a live profile was asked of inputs without a snapshot, or with --strict
+ * when anything was wrong.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "model/live.h"
+#include "model/timeline.h"
+#include "outputs/formats.h"
+#include "outputs/out_common.h"
+#include "query.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: ringprof convert [options] INPUT...\n"
+        "\n"
+        "Turn chunk files into a profile. INPUT is a chunk file (*.rpc), a recording\n"
+        "directory or a glob; several recordings (JVMs, hosts) merge into one profile.\n"
+        "\n"
+        "  --event KIND        event kind: cpu, alloc, live, wall, lock, ... (default:\n"
+        "                      cpu, else alloc, else the first kind present)\n"
+        "  --state LIST        wall: only samples in these thread states, comma-\n"
+        "                      separated: running, runnable, native, io, blocked,\n"
+        "                      waiting, parked, sleeping, unknown (implies --event wall)\n"
+        "  --state-frames      wall: add the state as the leaf frame [state:NAME]\n"
+        "  --snapshot S        live: which snapshot, among those in --from/--to:\n"
+        "                      first, last (default), N (the N-th) or -N (the N-th\n"
+        "                      from the end); also picks the alloc flat table's\n"
+        "                      live columns\n"
+        "  --format F          output format (default: from the -o extension, else tree)\n"
+        "  -o, --output FILE   write to FILE instead of stdout\n"
+        "  --from T, --to T    keep samples with T_from <= time < T_to. T is UTC\n"
+        "                      (2026-11-21T06:02:03Z, fraction allowed), or +DUR from\n"
+        "                      the recording's first sample, or -DUR before its last;\n"
+        "                      DUR is a number with ns, us, ms, s, m or h (+10s, -1.5m)\n"
+        "  --thread REGEX      only threads whose name matches (POSIX ERE)\n"
+        "  --include REGEX     only stacks with a frame matching REGEX\n"
+        "  --exclude REGEX     drop stacks with a frame matching REGEX\n"
+        "  --demangle STYLE    how native C++ and Rust symbols are named: short\n"
+        "                      (default: CompileBroker::compiler_thread_loop, no\n"
+        "                      parameters; overloads merge), full (with the\n"
+        "                      parameter list) or none (as recorded: _ZN...);\n"
+        "                      --include/--exclude see the names so\n"
+        "  --lines             frames are method:line\n"
+        "  --bci               frames are method@bci\n"
+        "  --per-thread        one tree per thread ([thread name] as the root frame)\n"
+        "  --cutoff PCT        tree, backtrace: hide branches under PCT%% of the total\n"
+        "  --top N             flat: rows shown; backtrace: methods (default 10)\n"
+        "  --method REGEX      backtrace: the methods matching REGEX, not the top ones\n"
+        "  --value V           collapsed: 'weight' (default, in the kind's unit) or\n"
+        "                      'samples' (counts)\n"
+        "  --width W           timeline, text: columns of the time axis (default 100)\n"
+        "  --rows N            timeline: threads drawn (default 200, 0: all); the\n"
+        "                      rest are counted and summarised\n"
+        "  --sort S            timeline: rows by name (default), busy (running or\n"
+        "                      runnable time) or start (first sample)\n"
+        "  --html              timeline: the HTML page whatever -o says (it is\n"
+        "                      HTML for -o x.html, SVG for x.svg, else text)\n"
+        "  --strict            exit 1 if any input was missing or damaged\n"
+        "  --quiet             do not print each problem found in the inputs, nor\n"
+        "                      which live snapshot was used\n"
+        "\n"
+        "formats:\n");
+    for (size_t i = 0; i < rp_nformats; i++)
+        fprintf(f, "  %-11s %-22s %s\n", rp_formats[i].name, rp_formats[i].exts,
+                rp_formats[i].summary);
+    fprintf(f, "\nExit status: 0 done; 1 nothing could be read (or --strict and a problem\n"
+               "was found), the inputs have no samples of --event wall or lock, or the\n"
+               "output could not be written; 2 usage error.\n"
+               "See docs/profiles.md for how to read each format.\n");
+}
+
+/* ---------------------------------------------------------------- output -- */
+
+static const struct rp_format *format_by_name(const char *name)
+{
+    for (size_t i = 0; i < rp_nformats; i++)
+        if (!strcmp(rp_formats[i].name, name))
+            return &rp_formats[i];
+    return NULL;
+}
+
+static int ext_matches(const char *path, const char *exts)
+{
+    size_t plen = strlen(path);
+    for (const char *e = exts; *e;) {
+        size_t n = strcspn(e, " ");
+        if (n && plen >= n && !strncmp(path + plen - n, e, n))
+            return 1;
+        e += n;
+        e += strspn(e, " ");
+    }
+    return 0;
+}
+
+static const struct rp_format *format_by_path(const char *path)
+{
+    for (size_t i = 0; i < rp_nformats; i++)
+        if (ext_matches(path, rp_formats[i].exts))
+            return &rp_formats[i];
+    return NULL;
+}
+
+
+/* ------------------------------------------------------------ the state -- */
+
+struct age_list {
+    struct rp_live_age *a;
+    size_t n, cap;
+    const struct rp_kind_info *kind;   /* the kind the indexes below are for */
+    int gcs_x, ms_x;                   /* its age_gcs and age_ms fields, or -1 */
+};
+
+struct convert {
+    struct rp_prof_options po;
+    struct rp_out_options oo;
+    struct rp_query q;           /* the common options, inputs and look-ahead    */
+    const char *format, *outpath;
+    const struct rp_format *fmt;
+    long snapshot;               /* --snapshot (rp_snap_parse); -1: the last     */
+    int snapshot_set;
+    struct rp_snap_choice choice;
+    struct rp_live_view lv;
+    struct age_list ages;
+    struct rp_profile *p, *live;
+    int state_set;               /* --state or --state-frames given              */
+    struct rp_tl_options tlo;    /* --format timeline (tools/model/timeline.h)         */
+    struct rp_tl tl;
+};
+
+/* ------------------------------------------------------------- options -- */
+
+enum {
+    OPT_EVENT = RP_QOPT_END, OPT_FORMAT, OPT_LINES, OPT_BCI, OPT_PER_THREAD, OPT_CUTOFF,
+    OPT_TOP, OPT_VALUE, OPT_SNAPSHOT, OPT_STATE, OPT_STATE_FRAMES,
+    OPT_TL_WIDTH, OPT_TL_ROWS, OPT_TL_SORT, OPT_TL_HTML
+};
+
+/* The kinds of issue 9 and the agent option that records each: what to say
+ * when a recording has none. */
+static const char *kind_option(const char *kind)
+{
+    if (!strcmp(kind, RP_KIND_WALL))
+        return "wall=INTERVAL (e.g. wall=50ms): wall-clock samples of every thread";
+    if (!strcmp(kind, RP_KIND_LOCK))
+        return "lock=DURATION (e.g. lock=10ms): contended monitor waits longer than that";
+    return NULL;
+}
+
+/* --state LIST: names of include/ringprof/events.h, comma-separated, into a mask
+ * of 1u << state. @return 0, or 2 after printing the valid names. */
+static int parse_states(const char *arg, uint32_t *mask)
+{
+    *mask = 0;
+    for (const char *s = arg;;) {
+        size_t n = strcspn(s, ",");
+        int st = rp_thread_state_parse(s, n);
+        if (st < 0) {
+            fprintf(stderr, "ringprof convert: --state '%s': unknown state '%.*s'; the "
+                            "states are", arg, (int)n, s);
+            for (int i = 0; i < RP_TS_COUNT; i++)
+                fprintf(stderr, "%s %s", i ? "," : "", rp_thread_state_name((unsigned)i));
+            fputs("\n\n", stderr);
+            usage(stderr);
+            return 2;
+        }
+        *mask |= 1u << st;
+        if (!s[n])
+            return 0;
+        s += n + 1;
+    }
+}
+
+/* The timeline format's options. @return 0 or 2 (usage error, printed). */
+static int parse_timeline_opt(struct convert *c, int opt, const char *arg)
+{
+    size_t n;
+    char *end;
+    switch (opt) {
+    case OPT_TL_WIDTH:
+        if (rp_parse_positive(arg, &n) < 0 || n > 100000)
+            return rp_query_bad_usage(&c->q, "--width '%s': columns, from 1 to 100000", arg);
+        c->tlo.width = (unsigned)n;
+        return 0;
+    case OPT_TL_ROWS:
+        errno = 0;
+        n = strtoul(arg, &end, 10);
+        if (end == arg || *end || errno || arg[0] == '-')
+            return rp_query_bad_usage(&c->q, "--rows '%s': a number of threads (0: all)", arg);
+        c->tlo.rows = n;
+        c->tlo.rows_set = 1;
+        return 0;
+    case OPT_TL_SORT:
+        if (!strcmp(arg, "name"))
+            c->tlo.sort = RP_TL_SORT_NAME;
+        else if (!strcmp(arg, "busy"))
+            c->tlo.sort = RP_TL_SORT_BUSY;
+        else if (!strcmp(arg, "start"))
+            c->tlo.sort = RP_TL_SORT_START;
+        else
+            return rp_query_bad_usage(&c->q, "--sort '%s': name, busy or start", arg);
+        return 0;
+    default:
+        c->tlo.html = 1;
+        return 0;
+    }
+}
+
+/* One of convert's own options (rp_query_own_fn). */
+static int parse_one(void *cmd, int opt, const char *arg)
+{
+    struct convert *c = cmd;
+    char *end;
+    switch (opt) {
+    case OPT_EVENT: c->po.event = arg; return 0;
+    case OPT_FORMAT: c->format = arg; return 0;
+    case 'o': c->outpath = arg; return 0;
+    case OPT_LINES: c->po.granularity = RP_GRAN_LINE; return 0;
+    case OPT_BCI: c->po.granularity = RP_GRAN_BCI; return 0;
+    case OPT_PER_THREAD: c->po.per_thread = 1; return 0;
+    case OPT_CUTOFF:
+        errno = 0;
+        c->oo.cutoff_pct = strtod(arg, &end);
+        if (end == arg || *end || errno || !(c->oo.cutoff_pct >= 0) ||
+            c->oo.cutoff_pct > 100)
+            return rp_query_bad_usage(&c->q, "--cutoff '%s': a percentage from 0 to 100", arg);
+        return 0;
+    case OPT_TOP:
+        if (rp_parse_positive(arg, &c->oo.top) < 0)
+            return rp_query_bad_usage(&c->q, "--top '%s': a positive integer", arg);
+        return 0;
+    case OPT_VALUE:
+        if (!strcmp(arg, "samples"))
+            c->oo.value_samples = 1;
+        else if (strcmp(arg, "weight"))
+            return rp_query_bad_usage(&c->q, "--value '%s': 'weight' or 'samples'", arg);
+        return 0;
+    case OPT_SNAPSHOT:
+        if (rp_snap_parse(arg, &c->snapshot) < 0)
+            return rp_query_bad_usage(&c->q, "--snapshot '%s': first, last, N (the N-th in the time "
+                             "range, from 1) or -N (the N-th from the end)", arg);
+        c->snapshot_set = 1;
+        return 0;
+    case OPT_STATE:
+        if (c->po.state_mask)
+            return rp_query_bad_usage(&c->q, "%s", "--state given twice");
+        if (parse_states(arg, &c->po.state_mask))
+            return 2;
+        c->state_set = 1;
+        return 0;
+    case OPT_STATE_FRAMES: c->po.state_frames = c->state_set = 1; return 0;
+    case OPT_TL_WIDTH:
+    case OPT_TL_ROWS:
+    case OPT_TL_SORT:
+    default: return parse_timeline_opt(c, opt, arg);   /* OPT_TL_* */
+    }
+}
+
+/* @return 0, 2 (usage error) or 3 (--help). */
+static int parse_args(struct convert *c, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"event", 1, 0, OPT_EVENT},     {"format", 1, 0, OPT_FORMAT},
+        {"output", 1, 0, 'o'},          {"method", 1, 0, RP_QOPT_METHOD},
+        {"lines", 0, 0, OPT_LINES},     {"bci", 0, 0, OPT_BCI},
+        {"per-thread", 0, 0, OPT_PER_THREAD}, {"cutoff", 1, 0, OPT_CUTOFF},
+        {"top", 1, 0, OPT_TOP},         {"value", 1, 0, OPT_VALUE},
+        {"snapshot", 1, 0, OPT_SNAPSHOT},
+        {"state", 1, 0, OPT_STATE},     {"state-frames", 0, 0, OPT_STATE_FRAMES},
+        {"width", 1, 0, OPT_TL_WIDTH},  {"rows", 1, 0, OPT_TL_ROWS},
+        {"sort", 1, 0, OPT_TL_SORT},    {"html", 0, 0, OPT_TL_HTML},
+        RP_QUERY_LONGOPTS,              {0, 0, 0, 0}};
+    int rc = rp_query_parse(&c->q, argc, argv, ":o:h", longopts, parse_one, c);
+    if (rc)
+        return rc;
+    /* Thread states exist only in wall samples: --state picks the kind. */
+    if (c->state_set && !c->po.event)
+        c->po.event = RP_KIND_WALL;
+    if (c->state_set && strcmp(c->po.event, RP_KIND_WALL))
+        return rp_query_bad_usage(&c->q, "--state and --state-frames apply to --event wall (thread "
+                         "states are recorded only by wall-clock samples), not to "
+                         "--event %s", c->po.event);
+    if (c->format && !(c->fmt = format_by_name(c->format)))
+        return rp_query_bad_usage(&c->q, "unknown format '%s'", c->format);
+    if (!c->fmt && c->outpath)
+        c->fmt = format_by_path(c->outpath);
+    if (!c->fmt)
+        c->fmt = &rp_formats[0];
+    if (c->fmt->binary && !c->outpath && isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "ringprof convert: the %s format is binary: use -o FILE or "
+                        "redirect stdout\n", c->fmt->name);
+        return 2;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ look-ahead -- */
+
+static int is_event(const struct convert *c, const char *kind)
+{
+    return c->po.event && !strcmp(c->po.event, kind);
+}
+
+/* Live snapshots matter for a live profile, and for alloc in a format that joins
+ * the live profile (RP_FMT_LIVE_JOIN: flat's SITES table). */
+static int needs_snapshots(const struct convert *c)
+{
+    return is_event(c, RP_LIVE_KIND) ||
+           (is_event(c, "alloc") && (c->fmt->needs & RP_FMT_LIVE_JOIN));
+}
+
+/* The default kind, the inputs' time span and the snapshots, as far as asked;
+ * relative --from/--to are dropped when no sample has a wall-clock time.
+ * rp_query_apply then places the time range. */
+static void look_ahead(struct convert *c)
+{
+    int need_range = rp_query_need_range(&c->q);
+    unsigned what = (c->po.event ? 0 : RP_SCAN_KINDS) | (need_range ? RP_SCAN_RANGE : 0) |
+                    (needs_snapshots(c) ? RP_SCAN_SNAPSHOTS : 0);
+    if (what)
+        rp_query_scan(&c->q, what);
+    if (!c->po.event && (c->q.sc.has_cpu || c->q.sc.has_alloc || c->q.sc.kind)) {
+        c->po.event = c->q.sc.has_cpu ? "cpu" : c->q.sc.has_alloc ? "alloc" : c->q.sc.kind;
+        if (needs_snapshots(c))   /* known only now: one more pass */
+            rp_query_scan(&c->q, RP_SCAN_SNAPSHOTS);
+    }
+    rp_scan_finish(&c->q.sc);
+    if (need_range && !c->q.sc.first) {
+        fprintf(stderr, "ringprof convert: no sample has a wall-clock time, so relative "
+                        "--from/--to cannot be placed; ignored\n");
+        c->q.from.set = c->q.from.rel ? 0 : c->q.from.set;
+        c->q.to.set = c->q.to.rel ? 0 : c->q.to.set;
+    }
+}
+
+/* -------------------------------------------------------------- profiles -- */
+
+/* on_sample for a live profile: keep each sample's ages for the flat table. */
+static void collect_age(void *arg, const struct rp_profile *p, uint32_t leaf,
+                        const struct rp_event *ev, const struct rp_kind_info *kind)
+{
+    (void)p;
+    struct age_list *l = arg;
+    if (kind != l->kind) {
+        l->kind = kind;
+        l->gcs_x = l->ms_x = -1;
+        for (uint32_t i = 0; kind && i < kind->nextra; i++) {
+            if (kind->extra[i] && !strcmp(kind->extra[i], "age_gcs"))
+                l->gcs_x = (int)i;
+            if (kind->extra[i] && !strcmp(kind->extra[i], "age_ms"))
+                l->ms_x = (int)i;
+        }
+    }
+    if (l->gcs_x < 0 || (uint32_t)l->gcs_x >= ev->u.sample.nextra)
+        return;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 1024;
+        l->a = rp_xrealloc(l->a, l->cap * sizeof *l->a);
+    }
+    uint64_t gcs = ev->u.sample.extra[l->gcs_x];
+    l->a[l->n].leaf = leaf;
+    l->a[l->n].gcs = gcs > UINT32_MAX ? UINT32_MAX : (uint32_t)gcs;
+    l->a[l->n].ms = l->ms_x >= 0 && (uint32_t)l->ms_x < ev->u.sample.nextra
+                        ? ev->u.sample.extra[l->ms_x] : 0;
+    l->n++;
+}
+
+/*
+ * Set up what the profile needs of live snapshots: for --event live, the
+ * instant filter and the ages; for the alloc flat table, the live profile to
+ * join (built here). @return 0, or 1 after printing why a live profile cannot
+ * be made.
+ */
+static int setup_live(struct convert *c)
+{
+    int live = is_event(c, RP_LIVE_KIND);
+    if (!needs_snapshots(c)) {
+        if (c->snapshot_set)
+            fprintf(stderr, "ringprof convert: --snapshot applies to --event live and to "
+                            "the live columns of the alloc flat table; ignored\n");
+        return 0;
+    }
+    c->oo.live = &c->lv;
+    int rc = rp_snap_choose(&c->choice, &c->q.sc, c->snapshot, c->po.from_wall,
+                            c->po.to_wall);
+    c->lv.note = c->choice.note;
+    if (rc < 0) {
+        if (!live)
+            return 0;   /* alloc: the live columns say "-" and why */
+        fprintf(stderr, "ringprof convert: %s\n", c->choice.note);
+        return 1;
+    }
+    if (!c->q.diag.quiet)
+        fprintf(stderr, "ringprof convert: %s%s\n", live ? "live snapshot "
+                                                          : "live columns from snapshot ",
+                c->choice.note);
+    if (c->choice.warning)
+        fprintf(stderr, "ringprof convert: %s\n", c->choice.warning);
+    c->po.instant = rp_snap_instant;
+    c->po.instant_arg = &c->choice;
+    if (live) {
+        c->po.on_sample = collect_age;
+        c->po.on_sample_arg = &c->ages;
+        return 0;
+    }
+    struct rp_prof_options lpo = c->po;   /* alloc: the same filters, kind live */
+    lpo.event = RP_LIVE_KIND;
+    lpo.diag = NULL;                      /* the alloc pass reports problems */
+    c->live = rp_query_build(&c->q, &lpo, NULL);
+    c->lv.live = c->live;
+    c->po.instant = NULL;                 /* not for the alloc samples */
+    return 0;
+}
+
+/* What stderr says when nothing of the kind was kept. */
+static void say_empty(const struct convert *c)
+{
+    const struct rp_profile *p = c->p;
+    const struct rp_prof_stats *st = &p->stats;
+    if (is_event(c, RP_LIVE_KIND) && !st->samples_thread_filtered &&
+        !st->samples_frame_filtered) {
+        fprintf(stderr, "ringprof convert: the live snapshot holds no sampled objects: "
+                        "the profile is empty\n");
+        return;
+    }
+    if (p->kind[0])
+        fprintf(stderr, "ringprof convert: no samples of kind '%s' kept", p->kind);
+    else
+        fprintf(stderr, "ringprof convert: no samples kept");
+    const char *sep = " (in the inputs:";
+    for (size_t k = 0; k < p->nkinds; k++, sep = ",")
+        fprintf(stderr, "%s %s %llu", sep, p->kinds[k].name,
+                (unsigned long long)p->kinds[k].samples);
+    fprintf(stderr, "%s", p->nkinds ? ")" : "");
+    if (st->samples_state_filtered)
+        fprintf(stderr, "; %llu left out by --state",
+                (unsigned long long)st->samples_state_filtered);
+    fputc('\n', stderr);
+}
+
+/* With --event wall or lock: whether the inputs have none of that kind at all.
+ * Then there is nothing to filter or show, and the likely cause is a recording
+ * made without the agent option, which the message names. @return 1 after
+ * printing that. */
+static int kind_absent(const struct convert *c)
+{
+    const struct rp_profile *p = c->p;
+    const char *opt = c->po.event ? kind_option(c->po.event) : NULL;
+    if (!opt)
+        return 0;
+    for (size_t k = 0; k < p->nkinds; k++)
+        if (!strcmp(p->kinds[k].name, c->po.event) && p->kinds[k].samples)
+            return 0;
+    fprintf(stderr, "ringprof convert: the inputs have no %s samples", c->po.event);
+    const char *sep = " (they hold:";
+    for (size_t k = 0; k < p->nkinds; k++, sep = ",")
+        fprintf(stderr, "%s %s %llu", sep, p->kinds[k].name,
+                (unsigned long long)p->kinds[k].samples);
+    fprintf(stderr, "%s; the agent records them with %s\n",
+            p->nkinds ? ")" : " (no samples at all)", opt);
+    return 1;
+}
+
+/* Write the profile. @return 0, or 1 after printing why it failed. */
+static int write_output(struct convert *c, int argc, char **argv)
+{
+    FILE *out = stdout;
+    if (c->outpath && !(out = fopen(c->outpath, c->fmt->binary ? "wb" : "w"))) {
+        fprintf(stderr, "ringprof convert: %s: %s\n", c->outpath, strerror(errno));
+        return 1;
+    }
+    c->oo.method_re = c->q.fx.have_method ? &c->q.fx.method : NULL;
+    c->oo.out_path = c->outpath;
+    c->oo.argc = argc;
+    c->oo.argv = argv;
+    c->oo.title = c->q.in.n == 1 ? c->q.in.paths[0] : "several inputs";
+    c->lv.ages = c->ages.a;
+    c->lv.nages = c->ages.n;
+    int wrc = c->fmt->model == RP_MODEL_TIMELINE
+                  ? c->fmt->write_timeline(out, &c->tl, &c->tlo, &c->oo)
+                  : c->fmt->write_profile(out, c->p, &c->oo);
+    if (fflush(out) != 0 || ferror(out))
+        wrc = -1;
+    if (wrc != 0)
+        fprintf(stderr, "ringprof convert: writing %s: %s\n",
+                c->outpath ? c->outpath : "stdout", strerror(errno ? errno : EIO));
+    if (out != stdout && fclose(out) != 0 && wrc == 0) {
+        fprintf(stderr, "ringprof convert: %s: %s\n", c->outpath, strerror(errno));
+        wrc = -1;
+    }
+    return wrc != 0;
+}
+
+/*
+ * The timeline format (tools/model/timeline.h) reads wall, lock and gc samples and
+ * the gauges in one pass of its own instead of a profile. It keeps the time
+ * range and --thread; the frame filters and --event do not apply to it.
+ */
+static int run_timeline(struct convert *c, int argc, char **argv)
+{
+    if (c->po.event || c->q.fx.have_include || c->q.fx.have_exclude)
+        fprintf(stderr, "ringprof convert: the timeline shows the wall, lock and gc "
+                        "samples and the gauges, whole: --event, --include and --exclude "
+                        "are ignored\n");
+    c->po.event = RP_KIND_WALL;   /* look_ahead need not look for kinds */
+    look_ahead(c);
+    rp_query_apply(&c->q, &c->po);
+    rp_tl_load(&c->tl, &c->q.in, &c->po);
+    if (!c->tl.files_read) {
+        fprintf(stderr, "ringprof convert: no input could be read\n");
+        return 1;
+    }
+    if (!c->tl.wall_samples && !c->tl.gauge_readings) {
+        fprintf(stderr, "ringprof convert: timeline: no wall samples and no telemetry "
+                        "gauges %s; the agent records them with wall=INTERVAL (thread "
+                        "states) and telemetry=PERIOD (gauges)\n",
+                c->tl.samples_time_filtered || c->tl.samples_thread_filtered
+                    ? "left after --from/--to and --thread" : "in the inputs");
+        return 1;
+    }
+    if (!c->tl.wall_samples)
+        fprintf(stderr, "ringprof convert: timeline: no wall samples%s (the agent records "
+                        "them with wall=INTERVAL): showing the telemetry alone\n",
+                c->tl.have_wall_kind ? " left after the filters" : "");
+    if (write_output(c, argc, argv))
+        return 1;
+    return rp_query_status(&c->q);
+}
+
+static int run(struct convert *c, int argc, char **argv)
+{
+    if (rp_query_inputs(&c->q, argc, argv))
+        return 1;
+    if (c->fmt->model == RP_MODEL_TIMELINE)
+        return run_timeline(c, argc, argv);
+    look_ahead(c);
+    rp_query_apply(&c->q, &c->po);
+    /* What the format needs of the profile (formats.h, RP_FMT_*). */
+    if (c->fmt->needs & RP_FMT_THREADS)
+        c->po.per_thread = 1;
+    if ((c->fmt->needs & RP_FMT_LINES) && c->po.granularity == RP_GRAN_METHOD)
+        c->po.granularity = RP_GRAN_LINE;
+    if (setup_live(c))
+        return 1;
+
+    size_t readable;
+    c->p = rp_query_build(&c->q, &c->po, &readable);
+    if (!readable) {
+        fprintf(stderr, "ringprof convert: no input could be read\n");
+        return 1;
+    }
+    if (kind_absent(c))
+        return 1;
+    if (c->p->nodes[0].total[RP_PV_SAMPLES] == 0)
+        say_empty(c);
+    rp_query_problems(&c->q, c->p, "the profile holds");
+    if (write_output(c, argc, argv))
+        return 1;
+    return rp_query_status(&c->q);
+}
+
+int rp_cmd_convert(int argc, char **argv)
+{
+    struct convert c;
+    memset(&c, 0, sizeof c);
+    c.snapshot = -1;
+    c.q.cmd = "convert";
+    c.q.usage = usage;
+    int rc = parse_args(&c, argc, argv);
+    if (!rc)
+        rc = run(&c, argc, argv);
+    else if (rc == 3)
+        rc = 0;
+    rp_prof_free(c.p);
+    rp_prof_free(c.live);
+    rp_tl_free(&c.tl);
+    free(c.ages.a);
+    rp_snap_choice_free(&c.choice);
+    rp_query_free(&c.q);
+    return rc;
+}

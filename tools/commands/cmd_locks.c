@@ -1,0 +1,724 @@
+/*
+ * tools/commands/cmd_locks.c — `ringprof locks [options] INPUT...`: where threads wait for
+ * locks.
+ *
+ * Two sources, two sections:
+ *   - monitors (synchronized): the lock samples (kind lock, the agent's lock=
+ *     option; include/ringprof/events.h). Each is one contended entry that
+ *     waited at least the threshold, weighing the ns waited, with the monitor's
+ *     class and the owner thread when the wait began. Monitors are grouped by
+ *     class (the agent records the class, not the object) and ranked by total
+ *     wait; each gets its top waiting stacks and the owners that made others
+ *     wait, by the wait they caused ("unknown" when the agent could not tell);
+ *   - java.util.concurrent locks and conditions: the JVM reports no contention
+ *     event for them, but a thread waiting for one is parked in LockSupport.park,
+ *     which the wall-clock samples (kind wall, wall=) see as state `parked`. Those
+ *     samples are grouped by the code that asked to wait: going from
+ *     LockSupport.park* towards the root, the first frame whose class is not in
+ *     java.util.concurrent.locks (ReentrantLock.lock, AbstractQueuedSynchronizer
+ *     and its ConditionObject are all skipped), shown with the last skipped frame
+ *     it called ("via"). So app.Billing.charge via ReentrantLock.lock is one
+ *     site, and an idle pool's LinkedBlockingQueue.take via
+ *     ConditionObject.await another. Ranked by wall time parked.
+ *
+ * Both are built as profiles (tools/model/profile.h) with the usual filters, so
+ * stacks are interned once and memory is proportional to distinct stacks: the
+ * lock profile's leaves are (stack, monitor class) pairs already, and only the
+ * owners and the longest wait need the per-sample callback.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "model/xalloc.h"
+#include "outputs/out_common.h"
+#include "query.h"
+
+#define JUC_LOCKS "java.util.concurrent.locks."
+#define LOCK_SUPPORT "java.util.concurrent.locks.LockSupport"
+
+struct owner {
+    uint64_t os_tid;             /* 0 with name NULL: unknown                    */
+    char *name;
+    uint64_t waits, wait_ns;
+};
+
+struct monitor {
+    uint32_t method;             /* the class frame's method; RP_PROF_NONE: the  */
+                                 /* sample had no class                          */
+    uint64_t waits, wait_ns, max_ns;
+    struct owner *owners;
+    size_t nowners, cap_owners;
+    uint32_t *stacks;            /* leaf nodes (stack + class), after the build  */
+    size_t nstacks, cap_stacks;
+};
+
+struct juc_site {
+    uint32_t site, via;          /* methods; RP_PROF_NONE: none                  */
+    uint64_t samples, wall_ns, threads;
+    uint32_t last_thread;        /* to count threads once each                   */
+};
+
+struct locks {
+    /* options */
+    size_t top, nstacks;
+    int json;
+    /* the common options, the inputs and their look-ahead */
+    struct rp_query q;
+    /* lock samples */
+    struct rp_profile *p;
+    struct monitor *mons;
+    size_t nmons, cap_mons;
+    /* parked wall samples */
+    struct rp_profile *w;
+    uint64_t wall_samples;       /* of kind wall in the inputs, before filters  */
+    struct juc_site *sites;
+    size_t nsites, cap_sites;
+    uint64_t parked_ns, parked_samples;
+};
+
+static void *xgrow(void *a, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return a;
+    *cap = *cap ? *cap * 2 : 16;
+    return rp_xrealloc(a, *cap * size);
+}
+
+/* ------------------------------------------------------------------ usage -- */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: ringprof locks [options] INPUT...\n"
+        "\n"
+        "Where threads wait for locks: monitors (synchronized) ranked by the time\n"
+        "threads waited to enter them, from the lock samples (the agent's lock=),\n"
+        "with each monitor's waiting stacks and the owners that made them wait; then\n"
+        "java.util.concurrent waits, from the wall-clock samples (wall=) in state\n"
+        "parked, by the code that asked for the lock or condition. INPUT is a chunk\n"
+        "file, a recording directory or a glob.\n"
+        "\n"
+        "  --top N             monitors and parked sites shown (default 10)\n"
+        "  --stacks N          stacks and owners shown per monitor (default 5)\n"
+        "  --from T, --to T    only waits that began in [T_from, T_to) (as for\n"
+        "                      convert: UTC, +DUR, -DUR)\n"
+        "  --thread REGEX      only waiting threads whose name matches\n"
+        "  --include REGEX     only stacks with a frame matching REGEX (the monitor's\n"
+        "                      class is the leaf frame of a lock sample)\n"
+        "  --exclude REGEX     drop stacks with a frame matching REGEX\n"
+        "  --demangle STYLE    native C++/Rust names: short (default), full or none\n"
+        "  --json              one JSON object instead of text\n"
+        "  --strict            exit 1 if any input was missing or damaged\n"
+        "  --quiet             do not print each problem found in the inputs\n"
+        "\n"
+        "Exit status: 0 done; 1 nothing could be read, or the inputs have neither\n"
+        "lock nor wall samples; 2 usage error. See docs/profiles.md (\"Lock\n"
+        "contention\").\n");
+}
+
+enum { OPT_TOP = RP_QOPT_END, OPT_STACKS, OPT_JSON };
+
+/* One of locks' own options (rp_query_own_fn). */
+static int parse_one(void *cmd, int opt, const char *arg)
+{
+    struct locks *l = cmd;
+    switch (opt) {
+    case OPT_TOP:
+    case OPT_STACKS:
+        if (rp_parse_positive(arg, opt == OPT_TOP ? &l->top : &l->nstacks) < 0)
+            return rp_query_bad_usage(&l->q, opt == OPT_TOP
+                                      ? "--top '%s': a positive integer"
+                                      : "--stacks '%s': a positive integer", arg);
+        return 0;
+    default: l->json = 1; return 0;   /* OPT_JSON */
+    }
+}
+
+/* @return 0, 2 (usage error) or 3 (--help). */
+static int parse_args(struct locks *l, int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"top", 1, 0, OPT_TOP},         {"stacks", 1, 0, OPT_STACKS},
+        {"json", 0, 0, OPT_JSON},       RP_QUERY_LONGOPTS,
+        {0, 0, 0, 0}};
+    return rp_query_parse(&l->q, argc, argv, ":h", longopts, parse_one, l);
+}
+
+/* --------------------------------------------------------------- monitors -- */
+
+/* The monitor class of a lock sample's leaf: the class frame the profile adds
+ * below the stack, or RP_PROF_NONE when the sample named no class. */
+static uint32_t leaf_monitor(const struct rp_profile *p, uint32_t leaf)
+{
+    const struct rp_prof_frame *f = rp_prof_node_frame(p, leaf);
+    return f && f->type == RP_PFRAME_CLASS ? f->method : RP_PROF_NONE;
+}
+
+static struct monitor *monitor_of(struct locks *l, uint32_t method)
+{
+    for (size_t i = 0; i < l->nmons; i++)
+        if (l->mons[i].method == method)
+            return &l->mons[i];
+    l->mons = xgrow(l->mons, &l->cap_mons, l->nmons, sizeof *l->mons);
+    struct monitor *m = &l->mons[l->nmons++];
+    memset(m, 0, sizeof *m);
+    m->method = method;
+    return m;
+}
+
+static void owner_add(struct monitor *m, const struct rp_thread_info *ti, uint64_t ns)
+{
+    uint64_t tid = ti ? ti->os_tid : 0;
+    const char *name = ti ? (ti->name ? ti->name : "") : NULL;
+    struct owner *o = NULL;
+    for (size_t i = 0; i < m->nowners && !o; i++)
+        if (m->owners[i].os_tid == tid && (m->owners[i].name == NULL) == (name == NULL))
+            o = &m->owners[i];
+    if (!o) {
+        m->owners = xgrow(m->owners, &m->cap_owners, m->nowners, sizeof *m->owners);
+        o = &m->owners[m->nowners++];
+        memset(o, 0, sizeof *o);
+        o->os_tid = tid;
+        o->name = name ? rp_xstrdup(name) : NULL;
+    } else if (name && strcmp(o->name, name)) {   /* renamed: the newest wins */
+        free(o->name);
+        o->name = rp_xstrdup(name);
+    }
+    o->waits++;
+    o->wait_ns += ns;
+}
+
+struct lock_fields {
+    const struct rp_kind_info *kind;
+    int owner_x;
+};
+
+struct lock_cb {
+    struct locks *l;
+    struct lock_fields f;
+};
+
+/* on_sample of the lock profile: count, longest wait, owner. */
+static void on_lock(void *arg, const struct rp_profile *p, uint32_t leaf,
+                    const struct rp_event *ev, const struct rp_kind_info *kind)
+{
+    struct lock_cb *cb = arg;
+    if (kind != cb->f.kind) {
+        cb->f.kind = kind;
+        cb->f.owner_x = -1;
+        for (uint32_t i = 0; kind && i < kind->nextra; i++)
+            if (kind->extra[i] && !strcmp(kind->extra[i], "owner"))
+                cb->f.owner_x = (int)i;
+    }
+    struct monitor *m = monitor_of(cb->l, leaf_monitor(p, leaf));
+    uint64_t ns = ev->u.sample.weight;
+    m->waits++;
+    m->wait_ns += ns;
+    if (ns > m->max_ns)
+        m->max_ns = ns;
+    uint64_t owner = cb->f.owner_x >= 0 && (uint32_t)cb->f.owner_x < ev->u.sample.nextra
+                         ? ev->u.sample.extra[cb->f.owner_x] : 0;
+    owner_add(m, owner && owner <= UINT32_MAX ? rp_prof_chunk_thread(p, (uint32_t)owner)
+                                              : NULL, ns);
+}
+
+static const struct rp_profile *sort_p;
+
+static int cmp_monitors(const void *a, const void *b)
+{
+    const struct monitor *x = a, *y = b;
+    if (x->wait_ns != y->wait_ns)
+        return x->wait_ns > y->wait_ns ? -1 : 1;
+    if (x->waits != y->waits)
+        return x->waits > y->waits ? -1 : 1;
+    if (x->method == RP_PROF_NONE || y->method == RP_PROF_NONE)
+        return x->method == RP_PROF_NONE ? 1 : -1;
+    return strcmp(sort_p->methods[x->method].display, sort_p->methods[y->method].display);
+}
+
+static int cmp_owners(const void *a, const void *b)
+{
+    const struct owner *x = a, *y = b;
+    if (x->wait_ns != y->wait_ns)
+        return x->wait_ns > y->wait_ns ? -1 : 1;
+    if (x->waits != y->waits)
+        return x->waits > y->waits ? -1 : 1;
+    if (!x->name || !y->name)
+        return !x->name ? (y->name ? 1 : 0) : -1;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->os_tid < y->os_tid ? -1 : x->os_tid > y->os_tid);
+}
+
+static int cmp_stacks(const void *a, const void *b)
+{
+    const struct rp_prof_node *x = &sort_p->nodes[*(const uint32_t *)a];
+    const struct rp_prof_node *y = &sort_p->nodes[*(const uint32_t *)b];
+    if (x->self[RP_PV_WEIGHT] != y->self[RP_PV_WEIGHT])
+        return x->self[RP_PV_WEIGHT] > y->self[RP_PV_WEIGHT] ? -1 : 1;
+    if (x->self[RP_PV_SAMPLES] != y->self[RP_PV_SAMPLES])
+        return x->self[RP_PV_SAMPLES] > y->self[RP_PV_SAMPLES] ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static int collect_stack(const struct rp_profile *p, uint32_t leaf, const uint32_t *path,
+                         size_t depth, void *arg)
+{
+    (void)path;
+    (void)depth;
+    struct locks *l = arg;
+    struct monitor *m = monitor_of(l, leaf_monitor(p, leaf));
+    m->stacks = xgrow(m->stacks, &m->cap_stacks, m->nstacks, sizeof *m->stacks);
+    m->stacks[m->nstacks++] = leaf;
+    return 0;
+}
+
+/* After the build: each monitor's stacks from the tree, everything sorted. */
+static void rank_monitors(struct locks *l)
+{
+    rp_prof_foreach_stack(l->p, collect_stack, l);
+    sort_p = l->p;
+    if (l->nmons)
+        qsort(l->mons, l->nmons, sizeof *l->mons, cmp_monitors);
+    for (size_t i = 0; i < l->nmons; i++) {
+        struct monitor *m = &l->mons[i];
+        if (m->nowners)
+            qsort(m->owners, m->nowners, sizeof *m->owners, cmp_owners);
+        if (m->nstacks)
+            qsort(m->stacks, m->nstacks, sizeof *m->stacks, cmp_stacks);
+    }
+}
+
+/* ------------------------------------------------------ parked (j.u.c.) -- */
+
+static int starts_with(const char *s, const char *prefix)
+{
+    return !strncmp(s, prefix, strlen(prefix));
+}
+
+/*
+ * A parked stack's site: from the leaf towards the root, find LockSupport.park*;
+ * then, further towards the root, skip frames of java.util.concurrent.locks:
+ * the first other frame is the site, the last skipped one the "via".
+ */
+static void parked_site(const struct rp_profile *p, const uint32_t *path, size_t depth,
+                        uint32_t *site, uint32_t *via)
+{
+    *site = *via = RP_PROF_NONE;
+    size_t i = depth;
+    while (i-- > 0) {
+        const struct rp_prof_frame *f = rp_prof_node_frame(p, path[i]);
+        const struct rp_prof_method *m = f ? &p->methods[f->method] : NULL;
+        if (m && !strcmp(m->klass, LOCK_SUPPORT) && starts_with(m->name, "park"))
+            break;
+    }
+    if (i == (size_t)-1)
+        return;   /* no LockSupport.park on the stack */
+    while (i-- > 0) {
+        const struct rp_prof_frame *f = rp_prof_node_frame(p, path[i]);
+        if (!f)
+            return;   /* the thread node: the whole stack was j.u.c.locks */
+        if (starts_with(p->methods[f->method].klass, JUC_LOCKS)) {
+            if (strcmp(p->methods[f->method].klass, LOCK_SUPPORT))
+                *via = f->method;
+            continue;
+        }
+        *site = f->method;
+        return;
+    }
+}
+
+static int collect_parked(const struct rp_profile *p, uint32_t leaf, const uint32_t *path,
+                          size_t depth, void *arg)
+{
+    struct locks *l = arg;
+    uint32_t site, via;
+    parked_site(p, path, depth, &site, &via);
+    /* Per-thread profile: path[0] is the thread node. */
+    uint32_t thread = p->nodes[path[0]].kind == RP_PNODE_THREAD ? p->nodes[path[0]].ref
+                                                                 : RP_PROF_NONE;
+    struct juc_site *s = NULL;
+    for (size_t i = 0; i < l->nsites && !s; i++)
+        if (l->sites[i].site == site && l->sites[i].via == via)
+            s = &l->sites[i];
+    if (!s) {
+        l->sites = xgrow(l->sites, &l->cap_sites, l->nsites, sizeof *l->sites);
+        s = &l->sites[l->nsites++];
+        memset(s, 0, sizeof *s);
+        s->site = site;
+        s->via = via;
+        s->last_thread = RP_PROF_NONE;
+    }
+    const struct rp_prof_node *n = &p->nodes[leaf];
+    s->samples += n->self[RP_PV_SAMPLES];
+    s->wall_ns += n->self[RP_PV_WEIGHT];
+    /* The walk visits each thread's subtree whole, so a thread is new to a site
+     * exactly when it differs from the last one seen there. */
+    if (thread != s->last_thread) {
+        s->threads++;
+        s->last_thread = thread;
+    }
+    l->parked_ns += n->self[RP_PV_WEIGHT];
+    l->parked_samples += n->self[RP_PV_SAMPLES];
+    return 0;
+}
+
+static int cmp_sites(const void *a, const void *b)
+{
+    const struct juc_site *x = a, *y = b;
+    if (x->wall_ns != y->wall_ns)
+        return x->wall_ns > y->wall_ns ? -1 : 1;
+    if (x->samples != y->samples)
+        return x->samples > y->samples ? -1 : 1;
+    const char *sx = x->site != RP_PROF_NONE ? sort_p->methods[x->site].display : "";
+    const char *sy = y->site != RP_PROF_NONE ? sort_p->methods[y->site].display : "";
+    return strcmp(sx, sy);
+}
+
+static const char *method_name(const struct rp_profile *p, uint32_t m, const char *none)
+{
+    return m != RP_PROF_NONE ? p->methods[m].display : none;
+}
+
+/* ----------------------------------------------------------------- output -- */
+
+static const char *fmt_ns(uint64_t ns, char *buf, size_t cap)
+{
+    double v = (double)ns;
+    if (v >= 1e9)
+        snprintf(buf, cap, "%.3f s", v / 1e9);
+    else if (v >= 1e6)
+        snprintf(buf, cap, "%.3f ms", v / 1e6);
+    else if (v >= 1e3)
+        snprintf(buf, cap, "%.3f us", v / 1e3);
+    else
+        snprintf(buf, cap, "%.0f ns", v);
+    return buf;
+}
+
+static uint64_t kind_samples(const struct rp_profile *p, const char *kind)
+{
+    for (size_t k = 0; k < p->nkinds; k++)
+        if (!strcmp(p->kinds[k].name, kind))
+            return p->kinds[k].samples;
+    return 0;
+}
+
+static const char *monitor_name(const struct locks *l, const struct monitor *m)
+{
+    return method_name(l->p, m->method, "[no class recorded]");
+}
+
+static void print_header(FILE *out, const struct locks *l)
+{
+    const struct rp_profile *p = l->p;
+    fputs("# ringprof locks", out);
+    for (size_t i = 0; i < p->nsources; i++) {
+        fputs(i ? "; " : ": recording ", out);
+        if (i)
+            fputs("recording ", out);
+        out_text(out, p->sources[i].recording);
+        fputs(": pid ", out);
+        out_text(out, p->sources[i].pid[0] ? p->sources[i].pid : "?");
+        fputs(" on ", out);
+        out_text(out, p->sources[i].host[0] ? p->sources[i].host : "?");
+    }
+    fputc('\n', out);
+    const struct rp_profile *t = p->wall_first ? p : l->w;
+    if (t && t->wall_first) {
+        char a[48], b[48];
+        rp_fmt_wall(a, sizeof a, t->wall_first);
+        rp_fmt_wall(b, sizeof b, t->wall_last);
+        fprintf(out, "# time %s .. %s\n", a, b);
+    }
+    const struct rp_prof_stats *st = &p->stats;
+    if (st->samples_thread_filtered || st->samples_time_filtered ||
+        st->samples_frame_filtered)
+        fprintf(out, "# lock samples left out: %llu by --thread, %llu by --from/--to, "
+                     "%llu by --include/--exclude\n",
+                (unsigned long long)st->samples_thread_filtered,
+                (unsigned long long)st->samples_time_filtered,
+                (unsigned long long)st->samples_frame_filtered);
+}
+
+static void print_monitors(FILE *out, const struct locks *l)
+{
+    const struct rp_prof_node *root = &l->p->nodes[0];
+    uint64_t all = root->total[RP_PV_WEIGHT];
+    char a[32], b[32], c[32];
+    if (!kind_samples(l->p, RP_KIND_LOCK)) {
+        fputs("no lock samples: the inputs hold no contended monitor waits; the agent "
+              "records them with lock=DURATION (e.g. lock=10ms: waits to enter a "
+              "synchronized block or method longer than 10 ms)\n", out);
+        return;
+    }
+    fprintf(out, "# %llu contended monitor waits, %s waited in all\n",
+            (unsigned long long)root->total[RP_PV_SAMPLES], fmt_ns(all, a, sizeof a));
+    size_t shown = l->top < l->nmons ? l->top : l->nmons;
+    fprintf(out, "MONITORS BEGIN (%zu monitor class%s, by total wait)\n", l->nmons,
+            l->nmons == 1 ? "" : "es");
+    fprintf(out, "%4s %7s %14s %14s %14s %7s  %s\n", "rank", "waits", "total", "mean",
+            "longest", "share", "monitor class");
+    for (size_t i = 0; i < shown; i++) {
+        const struct monitor *m = &l->mons[i];
+        fprintf(out, "%4zu %7llu %14s %14s %14s %6.2f%%  ", i + 1,
+                (unsigned long long)m->waits, fmt_ns(m->wait_ns, a, sizeof a),
+                fmt_ns(m->waits ? m->wait_ns / m->waits : 0, b, sizeof b),
+                fmt_ns(m->max_ns, c, sizeof c), out_pct(m->wait_ns, all));
+        out_text(out, monitor_name(l, m));
+        fputc('\n', out);
+    }
+    fputs("MONITORS END\n", out);
+    if (shown < l->nmons)
+        fprintf(out, "# %zu more not shown (--top %zu)\n", l->nmons - shown, l->top);
+    for (size_t i = 0; i < shown; i++) {
+        const struct monitor *m = &l->mons[i];
+        fprintf(out, "\nMONITOR %zu: ", i + 1);
+        out_text(out, monitor_name(l, m));
+        fprintf(out, ", %llu waits, %s\n", (unsigned long long)m->waits,
+                fmt_ns(m->wait_ns, a, sizeof a));
+        size_t ns = l->nstacks < m->nstacks ? l->nstacks : m->nstacks;
+        fprintf(out, "  waiting stacks (%zu, by wait time; leaf first):\n", m->nstacks);
+        for (size_t k = 0; k < ns; k++) {
+            const struct rp_prof_node *n = &l->p->nodes[m->stacks[k]];
+            fprintf(out, "    - %llu waits, %s (%.2f%%):\n",
+                    (unsigned long long)n->self[RP_PV_SAMPLES],
+                    fmt_ns(n->self[RP_PV_WEIGHT], a, sizeof a),
+                    out_pct(n->self[RP_PV_WEIGHT], m->wait_ns));
+            /* The leaf is the class frame (the monitor): start at its caller. */
+            uint32_t x = m->method != RP_PROF_NONE ? n->parent : m->stacks[k];
+            for (; x != 0 && x != RP_PROF_NONE; x = l->p->nodes[x].parent) {
+                fputs("        ", out);
+                out_node_text(out, l->p, x);
+                fputc('\n', out);
+            }
+        }
+        if (ns < m->nstacks)
+            fprintf(out, "    # %zu more stacks (--stacks %zu)\n", m->nstacks - ns,
+                    l->nstacks);
+        size_t no = l->nstacks < m->nowners ? l->nstacks : m->nowners;
+        fprintf(out, "  owners (%zu, by the wait they caused):\n", m->nowners);
+        for (size_t k = 0; k < no; k++) {
+            const struct owner *o = &m->owners[k];
+            fprintf(out, "  %7llu waits %14s %6.2f%%  ", (unsigned long long)o->waits,
+                    fmt_ns(o->wait_ns, a, sizeof a), out_pct(o->wait_ns, m->wait_ns));
+            if (o->name) {
+                out_text(out, o->name[0] ? o->name : "?");
+                fprintf(out, " (tid %llu)\n", (unsigned long long)o->os_tid);
+            } else {
+                fputs("unknown\n", out);
+            }
+        }
+        if (no < m->nowners)
+            fprintf(out, "    # %zu more owners (--stacks %zu)\n", m->nowners - no,
+                    l->nstacks);
+    }
+}
+
+static void print_parked(FILE *out, const struct locks *l)
+{
+    char a[32];
+    fputs("\n", out);
+    if (!l->wall_samples) {
+        fputs("java.util.concurrent waits: not shown: the inputs have no wall-clock "
+              "samples, where they appear (as state parked); the agent records them "
+              "with wall=INTERVAL (e.g. wall=50ms)\n", out);
+        return;
+    }
+    if (!l->parked_samples) {
+        fputs("java.util.concurrent waits: no wall-clock sample in state parked\n", out);
+        return;
+    }
+    size_t shown = l->top < l->nsites ? l->top : l->nsites;
+    fprintf(out, "PARKED BEGIN (java.util.concurrent waits: wall samples in state parked, "
+                 "%llu samples, %s, by the code that parked)\n",
+            (unsigned long long)l->parked_samples, fmt_ns(l->parked_ns, a, sizeof a));
+    fprintf(out, "%4s %14s %7s %8s %7s  %s\n", "rank", "wall", "share", "samples",
+            "threads", "site (via)");
+    for (size_t i = 0; i < shown; i++) {
+        const struct juc_site *s = &l->sites[i];
+        fprintf(out, "%4zu %14s %6.2f%% %8llu %7llu  ", i + 1,
+                fmt_ns(s->wall_ns, a, sizeof a), out_pct(s->wall_ns, l->parked_ns),
+                (unsigned long long)s->samples, (unsigned long long)s->threads);
+        out_text(out, method_name(l->w, s->site, "[no LockSupport.park frame]"));
+        if (s->via != RP_PROF_NONE) {
+            fputs(" (via ", out);
+            out_text(out, l->w->methods[s->via].display);
+            fputc(')', out);
+        }
+        fputc('\n', out);
+    }
+    fputs("PARKED END\n", out);
+    if (shown < l->nsites)
+        fprintf(out, "# %zu more not shown (--top %zu)\n", l->nsites - shown, l->top);
+}
+
+static void json_monitor(FILE *out, const struct locks *l, const struct monitor *m,
+                         uint64_t all)
+{
+    fputs("{\"class\":", out);
+    if (m->method != RP_PROF_NONE)
+        out_json_cstring(out, monitor_name(l, m));
+    else
+        fputs("null", out);
+    fprintf(out, ",\"waits\":%llu,\"wait_ns\":%llu,\"mean_ns\":%llu,\"max_ns\":%llu,"
+                 "\"share\":%.4f,\"stacks\":[",
+            (unsigned long long)m->waits, (unsigned long long)m->wait_ns,
+            (unsigned long long)(m->waits ? m->wait_ns / m->waits : 0),
+            (unsigned long long)m->max_ns, out_pct(m->wait_ns, all) / 100);
+    size_t ns = l->nstacks < m->nstacks ? l->nstacks : m->nstacks;
+    for (size_t k = 0; k < ns; k++) {
+        const struct rp_prof_node *n = &l->p->nodes[m->stacks[k]];
+        fprintf(out, "%s{\"waits\":%llu,\"wait_ns\":%llu,\"frames\":[", k ? "," : "",
+                (unsigned long long)n->self[RP_PV_SAMPLES],
+                (unsigned long long)n->self[RP_PV_WEIGHT]);
+        uint32_t x = m->method != RP_PROF_NONE ? n->parent : m->stacks[k];
+        for (int first = 1; x != 0 && x != RP_PROF_NONE; x = l->p->nodes[x].parent) {
+            if (!first)
+                fputc(',', out);
+            first = 0;
+            out_json_cstring(out, rp_prof_node_name(l->p, x));
+        }
+        fputs("]}", out);
+    }
+    fputs("],\"owners\":[", out);
+    size_t no = l->nstacks < m->nowners ? l->nstacks : m->nowners;
+    for (size_t k = 0; k < no; k++) {
+        const struct owner *o = &m->owners[k];
+        fputs(k ? ",{\"thread\":" : "{\"thread\":", out);
+        if (o->name)
+            out_json_cstring(out, o->name);
+        else
+            fputs("null", out);
+        fprintf(out, ",\"tid\":%llu,\"waits\":%llu,\"wait_ns\":%llu}",
+                (unsigned long long)o->os_tid, (unsigned long long)o->waits,
+                (unsigned long long)o->wait_ns);
+    }
+    fputs("]}", out);
+}
+
+static void print_json(FILE *out, const struct locks *l)
+{
+    const struct rp_profile *p = l->p;
+    uint64_t all = p->nodes[0].total[RP_PV_WEIGHT];
+    fputs("{\"recordings\":[", out);
+    for (size_t i = 0; i < p->nsources; i++) {
+        if (i)
+            fputc(',', out);
+        out_json_cstring(out, p->sources[i].recording);
+    }
+    fprintf(out, "],\"lock_samples\":%llu,\"lock_wait_ns\":%llu,\"monitors\":[",
+            (unsigned long long)p->nodes[0].total[RP_PV_SAMPLES], (unsigned long long)all);
+    size_t shown = l->top < l->nmons ? l->top : l->nmons;
+    for (size_t i = 0; i < shown; i++) {
+        fputs(i ? ",\n  " : "\n  ", out);
+        json_monitor(out, l, &l->mons[i], all);
+    }
+    fprintf(out, "],\n\"wall_samples\":%llu,\"parked_samples\":%llu,\"parked_ns\":%llu,"
+                 "\"parked\":[", (unsigned long long)l->wall_samples,
+            (unsigned long long)l->parked_samples, (unsigned long long)l->parked_ns);
+    shown = l->top < l->nsites ? l->top : l->nsites;
+    for (size_t i = 0; i < shown; i++) {
+        const struct juc_site *s = &l->sites[i];
+        fputs(i ? ",\n  {\"site\":" : "\n  {\"site\":", out);
+        if (s->site != RP_PROF_NONE)
+            out_json_cstring(out, l->w->methods[s->site].display);
+        else
+            fputs("null", out);
+        fputs(",\"via\":", out);
+        if (s->via != RP_PROF_NONE)
+            out_json_cstring(out, l->w->methods[s->via].display);
+        else
+            fputs("null", out);
+        fprintf(out, ",\"wall_ns\":%llu,\"samples\":%llu,\"threads\":%llu}",
+                (unsigned long long)s->wall_ns, (unsigned long long)s->samples,
+                (unsigned long long)s->threads);
+    }
+    fputs("]}\n", out);
+}
+
+/* ------------------------------------------------------------------- main -- */
+
+static int run(struct locks *l, int argc, char **argv)
+{
+    if (rp_query_inputs(&l->q, argc, argv))
+        return 1;
+    if (rp_query_need_range(&l->q)) {
+        rp_query_scan(&l->q, RP_SCAN_RANGE);
+        rp_scan_finish(&l->q.sc);
+    }
+    struct rp_prof_options po = {0};
+    po.event = RP_KIND_LOCK;
+    rp_query_apply(&l->q, &po);
+    struct lock_cb cb = {l, {NULL, -1}};
+    po.on_sample = on_lock;
+    po.on_sample_arg = &cb;
+    l->p = rp_query_build(&l->q, &po, NULL);
+    if (l->p->stats.files == l->p->stats.files_unreadable) {
+        fprintf(stderr, "ringprof locks: no input could be read\n");
+        return 1;
+    }
+    rank_monitors(l);
+
+    /* The parked wall samples: per thread, to count the threads of a site. The
+     * reader's problems were reported by the first pass. */
+    po.event = RP_KIND_WALL;
+    po.state_mask = 1u << RP_TS_PARKED;
+    po.per_thread = 1;
+    po.on_sample = NULL;
+    po.diag = NULL;
+    l->w = rp_query_build(&l->q, &po, NULL);
+    l->wall_samples = kind_samples(l->w, RP_KIND_WALL);
+    rp_prof_foreach_stack(l->w, collect_parked, l);
+    sort_p = l->w;
+    if (l->nsites)
+        qsort(l->sites, l->nsites, sizeof *l->sites, cmp_sites);
+
+    rp_query_problems(&l->q, NULL, "the figures hold");
+    uint64_t locks = kind_samples(l->p, RP_KIND_LOCK);
+    if (!locks)
+        fprintf(stderr, "ringprof locks: the inputs have no lock samples; the agent "
+                        "records them with lock=DURATION (e.g. lock=10ms)\n");
+    if (l->json) {
+        print_json(stdout, l);
+    } else {
+        print_header(stdout, l);
+        print_monitors(stdout, l);
+        print_parked(stdout, l);
+    }
+    if (rp_query_flush_stdout(&l->q))
+        return 1;
+    if (!locks && !l->wall_samples)
+        return 1;
+    return rp_query_status(&l->q);
+}
+
+int rp_cmd_locks(int argc, char **argv)
+{
+    struct locks l;
+    memset(&l, 0, sizeof l);
+    l.top = 10;
+    l.nstacks = 5;
+    l.q.cmd = "locks";
+    l.q.usage = usage;
+    int rc = parse_args(&l, argc, argv);
+    if (!rc)
+        rc = run(&l, argc, argv);
+    else if (rc == 3)
+        rc = 0;
+    for (size_t i = 0; i < l.nmons; i++) {
+        for (size_t k = 0; k < l.mons[i].nowners; k++)
+            free(l.mons[i].owners[k].name);
+        free(l.mons[i].owners);
+        free(l.mons[i].stacks);
+    }
+    free(l.mons);
+    free(l.sites);
+    rp_prof_free(l.p);
+    rp_prof_free(l.w);
+    rp_query_free(&l.q);
+    return rc;
+}

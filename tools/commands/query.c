@@ -1,0 +1,165 @@
+/*
+ * tools/commands/query.c — the common options and input sequence of convert,
+ * leaks and locks (query.h).
+ */
+#include "query.h"
+
+#include <errno.h>
+#include <string.h>
+
+int rp_query_bad_usage(const struct rp_query *q, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "ringprof %s: ", q->cmd);
+    fprintf(stderr, fmt, arg);
+    fputs("\n\n", stderr);
+    q->usage(stderr);
+    return 2;
+}
+
+static const char *filter_option(int opt)
+{
+    switch (opt) {
+    case RP_QOPT_THREAD: return "--thread";
+    case RP_QOPT_INCLUDE: return "--include";
+    case RP_QOPT_EXCLUDE: return "--exclude";
+    case RP_QOPT_METHOD: return "--method";
+    default: return "--demangle";
+    }
+}
+
+/* One common option. @return 0, 2 (usage error, printed) or 3 (--help). */
+static int parse_common(struct rp_query *q, int opt, const char *arg, char **argv)
+{
+    switch (opt) {
+    case RP_QOPT_FROM:
+    case RP_QOPT_TO:
+        if (rp_parse_time(arg, opt == RP_QOPT_FROM ? &q->from : &q->to) < 0)
+            return rp_query_bad_usage(q, opt == RP_QOPT_FROM
+                                      ? "--from '%s': not a time (2026-11-21T06:02:03Z, "
+                                        "+10s, -30s)"
+                                      : "--to '%s': not a time (2026-11-21T06:02:03Z, "
+                                        "+10s, -30s)", arg);
+        return 0;
+    case RP_QOPT_THREAD:
+    case RP_QOPT_INCLUDE:
+    case RP_QOPT_EXCLUDE:
+    case RP_QOPT_METHOD:
+    case RP_QOPT_DEMANGLE:
+        if (rp_filters_set(&q->fx, q->cmd, filter_option(opt), arg) < 0) {
+            fputc('\n', stderr);
+            q->usage(stderr);
+            return 2;
+        }
+        return 0;
+    case RP_QOPT_STRICT: q->strict = 1; return 0;
+    case RP_QOPT_QUIET: q->diag.quiet = 1; return 0;
+    case 'h': q->usage(stdout); return 3;
+    case ':': return rp_query_bad_usage(q, "option '%s' needs an argument",
+                                        argv[optind - 1]);
+    default: return rp_query_bad_usage(q, "unknown option '%s'", argv[optind - 1]);
+    }
+}
+
+int rp_query_parse(struct rp_query *q, int argc, char **argv, const char *shortopts,
+                   const struct option *longopts, rp_query_own_fn own, void *cmd)
+{
+    opterr = 0;
+    optind = 1;
+    int opt;
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        int common = (opt >= RP_QOPT_FROM && opt < RP_QOPT_END) || opt == 'h' ||
+                     opt == ':' || opt == '?';
+        int rc = common ? parse_common(q, opt, optarg, argv) : own(cmd, opt, optarg);
+        if (rc)
+            return rc;
+    }
+    if (optind >= argc)
+        return rp_query_bad_usage(q, "%s", "no INPUT given");
+    return 0;
+}
+
+int rp_query_inputs(struct rp_query *q, int argc, char **argv)
+{
+    q->missing = rp_inputs_expand(&q->in, argc - optind, argv + optind);
+    if (q->in.n == 0) {
+        fprintf(stderr, "ringprof %s: no input could be read\n", q->cmd);
+        return 1;
+    }
+    return 0;
+}
+
+int rp_query_need_range(const struct rp_query *q)
+{
+    return (q->from.set && q->from.rel) || (q->to.set && q->to.rel);
+}
+
+void rp_query_scan(struct rp_query *q, unsigned what)
+{
+    for (size_t i = 0; i < q->in.n; i++) {
+        rp_progress(i + 1, q->in.n, q->in.paths[i]);
+        rp_scan_file(&q->sc, q->in.paths[i], what);
+    }
+    rp_progress_done();
+}
+
+void rp_query_apply(struct rp_query *q, struct rp_prof_options *po)
+{
+    po->from_wall = rp_resolve_time(&q->from, q->sc.first, q->sc.last);
+    po->to_wall = rp_resolve_time(&q->to, q->sc.first, q->sc.last);
+    rp_filters_apply(&q->fx, po);
+    po->diag = rp_diag_print;
+    po->diag_arg = &q->diag;
+}
+
+struct rp_profile *rp_query_build(const struct rp_query *q,
+                                  const struct rp_prof_options *po, size_t *readable)
+{
+    struct rp_profile *p = rp_prof_new(po);
+    size_t n = 0;
+    for (size_t i = 0; i < q->in.n; i++) {
+        rp_progress(i + 1, q->in.n, q->in.paths[i]);
+        if (rp_prof_add_file(p, q->in.paths[i]) == 0)
+            n++;
+    }
+    rp_progress_done();
+    rp_prof_finish(p);
+    if (readable)
+        *readable = n;
+    return p;
+}
+
+void rp_query_problems(const struct rp_query *q, const struct rp_profile *p,
+                       const char *holder)
+{
+    uint64_t n = q->diag.warnings + q->diag.fatal;
+    if (!n)
+        return;
+    fprintf(stderr, "ringprof %s: %llu problem%s in the inputs", q->cmd,
+            (unsigned long long)n, n == 1 ? "" : "s");
+    if (p)
+        fprintf(stderr, " (%llu segments skipped, %llu files unreadable)",
+                (unsigned long long)p->stats.segments_bad,
+                (unsigned long long)p->stats.files_unreadable);
+    fprintf(stderr, "; %s the rest\n", holder);
+}
+
+int rp_query_flush_stdout(const struct rp_query *q)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "ringprof %s: writing stdout: %s\n", q->cmd, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+int rp_query_status(const struct rp_query *q)
+{
+    return q->strict && (q->missing || q->diag.warnings || q->diag.fatal) ? 1 : 0;
+}
+
+void rp_query_free(struct rp_query *q)
+{
+    rp_scan_free(&q->sc);
+    rp_inputs_free(&q->in);
+    rp_filters_free(&q->fx);
+}

@@ -1,0 +1,45 @@
+/*
+ * tools/model/xalloc.c — exit-on-out-of-memory allocation (xalloc.h).
+ */
+#include "xalloc.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *checked(void *q)
+{
+    if (!q) {
+        fputs("ringprof: out of memory\n", stderr);
+        exit(1);
+    }
+    return q;
+}
+
+void *rp_xmalloc(size_t n)
+{
+    return checked(malloc(n ? n : 1));
+}
+
+void *rp_xcalloc(size_t n, size_t size)
+{
+    return checked(calloc(n ? n : 1, size ? size : 1));
+}
+
+void *rp_xrealloc(void *q, size_t n)
+{
+    return checked(realloc(q, n ? n : 1));
+}
+
+char *rp_xstrdup(const char *s)
+{
+    return checked(strdup(s));
+}
+
+void *rp_xreallocarray(void *q, size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return checked(NULL);
+    return rp_xrealloc(q, n * size);
+}

@@ -1,0 +1,113 @@
+/*
+ * tools/outputs/formats.h — the output formats of `ringprof convert`.
+ *
+ * Every format is one row of rp_formats[] (tools/outputs/formats.c): its name, the
+ * -o file extensions that select it, the model it draws (enum rp_model) and the
+ * writer for that model. The command builds the model the row names and calls
+ * the matching writer; it never looks at which writer a row holds. A writer
+ * writes to `out` and must not close it. It returns 0, or -1 after a write error
+ * (errno set; the caller reports it) or when the model cannot be written in this
+ * format (it prints the reason on stderr first, "ringprof: convert: ..."). Writers
+ * run on the command's one thread and exit on out of memory (model/xalloc.h).
+ *
+ * Adding a format: write its writer in its own file, declare it here, add a row
+ * to rp_formats[] in formats.c and the file to tools/outputs/meson.build.
+ */
+#ifndef RINGPROF_TOOLS_FORMATS_H
+#define RINGPROF_TOOLS_FORMATS_H
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "model/profile.h"
+
+struct rp_live_view;
+struct rp_tl;
+struct rp_tl_options;
+
+/* What the command line asked of the writers (each uses what applies to it). */
+struct rp_out_options {
+    double cutoff_pct;        /* tree, backtrace: hide nodes under this % of the    */
+                              /* profile's total weight (0: show all)               */
+    size_t top;               /* flat: rows (0: all); backtrace: roots (0: 10)      */
+    const regex_t *method_re; /* backtrace: roots are methods matching this         */
+    int value_samples;        /* collapsed (and others that can): counts, not       */
+                              /* weights (--value samples)                          */
+    const char *title;        /* a one-line description of the inputs               */
+    const char *out_path;     /* the -o file, NULL for stdout                       */
+    int argc;                 /* the convert command line, for headers             */
+    char **argv;
+    const struct rp_live_view *live; /* live objects (tools/model/live.h): for the */
+                              /* live kind, its snapshot; for alloc, the live       */
+                              /* profile that a RP_FMT_LIVE_JOIN format joins;      */
+                              /* NULL when neither applies                          */
+};
+
+/* The model a format draws; the command builds that one and nothing else. */
+enum rp_model {
+    RP_MODEL_PROFILE,         /* a calling context tree (model/profile.h), built    */
+                              /* for one event kind: rp_format.write_profile        */
+    RP_MODEL_TIMELINE         /* wall, lock and gc samples and the gauges in time   */
+                              /* (model/timeline.h): rp_format.write_timeline       */
+};
+
+typedef int (*rp_out_profile_fn)(FILE *out, const struct rp_profile *p,
+                                 const struct rp_out_options *o);
+typedef int (*rp_out_timeline_fn)(FILE *out, const struct rp_tl *tl,
+                                  const struct rp_tl_options *to,
+                                  const struct rp_out_options *o);
+
+struct rp_format {
+    const char *name;         /* --format NAME                                      */
+    const char *exts;         /* -o extensions selecting it, space-separated,       */
+                              /* with the dot: ".collapsed .folded"                 */
+    enum rp_model model;      /* which of the writers below is set                  */
+    rp_out_profile_fn write_profile;
+    rp_out_timeline_fn write_timeline;
+    int binary;               /* refuse to write it to a terminal                   */
+    const char *summary;      /* one line for the usage message                    */
+    unsigned needs;           /* RP_FMT_*: what it needs of the model beyond what   */
+                              /* the command line asked; 0 for most                 */
+};
+
+/* rp_format.needs, for RP_MODEL_PROFILE formats. */
+enum {
+    /* pprof carries threads as sample labels and lines as Line.line natively, so
+     * it is always built per thread and at line granularity (or finer, with --bci);
+     * its consumers aggregate them away as they are asked. */
+    RP_FMT_THREADS   = 1u << 0,  /* build per thread (rp_prof_options.per_thread)   */
+    RP_FMT_LINES     = 1u << 1,  /* at least RP_GRAN_LINE                           */
+    /* With --event alloc the format shows which allocations are still live: the
+     * command finds the live snapshots and builds the live profile for
+     * rp_out_options.live (flat's SITES table). */
+    RP_FMT_LIVE_JOIN = 1u << 2
+};
+
+extern const struct rp_format rp_formats[];
+extern const size_t rp_nformats;
+
+/* Profile writers: text (out_tree.c, out_backtrace.c, out_flat.c,
+ * out_collapsed.c) and the pprof and html files (out_pprof.c, out_html.c). */
+int rp_out_tree(FILE *out, const struct rp_profile *p, const struct rp_out_options *o);
+int rp_out_backtrace(FILE *out, const struct rp_profile *p,
+                     const struct rp_out_options *o);
+int rp_out_flat(FILE *out, const struct rp_profile *p, const struct rp_out_options *o);
+int rp_out_collapsed(FILE *out, const struct rp_profile *p,
+                     const struct rp_out_options *o);
+int rp_out_pprof(FILE *out, const struct rp_profile *p, const struct rp_out_options *o);
+int rp_out_html(FILE *out, const struct rp_profile *p, const struct rp_out_options *o);
+
+/* The timeline writer (out_timeline.c): text, or an HTML page or SVG picture
+ * when -o ends in .html/.htm or .svg, or with --html. */
+int rp_out_timeline(FILE *out, const struct rp_tl *tl, const struct rp_tl_options *to,
+                    const struct rp_out_options *o);
+
+/* Shared helpers for writers. */
+
+/* Write `s` as one collapsed-stack frame: ';' becomes ':', newline, CR and other
+ * control characters become '?', so a frame never splits a line or a stack; an
+ * empty name is written as "?". */
+void rp_out_folded_name(FILE *out, const char *s);
+
+#endif

@@ -1,0 +1,353 @@
+/*
+ * tools/outputs/out_common.c — helpers shared by the text writers (see out_common.h).
+ */
+#include "out_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/live.h"
+#include "model/scan.h"
+#include "model/timespec.h"
+#include "utf8.h"
+
+double out_pct(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+void out_figures(FILE *out, const struct rp_profile *p, const uint64_t *total,
+                 const uint64_t *self, uint64_t whole, int times)
+{
+    char a[32], b[32];
+    fprintf(out, "%14llu %14llu %7.2f%% %7.2f%% %9llu",
+            (unsigned long long)total[RP_PV_WEIGHT], (unsigned long long)self[RP_PV_WEIGHT],
+            out_pct(total[RP_PV_WEIGHT], whole), out_pct(self[RP_PV_WEIGHT], whole),
+            (unsigned long long)total[RP_PV_SAMPLES]);
+    if (times)
+        fprintf(out, " %12s %12s", rp_prof_fmt_time(p, total[RP_PV_WEIGHT], a, sizeof a),
+                rp_prof_fmt_time(p, self[RP_PV_WEIGHT], b, sizeof b));
+}
+
+static const char *gran_name(enum rp_prof_granularity g)
+{
+    return g == RP_GRAN_LINE ? "method:line" : g == RP_GRAN_BCI ? "method@bci" : "method";
+}
+
+/* What the weight of the wall and lock kinds is (include/ringprof/events.h), and
+ * for wall the time in each thread state: a wall profile mixes running and
+ * waiting, and the states are what tells them apart. Nothing for other kinds. */
+static void out_kind_notes(FILE *out, const struct rp_profile *p)
+{
+    char t[64];
+    if (!strcmp(p->kind, RP_KIND_LOCK))
+        fputs("# weight: ns waited to enter a contended monitor (synchronized), per "
+              "wait longer than the agent's lock= threshold; the leaf frame is the "
+              "monitor's class\n", out);
+    if (!strcmp(p->kind, RP_KIND_WALL))
+        fputs("# weight: wall-clock ns the sampled threads spent, in whatever state "
+              "(running, waiting, blocked, ...); a sample stands for the time since "
+              "its thread's previous one\n", out);
+    if (!p->has_states)
+        return;
+    uint64_t whole = 0;
+    for (int s = 0; s < RP_TS_COUNT; s++)
+        whole += p->state_weight[s];
+    fputs("# states:", out);
+    const char *sep = " ";
+    for (int s = 0; s < RP_TS_COUNT; s++) {
+        if (!p->state_samples[s])
+            continue;
+        fprintf(out, "%s%s %s (%.2f%%, %llu samples)", sep, rp_thread_state_name((unsigned)s),
+                rp_prof_fmt_time(p, p->state_weight[s], t, sizeof t),
+                out_pct(p->state_weight[s], whole),
+                (unsigned long long)p->state_samples[s]);
+        sep = ", ";
+    }
+    fputs(whole ? "\n" : " none kept\n", out);
+}
+
+void out_header(FILE *out, const struct rp_profile *p, const struct rp_out_options *o,
+                const char *format)
+{
+    const struct rp_prof_node *root = &p->nodes[0];
+    char t[64];
+    fprintf(out, "# ringprof %s: kind ", format);
+    out_text(out, p->kind[0] ? p->kind : "-");
+    fputs(" (unit ", out);
+    out_text(out, p->unit[0] ? p->unit : "-");
+    fprintf(out, "), %llu samples, weight %llu", (unsigned long long)root->total[RP_PV_SAMPLES],
+            (unsigned long long)root->total[RP_PV_WEIGHT]);
+    if (p->ns_per_unit > 0)
+        fprintf(out, " (%s)", rp_prof_fmt_time(p, root->total[RP_PV_WEIGHT], t, sizeof t));
+    fputc('\n', out);
+    if (p->wall_first) {
+        char a[64], b[64];
+        rp_fmt_wall(a, sizeof a, p->wall_first);
+        rp_fmt_wall(b, sizeof b, p->wall_last);
+        fprintf(out, "# time %s .. %s\n", a, b);
+    }
+    for (size_t i = 0; i < p->nsources; i++) {
+        const struct rp_prof_source *s = &p->sources[i];
+        fputs("# recording ", out);
+        out_text(out, s->recording);
+        fputs(": pid ", out);
+        out_text(out, s->pid[0] ? s->pid : "?");
+        fputs(" on ", out);
+        out_text(out, s->host[0] ? s->host : "?");
+        if (s->jvm[0]) {
+            fputs(", jvm ", out);
+            out_text(out, s->jvm);
+        }
+        fputc('\n', out);
+    }
+    fprintf(out, "# frames %s, threads %s", gran_name(p->granularity),
+            p->per_thread ? "separate" : "merged");
+    if (o && o->cutoff_pct > 0)
+        fprintf(out, ", cutoff %.2f%%", o->cutoff_pct);
+    fputc('\n', out);
+    if (o && o->live && !strcmp(p->kind, RP_LIVE_KIND)) {
+        fputs("# snapshot ", out);
+        out_text(out, o->live->note);
+        fputc('\n', out);
+    }
+    out_kind_notes(out, p);
+    const struct rp_prof_stats *st = &p->stats;
+    if (st->samples_other_kind || st->samples_thread_filtered || st->samples_time_filtered
+        || st->samples_frame_filtered || st->samples_unresolved ||
+        st->samples_instant_filtered || st->samples_state_filtered) {
+        fprintf(out, "# samples not shown: %llu of other kinds, %llu by --thread, "
+                     "%llu by --from/--to, %llu by --include/--exclude, "
+                     "%llu of unknown kind",
+                (unsigned long long)st->samples_other_kind,
+                (unsigned long long)st->samples_thread_filtered,
+                (unsigned long long)st->samples_time_filtered,
+                (unsigned long long)st->samples_frame_filtered,
+                (unsigned long long)st->samples_unresolved);
+        if (st->samples_instant_filtered)
+            fprintf(out, ", %llu of other snapshots",
+                    (unsigned long long)st->samples_instant_filtered);
+        if (st->samples_state_filtered)
+            fprintf(out, ", %llu by --state",
+                    (unsigned long long)st->samples_state_filtered);
+        fputc('\n', out);
+    }
+}
+
+void out_text(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        fputc(c < 0x20 || c == 0x7f ? '?' : c, out);
+    }
+}
+
+void out_frame_text(FILE *out, const struct rp_profile *p, const struct rp_prof_frame *f)
+{
+    (void)p;
+    static const char *const tags[RP_FRAME_TYPES] = {
+        [RP_FRAME_INTERPRETED] = " [interpreted]", [RP_FRAME_INLINED] = " [inlined]",
+        [RP_FRAME_NATIVE] = " [native]", [RP_FRAME_CPP] = " [c++]",
+        [RP_FRAME_KERNEL] = " [kernel]",
+    };
+    out_text(out, f->display);
+    if (f->type >= 0 && f->type < RP_FRAME_TYPES && tags[f->type])
+        fputs(tags[f->type], out);
+}
+
+void out_node_text(FILE *out, const struct rp_profile *p, uint32_t node)
+{
+    const struct rp_prof_frame *f = rp_prof_node_frame(p, node);
+    if (f) {
+        out_frame_text(out, p, f);
+        return;
+    }
+    out_text(out, rp_prof_node_name(p, node));
+    if (p->nodes[node].kind == RP_PNODE_THREAD) {
+        /* Name the thread fully: names repeat across JVMs and thread pools. */
+        const struct rp_prof_thread *t = &p->threads[p->nodes[node].ref];
+        fprintf(out, " (tid %llu", (unsigned long long)t->os_tid);
+        if (p->nsources > 1) {
+            fputs(", ", out);
+            out_text(out, p->sources[t->source].recording);
+        }
+        fputc(')', out);
+    }
+}
+
+uint32_t out_node_method(const struct rp_profile *p, uint32_t node)
+{
+    const struct rp_prof_frame *f = rp_prof_node_frame(p, node);
+    return f ? f->method : RP_PROF_NONE;
+}
+
+void out_walk2(const struct rp_profile *p, uint32_t start, out_node_fn enter,
+               out_node_fn leave, void *arg)
+{
+    uint32_t n = start;
+    enter(p, n, arg);
+    for (;;) {
+        if (p->nodes[n].first_child != RP_PROF_NONE) {
+            n = p->nodes[n].first_child;
+            enter(p, n, arg);
+            continue;
+        }
+        leave(p, n, arg);
+        while (n != start && p->nodes[n].next_sibling == RP_PROF_NONE) {
+            n = p->nodes[n].parent;
+            leave(p, n, arg);
+        }
+        if (n == start)
+            return;
+        n = p->nodes[n].next_sibling;
+        enter(p, n, arg);
+    }
+}
+
+struct mrows {
+    struct out_method_row *rows;
+    uint32_t *onpath;          /* per method: occurrences on the current path */
+};
+
+static void rows_enter(const struct rp_profile *p, uint32_t node, void *arg)
+{
+    struct mrows *m = arg;
+    uint32_t meth = out_node_method(p, node);
+    if (meth == RP_PROF_NONE)
+        return;
+    struct out_method_row *r = &m->rows[meth];
+    const struct rp_prof_node *n = &p->nodes[node];
+    for (int v = 0; v < RP_PV_MAX; v++)
+        r->self[v] += n->self[v];
+    /* An allocated class is the leaf below the allocating frame: what it holds is
+     * also the allocating method's self. */
+    uint32_t caller = out_node_method(p, n->parent);
+    if (p->frames[n->ref].type == RP_PFRAME_CLASS && caller != RP_PROF_NONE)
+        for (int v = 0; v < RP_PV_MAX; v++)
+            m->rows[caller].self[v] += n->self[v];
+    if (m->onpath[meth]++ == 0)   /* outermost: its total holds every sample once */
+        for (int v = 0; v < RP_PV_MAX; v++)
+            r->total[v] += n->total[v];
+}
+
+static void rows_leave(const struct rp_profile *p, uint32_t node, void *arg)
+{
+    struct mrows *m = arg;
+    uint32_t meth = out_node_method(p, node);
+    if (meth != RP_PROF_NONE)
+        m->onpath[meth]--;
+}
+
+struct out_method_row *out_method_rows(const struct rp_profile *p)
+{
+    struct mrows m;
+    m.rows = rp_xmalloc((p->nmethods + 1) * sizeof *m.rows);
+    memset(m.rows, 0, (p->nmethods + 1) * sizeof *m.rows);
+    m.onpath = rp_xmalloc((p->nmethods + 1) * sizeof *m.onpath);
+    memset(m.onpath, 0, (p->nmethods + 1) * sizeof *m.onpath);
+    for (size_t i = 0; i < p->nmethods; i++)
+        m.rows[i].method = (uint32_t)i;
+    out_walk2(p, 0, rows_enter, rows_leave, &m);
+    free(m.onpath);
+    return m.rows;
+}
+
+/* One TRACE frame, HPROF style: "name(File.java:123)". */
+static void trace_frame(FILE *out, const struct rp_profile *p, const struct rp_prof_frame *f)
+{
+    const struct rp_prof_method *m = &p->methods[f->method];
+    fputc('\t', out);
+    out_text(out, f->display);
+    switch (f->type) {
+    case RP_FRAME_INTERPRETED:
+    case RP_FRAME_JIT:
+    case RP_FRAME_INLINED:
+        if (!m->file[0])
+            fputs("(Unknown Source)", out);
+        else if (f->line)
+            fprintf(out, "(%s:%u)", m->file, f->line);
+        else
+            fprintf(out, "(%s)", m->file);
+        break;
+    case RP_FRAME_NATIVE:
+    case RP_FRAME_CPP:
+    case RP_FRAME_KERNEL:
+        fputs("(Native Method)", out);
+        break;
+    default:
+        break;
+    }
+    /* How it ran, as the tree shows it (HPROF has no such tag; without it two
+     * traces that differ only there would read alike). */
+    static const char *const tags[RP_FRAME_TYPES] = {
+        [RP_FRAME_INTERPRETED] = " [interpreted]", [RP_FRAME_INLINED] = " [inlined]",
+    };
+    if (f->type >= 0 && f->type < RP_FRAME_TYPES && tags[f->type])
+        fputs(tags[f->type], out);
+    fputc('\n', out);
+}
+
+void out_print_trace(FILE *out, const struct rp_profile *p, uint32_t node, uint32_t number)
+{
+    uint32_t thread = RP_PROF_NONE;
+    for (uint32_t x = node; x != 0; x = p->nodes[x].parent)
+        if (p->nodes[x].kind == RP_PNODE_THREAD)
+            thread = p->nodes[x].ref;
+    fprintf(out, "TRACE %u:", number);
+    if (thread != RP_PROF_NONE) {
+        fputs(" (thread=", out);
+        out_text(out, p->threads[thread].label);
+        fputc(')', out);
+    }
+    fputc('\n', out);
+    for (uint32_t x = node; x != 0; x = p->nodes[x].parent) {
+        const struct rp_prof_frame *f = rp_prof_node_frame(p, x);
+        if (f)
+            trace_frame(out, p, f);
+    }
+}
+
+/* Write s (len bytes) as a JSON string that is safe inside a <script> element. */
+void out_json_string(FILE *out, const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    putc('"', out);
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        size_t k = rp_utf8_seq(s + i, len - i, &cp);
+        if (k == 0) {
+            fputs("\\ufffd", out);
+            i++;
+            continue;
+        }
+        if (k > 1) {
+            if (cp == 0x2028 || cp == 0x2029)
+                fprintf(out, "\\u%04x", (unsigned)cp);
+            else
+                fwrite(s + i, 1, k, out);
+            i += k;
+            continue;
+        }
+        switch (cp) {
+        case '"':  fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\t': fputs("\\t", out); break;
+        case '<': case '>': case '&':
+            fprintf(out, "\\u%04x", (unsigned)cp);
+            break;
+        default:
+            if (cp < 0x20 || cp == 0x7F)
+                fprintf(out, "\\u%04x", (unsigned)cp);
+            else
+                putc((int)cp, out);
+        }
+        i++;
+    }
+    putc('"', out);
+}
+
+void out_json_cstring(FILE *out, const char *s)
+{
+    out_json_string(out, s ? s : "", s ? strlen(s) : 0);
+}

@@ -1,0 +1,79 @@
+/*
+ * tools/outputs/out_common.h — what the text writers share: the comment header that opens
+ * every text profile, the per-method figures (self, and total counted once per
+ * stack), and a depth-first walk that reports leaving a node as well as entering it.
+ * Not thread-safe; everything allocates and exits on out of memory (model/xalloc.h).
+ */
+#ifndef RINGPROF_TOOLS_OUT_COMMON_H
+#define RINGPROF_TOOLS_OUT_COMMON_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "formats.h"
+#include "model/xalloc.h"
+#include "model/profile.h"
+
+/* Print the "# ..." header: format, kind and unit, samples and weight, time range,
+ * recordings (labels), threads mode, granularity, filtered samples. */
+void out_header(FILE *out, const struct rp_profile *p, const struct rp_out_options *o,
+                const char *format);
+
+/* 100 * part / whole, 0 when whole is 0. */
+double out_pct(uint64_t part, uint64_t whole);
+
+/* The figure columns that the tree and backtrace formats share, for one node:
+ * total and self weight, their percent of `whole`, samples, and (if `times`)
+ * total and self as times. No newline. One function, so the two formats' columns
+ * cannot drift apart. */
+void out_figures(FILE *out, const struct rp_profile *p, const uint64_t *total,
+                 const uint64_t *self, uint64_t whole, int times);
+
+/* "600000000" -> the weight as an integer; time columns use rp_prof_fmt_time. */
+
+/* Per-method figures over the whole profile. self[v]: samples whose leaf frame is
+ * the method (for an allocation, the frame above the allocated class's). total[v]: samples with the method anywhere on the stack, each
+ * sample counted once however often the method recurs in it. */
+struct out_method_row {
+    uint32_t method;
+    uint64_t self[RP_PV_MAX], total[RP_PV_MAX];
+};
+/* @return an array of p->nmethods rows, indexed by method. Caller frees. */
+struct out_method_row *out_method_rows(const struct rp_profile *p);
+
+/* Depth-first walk of the subtree of `start`: enter(node) in pre-order, leave(node)
+ * after its subtree. No recursion. */
+typedef void (*out_node_fn)(const struct rp_profile *p, uint32_t node, void *arg);
+void out_walk2(const struct rp_profile *p, uint32_t start, out_node_fn enter,
+               out_node_fn leave, void *arg);
+
+/* The method of a frame node, RP_PROF_NONE for root and thread nodes. */
+uint32_t out_node_method(const struct rp_profile *p, uint32_t node);
+
+/* Print a name for a text format: control characters (newline, tab, ...) become
+ * '?', so every entry stays on its line. */
+void out_text(FILE *out, const char *s);
+
+/* Print a node's name as the text formats show it: out_text of the name, then a
+ * tag for how the frame ran, except for the common case (JIT-compiled Java) and
+ * for markers and classes: " [interpreted]", " [inlined]", " [native]", " [c++]",
+ * " [kernel]". A thread node is its label, then "(tid N)", or "(tid N, RECORDING)"
+ * when the profile merges several recordings. */
+void out_node_text(FILE *out, const struct rp_profile *p, uint32_t node);
+void out_frame_text(FILE *out, const struct rp_profile *p, const struct rp_prof_frame *f);
+
+/* Print the stack trace of `node` HPROF style: "TRACE number:" (with
+ * " (thread=[name])" in per-thread profiles), then one tab-indented frame a
+ * line, leaf first, as "name(File.java:line)", "(Unknown Source)" or
+ * "(Native Method)". */
+void out_print_trace(FILE *out, const struct rp_profile *p, uint32_t node,
+                     uint32_t number);
+
+/* Write s (len bytes; a C string for out_json_cstring, NULL as "") as a JSON
+ * string that is also safe inside an HTML <script> element: '<', '>' and '&'
+ * as \u escapes, U+2028/U+2029 and control characters escaped, and each byte
+ * that is not UTF-8 as U+FFFD. */
+void out_json_string(FILE *out, const char *s, size_t len);
+void out_json_cstring(FILE *out, const char *s);
+
+#endif

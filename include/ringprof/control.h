@@ -4,7 +4,7 @@
  *
  * The protocol itself (commands, replies, errors) is docs/control.md; the agent
  * parses requests in src/control_proto.c and serves them in src/control.c, the
- * tools speak it in tools/ctl_client.c. Both sides include this header, so a limit
+ * tools speak it in tools/commands/ctl_client.c. Both sides include this header, so a limit
  * changed here changes on both. Plain constants; nothing to link.
  */
 #ifndef RINGPROF_CONTROL_H

@@ -84,7 +84,7 @@ def load_manifest(path):
 
 
 def display(frame):
-    """A frame's method as the converter names it (tools/profile.h)."""
+    """A frame's method as the converter names it (tools/model/profile.h)."""
     if frame["type"] in JAVA_TYPES and frame["class"]:
         return frame["class"] + "." + frame["name"]
     return frame["name"]

@@ -1,9 +1,9 @@
 /*
  * tests/convert/test_pb.c — the pprof writer's building blocks, byte for byte:
- * the protobuf encoder (tools/pb.c) against encodings worked out by hand from the
+ * the protobuf encoder (tools/outputs/pb.c) against encodings worked out by hand from the
  * protobuf wire-format rules, the gzip stream against zlib's own inflate (one
  * byte at a time and 3 MiB at once, and a write error), the string table
- * (tools/strtab.c), and the UTF-8 check (tools/utf8.h) the writers sanitise
+ * (tools/model/strtab.c), and the UTF-8 check (tools/outputs/utf8.h) the writers sanitise
  * names with. The end-to-end checks with go tool pprof are in test_pprof.sh.
  */
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include "../check.h"
 #include "pb.h"
 #include "strtab.h"
-#include "utf8.h"
+#include "ringprof/utf8.h"
 
 static int bytes_eq(const struct rp_pb *b, const char *hex)
 {

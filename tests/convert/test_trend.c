@@ -1,5 +1,5 @@
 /*
- * tests/convert/test_trend.c — the statistics of `ringprof leaks` (tools/trend.c)
+ * tests/convert/test_trend.c — the statistics of `ringprof leaks` (tools/model/trend.c)
  * on series whose answers are known by hand:
  *   - a rising series of 10: S = 45 (every pair rises), tau 1, var 125, z = 44 /
  *     sqrt(125), p = 4.16e-5; the same falling: p near 1;

@@ -26,6 +26,7 @@
 
 #include "commands.h"
 #include "ctl_client.h"
+#include "ringprof/json_escape.h"
 
 struct row {
     struct rp_discovery_info d;
@@ -160,20 +161,18 @@ static int dir_uid(const char *path, unsigned *uid)
     return 0;
 }
 
+static void emit_stdout(void *ctx, const char *bytes, size_t n)
+{
+    (void)ctx;
+    fwrite(bytes, 1, n, stdout);
+}
+
+/* A JSON string for the listing: controls escaped (a main class or a thread name
+ * is anyone's to choose, and the listing goes to terminals). */
 static void json_str(const char *s)
 {
     putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20 || c == 0x7f)
-            printf("\\u%04x", c);
-        else if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f)
-            printf("\\u%04x", (unsigned char)*++s);     /* a C1 control */
-        else
-            putchar(c);
-    }
+    rp_json_escape(s, strlen(s), RP_JSON_ESC_CONTROLS, emit_stdout, NULL);
     putchar('"');
 }
 

@@ -1,5 +1,5 @@
 /*
- * tools/ctl_client.c — the client half of the control protocol (ctl_client.h).
+ * tools/commands/ctl_client.c — the client half of the control protocol (ctl_client.h).
  *
  * The JSON reader is a plain recursive-descent parser over RFC 8259 with a depth
  * limit; it is used for replies and discovery files, both small. Exchanges use a

@@ -1,5 +1,5 @@
 /*
- * tools/ctl_client.h — what `ringprof ctl`, `list` and `attach` share: a small JSON
+ * tools/commands/ctl_client.h — what `ringprof ctl`, `list` and `attach` share: a small JSON
  * reader and pretty-printer, one request/reply exchange over an agent's control
  * socket, the discovery files, and a few facts about a process read from /proc.
  *

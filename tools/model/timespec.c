@@ -1,5 +1,5 @@
 /*
- * tools/timespec.c — parsing times, durations and sizes for the commands'
+ * tools/model/timespec.c — parsing times, durations and sizes for the commands'
  * options (timespec.h).
  */
 #include "timespec.h"

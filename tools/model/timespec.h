@@ -1,11 +1,11 @@
 /*
- * tools/timespec.h — the time, size and count arguments of the commands that read
+ * tools/model/timespec.h — the time, size and count arguments of the commands that read
  * recordings (`convert`, `leaks`): --from/--to times, durations, byte sizes, --top.
  *
  * A time is absolute UTC ("2026-11-21T06:02:03Z"; a space for the T, a fraction
  * of a second and a missing Z are accepted) or relative to the inputs: "+DUR"
  * after their first sample, "-DUR" before their last. Relative times can only be
- * placed once the inputs were scanned (tools/scan.h), so parsing and resolving
+ * placed once the inputs were scanned (tools/model/scan.h), so parsing and resolving
  * are two steps. Pure functions; nothing allocates.
  */
 #ifndef RINGPROF_TOOLS_TIMESPEC_H

@@ -9,7 +9,7 @@
 #include "model/live.h"
 #include "model/scan.h"
 #include "model/timespec.h"
-#include "utf8.h"
+#include "ringprof/json_escape.h"
 
 double out_pct(uint64_t part, uint64_t whole)
 {
@@ -307,43 +307,16 @@ void out_print_trace(FILE *out, const struct rp_profile *p, uint32_t node, uint3
     }
 }
 
+static void emit_file(void *ctx, const char *bytes, size_t n)
+{
+    fwrite(bytes, 1, n, ctx);
+}
+
 /* Write s (len bytes) as a JSON string that is safe inside a <script> element. */
 void out_json_string(FILE *out, const char *str, size_t len)
 {
-    const unsigned char *s = (const unsigned char *)str;
     putc('"', out);
-    for (size_t i = 0; i < len;) {
-        uint32_t cp;
-        size_t k = rp_utf8_seq(s + i, len - i, &cp);
-        if (k == 0) {
-            fputs("\\ufffd", out);
-            i++;
-            continue;
-        }
-        if (k > 1) {
-            if (cp == 0x2028 || cp == 0x2029)
-                fprintf(out, "\\u%04x", (unsigned)cp);
-            else
-                fwrite(s + i, 1, k, out);
-            i += k;
-            continue;
-        }
-        switch (cp) {
-        case '"':  fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\t': fputs("\\t", out); break;
-        case '<': case '>': case '&':
-            fprintf(out, "\\u%04x", (unsigned)cp);
-            break;
-        default:
-            if (cp < 0x20 || cp == 0x7F)
-                fprintf(out, "\\u%04x", (unsigned)cp);
-            else
-                putc((int)cp, out);
-        }
-        i++;
-    }
+    rp_json_escape(str, len, RP_JSON_ESC_HTML | RP_JSON_ESC_CONTROLS, emit_file, out);
     putc('"', out);
 }
 

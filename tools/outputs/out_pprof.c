@@ -49,7 +49,7 @@
 #include "model/strtab.h"
 #include "model/xalloc.h"
 #include "pb.h"
-#include "utf8.h"
+#include "ringprof/utf8.h"
 
 /* profile.proto field numbers. */
 enum {

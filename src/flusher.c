@@ -1177,7 +1177,7 @@ static void flush_step(struct flusher *f)
         struct rp_alloc_stats as;
         rp_alloc_stats(&as);
         rp_chunk_gauge(f->w, "alloc.interval", f->now, ast.effective);
-        rp_chunk_gauge(f->w, "agent.alloc_ns.total", f->now, as.callback_ns);
+        rp_chunk_gauge(f->w, RP_GAUGE_AGENT_ALLOC, f->now, as.callback_ns);
     }
     counter(f, RP_COUNTER_LOST_PREFIX "gc_pause", &f->lost_gc);
     counter(f, RP_COUNTER_LOST_PREFIX "live_snapshot", &f->lost_live);
@@ -1216,7 +1216,7 @@ static void flush_step(struct flusher *f)
             rp_chunk_gauge(f->w, "agent.handler_ns.p99", f->now,
                            rp_hist_quantile(&f->hist_delta, 0.99));
         }
-        rp_chunk_gauge(f->w, "agent.handler_ns.total", f->now, f->hist_now.sum);
+        rp_chunk_gauge(f->w, RP_GAUGE_AGENT_HANDLER, f->now, f->hist_now.sum);
         f->hist_prev = f->hist_now;
         counter(f, "agent.handler_replaced", &f->handler_replaced);
         if (!rp_async_guard_intact())

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ringprof/clock.h"
 #include "ringprof/events.h"
 #include "alloc.h"
 #include "classes.h"
@@ -180,13 +181,6 @@ static int chunk_counter(struct rp_chunk_writer *w, const char *name, uint64_t v
 int rp_flusher_tid(void)
 {
     return atomic_load(&g_tid);
-}
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ------------------------------------------------------------- chunk ids -- */
@@ -1141,11 +1135,9 @@ static void telemetry_counters(struct flusher *f)
  * not be used again before the next pass's ensure_writer. */
 static int flush_segment(struct flusher *f)
 {
-    struct rp_recording_stats a, b;
-    rp_recording_stats(f->cfg.rec, &a);
-    int rc = rp_recording_flush(f->cfg.rec);
-    rp_recording_stats(f->cfg.rec, &b);
-    if (b.chunks_finished != a.chunks_finished || b.chunks_opened != a.chunks_opened)
+    int rotated;
+    int rc = rp_recording_flush(f->cfg.rec, &rotated);
+    if (rotated)
         f->w = NULL;
     return rc;
 }
@@ -1185,7 +1177,7 @@ static void flush_step(struct flusher *f)
         struct rp_alloc_stats as;
         rp_alloc_stats(&as);
         rp_chunk_gauge(f->w, "alloc.interval", f->now, ast.effective);
-        rp_chunk_gauge(f->w, "agent.alloc_ns.total", f->now, as.callback_ns);
+        rp_chunk_gauge(f->w, RP_GAUGE_AGENT_ALLOC, f->now, as.callback_ns);
     }
     counter(f, RP_COUNTER_LOST_PREFIX "gc_pause", &f->lost_gc);
     counter(f, RP_COUNTER_LOST_PREFIX "live_snapshot", &f->lost_live);
@@ -1224,7 +1216,7 @@ static void flush_step(struct flusher *f)
             rp_chunk_gauge(f->w, "agent.handler_ns.p99", f->now,
                            rp_hist_quantile(&f->hist_delta, 0.99));
         }
-        rp_chunk_gauge(f->w, "agent.handler_ns.total", f->now, f->hist_now.sum);
+        rp_chunk_gauge(f->w, RP_GAUGE_AGENT_HANDLER, f->now, f->hist_now.sum);
         f->hist_prev = f->hist_now;
         counter(f, "agent.handler_replaced", &f->handler_replaced);
         if (!rp_async_guard_intact())
@@ -1307,7 +1299,7 @@ static void drain_wall(struct flusher *f)
 static void pass(struct flusher *f, int flush_now)
 {
     check_handler(f);
-    f->now = mono_ns();
+    f->now = rp_mono_ns();
     if (!ensure_writer(f))
         f->w = NULL;
     rp_u64map_clear(&f->tids);
@@ -1428,7 +1420,7 @@ static void JNICALL flusher_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         rp_codemap_refresh();
         rp_threads_scan();
     }
-    uint64_t start = mono_ns();
+    uint64_t start = rp_mono_ns();
     uint64_t next_flush = start + f->cfg.flush_ns, next_scan = start + SCAN_NS;
     pthread_mutex_lock(&g_lock);
     while (!g_stop) {
@@ -1452,7 +1444,7 @@ static void JNICALL flusher_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
             pthread_mutex_lock(&g_lock);
             continue;
         }
-        uint64_t now = mono_ns();
+        uint64_t now = rp_mono_ns();
         int flush_now = now >= next_flush;
         if (flush_now)
             next_flush = now + f->cfg.flush_ns;
@@ -1465,7 +1457,7 @@ static void JNICALL flusher_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
         pass(f, flush_now);
         /* Not in the final pass: Java calls while the JVM dies could hang. */
         if (f->w)
-            rp_telemetry_pass(f->jni, f->w, mono_ns());
+            rp_telemetry_pass(f->jni, f->w, rp_mono_ns());
 #ifdef RP_TEST_HOOKS
         test_fault();
 #endif

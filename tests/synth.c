@@ -333,7 +333,7 @@ static void flush_once(struct flush_ctx *c, void *scratch)
         if (workers[i].ring && atomic_load(&workers[i].state) != 0)
             drain_worker(c, &workers[i], scratch);
     rp_chunk_gauge(c->w, "synth.rss_kb", now_ns(CLOCK_MONOTONIC), 0);
-    if (rp_recording_flush(c->rec) != 0)
+    if (rp_recording_flush(c->rec, NULL) != 0)
         fprintf(stderr, "rp_synth: a segment could not be written: %s\n",
                 strerror(errno));
 }

@@ -329,7 +329,7 @@ static void test_rotation_by_size(void)
         gens += rp_recording_generation(rec) != last_gen;
         last_gen = rp_recording_generation(rec);
         samples += put_data(w, PER_FLUSH, 5);
-        CHECK(rp_recording_flush(rec) == 0, "flush %d", i);
+        CHECK(rp_recording_flush(rec, NULL) == 0, "flush %d", i);
         CHECK(scan(dir).parts <= 1, "one .part at a time");
     }
     struct rp_recording_stats st;
@@ -422,7 +422,7 @@ static void test_rotation_by_duration(void)
         uint64_t t0 = mono_ns();
         for (int i = 0; i < 25; i++) {   /* ~250 ms */
             put_data(rp_recording_writer(rec), 64, 2);
-            CHECK(rp_recording_flush(rec) == 0, "flush");
+            CHECK(rp_recording_flush(rec, NULL) == 0, "flush");
             usleep(10000);
         }
         uint64_t elapsed = mono_ns() - t0;
@@ -453,7 +453,7 @@ static void test_rotate_path(void)
     CHECK(rp_recording_rotate(rec, path, sizeof path) == 0 && path[0] == '\0',
           "no chunk: empty path, got '%s'", path);
     int n = put_data(rp_recording_writer(rec), 1000, 50);
-    CHECK(rp_recording_flush(rec) == 0, "flush");
+    CHECK(rp_recording_flush(rec, NULL) == 0, "flush");
     n += put_data(rp_recording_writer(rec), 1000, 50);   /* pending: the last segment */
     CHECK(rp_recording_rotate(rec, path, sizeof path) == 0, "rotate");
     size_t len = strlen(path);
@@ -639,7 +639,7 @@ static void test_retention_by_size(void)
     uint64_t finished = 0;
     for (int i = 0; i < 150; i++) {
         put_data(rp_recording_writer(rec), PER_FLUSH, 2);
-        rp_recording_flush(rec);
+        rp_recording_flush(rec, NULL);
         rp_recording_stats(rec, &st);
         if (st.chunks_finished == finished)
             continue;
@@ -720,7 +720,7 @@ static void test_retention_by_age(void)
      * not before; our own fresh chunk stays. */
     craft(dir, other, now - 4 * DAY, 4, 100, 0);
     put_data(rp_recording_writer(rec), 100, 1);
-    CHECK(rp_recording_flush(rec) == 0, "flush");
+    CHECK(rp_recording_flush(rec, NULL) == 0, "flush");
     craft_path(path, sizeof path, dir, other, now - 4 * DAY, 4, ".rpc");
     CHECK(exists(path), "no retention pass without a rotation");
     char mine[PATH_MAX];
@@ -1033,7 +1033,7 @@ static void disk_full(void *arg)
     int failed_flushes = 0;
     for (int i = 0; i < 30; i++) {
         put_data(rp_recording_writer(rec), PER_FLUSH, 2);
-        failed_flushes += rp_recording_flush(rec) != 0;
+        failed_flushes += rp_recording_flush(rec, NULL) != 0;
     }
     rp_recording_stats(rec, &st);
     CHECK(failed_flushes > 0, "flushes failed past the limit");
@@ -1054,7 +1054,7 @@ static void disk_full(void *arg)
     CHECK(st.chunks_failed == 2, "chunks_failed %" PRIu64, st.chunks_failed);
     CHECK(st.last_errno == EFBIG, "last_errno %d (%s)", st.last_errno,
           strerror(st.last_errno));
-    CHECK(rp_recording_flush(rec) == 0, "flush without a chunk is harmless");
+    CHECK(rp_recording_flush(rec, NULL) == 0, "flush without a chunk is harmless");
     CHECK(scan(dir).parts == 0, "failed attempts leave no .part behind");
 
     /* Space returns: writing resumes with the next call. */

@@ -326,7 +326,7 @@ static void one_case(enum op op, int err)
         arm(OP_SEGMENT, err);      /* ftruncate runs only after a failed segment */
     int rc_flush = 0, rc_rotate = 0, rc_enforce = 0;
     write_some(&r, 10);
-    rc_flush = rp_recording_flush(r.rec);
+    rc_flush = rp_recording_flush(r.rec, NULL);
     write_some(&r, 10);
     rc_rotate = rp_recording_rotate(r.rec, NULL, 0);
     int e_rotate = errno;
@@ -366,7 +366,7 @@ static void one_case(enum op op, int err)
     /* Chunk C: the fault is gone, writing resumes and closes cleanly. */
     write_some(&r, 10);
     CHECK(r.no_chunk == 0, "%s: a writer after the fault", dir);
-    CHECK(rp_recording_flush(r.rec) == 0, "%s: flush C", dir);
+    CHECK(rp_recording_flush(r.rec, NULL) == 0, "%s: flush C", dir);
     CHECK(rp_recording_enforce(r.rec) >= 0, "%s: enforce after the fault", dir);
     rp_recording_stats(r.rec, &st);
     CHECK(rp_recording_close(r.rec) == 0, "%s: close", dir);
@@ -432,7 +432,7 @@ static void case_lost_write_no_memory(void)
     }
     arm(OP_SEGMENT, EIO);
     arm(OP_ALLOC, ENOMEM);
-    int rc = rp_recording_flush(r.rec);
+    int rc = rp_recording_flush(r.rec, NULL);
     int seg_hits = F.hits[OP_SEGMENT], alloc_hits = F.hits[OP_ALLOC];
     clear();
     CHECK(rc == -1 && seg_hits > 0, "%s: the write did not fail (rc %d)", dir, rc);
@@ -463,7 +463,7 @@ static void case_carried_retried(void)
     REQUIRE(w != NULL, "%s: no chunk after the failed close", dir);
     CHECK(alloc_hits > 0, "%s: the new chunk took the counters: the case tests nothing",
           dir);
-    CHECK(rp_recording_flush(r.rec) == 0, "%s: flush", dir);
+    CHECK(rp_recording_flush(r.rec, NULL) == 0, "%s: flush", dir);
     struct tally t = read_dir(dir);     /* the open .part included */
     CHECK(t.lost == 17, "%s: %ld lost counted after the flush, not 17", dir, t.lost);
     CHECK(rp_recording_close(r.rec) == 0, "%s: close", dir);

@@ -124,10 +124,13 @@ uint64_t rp_recording_generation(const struct rp_recording *rec);
 
 /*
  * rp_recording_flush: write the current segment; rotate if the chunk reached its
- * size or duration; apply retention after a rotation. @return 0, or -1 if a write
- * failed (counted; the recording stays usable).
+ * size or duration; apply retention after a rotation. If `rotated` is not NULL,
+ * *rotated is set to 1 when the chunk was closed (even if closing or renaming it
+ * failed): the writer returned by rp_recording_writer is then gone and must not be
+ * used again; else 0. @return 0, or -1 if a write failed (counted; the recording
+ * stays usable).
  */
-int rp_recording_flush(struct rp_recording *rec);
+int rp_recording_flush(struct rp_recording *rec, int *rotated);
 
 /*
  * rp_recording_rotate: close the current chunk now (even if young) and rename it,

@@ -553,14 +553,15 @@ test_exit_slow_start() {
 # nothing about the capability being taken.
 test_attach_refused() {
     touch "$work/started"
-    # Busy (tests/java, in RP_JAR) allocates in ways that escape, for 6 s. It
+    # Busy (tests/java, in RP_JAR) allocates in ways that escape, until the
+    # test ends it (SIGTERM) once the second agent has samples of both kinds. It
     # prints nothing: its jobs run once the Deflater class is loaded (an attach
     # during the JVM's start-up finds no JVMTI environment).
     "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -Xlog:class+load=info:file="$work/classes" \
-        -cp "$RP_JAR" Busy 6 >"$work/out" 2>"$work/err" &
+        -cp "$RP_JAR" Busy 120 >"$work/out" 2>"$work/err" &
     local pid=$!
     pids+=($pid)
-    for _ in $(seq 1200); do grep -q 'java.util.zip.Deflater ' "$work/classes" 2>/dev/null && break; sleep 0.05; done
+    wait_line -p $pid 'java.util.zip.Deflater ' "$work/classes" || fail "Busy did not start"
     # (Not a read-only directory: the tests may run as root, who writes anyway.)
     local bad=/proc/ringprof-cannot-exist/rec
     rp attach --agent "$RP_AGENT" $pid "dir=$bad,interval=1ms,alloc=64k" \
@@ -569,10 +570,12 @@ test_attach_refused() {
     grep -q "dir=$bad" "$work/attach" || fail "ringprof attach does not say why: $(cat "$work/attach")"
     rp attach --agent "$RP_AGENT" $pid "dir=$work/rec,interval=1ms,alloc=64k" \
         >"$work/attach" 2>&1 || fail "the attach after a refused one failed: $(cat "$work/attach")"
+    wait_for -p $pid - status_is 'r["samples"]["cpu"] > 20 and r["samples"]["alloc"] > 0' || true
+    kill -TERM $pid
     local rc=0
     wait $pid || rc=$?
     no_hs_err
-    [ $rc = 0 ] || fail "java exited $rc"
+    [ $rc = 143 ] || fail "java exited $rc, not 143 (SIGTERM)"
     recording_whole "$work/rec"
     no_leftovers $pid "$work/rec"
     local cpu alloc

@@ -16,60 +16,13 @@ set -uo pipefail
 
 test_name=${1:?usage: alloc_tests.sh TEST [ALLOC]}
 alloc=${2:-}
-work=$(mktemp -d "${TMPDIR:-/tmp}/rp-alloc-$test_name.XXXXXX")
-chmod 755 "$work"
-keep=0
-pid=
-trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; [ $keep -eq 1 ] && echo "scratch kept: $work" || rm -rf "$work"' EXIT
-ulimit -c 0
+. "$(dirname "$0")/../lib.sh"
+rp_begin "alloc-$test_name" "$test_name${alloc:+ alloc=$alloc}"
 # In an ASan build java runs under sanitized_java.sh (meson sets RP_SAN_CHECK to
 # it), which writes ASan/UBSan/LSan reports into $RP_SAN_LOGDIR: fail() shows
 # those that count, and san_check, before "ok", fails the test on any
-# (docs/sanitizers.md).
-export RP_SAN_LOGDIR="$work/sanitizer"
-san_reports() { [ -z "${RP_SAN_CHECK:-}" ] || "$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" || true; }
-san_check() {
-    [ -z "${RP_SAN_CHECK:-}" ] || "$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" >/dev/null ||
-        fail "sanitizer report"
-}
-
-fail() {
-    echo "FAIL ($test_name${alloc:+ alloc=$alloc}): $*"
-    san_reports
-    keep=1
-    exit 1
-}
-# A shell error must fail the test, never skip the rest of it (see agent_tests.sh);
-# sums are printed with %.0f because mawk prints large ones as 1.5e+09.
-set -E
-trap 'fail "shell error at line $LINENO"' ERR
-note() { echo "# $*"; }
-
-# java_run [java options...] -- CLASS ARGS...: stdout and stderr go to $work/out
-# and $work/err; returns java's exit status.
-java_run() {
-    local opts=()
-    while [ "$1" != "--" ]; do opts+=("$1"); shift; done
-    shift
-    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" "${opts[@]}" -cp "$RP_JAR" "$@" \
-        >"$work/out" 2>"$work/err"
-}
-show_err() { sed 's/^/  stderr: /' "$work/err" | head -20; }
-rp() { "$RP_RINGPROF" "$@"; }
-# ctl COMMAND...: the agent of the JVM $pid; json EXPR: EXPR of the reply r on stdin.
-ctl() { rp ctl --raw "$pid" "$@"; }
-json() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
-within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
-# ratio A B: A / B, 4 decimals.
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", b ? a / b : 0 }'; }
-mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
-no_hs_err() {
-    local f
-    for f in "$work"/hs_err_*.log; do
-        [ -e "$f" ] && fail "the JVM crashed: $(basename "$f"): $({ grep -m1 -A2 'SIGSEGV\|Internal Error' "$f" || true; } | tr '\n' ' ')"
-    done
-    return 0
-}
+# (docs/sanitizers.md). Sums are printed with %.0f because mawk prints large
+# ones as 1.5e+09.
 
 # site_bytes FILE FRAME [CLASS]: the weight, in collapsed output FILE, of the
 # stacks that hold a frame named FRAME (with any type suffix, _[j] and the like)
@@ -278,29 +231,30 @@ print((t + datetime.timedelta(seconds=1.5)).isoformat() + "Z")' "$cleared")
 # against the default 512k on the same steady churn, and `stop alloc` stops them
 # while CPU samples go on.
 test_rate() {
-    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -agentpath:"$RP_AGENT=dir=$work/rec,interval=10ms,allocrate=off" \
-        -Xmx512m -cp "$RP_JAR" LeakGrow churn 60 >"$work/out" 2>"$work/err" &
-    pid=$!
-    local sock="$work/rec/ringprof-$pid.sock"
-    for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.1; done
-    [ -S "$sock" ] || fail "no control socket at $sock"
+    java_start -agentpath:"$RP_AGENT=dir=$work/rec,interval=10ms,allocrate=off" \
+        -Xmx512m -- LeakGrow churn 60
+    wait_socket
     asamples() { ctl status | json 'r["samples"]["alloc"]'; }
     csamples() { ctl status | json 'r["samples"]["cpu"]'; }
-    sleep 2
+    # Rates per second of the JVM's CPU (cpu_window), not of the clock: the
+    # churn allocates as fast as it gets the CPU, and other work on the machine
+    # would change a rate over the clock between the two windows.
+    cpu_window 0.5
     local a b c d e f r1 r2
-    a=$(asamples); sleep 2; b=$(asamples)
-    r1=$(((b - a) / 2))
-    note "alloc samples/s at 512k: $r1"
+    a=$(asamples); cpu_window 0.5; b=$(asamples)
+    r1=$(((b - a) * 2))
+    note "alloc samples per CPU second at 512k: $r1"
     [ "$r1" -gt 20 ] || fail "only $r1 alloc samples/s: the test tests nothing"
     ctl set alloc=64k | json 'r["ok"]' | grep -q True || fail "set alloc=64k failed"
-    sleep 1
-    a=$(asamples); sleep 2; b=$(asamples)
-    r2=$(((b - a) / 2))
-    note "alloc samples/s at 64k: $r2"
+    cpu_window 0.25
+    a=$(asamples); cpu_window 0.5; b=$(asamples)
+    r2=$(((b - a) * 2))
+    note "alloc samples per CPU second at 64k: $r2"
     within "$(ratio "$r2" "$r1")" 4 16 || fail "set alloc=64k took the rate from $r1/s to $r2/s, not about 8 times"
     ctl stop alloc | json 'r["ok"]' | grep -q True || fail "stop alloc failed"
-    sleep 1.5                             # what was pushed reaches the files
-    c=$(asamples); e=$(csamples); sleep 2; d=$(asamples); f=$(csamples)
+    sleep 0.5                             # a callback past its check pushes its sample
+    ctl flush >/dev/null || fail "flush failed"   # what was pushed reaches the files
+    c=$(asamples); e=$(csamples); cpu_window 1; d=$(asamples); f=$(csamples)
     note "alloc stopped: alloc $c -> $d, cpu $e -> $f"
     [ "$c" = "$d" ] || fail "alloc samples grew from $c to $d while alloc was stopped"
     [ "$f" -gt "$e" ] || fail "cpu samples stopped with alloc ($e -> $f)"
@@ -330,17 +284,10 @@ test_rate() {
 #     time within 5%, after adding the lost records at the mean weight.
 test_soak() {
     local secs=${RP_SOAK_SECONDS:-20}
-    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -Xmx1g \
-        -agentpath:"$RP_AGENT=dir=$work/rec,interval=1ms,alloc=16k,live=on,allocrate=off" \
-        -cp "$RP_JAR" AllocSoak "$secs" 3 "$work/stop" >"$work/out" 2>"$work/err" &
-    pid=$!
-    local i
-    for i in $(seq $(((secs + 60) * 10))); do
-        grep -q "workers done" "$work/out" && break
-        kill -0 $pid 2>/dev/null || break
-        sleep 0.1
-    done
-    grep -q "workers done" "$work/out" || { show_err; fail "the workers did not finish"; }
+    java_start -Xmx1g -agentpath:"$RP_AGENT=dir=$work/rec,interval=1ms,alloc=16k,live=on,allocrate=off" \
+        -- AllocSoak "$secs" 3 "$work/stop"
+    wait_for -p $pid $((secs + rp_wait_default)) has_line "workers done" "$work/out" ||
+        { show_err; fail "the workers did not finish"; }
     ctl stop | json 'r["ok"]' | grep -q True || fail "stop failed"
     sleep 0.5
     ctl flush >/dev/null || fail "flush failed"

@@ -12,47 +12,25 @@ set -uo pipefail
 
 test_name=${1:?usage: control_tests.sh TEST [ENGINE]}
 engine=${2:-async}
-work=$(mktemp -d "${TMPDIR:-/tmp}/rp-ctl-$test_name-$engine.XXXXXX")
-chmod 755 "$work"
-keep=0
-pid=
-trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; [ $keep -eq 1 ] && echo "scratch kept: $work" || rm -rf "$work"' EXIT
-ulimit -c 0
+. "$(dirname "$0")/../lib.sh"
+rp_begin "ctl-$test_name-$engine" "$test_name $engine"
+fail_hook() { sed 's/^/  jvm: /' "$work/err" 2>/dev/null | head -20; }
 # In an ASan build java runs under sanitized_java.sh (meson sets RP_SAN_CHECK to
 # it), which writes ASan/UBSan/LSan reports into $RP_SAN_LOGDIR: fail() shows
 # those that count, and san_check, before "ok", fails the test on any
 # (docs/sanitizers.md).
-export RP_SAN_LOGDIR="$work/sanitizer"
-san_reports() { [ -z "${RP_SAN_CHECK:-}" ] || "$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" || true; }
-san_check() {
-    [ -z "${RP_SAN_CHECK:-}" ] || "$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" >/dev/null ||
-        fail "sanitizer report"
-}
 
-fail() { echo "FAIL ($test_name $engine): $*"; san_reports; sed 's/^/  jvm: /' "$work/err" 2>/dev/null | head -20; keep=1; exit 1; }
-set -E
-trap 'fail "shell error at line $LINENO"' ERR
-note() { echo "# $*"; }
-
-rp() { "$RP_RINGPROF" "$@"; }
-# A member of the JSON reply on stdin: json PYTHON-EXPRESSION-ON-r.
-json() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
-ctl() { rp ctl --raw "$pid" "$@"; }
 samples() { ctl status | json 'r["samples"]["cpu"]'; }
+# more_samples N: status counts more than N CPU samples written; for wait_for.
+more_samples() { status_is "r['samples']['cpu'] > $1"; }
 
 # start_jvm SECONDS [agent options]: Busy (heavy sampling on four threads and the
 # JVM's own) with the agent, recording into $work/rec; waits for the socket. Tests
 # end it with SIGTERM (end_jvm), an orderly exit with VMDeath, so SECONDS is only a
 # bound: on a loaded machine JVMs start slowly.
 start_jvm() {
-    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" \
-        -agentpath:"$RP_AGENT=dir=$work/rec,engine=$engine${2:-}" \
-        -cp "$RP_JAR" Busy "$1" >"$work/out" 2>"$work/err" &
-    pid=$!
-    sock="$work/rec/ringprof-$pid.sock"
-    for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.1; done
-    [ -S "$sock" ] || fail "no control socket at $sock"
-    disc="/tmp/ringprof-$(id -u)/$pid.json"
+    java_start -agentpath:"$RP_AGENT=dir=$work/rec,engine=$engine${2:-}" -- Busy "$1"
+    wait_socket
 }
 
 # The JVM exits (SIGTERM, or on its own with "own"): the socket and the discovery
@@ -69,7 +47,8 @@ end_jvm() {
 
 test_status() {
     start_jvm 120
-    sleep 1.5
+    wait_for -p $pid - status_is 'r["uptime_ns"] > 1e9 and any(t["name"].startswith("busy-") and t["samples"] > 0 for t in r["threads"])' ||
+        fail "no busy thread sampled: $(ctl status | head -c 300)"
     ctl status >"$work/status" || fail "status failed"
     note "$(head -c 300 "$work/status")..."
     python3 - "$work/status" <<'EOF' || fail "status reply lacks a field (above)"
@@ -103,7 +82,7 @@ EOF
 
 test_flush() {
     start_jvm 120
-    sleep 1
+    wait_for -p $pid - more_samples 0 || fail "no samples"
     local path
     path=$(ctl flush | json 'r["path"]') || fail "flush failed"
     note "flush: $path"
@@ -131,6 +110,7 @@ test_flush() {
 test_accounting() {
     start_jvm 120 ,interval=1ms
     for _ in 1 2 3 4 5; do sleep 0.5; ctl flush >/dev/null || fail "flush failed"; done
+    wait_for -p $pid - more_samples 200 || true     # (the check below says how many)
     ctl stop >/dev/null
     sleep 0.5
     ctl flush >/dev/null
@@ -156,13 +136,15 @@ test_stop_start() {
     sleep 1
     ctl stop cpu | json 'r["ok"]' | grep -q True || fail "stop cpu failed"
     [ "$(ctl status | json 'r["state"]')" = stopped ] || fail "state is not 'stopped'"
-    sleep 0.5                             # the last records reach the flusher
+    sleep 0.5                             # a handler under way ends
+    ctl flush >/dev/null || fail "flush failed"   # the last records reach the files
     local a b c
     a=$(samples); sleep 1; b=$(samples)
     note "stopped: $a -> $b"
     [ "$a" = "$b" ] || fail "samples grew from $a to $b while stopped"
     ctl start cpu >/dev/null || fail "start cpu failed"
-    sleep 1; c=$(samples)
+    wait_for -p $pid - more_samples $((b + 20)) || true
+    c=$(samples)
     note "started again: $b -> $c"
     [ "$c" -gt $((b + 20)) ] || fail "samples did not grow after start: $b -> $c"
     [ "$(ctl status | json 'r["state"]')" = running ] || fail "state is not 'running'"
@@ -171,15 +153,17 @@ test_stop_start() {
 
 test_interval() {
     start_jvm 120 ,interval=50ms
-    sleep 1
+    # Rates per second of the JVM's CPU (cpu_window), not of the clock, which
+    # gives Busy less CPU when other work shares the machine.
+    cpu_window 0.5
     local a b c d r1 r2
-    a=$(samples); sleep 2; b=$(samples)
+    a=$(samples); cpu_window 1; b=$(samples)
     ctl set interval=1ms | json 'r["ok"]' | grep -q True || fail "set interval failed"
     [ "$(ctl status | json 'r["interval_ns"]')" = 1000000 ] || fail "status does not show the new interval"
-    sleep 0.5
-    c=$(samples); sleep 2; d=$(samples)
-    r1=$(( (b - a) / 2 )); r2=$(( (d - c) / 2 ))
-    note "samples/s at 50ms: $r1, at 1ms: $r2"
+    cpu_window 0.5
+    c=$(samples); cpu_window 1; d=$(samples)
+    r1=$((b - a)); r2=$((d - c))
+    note "samples per CPU second at 50ms: $r1, at 1ms: $r2"
     [ "$r2" -gt $((r1 * 5)) ] || fail "the rate went from $r1/s only to $r2/s"
     end_jvm
 }
@@ -217,15 +201,16 @@ test_alloc_switch() {
     ctl start alloc | json 'r["ok"]' | grep -q True || fail "start alloc failed"
     ctl status | json '"alloc" in r["sampling"] and r["alloc"]["on"]' | grep -q True ||
         fail "start alloc: not sampling ($(ctl status | json 'r["sampling"]'))"
-    sleep 1.5
+    wait_for -p $pid - status_is 'r["samples"]["alloc"] > 20' || true
     b=$(ctl status | json 'r["samples"]["alloc"]')
     note "started: $a -> $b allocation samples"
-    [ "$b" -gt 20 ] || fail "only $b allocation samples in 1.5 s after start"
+    [ "$b" -gt 20 ] || fail "only $b allocation samples in ${rp_wait_default} s after start"
     ctl set alloc=64k | json 'r["ok"]' | grep -q True || fail "set alloc=64k failed"
     [ "$(ctl status | json 'r["effective"]["alloc_bytes"]')" = 65536 ] ||
         fail "set alloc=64k: effective $(ctl status | json 'r["effective"]')"
     ctl stop alloc | json 'r["ok"]' | grep -q True || fail "stop alloc failed"
-    sleep 0.5
+    sleep 0.5                             # a callback past its check pushes its sample
+    ctl flush >/dev/null || fail "flush failed"   # what was pushed reaches the files
     c=$(ctl status | json 'r["samples"]["alloc"]'); sleep 1
     d=$(ctl status | json 'r["samples"]["alloc"]')
     note "stopped: $c -> $d"
@@ -271,16 +256,13 @@ test_other_uid() {
 
 # ringprof attach, then flush, then ringprof convert.
 test_attach() {
-    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -cp "$RP_JAR" AttachTarget "$work/stop" \
-        >"$work/out" 2>"$work/err" &
-    pid=$!
-    for _ in $(seq 600); do grep -q ready "$work/out" && break; sleep 0.1; done
-    grep -q ready "$work/out" || fail "the target did not start"
+    java_start -- AttachTarget "$work/stop"
+    wait_ready
     rp attach --agent "$RP_AGENT" $pid "dir=$work/rec,engine=$engine,interval=1ms" \
         >"$work/attach" 2>&1 || fail "attach failed: $(cat "$work/attach")"
     sock="$work/rec/ringprof-$pid.sock"
     disc="/tmp/ringprof-$(id -u)/$pid.json"
-    sleep 2
+    wait_for -p $pid - more_samples 500 || fail "fewer than 500 samples after the attach"
     local path
     path=$(ctl flush | json 'r["path"]') || fail "flush failed"
     [ -f "$path" ] || fail "flush answered '$path'"
@@ -296,7 +278,7 @@ test_attach() {
 # others wait in the listen backlog: docs/control.md), and sampling goes on.
 test_concurrent() {
     start_jvm 120
-    sleep 1
+    wait_for -p $pid - more_samples 0 || fail "no samples"
     local before after
     before=$(samples)
     python3 - "$sock" <<'EOF' || fail "not every concurrent client got its status reply"
@@ -328,7 +310,7 @@ for t in threads: t.join()
 print(f"# {ok[0]} of {n} concurrent status replies")
 sys.exit(0 if ok[0] == n else 1)
 EOF
-    sleep 1
+    wait_for -p $pid - more_samples "$before" || true
     after=$(samples)
     [ "$after" -gt "$before" ] || fail "sampling stalled during the clients ($before -> $after)"
     end_jvm

@@ -14,50 +14,11 @@
 set -uo pipefail
 
 test_name=${1:?usage: lock_tests.sh TEST}
-work=$(mktemp -d "${TMPDIR:-/tmp}/rp-lock-$test_name.XXXXXX")
-chmod 755 "$work"
-keep=0
-pid=
-trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; [ $keep -eq 1 ] && echo "scratch kept: $work" || rm -rf "$work"' EXIT
-ulimit -c 0
+. "$(dirname "$0")/../lib.sh"
+rp_begin "lock-$test_name" "$test_name"
 # In an ASan build java runs under sanitized_java.sh (meson sets RP_SAN_CHECK to
 # it), which writes ASan/UBSan/LSan reports into $RP_SAN_LOGDIR; san_check fails
 # the test on any (docs/sanitizers.md, as in agent_tests.sh).
-export RP_SAN_LOGDIR="$work/sanitizer"
-san_check() {
-    [ -z "${RP_SAN_CHECK:-}" ] || "$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" ||
-        fail "sanitizer report"
-}
-
-fail() {
-    echo "FAIL ($test_name): $*"
-    keep=1
-    exit 1
-}
-# A shell error must fail the test, never skip the rest of it (see agent_tests.sh).
-set -E
-trap 'fail "shell error at line $LINENO"' ERR
-note() { echo "# $*"; }
-
-java_run() {
-    local opts=()
-    while [ "$1" != "--" ]; do opts+=("$1"); shift; done
-    shift
-    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" "${opts[@]}" -cp "$RP_JAR" "$@" \
-        >"$work/out" 2>"$work/err"
-}
-show_err() { sed 's/^/  stderr: /' "$work/err" | head -20; }
-ctl() { "$RP_RINGPROF" ctl --raw "$pid" "$@"; }
-json() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
-within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", b ? a / b : 0 }'; }
-no_hs_err() {
-    local f
-    for f in "$work"/hs_err_*.log; do
-        [ -e "$f" ] && fail "the JVM crashed: $(basename "$f")"
-    done
-    return 0
-}
 
 # ------------------------------------------------------------------ billing --
 
@@ -172,18 +133,12 @@ test_telemetry() {
 # Samples carry the threshold in force when they were taken, none comes after
 # the stop, and status follows each step.
 test_ctl() {
-    "$RP_JAVA" -agentpath:"$RP_AGENT=dir=$work/rec" -cp "$RP_JAR" BillingServer 6 7 1000 \
-        >"$work/out" 2>"$work/err" &
-    pid=$!
-    local i
+    java_start -agentpath:"$RP_AGENT=dir=$work/rec" -- BillingServer 6 7 1000
     # Until the agent answers: a JVM on a busy machine may take many seconds to
-    # start; give up only when it has ended, or after a minute.
-    for i in $(seq 600); do
-        ctl status >"$work/s0" 2>/dev/null && break
-        kill -0 $pid 2>/dev/null || { show_err; fail "java ended before its agent answered"; }
-        sleep 0.1
-    done
-    [ -s "$work/s0" ] || fail "the agent did not answer status within a minute"
+    # start; give up only when it has ended, or after wait_for's bound.
+    status_to() { ctl status >"$1" 2>/dev/null; }
+    wait_for -p $pid - status_to "$work/s0" ||
+        { show_err; fail "the agent did not answer status (java ended, or no answer in ${rp_wait_default} s)"; }
     [ "$(json 'r["lock"]["on"], r["lock"]["available"]' <"$work/s0")" = "False True" ] ||
         fail "at start with lock=off: $(json 'r["lock"]' <"$work/s0")"
     ctl start lock >"$work/r1" || fail "start lock: $(cat "$work/r1")"

@@ -64,37 +64,20 @@ done
 [[ $here == /tmp/* ]] && here=/mnt/${here#/tmp/}
 cd / || exit 1          # meson's working directory (the build tree) may be gone
 
-work=$(mktemp -d /tmp/rp-sec-$test_name.XXXXXX)
-chmod 755 "$work"
-keep=0
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-    if [ $keep -eq 1 ]; then
-        # The namespace's /tmp goes with it: keep the evidence outside.
-        local out="${RP_SEC_KEEP:-/var/tmp}/rp-sec-$test_name.$$"
-        cp -a "$work" "$out" 2>/dev/null && echo "scratch kept: $out"
-    fi
+. "$here/../lib.sh"
+TMPDIR=/tmp rp_begin "sec-$test_name" "$test_name"
+keep_scratch() {
+    # The namespace's /tmp goes with it: keep the evidence outside.
+    local out="${RP_SEC_KEEP:-/var/tmp}/rp-sec-$test_name.$$"
+    cp -a "$work" "$out" 2>/dev/null && echo "scratch kept: $out"
 }
-trap cleanup EXIT
-ulimit -c 0
-export RP_SAN_LOGDIR="$work/sanitizer"
+fail_hook() {
+    local f
+    for f in "$work"/*.err; do [ -f "$f" ] && sed "s|^|  $(basename "$f"): |" "$f" | head -10; done
+    return 0
+}
 mkdir -p "$RP_SAN_LOGDIR"
 chmod 777 "$RP_SAN_LOGDIR"
-san_check() {
-    [ -z "${RP_SAN_CHECK:-}" ] || "$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" >/dev/null ||
-        fail "sanitizer report: $("$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" | head -30)"
-}
-fail() {
-    echo "FAIL ($test_name): $*"
-    for f in "$work"/*.err; do [ -f "$f" ] && sed "s|^|  $(basename "$f"): |" "$f" | head -10; done
-    keep=1
-    exit 1
-}
-set -E
-trap 'fail "shell error at line $LINENO"' ERR
-note() { echo "# $*"; }
 
 # What nobody runs must be readable by nobody wherever the build tree is.
 bin="$work/bin"
@@ -129,10 +112,8 @@ start_java() {
     pids+=("$jpid")
 }
 
-wait_file() {   # wait_file TEST-OP PATH [SECONDS]
-    local i
-    for i in $(seq $((${3:-30} * 10))); do [ "$1" "$2" ] && return 0; sleep 0.1; done
-    return 1
+wait_file() {   # wait_file TEST-OP PATH: the test becomes true (wait_for's bound)
+    wait_for - test "$1" "$2"
 }
 
 # start_fake USER NAME SOCKET STATE [fake_agent.py options]: sets $fpid.
@@ -143,8 +124,7 @@ start_fake() {
     "${pre[@]}" "$py" "$bin/fake_agent.py" "$@" >"$work/$name.out" 2>"$work/$name.err" &
     fpid=$!
     pids+=("$fpid")
-    for _ in $(seq 600); do grep -q ready "$work/$name.out" && return 0; sleep 0.1; done
-    fail "the fake agent $name did not start"
+    wait_line -p "$fpid" ready "$work/$name.out" || fail "the fake agent $name did not start"
 }
 
 end_java() {   # end_java PID: SIGTERM, an orderly exit with VMDeath
@@ -158,7 +138,7 @@ end_java() {   # end_java PID: SIGTERM, an orderly exit with VMDeath
 
 test_dir_removed() {
     start_java root jvm "dir=$work/rec,flush=100ms"
-    wait_file -S "$work/rec/ringprof-$jpid.sock" 60 || fail "the agent did not start"
+    wait_file -S "$work/rec/ringprof-$jpid.sock" || fail "the agent did not start"
     sleep 0.5
     rm -rf "$work/rec"
     end_java $jpid
@@ -175,7 +155,7 @@ test_ctl_planted() {
     as_nobody mkdir -m 0777 /tmp/ringprof-0
     as_nobody chmod 0777 /tmp/ringprof-0
     start_java root jvm "dir=$work/rec"
-    wait_file -S "$work/rec/ringprof-$jpid.sock" 60 || fail "the agent did not start"
+    wait_file -S "$work/rec/ringprof-$jpid.sock" || fail "the agent did not start"
     grep -q "no discovery file" "$work/jvm.err" ||
         fail "the agent wrote into nobody's /tmp/ringprof-0: $(cat "$work/jvm.err")"
     # ... and plants a discovery file for it naming a socket of its own.
@@ -202,7 +182,7 @@ test_ctl_peer() {
     chown $NOBODY:$NOBODY "$work/nobody"
     start_java nobody jvm "dir=$work/nobody/rec"
     local jvm=$jpid disc=/tmp/ringprof-$NOBODY/$jpid.json
-    wait_file -s "$disc" 60 || fail "nobody's agent wrote no discovery file"
+    wait_file -s "$disc" || fail "nobody's agent wrote no discovery file"
     rp ctl "$jvm" version >/dev/null || fail "root cannot reach nobody's agent"
     # ... then its discovery file names a socket that another process serves.
     start_fake nobody fake "$work/nobody/evil.sock" peer \
@@ -222,8 +202,8 @@ test_ctl_peer() {
 test_list_planted() {
     start_java root jvm "dir=$work/rec"
     local root_jvm=$jpid root_sock="$work/rec/ringprof-$jpid.sock"
-    wait_file -S "$root_sock" 60 || fail "the agent did not start"
-    wait_file -s "/tmp/ringprof-0/$root_jvm.json" 10 || fail "no discovery file"
+    wait_file -S "$root_sock" || fail "the agent did not start"
+    wait_file -s "/tmp/ringprof-0/$root_jvm.json" || fail "no discovery file"
     as_nobody mkdir -m 0700 /tmp/ringprof-$NOBODY
     mkdir -p "$work/nobody"
     chown $NOBODY:$NOBODY "$work/nobody"
@@ -276,8 +256,7 @@ test_attach_symlink() {
         AttachTarget "$work/nobody/stop" >"$work/jvm.out" 2>"$work/jvm.err" &
     local jvm=$!
     pids+=("$jvm")
-    for _ in $(seq 600); do grep -q ready "$work/jvm.out" && break; sleep 0.1; done
-    grep -q ready "$work/jvm.out" || fail "nobody's JVM did not start"
+    wait_line -p "$jvm" ready "$work/jvm.out" || fail "nobody's JVM did not start"
     as_nobody mkdir -p -m 0700 /tmp/ringprof-$NOBODY
     # While root attaches, nobody keeps the reason file a link to root's secret.
     setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups \
@@ -291,7 +270,7 @@ test_attach_symlink() {
     grep -q TOPSECRET "$work/attach.out" "$work/attach.err" && fail "root's attach printed a root-only file"
     [ $rc = 0 ] && grep -q "loaded $agent into pid $jvm" "$work/attach.out" ||
         fail "a successful attach was reported as failed: rc $rc"
-    wait_file -S "$work/nobody/rec/ringprof-$jvm.sock" 30 || fail "the agent is not running"
+    wait_file -S "$work/nobody/rec/ringprof-$jvm.sock" || fail "the agent is not running"
     as_nobody touch "$work/nobody/stop"
     wait "$jvm" || true
 }
@@ -301,7 +280,7 @@ test_attach_symlink() {
 test_idle_lockout() {
     start_java root jvm "dir=$work/rec"
     local sock="$work/rec/ringprof-$jpid.sock"
-    wait_file -S "$sock" 60 || fail "the agent did not start"
+    wait_file -S "$sock" || fail "the agent did not start"
     local mode t0 t1
     for mode in silent served; do
         python3 - "$sock" "$mode" >"$work/hold.out" 2>&1 <<'EOF' &
@@ -320,7 +299,7 @@ time.sleep(120)
 EOF
         local holder=$!
         pids+=($holder)
-        wait_file -s "$work/hold.out" 30 && grep -q holding "$work/hold.out" ||
+        wait_file -s "$work/hold.out" && grep -q holding "$work/hold.out" ||
             fail "the clients did not connect: $(cat "$work/hold.out")"
         t0=$(date +%s%N)
         rp ctl --timeout 30 "$jpid" status >"$work/ctl.out" 2>"$work/ctl.err" ||
@@ -345,7 +324,8 @@ EOF
 refused() {   # refused NAME DIR-OPTION WANT: the JVM refuses to start, one line
     start_java root "$1" "$2"
     local rc=0
-    for _ in $(seq 300); do kill -0 $jpid 2>/dev/null || break; sleep 0.1; done
+    jvm_ended() { ! kill -0 $jpid 2>/dev/null; }
+    wait_for 30 jvm_ended || true        # a refusal ends it at once
     kill -0 $jpid 2>/dev/null && { kill -9 $jpid; fail "$2 was accepted (the JVM runs)"; }
     wait $jpid || rc=$?
     note "$1: exit $rc: $(cat "$work/$1.err")"
@@ -365,7 +345,7 @@ test_dir_foreign() {
     refused open "dir=$work/open" "$work/open may be written by every user (mode 0777"
     # sticky and open to all: a private subdirectory, said once.
     start_java root sticky "dir=$work/sticky"
-    wait_file -S "$work/sticky/ringprof-0/ringprof-$jpid.sock" 60 || fail "no socket in the private subdirectory"
+    wait_file -S "$work/sticky/ringprof-0/ringprof-$jpid.sock" || fail "no socket in the private subdirectory"
     grep -q "recording into its private subdirectory $work/sticky/ringprof-0 instead" "$work/sticky.err" ||
         fail "the subdirectory was not announced: $(cat "$work/sticky.err")"
     [ "$(stat -c '%u %a' "$work/sticky/ringprof-0")" = "0 700" ] || fail "the subdirectory is not private"
@@ -377,9 +357,9 @@ test_dir_foreign() {
     refused sticky2 "dir=$work/sticky2" "its private subdirectory $work/sticky2/ringprof-0 belongs to uid $NOBODY"
     # A control socket in nobody's directory: no socket, the JVM runs on.
     start_java root ctl "dir=$work/rec,ctl=$work/theirs/x.sock"
-    wait_file -s "$work/ctl.err" 60 || true
-    wait_file -d "$work/rec" 30 || fail "the agent did not start"
-    for _ in $(seq 600); do grep -q "control socket" "$work/ctl.err" && break; sleep 0.1; done
+    wait_file -s "$work/ctl.err" || true
+    wait_file -d "$work/rec" || fail "the agent did not start"
+    wait_line -p $jpid "control socket" "$work/ctl.err" || true
     grep -q "not creating control socket $work/theirs/x.sock: $work/theirs belongs to uid $NOBODY" "$work/ctl.err" ||
         fail "the socket in nobody's directory was not refused: $(cat "$work/ctl.err")"
     [ ! -e "$work/theirs/x.sock" ] || fail "a socket was created in nobody's directory"
@@ -397,7 +377,7 @@ test_retention() {
     truncate -s 2G "$work/rec/$new"
     chown $NOBODY:$NOBODY "$work/rec/$old" "$work/rec/$new"
     start_java root jvm "dir=$work/rec,maxsize=1m,chunksize=64k"
-    wait_file -S "$work/rec/ringprof-$jpid.sock" 60 || fail "the agent did not start"
+    wait_file -S "$work/rec/ringprof-$jpid.sock" || fail "the agent did not start"
     sleep 1
     local p1 p2
     p1=$(rp ctl --raw "$jpid" flush | json 'r["path"]')

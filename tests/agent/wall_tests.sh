@@ -16,40 +16,12 @@ set -uo pipefail
 
 test_name=${1:?usage: wall_tests.sh TEST [ENGINE]}
 engine=${2:-async}
-work=$(mktemp -d "${TMPDIR:-/tmp}/rp-wall-$test_name-$engine.XXXXXX")
-chmod 755 "$work"
-keep=0
-pid=
-trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; [ $keep -eq 1 ] && echo "scratch kept: $work" || rm -rf "$work"' EXIT
-ulimit -c 0
+. "$(dirname "$0")/../lib.sh"
+rp_begin "wall-$test_name-$engine" "wall $test_name $engine"
+fail_hook() { sed 's/^/  jvm: /' "$work/err" 2>/dev/null | head -20; }
 # In an ASan build java runs under sanitized_java.sh (meson sets RP_SAN_CHECK to
 # it), which writes ASan/UBSan/LSan reports into $RP_SAN_LOGDIR; san_check fails
 # the test on any (docs/sanitizers.md, as in agent_tests.sh).
-export RP_SAN_LOGDIR="$work/sanitizer"
-san_check() {
-    [ -z "${RP_SAN_CHECK:-}" ] || "$RP_SAN_CHECK" --check "$RP_SAN_LOGDIR" ||
-        fail "sanitizer report"
-}
-
-fail() {
-    echo "FAIL (wall $test_name $engine): $*"
-    sed 's/^/  jvm: /' "$work/err" 2>/dev/null | head -20
-    keep=1
-    exit 1
-}
-set -E
-trap 'fail "shell error at line $LINENO"' ERR
-note() { echo "# $*"; }
-rp() { "$RP_RINGPROF" "$@"; }
-ctl() { rp ctl --raw "$pid" "$@"; }
-json() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
-no_hs_err() {
-    local f
-    for f in "$work"/hs_err_*.log; do
-        [ -e "$f" ] && fail "the JVM crashed: $(basename "$f")"
-    done
-    return 0
-}
 # The agent's own CPU (its threads), as the flusher's gauge: the largest reading
 # (cumulative; the very last one may miss a sampler thread that has already
 # ended). Named agent.cpu_ns.total from issue 9 on, agent.cpu_ns before.
@@ -111,13 +83,21 @@ for name, states in want.items():
           (name, n, inside, 100.0 * w_in / w_all, "/".join(sorted(states)), dict(hist)))
 
 # A burning thread is on a CPU, or waiting for one: never repeated (it ran), and
-# mostly running (runnable only while the machine is busy).
+# mostly running. Runnable is right while it waits for a CPU longer than it runs,
+# which is what a busy machine does to it: the 30% hold when it had the CPU for
+# most of its life (its CPU clock over the samples' weight).
 run = rows.get("w-running", [])
 check(run and sum(1 for x in run if x["repeat"] and x["state"] in ("running", "runnable")) == 0,
       "w-running: no running or runnable sample is a repeat")
-check(sum(1 for x in run if x["state"] == "running") >= 0.3 * len(run),
-      "w-running: at least 30%% running (%d of %d)" %
-      (sum(1 for x in run if x["state"] == "running"), len(run)))
+share = sum(x["cpu"] for x in run) / (sum(x["weight"] for x in run) or 1)
+running = sum(1 for x in run if x["state"] == "running")
+if share >= 0.6:
+    check(running >= 0.3 * len(run),
+          "w-running: at least 30%% running (%d of %d; it had the CPU %.0f%% of the time)" %
+          (running, len(run), 100 * share))
+else:
+    print("# skip w-running: %d of %d running, but it had the CPU only %.0f%% of the time"
+          " (the machine is busy)" % (running, len(run), 100 * share))
 # The idle threads are repeats, not walks, once their first sample is taken.
 for name in ("w-sleeping", "w-waiting", "w-parked", "w-native", "w-blocked"):
     s = rows.get(name, [])
@@ -216,13 +196,8 @@ test_idle() {
 # Wall-clock sampling switched at run time: started on a JVM that had wall=off,
 # set, stopped (no visits, and no sample spans the pause), started again.
 test_ctl() {
-    "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" \
-        -agentpath:"$RP_AGENT=dir=$work/rec,engine=$engine" \
-        -cp "$RP_JAR" WallStates 30 >"$work/out" 2>"$work/err" &
-    pid=$!
-    local sock="$work/rec/ringprof-$pid.sock"
-    for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.1; done
-    [ -S "$sock" ] || fail "no control socket at $sock"
+    java_start -agentpath:"$RP_AGENT=dir=$work/rec,engine=$engine" -- WallStates 30
+    wait_socket
     ctl status >"$work/s0"
     json 'r["wall"]["on"] is False and "wall" not in r["sampling"] and r["wall"]["visits"] == 0' \
         <"$work/s0" | grep -q True || fail "wall=off but status says: $(json 'r["wall"]' <"$work/s0")"
@@ -231,7 +206,7 @@ test_ctl() {
     ctl set wallthreads=0 >"$work/r" 2>&1 && fail "set wallthreads=0 was accepted"
     ctl set wall=20ms wallthreads=4 >"$work/r" || fail "set wall=20ms wallthreads=4: $(cat "$work/r")"
     ctl start wall >"$work/r" || fail "start wall: $(cat "$work/r")"
-    sleep 1
+    wait_for -p $pid - status_is 'r["wall"]["visits"] > 0' || fail "no visits after start wall"
     ctl status >"$work/s1"
     json 'r["wall"]["on"] and "wall" in r["sampling"] and r["wall"]["interval_ns"] == 20000000 and r["wall"]["threads_per_tick"] == 4 and r["effective"]["wall_ns"] == 20000000' \
         <"$work/s1" | grep -q True || fail "after start wall: $(json 'r["wall"]' <"$work/s1")"
@@ -248,10 +223,10 @@ test_ctl() {
     [ "$(ctl status | json 'r["wall"]["visits"]')" = "$v2" ] || fail "visits go on after stop wall"
     ctl status | json '"wall" not in r["sampling"]' | grep -q True || fail "stopped, yet sampling lists wall"
     ctl start >"$work/r" || fail "start (all kinds): $(cat "$work/r")"
-    sleep 1
+    wait_for -p $pid - status_is "r['wall']['visits'] > $v2" || true
     v3=$(ctl status | json 'r["wall"]["visits"]')
     [ "$v3" -gt "$v2" ] || fail "no visits after start (all kinds), which should restart wall"
-    note "visits: $v1 in the first second, $v2 at stop, $v3 after the restart"
+    note "visits: $v1 after the start, $v2 at stop, $v3 after the restart"
     kill -TERM $pid
     wait $pid || true
     pid=

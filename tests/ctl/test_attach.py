@@ -64,7 +64,7 @@ def rp(*args, pre=(), timeout=60):
 with open(out_path, "w") as out, open(err_path, "w") as err:
     jvm = subprocess.Popen([JAVA, "-Xshare:auto", "-cp", JAR, "CtlSleeper", "120"],
                            stdout=out, stderr=err, cwd=work)
-end = time.monotonic() + 30
+end = time.monotonic() + 120           # only a hang takes this long
 while "ready" not in jvm_out() and time.monotonic() < end and jvm.poll() is None:
     time.sleep(0.05)
 if not check("ready" in jvm_out(), "the JVM started"):
@@ -74,7 +74,9 @@ pid = jvm.pid
 atexit.register(lambda: jvm.poll() is None and (jvm.kill(), jvm.wait()))
 
 
-def wait_out(text, timeout=5):
+# The bound only catches a hang: on a loaded machine (or under ASan) the agent's
+# line can take seconds to appear.
+def wait_out(text, timeout=60):
     end = time.monotonic() + timeout
     while text not in jvm_out() and time.monotonic() < end:
         time.sleep(0.05)

@@ -448,7 +448,7 @@ check(data == b"" and t_closed is not None and
       STALL_S - 0.5 <= t_closed - t_stall <= STALL_S + 2.5,
       "the stalled client was dropped after %s s (data %r)" %
       (t_closed and round(t_closed - t_stall, 2), data))
-check(wait_for(lambda: "did not read its reply" in log_text(), STALL_S + 3),
+check(wait_for(lambda: "did not read its reply" in log_text(), STALL_S + 60),
       "the non-reading client was dropped and logged")
 check("sent an incomplete request" in log_text(), "the stalled client's drop was logged")
 # draining what it was sent ends in EOF: the server closed it
@@ -487,7 +487,7 @@ waited = time.monotonic() - t0
 print("# with %d silent connections, a fresh client waited %.2f s" % (CLIENTS_MAX, waited))
 check(r and r.get("ok") is True and waited <= FRESH_BOUND_S,
       "a fresh client behind %d silent connections: %r after %.2f s" % (CLIENTS_MAX, r, waited))
-check(wait_for(lambda: "sent no request" in log_text(), 5), "the silent clients' drop was logged")
+check(wait_for(lambda: "sent no request" in log_text(), 60), "the silent clients' drop was logged")
 for c in silent:
     c.close()
 # 64 clients that were served and keep their connection (a request a minute,
@@ -553,7 +553,7 @@ lines = reply.splitlines()
 check(len(lines) == 1 and json.loads(lines[0]).get("ok") is False and
       "permission denied: uid 65534" in json.loads(lines[0]).get("error", ""),
       "SO_PEERCRED refuses nobody with one error reply, then closes: %r" % r)
-check(wait_for(lambda: "refused a control connection from uid 65534" in log_text(), 3),
+check(wait_for(lambda: "refused a control connection from uid 65534" in log_text(), 60),
       "the refusal is logged")
 r = status(relaxed_sock)
 check(r["calls"]["status"] == 1, "the refused peer reached no callback: %r" % r["calls"])

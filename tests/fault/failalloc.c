@@ -29,8 +29,9 @@
  *                in which threads' calls interleave
  *   (none)       nothing fails: the run only counts, to size a sweep
  *   off=PATH     with any mode: once the file PATH exists, nothing fails any more
- *                (looked for at most every 20 ms), so that a test can end
- *                the faults and then check that the agent has recovered
+ *                (looked for at most every 20 ms, at an agent call), so that a
+ *                test can end the faults and then check that the agent has
+ *                recovered; "rp_failalloc: faults off" on stderr says when
  * A failed call returns what the real one returns when memory is short: NULL (or
  * MAP_FAILED, or an error number) with errno ENOMEM (EAGAIN for pthread_create).
  *
@@ -133,8 +134,11 @@ static int should_fail(const void *ret, const char *what, size_t size)
         int64_t last = atomic_load_explicit(&F.off_checked_ms, memory_order_relaxed);
         if (now - last >= 20 &&
             atomic_compare_exchange_strong(&F.off_checked_ms, &last, now) &&
-            access(F.off, F_OK) == 0)
-            atomic_store(&F.ended, 1);
+            access(F.off, F_OK) == 0 && atomic_exchange(&F.ended, 1) == 0) {
+            static const char m[] = "rp_failalloc: faults off\n";
+            ssize_t w = write(2, m, sizeof m - 1);
+            (void)w;
+        }
     }
     if (atomic_load_explicit(&F.ended, memory_order_relaxed))
         return 0;

@@ -35,31 +35,12 @@ set -uo pipefail
 
 test_name=${1:?usage: inject_tests.sh startup|steady}
 long=${RINGPROF_LONG_TESTS:-0}
-work=$(mktemp -d "${TMPDIR:-/tmp}/rp-inject-$test_name.XXXXXX")
-chmod 755 "$work"
-keep=0
-pid=
-trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; [ $keep -eq 1 ] && echo "scratch kept: $work" || rm -rf "$work"' EXIT
-ulimit -c 0
-
-fail() {
-    echo "FAIL ($test_name${case_name:+ $case_name}): $*"
-    keep=1
-    exit 1
-}
-set -E
-trap 'fail "shell error at line $LINENO"' ERR
-note() { echo "# $*"; }
+. "$(dirname "$0")/../lib.sh"
+rp_begin "inject-$test_name" "$test_name"
 case_name=
+# in_case NAME: failures from now on name the case (nth=N, or a steady case).
+in_case() { case_name=$1; rp_label="$test_name${1:+ $1}"; }
 show_err() { grep -av '^rp_failalloc: fail' "$1" | sed 's/^/  stderr: /' | head -20; }
-json() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
-no_hs_err() {
-    local f
-    for f in "$1"/hs_err_*.log; do
-        [ -e "$f" ] && fail "the JVM crashed: $(basename "$f"): $({ grep -m1 -A2 'SIGSEGV\|SIGBUS\|SIGABRT\|Internal Error' "$f" || true; } | tr '\n' ' ')"
-    done
-    return 0
-}
 # "calls failed" from the injector's exit line in $1.
 injected() { sed -n 's/^rp_failalloc: \([0-9]*\) agent calls, \([0-9]*\) failed$/\1 \2/p' "$1" | tail -1; }
 # Recording $1 reads cleanly, with the reader and with the tool.
@@ -78,7 +59,7 @@ agent_opts() { echo "dir=$1,interval=1ms,alloc=16k,live=on,allocrate=off,flush=2
 startup_case() {
     local n=$1 d="$work/n$1" rc=0
     mkdir -p "$d"
-    case_name="nth=$n"
+    in_case "nth=$n"
     RP_FAILALLOC="nth=$n" LD_PRELOAD="$RP_FAILALLOC_LIB" "$RP_JAVA" \
         -XX:ErrorFile="$d/hs_err_%p.log" -XX:-UsePerfData \
         -agentpath:"$RP_TEST_AGENT=$(agent_opts "$d/rec")" -cp "$RP_JAR" CpuSplit 1 \
@@ -129,7 +110,7 @@ test_startup() {
         note "nth=$n: $r"
         case "$r" in declined*) declined=$((declined + 1)) ;; *) recorded=$((recorded + 1)) ;; esac
     done
-    case_name=
+    in_case ""
     note "$declined declined cleanly, $recorded recorded"
     # Both outcomes must have been reached, or the positions missed the load.
     [ $declined -gt 0 ] && [ $recorded -gt 0 ] || fail "only one outcome was seen"
@@ -143,7 +124,7 @@ steady_case() {
     local name=$1 spec=$2 d="$work/$1"
     shift 2
     mkdir -p "$d"
-    case_name=$name
+    in_case "$name"
     RP_FAILALLOC="$spec,off=$d/off" LD_PRELOAD="$RP_FAILALLOC_LIB" "$RP_JAVA" \
         -XX:ErrorFile="$d/hs_err_%p.log" -XX:-UsePerfData -Xmx512m \
         -agentpath:"$RP_TEST_AGENT=$(agent_opts "$d/rec")" -cp "$RP_JAR" "$@" \
@@ -151,7 +132,8 @@ steady_case() {
     pid=$!
     local sock="$d/rec/ringprof-$pid.sock" i ok=0 errs=0 late=0
     ctl() { "$RP_RINGPROF" ctl --raw --timeout 10 "$sock" "$@"; }
-    for i in $(seq 600); do
+    local end=$((SECONDS + 120))
+    while [ $SECONDS -lt $end ]; do
         grep -q "workers done" "$d/out" && break
         kill -0 $pid 2>/dev/null || break
         if [ -S "$sock" ]; then
@@ -164,7 +146,8 @@ steady_case() {
         sleep 0.2
     done
     touch "$d/off"
-    sleep 0.3      # the injector looks for the file every 20 ms
+    # The injector looks for the file at an agent call, at most every 20 ms.
+    wait_line -p $pid '^rp_failalloc: faults off' "$d/err" || true
     if ! kill -0 $pid 2>/dev/null; then
         wait $pid || true
         pid=

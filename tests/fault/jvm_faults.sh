@@ -40,40 +40,11 @@ set -uo pipefail
 
 test_name=${1:?usage: jvm_faults.sh TEST [ENGINE]}
 engine=${2:-async}
-work=$(mktemp -d "${TMPDIR:-/tmp}/rp-fault-$test_name-$engine.XXXXXX")
-chmod 755 "$work"
-keep=0
-pids=()
-cleanup() {
-    local p
-    trap - ERR
-    for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-    [ $keep -eq 1 ] && echo "scratch kept: $work" || rm -rf "$work"
-}
-trap cleanup EXIT
-ulimit -c 0
+. "$(dirname "$0")/../lib.sh"
+rp_begin "fault-$test_name-$engine" "$test_name $engine"
+fail_hook() { sed 's/^/  jvm: /' "$work/err" 2>/dev/null | head -20; }
 long=${RINGPROF_LONG_TESTS:-0}
-
-fail() {
-    trap - ERR
-    echo "FAIL ($test_name $engine): $*"
-    sed 's/^/  jvm: /' "$work/err" 2>/dev/null | head -20
-    keep=1
-    exit 1
-}
-set -E
-trap 'fail "shell error at line $LINENO"' ERR
-note() { echo "# $*"; }
-rp() { "$RP_RINGPROF" "$@"; }
-within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
-json() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
 disc_dir="/tmp/ringprof-$(id -u)"
-
-no_hs_err() {
-    local f
-    f=$(ls "$work"/hs_err_*.log 2>/dev/null | head -1 || true)
-    [ -z "$f" ] || { keep=1; fail "the JVM crashed: $f: $(grep -m3 -E '^#  (SIG|Internal|Problematic)|^C  \[' "$f" | tr '\n' ' ')"; }
-}
 
 # A recording in $1 that must be whole: read by rp_agent_dump and ringprof
 # summary, nothing damaged, the last chunk closed, no .part file left.
@@ -195,25 +166,21 @@ storm_run() {
         >"$work/out-$eng" 2>"$work/err-$eng" &
     local pid=$!
     pids+=($pid)
-    wait_line() {
-        for _ in $(seq 1800); do
-            grep -q "^$1\$" "$work/out-$eng" && return 0
-            kill -0 $pid 2>/dev/null || break
-            sleep 0.1
-        done
+    storm_wait() {
+        wait_for -p $pid 180 has_line "^$1\$" "$work/out-$eng" && return 0
         cp "$work/err-$eng" "$work/err"; fail "$eng: ThreadStorm never printed '$1'"
     }
     rss() { awk '$1 == "VmRSS:" { print $2 }' /proc/$pid/status; }
     last_slots() { "$RP_DUMP" series "$rec" agent.slots | tail -1; }
     local rb re sb=0 se=0 smax=0 st=0 files=0
-    wait_line baseline
+    storm_wait baseline
     if [ "$eng" != none ]; then
         rp ctl --raw $pid flush >/dev/null || fail "$eng: flush at the baseline failed"
         sb=$(last_slots)
     fi
     rb=$(rss)
     touch "$sync/base"
-    wait_line end
+    storm_wait end
     if [ "$eng" != none ]; then
         rp ctl --raw $pid stop >/dev/null || fail "$eng: stop failed"
         sleep 0.3                         # the last records reach the rings
@@ -324,7 +291,7 @@ test_signals() {
         ExitRace 2 60000 exit 0 >"$work/out" 2>"$work/err" &
     local pid=$!
     pids+=($pid)
-    for _ in $(seq 300); do grep -q ready "$work/out" && break; sleep 0.1; done
+    wait_line -p $pid ready "$work/out" || fail "ExitRace did not start"
     rp attach --agent "$RP_AGENT" $pid "dir=$work/rec-attach,interval=1ms" >"$work/attach" 2>&1 &&
         fail "attach succeeded with SIGPROF taken"
     note "attach refused: $(tr '\n' ' ' <"$work/attach")"
@@ -353,11 +320,12 @@ race_engine() { [ $(( ($1 - 1) % 4 )) -lt 2 ] && echo async || echo jvmti; }
 iterations() { [ -n "${RP_FAULT_RUNS:-}" ] && echo "$RP_FAULT_RUNS" && return; [ "$long" = 1 ] && echo 200 || echo 8; }
 rand_ms() { echo $(( $1 + RANDOM % ($2 - $1 + 1) )); }
 
-# Kill process $1 if it still runs after 60 s (a hang: its exit status is then
-# 137, which the tests report as one). The watchdog ends when the process does.
+# Kill process $1 if it still runs after 60 s of the clock (a hang: its exit
+# status is then 137, which the tests report as one). The watchdog ends when the
+# process does.
 watchdog() {
-    ( for _ in $(seq 600); do kill -0 "$1" 2>/dev/null || exit 0; sleep 0.1; done
-      kill -9 "$1" 2>/dev/null ) &
+    ( ended() { ! kill -0 "$1" 2>/dev/null; }
+      wait_for 60 ended "$1" || kill -9 "$1" 2>/dev/null ) &
 }
 # How many lines of file $2 are exactly $1 (0 if there is no file).
 count_of() { awk -v v="$1" '$0 == v { n++ } END { print n + 0 }' "${@:2}" 2>/dev/null || echo 0; }
@@ -374,7 +342,7 @@ race_start() {
     pids+=($pid)
     watchdog $pid
     sock="$work/rec/ringprof-$pid.sock"
-    for _ in $(seq 1200); do [ -S "$sock" ] && break; sleep 0.05; done
+    wait_for -p $pid 60 is_socket "$sock" || true   # (the exit may come first)
 }
 
 # Wait for the JVM started by race_start; it must exit with code $1, cleanly.
@@ -482,7 +450,7 @@ test_exit_attach() {
         pid=$!
         pids+=($pid)
         watchdog $pid
-        for _ in $(seq 3000); do grep -q ready "$work/out" && break; sleep 0.02; done
+        wait_line -p $pid ready "$work/out" || fail "run $i: ExitRace did not start"
         local t0=$EPOCHREALTIME
         # Start the JVM's attach listener first (a refused load: the agent stays
         # unloaded), so that the real attach reaches Agent_OnAttach within
@@ -539,15 +507,17 @@ test_exit_slow_start() {
             -cp "$RP_FJAR" ExitRace 2 120000 exit 0 >"$work/out" 2>"$work/err" &
         pid=$!
         pids+=($pid)
-        watchdog $pid
-        for _ in $(seq 300); do grep -q ready "$work/out" && break; sleep 0.1; done
+        wait_line -p $pid ready "$work/out" || fail "$ms ms: ExitRace did not start"
         timeout -s KILL 90 "$RP_RINGPROF" attach --agent "$RP_TEST_AGENT" --timeout 80 $pid \
             "dir=$work/rec,interval=1ms" >"$work/attach" 2>&1 &
         apid=$!
-        for _ in $(seq 600); do grep -q "start is slowed down" "$work/err" && break; sleep 0.05; done
-        grep -q "start is slowed down" "$work/err" || fail "$ms ms: the attach never reached the start"
+        # The attach (a JVM attach listener to start, then the agent's start up to
+        # its timer handler) takes a second or so, tens on a loaded machine.
+        wait_line -p $apid "start is slowed down" "$work/err" ||
+            fail "$ms ms: the attach never reached the start (attach: $(head -c 300 "$work/attach" | tr '\n' ' '))"
         sleep 0.5
         t0=$EPOCHREALTIME
+        watchdog $pid                     # from the exit on: a hang in it
         kill -TERM $pid
         rc=0
         wait $pid || rc=$?
@@ -583,14 +553,15 @@ test_exit_slow_start() {
 # nothing about the capability being taken.
 test_attach_refused() {
     touch "$work/started"
-    # Busy (tests/java, in RP_JAR) allocates in ways that escape, for 6 s. It
+    # Busy (tests/java, in RP_JAR) allocates in ways that escape, until the
+    # test ends it (SIGTERM) once the second agent has samples of both kinds. It
     # prints nothing: its jobs run once the Deflater class is loaded (an attach
     # during the JVM's start-up finds no JVMTI environment).
     "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -Xlog:class+load=info:file="$work/classes" \
-        -cp "$RP_JAR" Busy 6 >"$work/out" 2>"$work/err" &
+        -cp "$RP_JAR" Busy 120 >"$work/out" 2>"$work/err" &
     local pid=$!
     pids+=($pid)
-    for _ in $(seq 1200); do grep -q 'java.util.zip.Deflater ' "$work/classes" 2>/dev/null && break; sleep 0.05; done
+    wait_line -p $pid 'java.util.zip.Deflater ' "$work/classes" || fail "Busy did not start"
     # (Not a read-only directory: the tests may run as root, who writes anyway.)
     local bad=/proc/ringprof-cannot-exist/rec
     rp attach --agent "$RP_AGENT" $pid "dir=$bad,interval=1ms,alloc=64k" \
@@ -599,10 +570,12 @@ test_attach_refused() {
     grep -q "dir=$bad" "$work/attach" || fail "ringprof attach does not say why: $(cat "$work/attach")"
     rp attach --agent "$RP_AGENT" $pid "dir=$work/rec,interval=1ms,alloc=64k" \
         >"$work/attach" 2>&1 || fail "the attach after a refused one failed: $(cat "$work/attach")"
+    wait_for -p $pid - status_is 'r["samples"]["cpu"] > 20 and r["samples"]["alloc"] > 0' || true
+    kill -TERM $pid
     local rc=0
     wait $pid || rc=$?
     no_hs_err
-    [ $rc = 0 ] || fail "java exited $rc"
+    [ $rc = 143 ] || fail "java exited $rc, not 143 (SIGTERM)"
     recording_whole "$work/rec"
     no_leftovers $pid "$work/rec"
     local cpu alloc

@@ -1,5 +1,7 @@
 /*
- * Sleeper — thread "sleeper" only sleeps while thread "burner" burns CPU in burn().
+ * Sleeper — thread "sleeper" only sleeps while thread "burner" burns CPU in burn()
+ * until it has used SECONDS of CPU time (its own clock, so that a loaded machine
+ * makes the run longer, not the burn shorter).
  *
  *   java Sleeper SECONDS
  */
@@ -22,8 +24,10 @@ public class Sleeper {
             }
         }, "sleeper");
         Thread burner = new Thread(() -> {
-            long end = System.nanoTime() + seconds * 1_000_000_000L, x = 1;
-            while (System.nanoTime() < end)
+            java.lang.management.ThreadMXBean mx =
+                java.lang.management.ManagementFactory.getThreadMXBean();
+            long end = mx.getCurrentThreadCpuTime() + seconds * 1_000_000_000L, x = 1;
+            while (mx.getCurrentThreadCpuTime() < end)
                 x = burn(x);
             sink = x;
         }, "burner");

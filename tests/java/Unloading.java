@@ -1,7 +1,8 @@
 /*
  * Unloading — burns CPU in classes that are unloaded right after: each round
  * defines class Unloading$Victim afresh in its own class loader, runs its burn()
- * for a few milliseconds, drops the loader and asks for a collection. Samples in
+ * for 5 ms of the thread's CPU time (not of the clock, which on a loaded machine
+ * holds less CPU), drops the loader and asks for a collection. Samples in
  * burn() refer to jmethodIDs whose class may be gone by the time the agent's
  * flusher resolves them; the agent must name them ("[unloaded]" or the real name)
  * and never crash.
@@ -14,8 +15,10 @@ import java.lang.reflect.Method;
 public class Unloading {
     public static class Victim {
         public static long burn(long x) {
-            long end = System.nanoTime() + 5_000_000L;
-            while (System.nanoTime() < end)
+            java.lang.management.ThreadMXBean mx =
+                java.lang.management.ManagementFactory.getThreadMXBean();
+            long end = mx.getCurrentThreadCpuTime() + 5_000_000L;
+            while (mx.getCurrentThreadCpuTime() < end)
                 for (int i = 0; i < 10_000; i++)
                     x = x * 6364136223846793005L + 1;
             return x;

@@ -390,7 +390,9 @@ test_alloc_taken() {
     cpu=$("$RP_DUMP" threads "$work/rec" | awk -F'\t' '{ s += $2 } END { print s + 0 }')
     alloc=$(RP_DUMP_KIND=alloc "$RP_DUMP" threads "$work/rec" | awk -F'\t' '{ s += $2 } END { print s + 0 }')
     note "cpu samples $cpu, alloc samples $alloc"
-    [ "$cpu" -gt 50 ] || fail "only $cpu CPU samples: CPU sampling did not go on"
+    # CPU sampling going on is samples at all: how many depends on the CPU the
+    # JVM got, which a busy machine decides (idle: about 200 here).
+    [ "$cpu" -gt 10 ] || fail "only $cpu CPU samples: CPU sampling did not go on"
     [ "$alloc" = 0 ] || fail "$alloc allocation samples without the capability"
     # Without the other agent the same run has allocation samples (the check can fail).
     rm -rf "$work/rec"

@@ -733,8 +733,9 @@ static int chunk_due(const struct rp_recording *rec)
     return dur && now_ns(CLOCK_MONOTONIC) - rp_chunk_writer_start_mono(rec->w) >= dur;
 }
 
-int rp_recording_flush(struct rp_recording *rec)
+int rp_recording_flush_rotated(struct rp_recording *rec, int *rotated)
 {
+    *rotated = 0;
     if (!rec->w)
         return 0;
     if (rec->ncarry)
@@ -742,9 +743,18 @@ int rp_recording_flush(struct rp_recording *rec)
     int rc = rp_chunk_flush(rec->w);
     if (rc != 0)
         rec->st.last_errno = errno;
-    if (chunk_due(rec) && rp_recording_rotate(rec, NULL, 0) != 0)
-        rc = -1;
+    if (chunk_due(rec)) {
+        *rotated = 1;      /* finish_chunk frees the writer even when it fails */
+        if (rp_recording_rotate(rec, NULL, 0) != 0)
+            rc = -1;
+    }
     return rc;
+}
+
+int rp_recording_flush(struct rp_recording *rec)
+{
+    int rotated;
+    return rp_recording_flush_rotated(rec, &rotated);
 }
 
 /* ------------------------------------------------------------ open, close -- */

@@ -1135,15 +1135,13 @@ static void telemetry_counters(struct flusher *f)
         f->telemetry_failed_seen = ts.failed;
 }
 
-/* rp_recording_flush, which may rotate: then the writer is gone, and f->w must
- * not be used again before the next pass's ensure_writer. */
+/* rp_recording_flush_rotated, which may rotate: then the writer is gone, and f->w
+ * must not be used again before the next pass's ensure_writer. */
 static int flush_segment(struct flusher *f)
 {
-    struct rp_recording_stats a, b;
-    rp_recording_stats(f->cfg.rec, &a);
-    int rc = rp_recording_flush(f->cfg.rec);
-    rp_recording_stats(f->cfg.rec, &b);
-    if (b.chunks_finished != a.chunks_finished || b.chunks_opened != a.chunks_opened)
+    int rotated;
+    int rc = rp_recording_flush_rotated(f->cfg.rec, &rotated);
+    if (rotated)
         f->w = NULL;
     return rc;
 }

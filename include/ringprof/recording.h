@@ -130,6 +130,15 @@ uint64_t rp_recording_generation(const struct rp_recording *rec);
 int rp_recording_flush(struct rp_recording *rec);
 
 /*
+ * rp_recording_flush_rotated: rp_recording_flush, and tells its caller whether the
+ * chunk ended: *rotated (not NULL) is set to 1 when the flush closed the chunk
+ * (it was due; its rename may have failed, see last_errno), else 0. After a 1 the
+ * writer rp_recording_writer returned is freed and must not be used again; the
+ * next rp_recording_writer call opens the next chunk. @return as rp_recording_flush.
+ */
+int rp_recording_flush_rotated(struct rp_recording *rec, int *rotated);
+
+/*
  * rp_recording_rotate: close the current chunk now (even if young) and rename it,
  * then apply retention. If `path` is not NULL, the finished file's path is copied
  * there (`pathlen` bytes, PATH_MAX always fits; empty string if there was no chunk).

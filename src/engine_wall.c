@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 
 #include "ringprof/events.h"
+#include "counters.h"
 #include "agent.h"
 #include "engine_wall.h"
 #include "flusher.h"
@@ -596,4 +597,25 @@ void rp_wall_stop(unsigned wait_ms)
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
+}
+
+/* The wall sampler's counters, in the chunk's order (docs/format.md). */
+static const char *const WALL_COUNTERS[] = {
+    "wall.visits", "wall.walks", "wall.repeats", "wall.proc_failed",
+};
+
+static void wall_counters_read(uint64_t *v)
+{
+    struct rp_wall_stats s;
+    rp_wall_stats(&s);
+    const uint64_t now[] = {s.visits, s.walks, s.repeats, s.proc_failed};
+    _Static_assert(sizeof now / sizeof now[0] ==
+                   sizeof WALL_COUNTERS / sizeof WALL_COUNTERS[0], "WALL_COUNTERS");
+    memcpy(v, now, sizeof now);
+}
+
+void rp_wall_counters_register(void)
+{
+    rp_counters_register(RP_COUNTERS_WALL, WALL_COUNTERS,
+                         sizeof WALL_COUNTERS / sizeof WALL_COUNTERS[0], wall_counters_read);
 }

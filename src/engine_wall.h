@@ -98,4 +98,8 @@ void rp_wall_stats(struct rp_wall_stats *out);
 /* Ask the sampler to stop and wait up to `wait_ms` for it to leave its loop. */
 void rp_wall_stop(unsigned wait_ms);
 
+/* Register the wall sampler's counters (counters.h), group RP_COUNTERS_WALL.
+ * Agent start, before the flusher runs. */
+void rp_wall_counters_register(void);
+
 #endif

@@ -36,6 +36,7 @@
 #include "lock.h"
 #include "log.h"
 #include "methods.h"
+#include "sink.h"
 #include "sample.h"
 #include "stackwalk.h"
 #include "symbols.h"
@@ -112,7 +113,6 @@ struct flusher {
     uint64_t segfail_unlogged;        /* failures since, not yet reported           */
     uint64_t handler_replaced;      /* 1 when found, until a segment carries it     */
     /* Wall-clock samples (engine_wall.h). */
-    uint32_t kind_wall;             /* 0 until first used in a chunk                */
     void *wall_scratch;             /* rp_ring_drain's, for the wall ring's size    */
     uint64_t wall_seen_dropped[RP_RING_DROP_REASONS];
 };
@@ -206,7 +206,6 @@ static void drop_caches(struct flusher *f)
     rp_u64map_clear(&f->tids);
     rp_u64map_clear(&f->classes);
     f->kind_alloc = f->kind_live = f->kind_gc = f->kind_lock = 0;
-    f->kind_wall = 0;
     drop_raw_cache(f);
 }
 
@@ -896,26 +895,20 @@ static void write_live(struct flusher *f)
 
 /* -------------------------------------------------------------- wall clock -- */
 
-static const char *const WALL_EXTRA[] = RP_WALL_EXTRA_NAMES;
-
-/* A wall-clock sample (engine_wall.h): kind `wall`, its tail as the extras. */
-static int write_wall(struct flusher *f, struct rp_slot *s, const struct rp_sample_hdr *h,
-                      size_t flen)
+/* The sink's functions (sink.h), on the flusher's state. */
+static uint32_t sink_thread_id(void *ctx, struct rp_slot *s)
 {
-    struct rp_wall_tail tail;
-    memcpy(&tail, (const uint8_t *)h + flen, sizeof tail);
-    uint64_t extra[RP_WALL_NEXTRA];
-    extra[RP_WALL_X_STATE] = tail.state;
-    extra[RP_WALL_X_JVMTI_STATE] = tail.jvmti_state;
-    extra[RP_WALL_X_OS_STATE] = tail.os_state;
-    extra[RP_WALL_X_REPEAT] = tail.repeat;
-    extra[RP_WALL_X_CPU_NS] = tail.cpu_ns;
-    uint32_t thread = thread_id(f, s);
-    uint32_t stack = thread ? stack_id(f, h, flen) : 0;
-    if (!stack || !kind_of(f, &f->kind_wall, RP_KIND_WALL, "ns", rp_wall_interval(),
-                           WALL_EXTRA, RP_WALL_NEXTRA))
-        return -1;
-    return rp_chunk_sample(f->w, f->kind_wall, thread, h->time, stack, h->weight, extra);
+    return thread_id(ctx, s);
+}
+
+static uint32_t sink_stack_id(void *ctx, const struct rp_sample_hdr *h, size_t len)
+{
+    return stack_id(ctx, h, len);
+}
+
+static struct rp_sink sink_of(struct flusher *f)
+{
+    return (struct rp_sink){f->w, f->generation, f, sink_thread_id, sink_stack_id};
 }
 
 /* The wall sampler's counters (docs/format.md) and its ring's losses, named
@@ -990,7 +983,8 @@ static int on_record(void *arg, const void *p, size_t len)
         }
         g_lock_written++;
     } else if (h->type == RP_SAMPLE_WALL) {
-        if (write_wall(f, s, h, flen) != 0) {
+        struct rp_sink sk = sink_of(f);
+        if (rp_wall_flush(&sk, s, h, flen) != 0) {
             f->wall_lost_memory++;
             return 0;
         }

@@ -12,7 +12,10 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include "ringprof/events.h"
+#include "ringprof/format.h"
 #include "ringprof/ring.h"
+#include "counters.h"
 #include "alloc.h"
 #include "callstack.h"
 #include "classes.h"
@@ -695,3 +698,26 @@ const struct rp_engine_entry rp_engine_alloc = {
     .effective = kind_effective,
     .status = kind_status,
 };
+/* The allocation counters, in the chunk's order (docs/format.md). */
+static const char *const ALLOC_COUNTERS[] = {
+    RP_COUNTER_LOST_PREFIX "alloc_no_thread", RP_COUNTER_LOST_PREFIX "gc_pause",
+    "live.untracked", "live.tag_failed", "alloc.agent_thread", "alloc.interval_changes",
+    "alloc.first_sample", RP_COUNTER_LOST_PREFIX "alloc_no_memory",
+};
+
+static void alloc_counters_read(uint64_t *v)
+{
+    struct rp_alloc_stats s;
+    rp_alloc_stats(&s);
+    const uint64_t now[] = {s.no_thread, s.gc_lost, s.untracked, s.tag_failed,
+                            s.agent_thread, s.adaptations, s.first_skipped, s.no_memory};
+    _Static_assert(sizeof now / sizeof now[0] ==
+                   sizeof ALLOC_COUNTERS / sizeof ALLOC_COUNTERS[0], "ALLOC_COUNTERS");
+    memcpy(v, now, sizeof now);
+}
+
+void rp_alloc_counters_register(void)
+{
+    rp_counters_register(RP_COUNTERS_ALLOC, ALLOC_COUNTERS,
+                         sizeof ALLOC_COUNTERS / sizeof ALLOC_COUNTERS[0], alloc_counters_read);
+}

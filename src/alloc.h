@@ -163,4 +163,8 @@ int rp_alloc_live_adopt(uint32_t live, uint32_t gen, void *stack, uint32_t threa
 void rp_alloc_live_sweep(void (*live_fn)(void *arg, const struct rp_live_obj *o),
                          void (*dead_fn)(void *arg, void *stack), void *arg);
 
+/* Register the allocation and live counters (counters.h), group
+ * RP_COUNTERS_ALLOC. Agent start, before the flusher runs. */
+void rp_alloc_counters_register(void);
+
 #endif

@@ -18,12 +18,15 @@
 #include <unistd.h>
 #include <sys/uio.h>
 
+#include "ringprof/format.h"
 #include "ringprof/events.h"
 #include "ringprof/clock.h"
 #include "engine.h"
+#include "counters.h"
 #include "engine_wall.h"
 #include "jthread.h"
 #include "sample.h"
+#include "sink.h"
 #include "threads.h"
 
 /* The ring holds at least this many ticks of samples of up to RING_FRAMES
@@ -702,3 +705,46 @@ const struct rp_engine_entry rp_engine_wall = {
     .status = kind_status,
     .thread_tid = rp_wall_sampler_tid,
 };
+/* The wall sampler's counters, in the chunk's order (docs/format.md). */
+static const char *const WALL_COUNTERS[] = {
+    "wall.visits", "wall.walks", "wall.repeats", "wall.proc_failed",
+};
+
+static void wall_counters_read(uint64_t *v)
+{
+    struct rp_wall_stats s;
+    rp_wall_stats(&s);
+    const uint64_t now[] = {s.visits, s.walks, s.repeats, s.proc_failed};
+    _Static_assert(sizeof now / sizeof now[0] ==
+                   sizeof WALL_COUNTERS / sizeof WALL_COUNTERS[0], "WALL_COUNTERS");
+    memcpy(v, now, sizeof now);
+}
+
+void rp_wall_counters_register(void)
+{
+    rp_counters_register(RP_COUNTERS_WALL, WALL_COUNTERS,
+                         sizeof WALL_COUNTERS / sizeof WALL_COUNTERS[0], wall_counters_read);
+}
+
+static const char *const WALL_EXTRA[] = RP_WALL_EXTRA_NAMES;
+
+int rp_wall_flush(const struct rp_sink *sk, struct rp_slot *s, const struct rp_sample_hdr *h,
+                  size_t flen)
+{
+    static uint32_t kind;           /* kind `wall` in chunk `kind_gen`               */
+    static uint64_t kind_gen;
+    struct rp_wall_tail tail;
+    memcpy(&tail, (const uint8_t *)h + flen, sizeof tail);
+    uint64_t extra[RP_WALL_NEXTRA];
+    extra[RP_WALL_X_STATE] = tail.state;
+    extra[RP_WALL_X_JVMTI_STATE] = tail.jvmti_state;
+    extra[RP_WALL_X_OS_STATE] = tail.os_state;
+    extra[RP_WALL_X_REPEAT] = tail.repeat;
+    extra[RP_WALL_X_CPU_NS] = tail.cpu_ns;
+    uint32_t thread = sk->thread_id(sk->ctx, s);
+    uint32_t stack = thread ? sk->stack_id(sk->ctx, h, flen) : 0;
+    if (!stack || !rp_sink_kind(sk, &kind, &kind_gen, RP_KIND_WALL, "ns", rp_wall_interval(),
+                                WALL_EXTRA, RP_WALL_NEXTRA))
+        return -1;
+    return rp_chunk_sample(sk->w, kind, thread, h->time, stack, h->weight, extra);
+}

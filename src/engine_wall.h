@@ -98,4 +98,21 @@ void rp_wall_stats(struct rp_wall_stats *out);
 /* Ask the sampler to stop and wait up to `wait_ms` for it to leave its loop. */
 void rp_wall_stop(unsigned wait_ms);
 
+/* Register the wall sampler's counters (counters.h), group RP_COUNTERS_WALL.
+ * Agent start, before the flusher runs. */
+void rp_wall_counters_register(void);
+
+struct rp_sink;
+struct rp_slot;
+struct rp_sample_hdr;
+
+/*
+ * rp_wall_flush: write wall record `h` of slot `s` (`flen` bytes of header and
+ * frames, then its struct rp_wall_tail) as a sample of kind `wall`, its tail as
+ * the extras. Flusher thread only. @return 0, or -1 if it was not written (no
+ * thread, stack or kind id: no memory).
+ */
+int rp_wall_flush(const struct rp_sink *sk, struct rp_slot *s, const struct rp_sample_hdr *h,
+                  size_t flen);
+
 #endif

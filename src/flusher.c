@@ -29,6 +29,7 @@
 #include "classes.h"
 #include "codecache.h"
 #include "codemap.h"
+#include "counters.h"
 #include "engine_async.h"
 #include "engine_jvmti.h"
 #include "engine_wall.h"
@@ -37,6 +38,7 @@
 #include "lock.h"
 #include "log.h"
 #include "methods.h"
+#include "sink.h"
 #include "sample.h"
 #include "stackwalk.h"
 #include "symbols.h"
@@ -81,11 +83,7 @@ struct flusher {
     uint32_t kind_lock;
     struct rp_u64map classes;       /* classes.h class id → chunk class id          */
     struct rp_u64map live_stacks;   /* raw-frames hash → struct live_stack*         */
-    struct rp_alloc_stats alloc_seen;
-    struct rp_lock_stats lock_seen;
     uint64_t lock_owner_gone;         /* owners dropped here: slot released first  */
-    uint64_t telemetry_failed_seen;
-    uint64_t walk_seen[10];          /* struct rp_stackwalk_stats, as last written  */
     jclass runtime_class;           /* java.lang.Runtime (global ref), for the heap */
     jmethodID runtime_get, runtime_total, runtime_free;
     /* Per-generation caches of chunk ids. */
@@ -112,18 +110,14 @@ struct flusher {
     uint64_t live_no_stack;         /* live objects written without their stack     */
     uint64_t jvmti_seen_dropped[RP_RING_DROP_REASONS];
     uint64_t stray_seen;
-    uint64_t threads_nomem_seen, methods_nomem_seen;   /* threads.h, methods.h stats */
-    uint64_t methods_unresolved_seen;
     struct rp_hist_snap hist_prev, hist_now, hist_delta;
     int warned_handler, warned_guard, warned_chunk, warned_foreign;
     uint64_t segfail_logged_ns;       /* last "a segment could not be written"      */
     uint64_t segfail_unlogged;        /* failures since, not yet reported           */
     uint64_t handler_replaced;      /* 1 when found, until a segment carries it     */
     /* Wall-clock samples (engine_wall.h). */
-    uint32_t kind_wall;             /* 0 until first used in a chunk                */
     void *wall_scratch;             /* rp_ring_drain's, for the wall ring's size    */
     uint64_t wall_seen_dropped[RP_RING_DROP_REASONS];
-    struct rp_wall_stats wall_seen;
 };
 
 static struct flusher g_f;
@@ -178,6 +172,12 @@ static int chunk_counter(struct rp_chunk_writer *w, const char *name, uint64_t v
     return rc;
 }
 
+/* rp_counters_write's emit: into the chunk being written. */
+static int emit_counter(void *ctx, const char *name, uint64_t delta)
+{
+    return chunk_counter(ctx, name, delta);
+}
+
 int rp_flusher_tid(void)
 {
     return atomic_load(&g_tid);
@@ -202,7 +202,6 @@ static void drop_caches(struct flusher *f)
     rp_u64map_clear(&f->tids);
     rp_u64map_clear(&f->classes);
     f->kind_alloc = f->kind_live = f->kind_gc = f->kind_lock = 0;
-    f->kind_wall = 0;
     drop_raw_cache(f);
 }
 
@@ -759,18 +758,8 @@ static void lock_counters(struct flusher *f)
     struct rp_lock_state st;
     struct rp_lock_stats now;
     rp_lock_state(&st);
+    rp_counters_write(RP_COUNTERS_LOCK, emit_counter, f->w);
     rp_lock_stats(&now);
-    struct { const char *name; uint64_t now, *seen; } c[] = {
-        {RP_COUNTER_LOST_PREFIX "lock_no_thread", now.no_thread, &f->lock_seen.no_thread},
-        {"lock.below_threshold", now.below_threshold, &f->lock_seen.below_threshold},
-        {"lock.owner_unknown", now.owner_unknown, &f->lock_seen.owner_unknown},
-        {"lock.agent_thread", now.agent_thread, &f->lock_seen.agent_thread},
-    };
-    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        uint64_t d = c[i].now - *c[i].seen;
-        if (d && chunk_counter(f->w, c[i].name, d) == 0)
-            *c[i].seen = c[i].now;
-    }
     counter(f, "lock.owner_gone", &f->lock_owner_gone);
     if (st.available && (st.on || now.callback_ns))
         rp_chunk_gauge(f->w, RP_GAUGE_AGENT_LOCK, f->now, now.callback_ns);
@@ -900,50 +889,22 @@ static void write_live(struct flusher *f)
     f->lost_live += sn.failed;
 }
 
-/* The allocation counters' growth since the last segment that carried them. */
-static void alloc_counters(struct flusher *f)
-{
-    struct rp_alloc_stats now;
-    rp_alloc_stats(&now);
-    struct { const char *name; uint64_t now, *seen; } c[] = {
-        {RP_COUNTER_LOST_PREFIX "alloc_no_thread", now.no_thread, &f->alloc_seen.no_thread},
-        {RP_COUNTER_LOST_PREFIX "gc_pause", now.gc_lost, &f->alloc_seen.gc_lost},
-        {"live.untracked", now.untracked, &f->alloc_seen.untracked},
-        {"live.tag_failed", now.tag_failed, &f->alloc_seen.tag_failed},
-        {"alloc.agent_thread", now.agent_thread, &f->alloc_seen.agent_thread},
-        {"alloc.interval_changes", now.adaptations, &f->alloc_seen.adaptations},
-        {"alloc.first_sample", now.first_skipped, &f->alloc_seen.first_skipped},
-        {RP_COUNTER_LOST_PREFIX "alloc_no_memory", now.no_memory, &f->alloc_seen.no_memory},
-    };
-    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        uint64_t d = c[i].now - *c[i].seen;
-        if (d && chunk_counter(f->w, c[i].name, d) == 0)
-            *c[i].seen = c[i].now;
-    }
-}
-
 /* -------------------------------------------------------------- wall clock -- */
 
-static const char *const WALL_EXTRA[] = RP_WALL_EXTRA_NAMES;
-
-/* A wall-clock sample (engine_wall.h): kind `wall`, its tail as the extras. */
-static int write_wall(struct flusher *f, struct rp_slot *s, const struct rp_sample_hdr *h,
-                      size_t flen)
+/* The sink's functions (sink.h), on the flusher's state. */
+static uint32_t sink_thread_id(void *ctx, struct rp_slot *s)
 {
-    struct rp_wall_tail tail;
-    memcpy(&tail, (const uint8_t *)h + flen, sizeof tail);
-    uint64_t extra[RP_WALL_NEXTRA];
-    extra[RP_WALL_X_STATE] = tail.state;
-    extra[RP_WALL_X_JVMTI_STATE] = tail.jvmti_state;
-    extra[RP_WALL_X_OS_STATE] = tail.os_state;
-    extra[RP_WALL_X_REPEAT] = tail.repeat;
-    extra[RP_WALL_X_CPU_NS] = tail.cpu_ns;
-    uint32_t thread = thread_id(f, s);
-    uint32_t stack = thread ? stack_id(f, h, flen) : 0;
-    if (!stack || !kind_of(f, &f->kind_wall, RP_KIND_WALL, "ns", rp_wall_interval(),
-                           WALL_EXTRA, RP_WALL_NEXTRA))
-        return -1;
-    return rp_chunk_sample(f->w, f->kind_wall, thread, h->time, stack, h->weight, extra);
+    return thread_id(ctx, s);
+}
+
+static uint32_t sink_stack_id(void *ctx, const struct rp_sample_hdr *h, size_t len)
+{
+    return stack_id(ctx, h, len);
+}
+
+static struct rp_sink sink_of(struct flusher *f)
+{
+    return (struct rp_sink){f->w, f->generation, f, sink_thread_id, sink_stack_id};
 }
 
 /* The wall sampler's counters (docs/format.md) and its ring's losses, named
@@ -953,19 +914,9 @@ static void wall_counters(struct flusher *f)
     struct rp_ring *ring = rp_wall_ring();
     if (!ring)
         return;
+    rp_counters_write(RP_COUNTERS_WALL, emit_counter, f->w);
     struct rp_wall_stats now;
     rp_wall_stats(&now);
-    struct { const char *name; uint64_t now, *seen; } c[] = {
-        {"wall.visits", now.visits, &f->wall_seen.visits},
-        {"wall.walks", now.walks, &f->wall_seen.walks},
-        {"wall.repeats", now.repeats, &f->wall_seen.repeats},
-        {"wall.proc_failed", now.proc_failed, &f->wall_seen.proc_failed},
-    };
-    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        uint64_t d = c[i].now - *c[i].seen;
-        if (d && chunk_counter(f->w, c[i].name, d) == 0)
-            *c[i].seen = c[i].now;
-    }
     struct rp_ring_stats st;
     rp_ring_stats(ring, &st);
     for (int r = 0; r < RP_RING_DROP_REASONS; r++) {
@@ -1028,7 +979,8 @@ static int on_record(void *arg, const void *p, size_t len)
         }
         g_lock_written++;
     } else if (h->type == RP_SAMPLE_WALL) {
-        if (write_wall(f, s, h, flen) != 0) {
+        struct rp_sink sk = sink_of(f);
+        if (rp_wall_flush(&sk, s, h, flen) != 0) {
             f->wall_lost_memory++;
             return 0;
         }
@@ -1078,61 +1030,8 @@ static void counter(struct flusher *f, const char *name, uint64_t *value)
         *value = 0;
 }
 
-/* What failed allocations cost besides samples (docs/format.md): threads left
- * unsampled, frames named [unknown java method] (and those named so for another
- * passing JVMTI error). Deltas of the modules' totals. */
-static void nomem_counters(struct flusher *f)
-{
-    struct rp_threads_stats ts;
-    struct rp_methods_stats ms;
-    rp_threads_stats(&ts);
-    rp_methods_stats(&ms);
-    uint64_t d = ts.no_memory - f->threads_nomem_seen;
-    if (d && chunk_counter(f->w, "threads.no_memory", d) == 0)
-        f->threads_nomem_seen = ts.no_memory;
-    d = ms.no_memory - f->methods_nomem_seen;
-    if (d && chunk_counter(f->w, "methods.no_memory", d) == 0)
-        f->methods_nomem_seen = ms.no_memory;
-    d = ms.unresolved - f->methods_unresolved_seen;
-    if (d && chunk_counter(f->w, "methods.unresolved", d) == 0)
-        f->methods_unresolved_seen = ms.unresolved;
-}
-
-/* What the async engine's walk recovered (stackwalk.h): deltas, as above. */
-static void stackwalk_counters(struct flusher *f)
-{
-    struct rp_stackwalk_stats now;
-    rp_stackwalk_stats(&now);
-    const uint64_t v[] = {now.stub_frames, now.stub_stuck, now.from_frame,
-                          now.from_context, now.anchor_fixed, now.anchor_moved,
-                          now.compiled_popped, now.from_callback, now.interp_entry,
-                          now.from_kept};
-    static const char *const names[] = {"walk.stub_frames", "walk.stub_stuck",
-                                        "walk.from_frame", "walk.from_context",
-                                        "walk.anchor_fixed", "walk.anchor_moved",
-                                        "walk.compiled_popped", "walk.from_callback",
-                                        "walk.interp_entry", "walk.from_kept"};
-    _Static_assert(sizeof v / sizeof v[0] == sizeof names / sizeof names[0], "names");
-    _Static_assert(sizeof v / sizeof v[0] <= sizeof(((struct flusher *)0)->walk_seen) /
-                                             sizeof(uint64_t), "walk_seen");
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-        uint64_t d = v[i] - f->walk_seen[i];
-        if (d && chunk_counter(f->w, names[i], d) == 0)
-            f->walk_seen[i] = v[i];
-    }
-}
-
-static void telemetry_counters(struct flusher *f)
-{
-    struct rp_telemetry_stats ts;
-    rp_telemetry_stats(&ts);
-    uint64_t d = ts.failed - f->telemetry_failed_seen;
-    if (d && chunk_counter(f->w, "telemetry.failed", d) == 0)
-        f->telemetry_failed_seen = ts.failed;
-}
-
-/* rp_recording_flush, which may rotate: then the writer is gone, and f->w must
- * not be used again before the next pass's ensure_writer. */
+/* rp_recording_flush, which may rotate: then the writer is gone, and f->w
+ * must not be used again before the next pass's ensure_writer. */
 static int flush_segment(struct flusher *f)
 {
     int rotated;
@@ -1168,9 +1067,11 @@ static void flush_step(struct flusher *f)
     counter(f, RP_COUNTER_LOST_PREFIX "no_chunk", &f->lost_no_chunk);
     counter(f, RP_COUNTER_LOST_PREFIX "no_memory", &f->lost_memory);
     counter(f, RP_COUNTER_LOST_PREFIX "bad_record", &f->bad_records);
-    nomem_counters(f);
+    /* What failed allocations cost besides samples (docs/format.md): threads left
+     * unsampled, frames named [unknown java method]. */
+    rp_counters_write(RP_COUNTERS_NOMEM, emit_counter, f->w);
     write_live(f);
-    alloc_counters(f);
+    rp_counters_write(RP_COUNTERS_ALLOC, emit_counter, f->w);
     struct rp_alloc_state ast;
     rp_alloc_state(&ast);
     if (ast.available) {
@@ -1224,8 +1125,8 @@ static void flush_step(struct flusher *f)
                         "ringprof's: a fault in a stack walk is no longer contained");
     }
     lock_counters(f);
-    telemetry_counters(f);
-    stackwalk_counters(f);
+    rp_counters_write(RP_COUNTERS_TELEMETRY, emit_counter, f->w);
+    rp_counters_write(RP_COUNTERS_WALK, emit_counter, f->w);
     /* With telemetry on, the agent's CPU is one of its gauges (telemetry.h). */
     if (!f->cfg.telemetry_ns)
         rp_chunk_gauge(f->w, RP_GAUGE_AGENT_CPU, f->now, rp_threads_agent_cpu_ns());
@@ -1509,6 +1410,15 @@ int rp_flusher_start(jvmtiEnv *jvmti, JNIEnv *jni, const struct rp_flusher_confi
     }
     pthread_once(&g_conds_once, init_conds);
     atomic_store(&g_period_ns, cfg->interval_ns);
+    /* The counter groups' order in a segment is flush_step's; within a group,
+     * registration order is the chunk's. */
+    rp_threads_counters_register();
+    rp_methods_counters_register();
+    rp_alloc_counters_register();
+    rp_wall_counters_register();
+    rp_lock_counters_register();
+    rp_telemetry_counters_register();
+    rp_stackwalk_counters_register();
     rp_telemetry_init(jvmti, cfg->telemetry_ns);
     return rp_jthread_run(jvmti, jni, "ringprof-flusher", flusher_main, NULL,
                                JVMTI_THREAD_NORM_PRIORITY, err, errlen);

@@ -18,7 +18,10 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include "ringprof/format.h"
+#include "ringprof/events.h"
 #include "ringprof/ring.h"
+#include "counters.h"
 #include "callstack.h"
 #include "classes.h"
 #include "engine.h"
@@ -473,3 +476,24 @@ const struct rp_engine_entry rp_engine_lock = {
     .effective = kind_effective,
     .status = kind_status,
 };
+/* The lock counters, in the chunk's order (docs/format.md). */
+static const char *const LOCK_COUNTERS[] = {
+    RP_COUNTER_LOST_PREFIX "lock_no_thread", "lock.below_threshold",
+    "lock.owner_unknown", "lock.agent_thread",
+};
+
+static void lock_counters_read(uint64_t *v)
+{
+    struct rp_lock_stats s;
+    rp_lock_stats(&s);
+    const uint64_t now[] = {s.no_thread, s.below_threshold, s.owner_unknown, s.agent_thread};
+    _Static_assert(sizeof now / sizeof now[0] ==
+                   sizeof LOCK_COUNTERS / sizeof LOCK_COUNTERS[0], "LOCK_COUNTERS");
+    memcpy(v, now, sizeof now);
+}
+
+void rp_lock_counters_register(void)
+{
+    rp_counters_register(RP_COUNTERS_LOCK, LOCK_COUNTERS,
+                         sizeof LOCK_COUNTERS / sizeof LOCK_COUNTERS[0], lock_counters_read);
+}

@@ -95,4 +95,9 @@ struct rp_lock_stats {
 };
 void rp_lock_stats(struct rp_lock_stats *out);
 
+/* Register the lock counters (counters.h), group RP_COUNTERS_LOCK: the lock
+ * records lost for want of a slot, and the contended entries not recorded.
+ * Agent start, before the flusher runs. */
+void rp_lock_counters_register(void);
+
 #endif

@@ -16,6 +16,7 @@
 #include <jvmti.h>
 #include <jvmticmlr.h>
 
+#include "counters.h"
 #include "methods.h"
 #include "u64map.h"
 
@@ -345,4 +346,19 @@ void rp_methods_stats(struct rp_methods_stats *out)
     pthread_mutex_lock(&g_lock);
     *out = g_stats;
     pthread_mutex_unlock(&g_lock);
+}
+
+static const char *const METHODS_COUNTERS[] = {"methods.no_memory", "methods.unresolved"};
+
+static void methods_counters_read(uint64_t *v)
+{
+    struct rp_methods_stats s;
+    rp_methods_stats(&s);
+    v[0] = s.no_memory;
+    v[1] = s.unresolved;
+}
+
+void rp_methods_counters_register(void)
+{
+    rp_counters_register(RP_COUNTERS_NOMEM, METHODS_COUNTERS, 2, methods_counters_read);
 }

@@ -87,4 +87,8 @@ struct rp_methods_stats {
 };
 void rp_methods_stats(struct rp_methods_stats *out);
 
+/* Register methods.no_memory and methods.unresolved (counters.h), group
+ * RP_COUNTERS_NOMEM. Agent start, before the flusher runs. */
+void rp_methods_counters_register(void);
+
 #endif

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "counters.h"
 #include "codecache.h"
 #include "stackwalk.h"
 #include "unwind.h"
@@ -725,4 +726,29 @@ void rp_stackwalk_stats(struct rp_stackwalk_stats *out)
     out->from_callback = atomic_load(&g_from_callback);
     out->interp_entry = atomic_load(&g_interp_entry);
     out->from_kept = atomic_load(&g_from_kept);
+}
+
+/* The walk counters, in the chunk's order (docs/format.md). */
+static const char *const WALK_COUNTERS[] = {
+    "walk.stub_frames", "walk.stub_stuck", "walk.from_frame", "walk.from_context",
+    "walk.anchor_fixed", "walk.anchor_moved", "walk.compiled_popped",
+    "walk.from_callback", "walk.interp_entry", "walk.from_kept",
+};
+
+static void walk_counters_read(uint64_t *v)
+{
+    struct rp_stackwalk_stats s;
+    rp_stackwalk_stats(&s);
+    const uint64_t now[] = {s.stub_frames, s.stub_stuck, s.from_frame, s.from_context,
+                            s.anchor_fixed, s.anchor_moved, s.compiled_popped,
+                            s.from_callback, s.interp_entry, s.from_kept};
+    _Static_assert(sizeof now / sizeof now[0] ==
+                   sizeof WALK_COUNTERS / sizeof WALK_COUNTERS[0], "WALK_COUNTERS");
+    memcpy(v, now, sizeof now);
+}
+
+void rp_stackwalk_counters_register(void)
+{
+    rp_counters_register(RP_COUNTERS_WALK, WALK_COUNTERS,
+                         sizeof WALK_COUNTERS / sizeof WALK_COUNTERS[0], walk_counters_read);
 }

@@ -132,4 +132,8 @@ struct rp_stackwalk_stats {
 };
 void rp_stackwalk_stats(struct rp_stackwalk_stats *out);
 
+/* Register the walk.* counters (counters.h), group RP_COUNTERS_WALK: what the
+ * walk recovered. Agent start, before the flusher runs. */
+void rp_stackwalk_counters_register(void);
+
 #endif

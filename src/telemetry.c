@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "ringprof/events.h"
+#include "counters.h"
 #include "log.h"
 #include "telemetry.h"
 #include "threads.h"
@@ -332,4 +333,19 @@ void rp_telemetry_pass(JNIEnv *jni, struct rp_chunk_writer *w, uint64_t now)
     gauge(w, RP_GAUGE_AGENT_CPU, now, 1,
           monotone(&T.last_agent_cpu, rp_threads_agent_cpu_ns()));
     atomic_fetch_add_explicit(&T.readings, 1, memory_order_relaxed);
+}
+
+static const char *const TELEMETRY_COUNTERS[] = {"telemetry.failed"};
+
+static void telemetry_counters_read(uint64_t *v)
+{
+    struct rp_telemetry_stats s;
+    rp_telemetry_stats(&s);
+    v[0] = s.failed;
+}
+
+void rp_telemetry_counters_register(void)
+{
+    rp_counters_register(RP_COUNTERS_TELEMETRY, TELEMETRY_COUNTERS, 1,
+                         telemetry_counters_read);
 }

@@ -42,4 +42,8 @@ struct rp_telemetry_stats {
 };
 void rp_telemetry_stats(struct rp_telemetry_stats *out);
 
+/* Register telemetry.failed (counters.h), group RP_COUNTERS_TELEMETRY. Agent
+ * start, before the flusher runs. */
+void rp_telemetry_counters_register(void);
+
 #endif

@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 
 #include "ringprof/clock.h"
+#include "counters.h"
 #include "log.h"
 #include "threadadopt.h"
 #include "threads.h"
@@ -475,4 +476,18 @@ uint64_t rp_threads_agent_cpu_ns(void)
             sum += (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     }
     return sum;
+}
+
+static const char *const THREADS_COUNTERS[] = {"threads.no_memory"};
+
+static void threads_counters_read(uint64_t *v)
+{
+    struct rp_threads_stats s;
+    rp_threads_stats(&s);
+    v[0] = s.no_memory;
+}
+
+void rp_threads_counters_register(void)
+{
+    rp_counters_register(RP_COUNTERS_NOMEM, THREADS_COUNTERS, 1, threads_counters_read);
 }

@@ -247,4 +247,8 @@ struct rp_slot *rp_threads_by_tid(pid_t tid);
 /* gettid(2) without libc's wrapper (glibc 2.30+ has one; this works everywhere). */
 pid_t rp_gettid(void);
 
+/* Register threads.no_memory (counters.h), group RP_COUNTERS_NOMEM. Agent
+ * start, before the flusher runs. */
+void rp_threads_counters_register(void);
+
 #endif

@@ -321,7 +321,7 @@ static void test_rotation_by_size(void)
     CHECK(rp_recording_generation(rec) == 0, "no chunk before the first writer call");
     CHECK(scan(dir).parts == 0, "the first chunk is created lazily");
 
-    uint64_t gens = 0, last_gen = 0;
+    uint64_t gens = 0, last_gen = 0, rotations = 0;
     long samples = 0;
     for (int i = 0; i < 100; i++) {
         struct rp_chunk_writer *w = rp_recording_writer(rec);
@@ -329,11 +329,17 @@ static void test_rotation_by_size(void)
         gens += rp_recording_generation(rec) != last_gen;
         last_gen = rp_recording_generation(rec);
         samples += put_data(w, PER_FLUSH, 5);
-        CHECK(rp_recording_flush(rec, NULL) == 0, "flush %d", i);
-        CHECK(scan(dir).parts <= 1, "one .part at a time");
+        int rotated = -1;
+        CHECK(rp_recording_flush(rec, &rotated) == 0, "flush %d", i);
+        CHECK(rotated == 0 || rotated == 1, "flush %d says whether it rotated", i);
+        rotations += rotated == 1;
+        CHECK(scan(dir).parts == (rotated ? 0 : 1), "flush %d: a rotation leaves no "
+              ".part, else the chunk stays open", i);
     }
     struct rp_recording_stats st;
     rp_recording_stats(rec, &st);
+    CHECK(rotations == st.chunks_finished, "rotated %" PRIu64 " times for %" PRIu64
+          " finished chunks", rotations, st.chunks_finished);
     CHECK(rp_recording_close(rec) == 0, "close");
 
     /* ~400 KiB in 64 KiB chunks: 6 rotations and the last, shorter chunk. */

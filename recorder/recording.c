@@ -25,6 +25,7 @@
  * seq) parsed from the name, and deletes from the oldest. Foreign files,
  * subdirectories and symlinks are never counted, followed or deleted.
  */
+#include "ringprof/clock.h"
 #include "ringprof/recording.h"
 #include "ringprof/trust.h"
 #include "varint.h"
@@ -188,13 +189,6 @@ int rp_recording_parse_name(const char *name, long *pid, uint64_t *wall_s,
 }
 
 /* --------------------------------------------------------------- directory -- */
-
-static uint64_t now_ns(clockid_t clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
 
 static void set_err(char *err, size_t errlen, const char *what, const char *dir, int e)
 {
@@ -476,7 +470,7 @@ static int too_old(const struct rp_recording *rec, const struct chunk_ent *e,
  * the next rotation even when one chunk alone exceeds max_size. */
 static int apply_retention(struct rp_recording *rec, int dfd, struct chunk_list *l)
 {
-    uint64_t total = 0, now = now_ns(CLOCK_REALTIME);
+    uint64_t total = 0, now = rp_clock_ns(CLOCK_REALTIME);
     int deleted = 0;
 
     for (size_t i = 0; i < l->n; i++)
@@ -551,7 +545,7 @@ static size_t chunk_meta(struct rp_recording *rec, uint32_t seq, uint64_t wall,
  * the writer, so the name, start.wall_ns and start.mono_ns agree exactly. */
 static int try_open_chunk(struct rp_recording *rec)
 {
-    uint64_t wall = now_ns(CLOCK_REALTIME), mono = now_ns(CLOCK_MONOTONIC);
+    uint64_t wall = rp_clock_ns(CLOCK_REALTIME), mono = rp_clock_ns(CLOCK_MONOTONIC);
     char name[NAME_CAP];
 
     if (rp_recording_chunk_name(name, sizeof name, rec->pid, wall, rec->next_seq) != 0)
@@ -730,7 +724,7 @@ static int chunk_due(const struct rp_recording *rec)
     rp_chunk_writer_stats(rec->w, &ws);
     if (rec->lim.chunk_size && ws.bytes_written >= rec->lim.chunk_size)
         return 1;
-    return dur && now_ns(CLOCK_MONOTONIC) - rp_chunk_writer_start_mono(rec->w) >= dur;
+    return dur && rp_clock_ns(CLOCK_MONOTONIC) - rp_chunk_writer_start_mono(rec->w) >= dur;
 }
 
 int rp_recording_flush(struct rp_recording *rec, int *rotated)
@@ -789,11 +783,11 @@ static int copy_meta(struct rp_recording *rec, const struct rp_kv *meta, size_t 
  * and readable enough to tell recordings apart in a listing. */
 static void make_id(struct rp_recording *rec)
 {
-    uint64_t wall = now_ns(CLOCK_REALTIME), r;
+    uint64_t wall = rp_clock_ns(CLOCK_REALTIME), r;
     char stamp[NAME_CAP] = "";
 
     if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
-        r = wall ^ now_ns(CLOCK_MONOTONIC) ^ ((uint64_t)rec->pid << 32);
+        r = wall ^ rp_clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)rec->pid << 32);
         r ^= r >> 31, r *= 0x9e3779b97f4a7c15ull, r ^= r >> 29;   /* mix the bits */
     }
     if (rp_recording_chunk_name(stamp, sizeof stamp, rec->pid, wall, 0) == 0)

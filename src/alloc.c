@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include "ringprof/clock.h"
 #include "ringprof/events.h"
 #include "ringprof/format.h"
 #include "ringprof/ring.h"
@@ -74,13 +75,6 @@ static struct {
 
 /* env->wake of the engine table's start (the alloc kind's entry, below). */
 static void wake_flusher(void);
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void bump(_Atomic uint64_t *c)
 {
@@ -222,7 +216,7 @@ static void sample(struct rp_slot *s, JNIEnv *jni, jobject object, jclass klass,
         bump(&G.no_memory);
         return;
     }
-    struct rp_sample_hdr h = {.type = RP_SAMPLE_ALLOC, .time = mono_ns(), .slot = s->index,
+    struct rp_sample_hdr h = {.type = RP_SAMPLE_ALLOC, .time = rp_mono_ns(), .slot = s->index,
                               .gen = atomic_load(&s->gen)};
     struct rp_alloc_tail t = {.size = (uint64_t)(size > 0 ? size : 0)};
     /* p = 1 - exp(-s/I) (alloc.h); expm1 keeps it exact for s << I. I is the
@@ -287,7 +281,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
     (void)jvmti; (void)thread;
     atomic_fetch_add(&G.inflight, 1);
     if (atomic_load(&G.on)) {
-        uint64_t t0 = mono_ns();
+        uint64_t t0 = rp_mono_ns();
         pid_t tid = rp_gettid();
         struct rp_slot *s = rp_threads_by_tid(tid);
         if (!s || !s->ring || atomic_load(&s->state) != RP_SLOT_LIVE) {
@@ -299,7 +293,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
             sample(s, jni, object, klass, size);
             rp_callstack_leave(s, outer);
         }
-        atomic_fetch_add_explicit(&G.callback_ns, mono_ns() - t0, memory_order_relaxed);
+        atomic_fetch_add_explicit(&G.callback_ns, rp_mono_ns() - t0, memory_order_relaxed);
     }
     atomic_fetch_sub(&G.inflight, 1);
 }
@@ -329,13 +323,13 @@ static void JNICALL on_object_free(jvmtiEnv *jvmti, jlong tag)
 static void JNICALL on_gc_start(jvmtiEnv *jvmti)
 {
     (void)jvmti;
-    G.gc_start = mono_ns();
+    G.gc_start = rp_mono_ns();
 }
 
 static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
 {
     (void)jvmti;
-    uint64_t end = mono_ns();
+    uint64_t end = rp_mono_ns();
     uint64_t id = atomic_fetch_add(&G.gc_count, 1) + 1;
     uint64_t head = atomic_load_explicit(&G.gcq_head, memory_order_relaxed);
     if (head - atomic_load_explicit(&G.gcq_tail, memory_order_acquire) >= GC_QUEUE) {

@@ -14,6 +14,7 @@
  *
  * The second half writes the discovery files in "/tmp/ringprof-<uid>/".
  */
+#include "ringprof/clock.h"
 #include "control.h"
 
 #include <errno.h>
@@ -81,13 +82,6 @@ struct rp_control {
     } drops[4];
     struct rp_json reply;
 };
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 __attribute__((format(printf, 3, 4)))
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -592,7 +586,7 @@ static void *serve(void *arg)
         ctl->ops.thread_start(ctl->ctx);
 
     for (;;) {
-        uint64_t now = now_ms();
+        uint64_t now = rp_mono_ms();
         size_t n = ctl->nconns;
         uint64_t next = now + RP_CONTROL_IDLE_MS;
         pfd[0] = (struct pollfd){.fd = ctl->wake[0], .events = POLLIN};
@@ -620,7 +614,7 @@ static void *serve(void *arg)
         }
         if (r > 0 && pfd[0].revents)
             break;
-        now = now_ms();
+        now = rp_mono_ms();
 
         /* Descending, so closing (which moves the last connection into slot i)
          * never skips one that has not been looked at. */

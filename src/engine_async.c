@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <jni.h>
 
+#include "ringprof/clock.h"
 #include "engine.h"
 #include "engine_async.h"
 #include "sample.h"
@@ -96,13 +97,6 @@ int rp_async_check_signal(int signo, char *err, size_t errlen)
     return 0;
 }
 
-static inline uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ------------------------------------------------------------ crash guard -- */
 
 static void chain(const struct sigaction *old, int sig, siginfo_t *si, void *uc)
@@ -175,7 +169,7 @@ static int install_guard(int sig, struct sigaction *saved)
 
 static void take_sample(struct rp_slot *s, siginfo_t *si, ucontext_t *uc)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = rp_mono_ns();
     s->in_handler = 1;
     struct rp_sample_hdr h;
     h.type = RP_SAMPLE_CPU;
@@ -237,7 +231,7 @@ static void take_sample(struct rp_slot *s, siginfo_t *si, ucontext_t *uc)
     h.flags = trunc ? RP_SAMPLE_TRUNCATED : 0;
     h.nnative = (uint32_t)nn;
     h.njava = (uint32_t)nj;
-    uint64_t t1 = now_ns();
+    uint64_t t1 = rp_mono_ns();
     h.handler_ns = t1 - t0 > UINT32_MAX ? UINT32_MAX : (uint32_t)(t1 - t0);
     rp_hist_add(&g_hist, t1 - t0);
     /* In one of the agent's callbacks that takes its thread's Java stack

@@ -18,6 +18,7 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include "ringprof/clock.h"
 #include "ringprof/format.h"
 #include "ringprof/events.h"
 #include "ringprof/ring.h"
@@ -49,13 +50,6 @@ static struct {
 
 /* env->wake of the engine table's start (the lock kind's entry, below). */
 static void wake_flusher(void);
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void bump(_Atomic uint64_t *c)
 {
@@ -169,14 +163,14 @@ static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
     (void)jvmti; (void)jni; (void)thread; (void)object;
     atomic_fetch_add(&L.inflight, 1);
     if (atomic_load(&L.on)) {
-        uint64_t t0 = mono_ns();
+        uint64_t t0 = rp_mono_ns();
         struct rp_slot *s = current_slot(1);
         if (s) {
             /* The owner field now, resolved only if the wait turns out long. */
             s->lock_owner = rp_vmstructs_pending_owner(atomic_load(&s->java_thread));
             s->lock_t0 = t0;
         }
-        atomic_fetch_add_explicit(&L.callback_ns, mono_ns() - t0, memory_order_relaxed);
+        atomic_fetch_add_explicit(&L.callback_ns, rp_mono_ns() - t0, memory_order_relaxed);
     }
     atomic_fetch_sub(&L.inflight, 1);
 }
@@ -187,7 +181,7 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
     (void)jvmti; (void)thread;
     atomic_fetch_add(&L.inflight, 1);
     if (atomic_load(&L.on)) {
-        uint64_t t1 = mono_ns();
+        uint64_t t1 = rp_mono_ns();
         struct rp_slot *s = current_slot(0);
         /* t0 0: the wait began before recording was switched on. A t0 from
          * before the last switch on is stale: noted in an earlier period of
@@ -208,7 +202,7 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
             record(s, jni, object, t0, t1 - t0, threshold);
             rp_callstack_leave(s, outer);
         }
-        atomic_fetch_add_explicit(&L.callback_ns, mono_ns() - t1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&L.callback_ns, rp_mono_ns() - t1, memory_order_relaxed);
     }
     atomic_fetch_sub(&L.inflight, 1);
 }
@@ -294,7 +288,7 @@ int rp_lock_switch(int on, char *err, size_t errlen)
     }
     if (on) {
         atomic_store(&L.configured, 1);
-        atomic_store(&L.on_since, mono_ns());
+        atomic_store(&L.on_since, rp_mono_ns());
     }
     atomic_store(&L.on, on);
     jvmtiError e1 = enable(JVMTI_EVENT_MONITOR_CONTENDED_ENTER, on);

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ringprof/clock.h"
 #include "ringprof/events.h"
 #include "counters.h"
 #include "log.h"
@@ -49,13 +50,6 @@ static struct {
     uint64_t last_gc_count, last_gc_time, last_agent_cpu;
     _Atomic uint64_t readings, failed, scan_max;
 } T;
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 void rp_telemetry_init(jvmtiEnv *jvmti, uint64_t period_ns)
 {
@@ -117,7 +111,7 @@ static int runnable(uint64_t total, uint64_t *out)
 {
     /* The reading thread itself is running: counted without a read, so that a
      * scan cut short by its budget (a busy machine) still counts it. */
-    uint64_t t0 = mono_ns(), seen = 1, r = 1;
+    uint64_t t0 = rp_mono_ns(), seen = 1, r = 1;
     char self[16];
     snprintf(self, sizeof self, "%ld", (long)syscall(SYS_gettid));
     if (!T.tasks && !(T.tasks = opendir("/proc/self/task")))
@@ -141,10 +135,10 @@ static int runnable(uint64_t total, uint64_t *out)
             seen++;
             r += stat_state(buf) == 'R';
         }
-        if ((seen & 7) == 0 && mono_ns() - t0 > TASK_BUDGET_NS)
+        if ((seen & 7) == 0 && rp_mono_ns() - t0 > TASK_BUDGET_NS)
             break;
     }
-    uint64_t took = mono_ns() - t0;
+    uint64_t took = rp_mono_ns() - t0;
     if (took > atomic_load(&T.scan_max))
         atomic_store(&T.scan_max, took);
     *out = seen >= total ? r : (r * total + seen / 2) / seen;

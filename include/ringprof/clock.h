@@ -27,6 +27,12 @@ static inline uint64_t rp_mono_ns(void)
     return rp_clock_ns(CLOCK_MONOTONIC);
 }
 
+/* CLOCK_MONOTONIC milliseconds: the control socket's deadlines and timeouts. */
+static inline uint64_t rp_mono_ms(void)
+{
+    return rp_mono_ns() / 1000000u;
+}
+
 /* CLOCK_REALTIME nanoseconds since the epoch: times shown as dates. */
 static inline uint64_t rp_wall_ns(void)
 {

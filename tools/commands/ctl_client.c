@@ -6,6 +6,7 @@
  * blocking socket with SO_SNDTIMEO/SO_RCVTIMEO (Linux honours the send timeout in
  * connect, which waits while the server's backlog is full) and an overall deadline.
  */
+#include "ringprof/clock.h"
 #include "ctl_client.h"
 
 #include <ctype.h>
@@ -448,13 +449,6 @@ void rp_jv_print(FILE *f, const struct rp_jv *v)
 
 /* ========================================================= the exchange == */
 
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void set_timeouts(int fd, int ms)
 {
     if (ms < 1)
@@ -518,7 +512,7 @@ int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms
         return fail(err, errlen, "socket path too long (at most %zu bytes): %s",
                     sizeof sa.sun_path - 1, socket_path);
     strcpy(sa.sun_path, socket_path);
-    uint64_t deadline = mono_ms() + (uint64_t)timeout_ms;
+    uint64_t deadline = rp_mono_ms() + (uint64_t)timeout_ms;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return fail(err, errlen, "cannot create a socket: %s", strerror(errno));
@@ -569,7 +563,7 @@ int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms
         return fail(err, errlen, "out of memory");
     }
     for (;;) {
-        uint64_t now = mono_ms();
+        uint64_t now = rp_mono_ms();
         if (now >= deadline) {
             free(buf);
             close(fd);

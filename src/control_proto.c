@@ -6,6 +6,7 @@
  * first word. Each command checks its own arguments. Nothing here touches the
  * agent: the parser only says what was asked, and the server decides what to do.
  */
+#include "ringprof/errbuf.h"
 #include "control_proto.h"
 
 #include <stdarg.h>
@@ -64,18 +65,6 @@ const char *rp_ctl_key_name(enum rp_ctl_key key)
     }
 }
 
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 /* Words are quoted in messages; a long one is cut so the sentence stays readable. */
 #define Q(w) (int)(strlen(w) > 40 ? 40 : strlen(w)), (w), (strlen(w) > 40 ? "..." : "")
 
@@ -98,7 +87,7 @@ static int parse_kinds(char **words, int n, struct rp_ctl_request *req,
         else if (!strcmp(words[i], "all"))
             req->kinds |= RP_CTL_KIND_ALL;
         else
-            return fail(err, errlen, "unknown event kind '%.*s%s': kinds are %s "
+            return rp_fail(err, errlen, "unknown event kind '%.*s%s': kinds are %s "
                         "(or none, or 'all', for every kind)", Q(words[i]), kinds_list);
     }
     return 0;
@@ -108,7 +97,7 @@ static int parse_setting(char *word, struct rp_ctl_setting *s, char *err, size_t
 {
     char *eq = strchr(word, '=');
     if (!eq || eq == word)
-        return fail(err, errlen, "bad setting '%.*s%s': expected KEY=VALUE, "
+        return rp_fail(err, errlen, "bad setting '%.*s%s': expected KEY=VALUE, "
                     "e.g. interval=10ms; keys are %s", Q(word), keys_list);
     *eq = '\0';
     const char *key = word, *val = eq + 1;
@@ -116,21 +105,21 @@ static int parse_setting(char *word, struct rp_ctl_setting *s, char *err, size_t
         s->key = RP_CTL_KEY_INTERVAL;
         if (rp_parse_duration(val, &s->value) != 0 || s->value < RP_CTL_INTERVAL_MIN_NS ||
             s->value > RP_CTL_INTERVAL_MAX_NS)
-            return fail(err, errlen, "bad value '%.*s%s' for interval: accepted values "
+            return rp_fail(err, errlen, "bad value '%.*s%s' for interval: accepted values "
                         "are a duration from 100us to 10s with a unit (ns, us, ms, s), "
                         "e.g. 10ms, 500us", Q(val));
     } else if (!strcmp(key, "alloc")) {
         s->key = RP_CTL_KEY_ALLOC;
         if (rp_parse_size(val, &s->value) != 0 || s->value < RP_CTL_ALLOC_MIN ||
             s->value > RP_CTL_ALLOC_MAX)
-            return fail(err, errlen, "bad value '%.*s%s' for alloc: accepted values "
+            return rp_fail(err, errlen, "bad value '%.*s%s' for alloc: accepted values "
                         "are a size from 1 to 1g bytes (k, m, g binary), e.g. 512k, "
                         "1m", Q(val));
     } else if (!strcmp(key, "lock")) {
         s->key = RP_CTL_KEY_LOCK;
         if (rp_parse_duration(val, &s->value) != 0 ||
             (s->value && s->value < RP_CTL_LOCK_MIN_NS) || s->value > RP_CTL_LOCK_MAX_NS)
-            return fail(err, errlen, "bad value '%.*s%s' for lock: accepted values are a "
+            return rp_fail(err, errlen, "bad value '%.*s%s' for lock: accepted values are a "
                         "duration from 1us to 10s with a unit (ns, us, ms, s), e.g. 10ms, "
                         "or 0ns for every contended entry (stop lock switches it off)",
                         Q(val));
@@ -138,7 +127,7 @@ static int parse_setting(char *word, struct rp_ctl_setting *s, char *err, size_t
         s->key = RP_CTL_KEY_WALL;
         if (rp_parse_duration(val, &s->value) != 0 || s->value < RP_CTL_WALL_MIN_NS ||
             s->value > RP_CTL_WALL_MAX_NS)
-            return fail(err, errlen, "bad value '%.*s%s' for wall: accepted values are "
+            return rp_fail(err, errlen, "bad value '%.*s%s' for wall: accepted values are "
                         "a duration from 1ms to 10s with a unit (ns, us, ms, s), e.g. "
                         "10ms, 50ms (to stop wall-clock sampling: stop wall)", Q(val));
     } else if (!strcmp(key, "wallthreads")) {
@@ -146,17 +135,17 @@ static int parse_setting(char *word, struct rp_ctl_setting *s, char *err, size_t
         char *end;
         unsigned long long v = strtoull(val, &end, 10);
         if (*val < '0' || *val > '9' || *end || v < 1 || v > RP_CTL_WALLTHREADS_MAX)
-            return fail(err, errlen, "bad value '%.*s%s' for wallthreads: accepted "
+            return rp_fail(err, errlen, "bad value '%.*s%s' for wallthreads: accepted "
                         "values are a number from 1 to 65536", Q(val));
         s->value = v;
     } else {
-        return fail(err, errlen, "unknown setting '%.*s%s': settings are %s", Q(key),
+        return rp_fail(err, errlen, "unknown setting '%.*s%s': settings are %s", Q(key),
                     keys_list);
     }
     /* Checked above: both parsers accept only digits and a short unit, and the
      * words came from a line of at most RP_CONTROL_REQUEST_MAX bytes. */
     if (strlen(val) >= sizeof s->text)
-        return fail(err, errlen, "bad value '%.*s%s' for %s: too long", Q(val), key);
+        return rp_fail(err, errlen, "bad value '%.*s%s' for %s: too long", Q(val), key);
     strcpy(s->text, val);
     return 0;
 }
@@ -165,17 +154,17 @@ static int parse_set(char **words, int n, struct rp_ctl_request *req,
                      char *err, size_t errlen)
 {
     if (n == 0)
-        return fail(err, errlen, "'set' needs KEY=VALUE, e.g. set interval=10ms; "
+        return rp_fail(err, errlen, "'set' needs KEY=VALUE, e.g. set interval=10ms; "
                     "settings are %s", keys_list);
     if (n > RP_CTL_SET_MAX)
-        return fail(err, errlen, "'set' takes at most %d settings", RP_CTL_SET_MAX);
+        return rp_fail(err, errlen, "'set' takes at most %d settings", RP_CTL_SET_MAX);
     for (int i = 0; i < n; i++) {
         struct rp_ctl_setting *s = &req->settings[i];
         if (parse_setting(words[i], s, err, errlen) != 0)
             return -1;
         for (int k = 0; k < i; k++)
             if (req->settings[k].key == s->key)
-                return fail(err, errlen, "setting '%s' given twice",
+                return rp_fail(err, errlen, "setting '%s' given twice",
                             rp_ctl_key_name(s->key));
     }
     req->nsettings = (size_t)n;
@@ -212,12 +201,12 @@ int rp_ctl_parse(const char *line, size_t len, struct rp_ctl_request *req,
     if (len && line[len - 1] == '\r')
         len--;
     if (len >= RP_CONTROL_REQUEST_MAX)
-        return fail(err, errlen, "request too long (%zu bytes; at most %d with the "
+        return rp_fail(err, errlen, "request too long (%zu bytes; at most %d with the "
                     "newline)", len, RP_CONTROL_REQUEST_MAX);
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)line[i];
         if ((c < 0x20 && c != '\t') || c > 0x7e)
-            return fail(err, errlen, "request has a non-text byte 0x%02x at offset %zu: "
+            return rp_fail(err, errlen, "request has a non-text byte 0x%02x at offset %zu: "
                         "a request is one line of printable ASCII", c, i);
     }
     char buf[RP_CONTROL_REQUEST_MAX];
@@ -227,18 +216,18 @@ int rp_ctl_parse(const char *line, size_t len, struct rp_ctl_request *req,
     char *words[MAX_WORDS];
     int n = split(buf, words, MAX_WORDS);
     if (n == 0)
-        return fail(err, errlen, "empty request: send a command, e.g. 'status'; "
+        return rp_fail(err, errlen, "empty request: send a command, e.g. 'status'; "
                     "commands are %s", commands_list);
     enum rp_ctl_cmd cmd = RP_CTL_NONE;
     for (size_t i = 1; i < NCMDS; i++)
         if (!strcmp(words[0], cmd_names[i]))
             cmd = (enum rp_ctl_cmd)i;
     if (cmd == RP_CTL_NONE)
-        return fail(err, errlen, "unknown command '%.*s%s': commands are %s",
+        return rp_fail(err, errlen, "unknown command '%.*s%s': commands are %s",
                     Q(words[0]), commands_list);
     req->cmd = cmd;
     if (n < 0)
-        return fail(err, errlen, "too many arguments for '%s'", cmd_names[cmd]);
+        return rp_fail(err, errlen, "too many arguments for '%s'", cmd_names[cmd]);
 
     switch (cmd) {
     case RP_CTL_START:
@@ -248,7 +237,7 @@ int rp_ctl_parse(const char *line, size_t len, struct rp_ctl_request *req,
         return parse_set(words + 1, n - 1, req, err, errlen);
     default:
         if (n > 1)
-            return fail(err, errlen, "'%s' takes no arguments (got '%.*s%s')",
+            return rp_fail(err, errlen, "'%s' takes no arguments (got '%.*s%s')",
                         cmd_names[cmd], Q(words[1]));
         return 0;
     }

@@ -6,6 +6,7 @@
  * blocking socket with SO_SNDTIMEO/SO_RCVTIMEO (Linux honours the send timeout in
  * connect, which waits while the server's backlog is full) and an overall deadline.
  */
+#include "ringprof/errbuf.h"
 #include "ringprof/clock.h"
 #include "ctl_client.h"
 
@@ -27,18 +28,6 @@
 
 #define JV_DEPTH_MAX 64
 
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 /* ================================================================== JSON == */
 
 struct jp {
@@ -51,7 +40,7 @@ struct jp {
 
 static int jp_fail(struct jp *p, const char *what)
 {
-    return fail(p->err, p->errlen, "%s at offset %zu", what, p->pos);
+    return rp_fail(p->err, p->errlen, "%s at offset %zu", what, p->pos);
 }
 
 static void jp_ws(struct jp *p)
@@ -321,7 +310,7 @@ struct rp_jv *rp_jv_parse(const char *text, size_t len, char *err, size_t errlen
     struct jp p = {.s = text, .len = len, .err = err, .errlen = errlen};
     struct rp_jv *v = calloc(1, sizeof *v);
     if (!v) {
-        fail(err, errlen, "out of memory");
+        rp_fail(err, errlen, "out of memory");
         return NULL;
     }
     if (jp_value(&p, v) != 0) {
@@ -463,25 +452,25 @@ static int connect_error(const char *path, int e, int timeout_ms, char *err, siz
     struct stat st;
     switch (e) {
     case ENOENT:
-        return fail(err, errlen, "no socket at %s", path);
+        return rp_fail(err, errlen, "no socket at %s", path);
     case ECONNREFUSED:
-        return fail(err, errlen, "the socket %s refuses connections (a stale file: its "
+        return rp_fail(err, errlen, "the socket %s refuses connections (a stale file: its "
                     "agent is gone)", path);
     case EACCES:
     case EPERM:
         if (stat(path, &st) == 0)
-            return fail(err, errlen, "permission denied on %s (it belongs to uid %u; run "
+            return rp_fail(err, errlen, "permission denied on %s (it belongs to uid %u; run "
                         "ringprof as that user or as root)", path, (unsigned)st.st_uid);
-        return fail(err, errlen, "permission denied on %s", path);
+        return rp_fail(err, errlen, "permission denied on %s", path);
     case EAGAIN:
     case ETIMEDOUT:
     case EINPROGRESS:
-        return fail(err, errlen, "%s did not accept the connection within %d ms", path,
+        return rp_fail(err, errlen, "%s did not accept the connection within %d ms", path,
                     timeout_ms);
     case ENOTSOCK:
-        return fail(err, errlen, "%s is not a socket", path);
+        return rp_fail(err, errlen, "%s is not a socket", path);
     default:
-        return fail(err, errlen, "cannot connect to %s: %s", path, strerror(e));
+        return rp_fail(err, errlen, "cannot connect to %s: %s", path, strerror(e));
     }
 }
 
@@ -492,11 +481,11 @@ static int check_peer(int fd, const char *path, const struct rp_ctl_peer *expect
     struct ucred cr;
     socklen_t cl = sizeof cr;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0)
-        return fail(err, errlen, "cannot tell who serves %s (%s); not talking to it",
+        return rp_fail(err, errlen, "cannot tell who serves %s (%s); not talking to it",
                     path, strerror(errno));
     if ((long)cr.pid == expect->pid && (long)cr.uid == expect->uid)
         return 0;
-    return fail(err, errlen, "%s is served by pid %ld (uid %u), not by pid %ld (uid %ld): "
+    return rp_fail(err, errlen, "%s is served by pid %ld (uid %u), not by pid %ld (uid %ld): "
                 "another process put its socket where the agent's should be; not "
                 "talking to it", path, (long)cr.pid, (unsigned)cr.uid, expect->pid,
                 expect->uid);
@@ -509,13 +498,13 @@ int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms
     *reply = NULL;
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (strlen(socket_path) >= sizeof sa.sun_path)
-        return fail(err, errlen, "socket path too long (at most %zu bytes): %s",
+        return rp_fail(err, errlen, "socket path too long (at most %zu bytes): %s",
                     sizeof sa.sun_path - 1, socket_path);
     strcpy(sa.sun_path, socket_path);
     uint64_t deadline = rp_mono_ms() + (uint64_t)timeout_ms;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
-        return fail(err, errlen, "cannot create a socket: %s", strerror(errno));
+        return rp_fail(err, errlen, "cannot create a socket: %s", strerror(errno));
     set_timeouts(fd, timeout_ms);
     if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
         int e = errno;
@@ -531,7 +520,7 @@ int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms
     char *line = malloc(rlen + 2);
     if (!line) {
         close(fd);
-        return fail(err, errlen, "out of memory");
+        return rp_fail(err, errlen, "out of memory");
     }
     memcpy(line, request, rlen);
     line[rlen++] = '\n';
@@ -550,7 +539,7 @@ int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms
     free(line);
     if (send_errno == EAGAIN || send_errno == EWOULDBLOCK) {
         close(fd);
-        return fail(err, errlen, "%s did not take the request within %d ms",
+        return rp_fail(err, errlen, "%s did not take the request within %d ms",
                     socket_path, timeout_ms);
     }
     /* Other send errors (EPIPE, ECONNRESET): the server may have answered and
@@ -560,14 +549,14 @@ int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms
     char *buf = malloc(cap);
     if (!buf) {
         close(fd);
-        return fail(err, errlen, "out of memory");
+        return rp_fail(err, errlen, "out of memory");
     }
     for (;;) {
         uint64_t now = rp_mono_ms();
         if (now >= deadline) {
             free(buf);
             close(fd);
-            return fail(err, errlen, "no reply from %s within %d ms", socket_path,
+            return rp_fail(err, errlen, "no reply from %s within %d ms", socket_path,
                         timeout_ms);
         }
         set_timeouts(fd, (int)(deadline - now));
@@ -575,14 +564,14 @@ int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms
             if (cap > (size_t)RP_CONTROL_REPLY_MAX) {
                 free(buf);
                 close(fd);
-                return fail(err, errlen, "reply from %s is longer than %zu bytes",
+                return rp_fail(err, errlen, "reply from %s is longer than %zu bytes",
                             socket_path, (size_t)RP_CONTROL_REPLY_MAX);
             }
             char *nb = realloc(buf, cap * 2);
             if (!nb) {
                 free(buf);
                 close(fd);
-                return fail(err, errlen, "out of memory");
+                return rp_fail(err, errlen, "out of memory");
             }
             buf = nb;
             cap *= 2;
@@ -596,7 +585,7 @@ int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms
             int e = errno;
             free(buf);
             close(fd);
-            return fail(err, errlen, "cannot read the reply from %s: %s", socket_path,
+            return rp_fail(err, errlen, "cannot read the reply from %s: %s", socket_path,
                         strerror(e));
         }
         char *nl = n > 0 ? memchr(buf + len, '\n', (size_t)n) : NULL;
@@ -611,15 +600,15 @@ int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms
     if (len == 0) {
         free(buf);
         if (send_errno)
-            return fail(err, errlen, "cannot send to %s: %s", socket_path,
+            return rp_fail(err, errlen, "cannot send to %s: %s", socket_path,
                         strerror(send_errno));
-        return fail(err, errlen, "%s closed the connection without a reply", socket_path);
+        return rp_fail(err, errlen, "%s closed the connection without a reply", socket_path);
     }
     if (len == cap) {
         char *nb = realloc(buf, cap + 1);
         if (!nb) {
             free(buf);
-            return fail(err, errlen, "out of memory");
+            return rp_fail(err, errlen, "out of memory");
         }
         buf = nb;
     }
@@ -728,25 +717,25 @@ int rp_discovery_read(int dfd, const char *dir, const char *name, unsigned uid,
     char why[256];
     int fd = rp_trust_openat(dfd, name, (uid_t)uid, RP_DISCOVERY_FILE_MAX, why, sizeof why);
     if (fd < 0)
-        return fail(err, errlen, "%s/%s %s; not reading it", dir, name, why);
+        return rp_fail(err, errlen, "%s/%s %s; not reading it", dir, name, why);
     char buf[RP_DISCOVERY_FILE_MAX + 1];
     size_t n = rp_read_fd(fd, buf, sizeof buf);
     close(fd);
     char perr[128];
     struct rp_jv *v = rp_jv_parse(buf, n, perr, sizeof perr);
     if (!v)
-        return fail(err, errlen, "%s/%s is not a discovery file: %s", dir, name, perr);
+        return rp_fail(err, errlen, "%s/%s is not a discovery file: %s", dir, name, perr);
     const char *sock = rp_jv_str(rp_jv_get(v, "socket"));
     long long pid = rp_jv_int(rp_jv_get(v, "pid"), -1);
     long long fuid = rp_jv_int(rp_jv_get(v, "uid"), -1);
     if (!sock || pid <= 0 || pid > INT_MAX) {
         rp_jv_free(v);
-        return fail(err, errlen, "%s/%s is not a discovery file: no pid or socket", dir,
+        return rp_fail(err, errlen, "%s/%s is not a discovery file: no pid or socket", dir,
                     name);
     }
     if (fuid != (long long)uid) {
         rp_jv_free(v);
-        return fail(err, errlen, "%s/%s says uid %lld, but lies in the directory of uid "
+        return rp_fail(err, errlen, "%s/%s says uid %lld, but lies in the directory of uid "
                     "%u; not reading it", dir, name, fuid, uid);
     }
     snprintf(d->file, sizeof d->file, "%s/%s", dir, name);
@@ -875,7 +864,7 @@ static int find_in_dir(long pid, long nspid, long uid, const char *dir, const ch
     if (dfd < 0) {
         if (errno == ENOENT)
             return 1;
-        fail(why, whylen, "the discovery directory %s %s, so its files are not trusted "
+        rp_fail(why, whylen, "the discovery directory %s %s, so its files are not trusted "
              "(remove it; the agent makes it again, mode 0700)", dir, trust);
         return -1;
     }
@@ -909,7 +898,7 @@ int rp_ctl_find(long pid, char *sock, size_t cap, struct rp_ctl_peer *peer, char
 {
     long uid = rp_proc_uid(pid);
     if (uid < 0 || !rp_proc_alive(pid))
-        return fail(err, errlen, "no process with pid %ld", pid);
+        return rp_fail(err, errlen, "no process with pid %ld", pid);
     peer->pid = pid;
     peer->uid = uid;
     if (errlen)
@@ -939,7 +928,7 @@ int rp_ctl_find(long pid, char *sock, size_t cap, struct rp_ctl_peer *peer, char
     if (!why[0])
         snprintf(why, sizeof why, "no discovery file %s/%s, and it holds no ringprof "
                  "control socket", dirs[0], names[0]);
-    return fail(err, errlen, "no ringprof agent in pid %ld (%s)", pid, why);
+    return rp_fail(err, errlen, "no ringprof agent in pid %ld (%s)", pid, why);
 }
 
 /* ------------------------------------------------------- the agent library -- */

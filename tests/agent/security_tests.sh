@@ -171,8 +171,11 @@ test_ctl_planted() {
         grep -q "/tmp/ringprof-0 belongs to uid $NOBODY (mode 0777)" "$work/ctl.err" ||
             fail "ctl does not say why it passed the discovery file over: $(cat "$work/ctl.err")"
     done
-    grep -q '"samples"' "$work/ctl.out" || rp ctl "$jpid" status | grep -q '"samples"' ||
-        fail "the real agent did not answer"
+    # Into a file, not a pipe: under pipefail `grep -q` may end the pipe before
+    # ctl has written its reply, and ctl's SIGPIPE would fail the check.
+    rp ctl "$jpid" status >"$work/status.out" 2>&1
+    grep -q '"samples"' "$work/status.out" ||
+        fail "the real agent did not answer: $(head -c 400 "$work/status.out")"
     end_java $jpid
 }
 

@@ -710,8 +710,25 @@ static void alloc_counters_read(uint64_t *v)
     memcpy(v, now, sizeof now);
 }
 
+/* The gauges after the counters: the interval in force and the callbacks'
+ * time, while the capability is held. */
+static size_t alloc_gauges_read(struct rp_gauge_value *out, size_t max)
+{
+    struct rp_alloc_state st;
+    rp_alloc_state(&st);
+    if (!st.available || max < 2)
+        return 0;
+    struct rp_alloc_stats as;
+    rp_alloc_stats(&as);
+    out[0] = (struct rp_gauge_value){"alloc.interval", st.effective};
+    out[1] = (struct rp_gauge_value){RP_GAUGE_AGENT_ALLOC, as.callback_ns};
+    return 2;
+}
+
 void rp_alloc_counters_register(void)
 {
     rp_counters_register(RP_COUNTERS_ALLOC, ALLOC_COUNTERS,
                          sizeof ALLOC_COUNTERS / sizeof ALLOC_COUNTERS[0], alloc_counters_read);
+    rp_alloc_write_register();
+    rp_gauges_register(RP_COUNTERS_ALLOC, alloc_gauges_read);
 }

@@ -49,8 +49,11 @@
 #ifndef RINGPROF_SRC_ALLOC_H
 #define RINGPROF_SRC_ALLOC_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <jvmti.h>
+
+#include "sink.h"
 
 struct rp_alloc_config {
     uint64_t interval;      /* mean bytes between samples; 0: off at start        */
@@ -163,8 +166,30 @@ int rp_alloc_live_adopt(uint32_t live, uint32_t gen, void *stack, uint32_t threa
 void rp_alloc_live_sweep(void (*live_fn)(void *arg, const struct rp_live_obj *o),
                          void (*dead_fn)(void *arg, void *stack), void *arg);
 
-/* Register the allocation and live counters (counters.h), group
+/* Register the allocation and live counters and gauges (counters.h), group
  * RP_COUNTERS_ALLOC. Agent start, before the flusher runs. */
 void rp_alloc_counters_register(void);
+
+/* ------------------------------------- the kinds' writers (alloc_write.c) -- */
+
+/* An allocation record was drained (sink.h; sk->w may be NULL, `s` is NULL when
+ * the record's thread has gone): a tracked object (live=on) becomes LIVE with
+ * the record's stack whether or not the record can be written, so that it is in
+ * the snapshots for as long as it lives. Before rp_alloc_flush. */
+void rp_alloc_seen(const struct rp_sink *sk, struct rp_slot *s,
+                   const struct rp_sample_hdr *h, size_t flen);
+/* The alloc kind's writer (sink.h's rp_sink_flush_fn). */
+enum rp_sink_result rp_alloc_flush(const struct rp_sink *sk, struct rp_slot *s,
+                                   const struct rp_sample_hdr *h, size_t flen);
+/* At every flush (live=on): the snapshot of the tracked objects still alive, in
+ * kind live, with the gauges live.objects and live.bytes; recycles dead entries
+ * (also without a chunk kind, counting what could not be written). */
+void rp_live_flush(const struct rp_sink *sk);
+/* Every pass: the GC pauses queued since the last, in kind gc (sk->w may be
+ * NULL: they are counted as lost.gc_pause). */
+void rp_gc_flush(const struct rp_sink *sk);
+/* Register the writers' counters (lost.gc_pause, lost.live_snapshot,
+ * live.no_stack); rp_alloc_counters_register calls it. */
+void rp_alloc_write_register(void);
 
 #endif

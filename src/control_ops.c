@@ -4,9 +4,11 @@
  *
  * Every callback runs on the server thread. None of them touches the recording:
  * flush and rotate post a request to the flusher and wait for its answer (at most
- * FLUSH_WAIT_MS), and status reads what the flusher publishes after each pass. So
- * the only new shared state is the flusher's totals (one mutex, taken once per
- * pass) and a per-slot sample count (one relaxed atomic add per sample written).
+ * FLUSH_WAIT_MS), and status reads the totals of what reached the chunks (the
+ * counter registry's, counters.h) and the recording's state the flusher
+ * publishes after each pass. So the only new shared state is those (a mutex
+ * each, taken by the flusher once per counter written and once per pass) and a
+ * per-slot sample count (one relaxed atomic add per sample written).
  *
  * start, stop, set and the kinds' parts of status go through the engine table
  * (engine.h): each kind switches itself, applies its own `set` keys and writes
@@ -27,6 +29,8 @@
 #include "ringprof/clock.h"
 #include "control.h"
 #include "control_ops.h"
+#include "counters.h"
+#include "cpu.h"
 #include "engine.h"
 #include "flusher.h"
 #include "log.h"
@@ -66,7 +70,8 @@ static void status_options(struct rp_json *j)
 /* "lost" (lost.<reason>: the ring's three reasons always, others once seen,
  * write among them) and
  * "walk" (every other counter: agct.*, walk.*, jvmti.*), totals since start. */
-static void status_counters(struct rp_json *j, const struct rp_flusher_totals *t)
+static void status_counters(struct rp_json *j, const struct rp_counter_totals *t,
+                            const struct rp_flusher_recording *rec)
 {
     static const char *const ring[] = {"ring_full", "nested", "too_big"};
     const size_t plen = strlen(RP_COUNTER_LOST_PREFIX);
@@ -74,13 +79,13 @@ static void status_counters(struct rp_json *j, const struct rp_flusher_totals *t
     rp_json_object_begin(j);
     for (size_t r = 0; r < sizeof ring / sizeof ring[0]; r++) {
         uint64_t v = 0;
-        for (uint32_t i = 0; i < t->ncounters; i++)
+        for (uint32_t i = 0; i < t->n; i++)
             if (!strncmp(t->counters[i].name, RP_COUNTER_LOST_PREFIX, plen) &&
                 !strcmp(t->counters[i].name + plen, ring[r]))
                 v = t->counters[i].total;
         rp_json_kv_u64(j, ring[r], v);
     }
-    for (uint32_t i = 0; i < t->ncounters; i++) {
+    for (uint32_t i = 0; i < t->n; i++) {
         const char *n = t->counters[i].name;
         if (strncmp(n, RP_COUNTER_LOST_PREFIX, plen) != 0 || !strcmp(n + plen, "ring_full") ||
             !strcmp(n + plen, "nested") || !strcmp(n + plen, "too_big"))
@@ -89,12 +94,12 @@ static void status_counters(struct rp_json *j, const struct rp_flusher_totals *t
     }
     /* The chunk writer's own loss: samples handed to it whose segment could not be
      * written. The files count them as lost.write, so status does too. */
-    if (t->rec.samples_failed)
-        rp_json_kv_u64(j, "write", t->rec.samples_failed);
+    if (rec->rec.samples_failed)
+        rp_json_kv_u64(j, "write", rec->rec.samples_failed);
     rp_json_object_end(j);
     rp_json_key(j, "walk");
     rp_json_object_begin(j);
-    for (uint32_t i = 0; i < t->ncounters; i++)
+    for (uint32_t i = 0; i < t->n; i++)
         if (strncmp(t->counters[i].name, RP_COUNTER_LOST_PREFIX, plen) != 0)
             rp_json_kv_u64(j, t->counters[i].name, t->counters[i].total);
     rp_json_object_end(j);
@@ -164,8 +169,10 @@ static void status_agent(struct rp_json *j)
 static int op_status(void *ctx, struct rp_json *j, char *err, size_t errlen)
 {
     (void)ctx; (void)err; (void)errlen;
-    static struct rp_flusher_totals t;        /* large; callbacks never overlap */
-    rp_flusher_totals(&t);
+    static struct rp_counter_totals t;        /* large; callbacks never overlap */
+    static struct rp_flusher_recording r;
+    rp_flusher_recording(&r);
+    rp_counters_totals(&t);
     size_t n;
     const struct rp_engine_entry *const *e = rp_engines(&n);
     const struct rp_engine_entry *cpu = rp_engine_by_kind(RP_CTL_KIND_CPU);
@@ -180,29 +187,29 @@ static int op_status(void *ctx, struct rp_json *j, char *err, size_t errlen)
     rp_json_kv_u64(j, "interval_ns", cpu->period());
     rp_json_key(j, "samples");
     rp_json_object_begin(j);
-    rp_json_kv_u64(j, "cpu", t.samples);
-    rp_json_kv_u64(j, "alloc", t.alloc_samples);
-    rp_json_kv_u64(j, "gc", t.gc_samples);
-    rp_json_kv_u64(j, "live", t.live_samples);
-    rp_json_kv_u64(j, "lock", t.lock_samples);
-    rp_json_kv_u64(j, "wall", t.wall_samples);
+    rp_json_kv_u64(j, "cpu", t.written[RP_WRITTEN_CPU]);
+    rp_json_kv_u64(j, "alloc", t.written[RP_WRITTEN_ALLOC]);
+    rp_json_kv_u64(j, "gc", t.written[RP_WRITTEN_GC]);
+    rp_json_kv_u64(j, "live", t.written[RP_WRITTEN_LIVE]);
+    rp_json_kv_u64(j, "lock", t.written[RP_WRITTEN_LOCK]);
+    rp_json_kv_u64(j, "wall", t.written[RP_WRITTEN_WALL]);
     rp_json_object_end(j);
     for (size_t i = 0; i < n; i++)
         if (e[i]->status)
             e[i]->status(j);
-    status_counters(j, &t);
+    status_counters(j, &t, &r);
     status_threads(j);
-    rp_json_kv_u64(j, "bytes_written", t.rec.bytes_written);
+    rp_json_kv_u64(j, "bytes_written", r.rec.bytes_written);
     rp_json_key(j, "chunks");
     rp_json_object_begin(j);
-    if (t.current[0])
-        rp_json_kv_string(j, "current", t.current);
+    if (r.current[0])
+        rp_json_kv_string(j, "current", r.current);
     else
         rp_json_kv_string(j, "current", NULL);
-    rp_json_kv_u64(j, "finished", t.rec.chunks_finished);
-    rp_json_kv_u64(j, "failed", t.rec.chunks_failed);
-    rp_json_kv_u64(j, "segments_failed", t.rec.segments_failed);
-    rp_json_kv_u64(j, "deleted", t.rec.chunks_deleted);
+    rp_json_kv_u64(j, "finished", r.rec.chunks_finished);
+    rp_json_kv_u64(j, "failed", r.rec.chunks_failed);
+    rp_json_kv_u64(j, "segments_failed", r.rec.segments_failed);
+    rp_json_kv_u64(j, "deleted", r.rec.chunks_deleted);
     rp_json_object_end(j);
     status_agent(j);
     rp_json_kv_u64(j, "uptime_ns", rp_mono_ns() - C.start_mono_ns);
@@ -280,7 +287,7 @@ static int op_set(void *ctx, const struct rp_ctl_setting *set, size_t n, char *e
         return -1;
     }
     /* The cpu kind's period, for the chunks to come. */
-    rp_flusher_set_interval(rp_engine_by_kind(RP_CTL_KIND_CPU)->period());
+    rp_cpu_set_period(rp_engine_by_kind(RP_CTL_KIND_CPU)->period());
     return 0;
 }
 

@@ -20,11 +20,16 @@
 #include <jni.h>
 
 #include "ringprof/clock.h"
+#include "ringprof/events.h"
+#include "ringprof/format.h"
+#include "counters.h"
 #include "engine.h"
 #include "engine_async.h"
 #include "sample.h"
 #include "codecache.h"
 #include "cputimer.h"
+#include "histogram.h"
+#include "log.h"
 #include "stackwalk.h"
 #include "symbols.h"
 #include "threads.h"
@@ -450,6 +455,80 @@ int ringprof_test_in_handler(pid_t tid)
 void rp_async_set_interval(uint64_t interval_ns)
 {
     atomic_store(&g_interval_ns, interval_ns);
+}
+
+/* ------------------------------------------------- the flusher's watch -- */
+
+static uint64_t g_handler_replaced;     /* 1 once the handler was found replaced */
+static int g_warned_guard, g_warned_foreign;
+
+/* Someone replaced the timer signal's handler (the application, another
+ * profiler, or SIG_DFL, which would kill the JVM at our next timer): every timer
+ * is deleted and sampling stops, so our signals go nowhere. */
+void rp_async_watch(void)
+{
+    if (!g_handler_replaced && !rp_async_handler_intact()) {
+        rp_threads_disarm_all();
+        rp_async_stop(100);
+        g_handler_replaced = 1;
+        rp_log("the CPU-timer signal handler was replaced by someone else: CPU sampling "
+               "stopped (its timers are deleted)");
+    }
+    /* Someone else sends our signal (the application's setitimer(ITIMER_PROF),
+     * kill, a profiler in a native library): each one is ignored, but its sender
+     * is probably expecting a handler of its own. Say so once. */
+    struct rp_async_stats st;
+    rp_async_stats(&st);
+    if (st.foreign)
+        rp_log_once(&g_warned_foreign, "%s signals that are not from ringprof's timers "
+                    "reach its handler (setitimer(ITIMER_PROF), kill, or another profiler "
+                    "in this process?): they are ignored and counted as lost.no_slot; if "
+                    "the application needs %s, give ringprof another signal with signal=, "
+                    "e.g. signal=VTALRM", rp_async_signal_name(), rp_async_signal_name());
+    if (!rp_async_guard_intact())
+        rp_log_once(&g_warned_guard, "a SIGSEGV/SIGBUS handler was installed after "
+                    "ringprof's: a fault in a stack walk is no longer contained");
+}
+
+static const char *const ASYNC_COUNTERS[] = {
+    RP_COUNTER_LOST_PREFIX "no_slot", "agent.handler_replaced",
+};
+
+static void async_counters_read(uint64_t *v)
+{
+    struct rp_async_stats st;
+    rp_async_stats(&st);
+    v[0] = st.stray;
+    v[1] = g_handler_replaced;
+}
+
+/* The handler's cost since the last flush (median, 99th percentile), and its
+ * total. */
+static size_t async_gauges_read(struct rp_gauge_value *out, size_t max)
+{
+    static struct rp_hist_snap prev, now, delta;
+    size_t n = 0;
+    if (max < 3)
+        return 0;
+    rp_async_hist(&now);
+    rp_hist_delta(&now, &prev, &delta);
+    if (rp_hist_total(&delta)) {
+        out[n++] = (struct rp_gauge_value){RP_GAUGE_AGENT_HANDLER_P50,
+                                           rp_hist_quantile(&delta, 0.50)};
+        out[n++] = (struct rp_gauge_value){RP_GAUGE_AGENT_HANDLER_P99,
+                                           rp_hist_quantile(&delta, 0.99)};
+    }
+    out[n++] = (struct rp_gauge_value){RP_GAUGE_AGENT_HANDLER, now.sum};
+    prev = now;
+    return n;
+}
+
+void rp_async_counters_register(void)
+{
+    rp_counters_register(RP_COUNTERS_CPU, ASYNC_COUNTERS,
+                         sizeof ASYNC_COUNTERS / sizeof ASYNC_COUNTERS[0],
+                         async_counters_read);
+    rp_gauges_register(RP_COUNTERS_CPU, async_gauges_read);
 }
 
 /* ---------------------------------------------------- the cpu kind's entry -- */

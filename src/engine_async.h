@@ -127,4 +127,15 @@ void rp_async_stats(struct rp_async_stats *out);
 /* The handler-duration histogram (ns, entry to just before the push). */
 void rp_async_hist(struct rp_hist_snap *out);
 
+/* The flusher's check, every pass: a replaced timer handler stops sampling
+ * (every timer deleted; counted once as agent.handler_replaced), and a foreign
+ * signal or a crash guard pushed aside is said once. Flusher thread. */
+void rp_async_watch(void);
+
+/* Register the handler's counters and gauges (counters.h), group
+ * RP_COUNTERS_CPU: lost.no_slot, agent.handler_replaced, the handler's cost
+ * (agent.handler_ns.p50/p99 of the samples since the last flush, and
+ * agent.handler). Agent start with the async engine, before the flusher runs. */
+void rp_async_counters_register(void);
+
 #endif

@@ -21,6 +21,7 @@
 #include "ringprof/format.h"
 #include "ringprof/events.h"
 #include "ringprof/clock.h"
+#include "callstack.h"
 #include "engine.h"
 #include "counters.h"
 #include "engine_wall.h"
@@ -67,7 +68,7 @@ static struct {
     /* Sampler-private. */
     struct wall_thread *wt;
     uint32_t nwt, cursor;
-    jvmtiFrameInfo *jframes;
+    struct rp_java_frame *jframes;  /* depth, for rp_callstack_of                  */
     uint64_t round_start;
     /* Statistics, written by the sampler. */
     _Atomic uint64_t ticks, visits, walks, repeats, proc_failed, tracked, last_round_ns;
@@ -183,35 +184,24 @@ static uint32_t thread_state(jint jst)
 static void walk(JNIEnv *jni, jthread t, struct wall_thread *e)
 {
     (void)jni;
-    jint n = 0;
-    uint32_t depth = W.cfg.depth;
-    jvmtiError err = (*W.jvmti)->GetStackTrace(W.jvmti, t, 0, (jint)depth, W.jframes, &n);
-    e->status = RP_WALK_OK;
-    if (err != JVMTI_ERROR_NONE) {
-        e->status = RP_WALK_JVMTI_ERROR;
-        n = 0;
-    } else if (n == 0) {
-        e->status = RP_WALK_NO_JAVA_FRAMES;
-    }
-    if ((uint32_t)n > e->cap) {
+    uint32_t n = 0;
+    uint16_t flags = 0;
+    e->status = rp_callstack_of(t, W.jframes, W.cfg.depth, &n, &flags);
+    if (n > e->cap) {
         struct rp_java_frame *f = realloc(e->frames, (size_t)n * sizeof *f);
         if (!f) {
             /* Keep the sample, without its stack: marked as a failed walk. */
             e->status = RP_WALK_JVMTI_ERROR;
             n = 0;
+            flags = 0;
         } else {
             e->frames = f;
-            e->cap = (uint32_t)n;
+            e->cap = n;
         }
     }
-    for (jint i = 0; i < n; i++) {
-        e->frames[i].method = (uint64_t)(uintptr_t)W.jframes[i].method;
-        e->frames[i].bci = W.jframes[i].location < 0 ? RP_BCI_NATIVE
-                                                     : (int32_t)W.jframes[i].location;
-        e->frames[i].pad = 0;
-    }
-    e->njava = (uint32_t)n;
-    e->flags = (uint32_t)n == depth ? RP_SAMPLE_TRUNCATED : 0;
+    memcpy(e->frames, W.jframes, (size_t)n * sizeof *e->frames);
+    e->njava = n;
+    e->flags = flags;
     add(&W.walks, 1);
 }
 
@@ -720,19 +710,51 @@ static void wall_counters_read(uint64_t *v)
     memcpy(v, now, sizeof now);
 }
 
+/* The ring's losses: lost.wall_<reason>, one per rp_ring_drop (ring.h). */
+static const char *const WALL_RING_COUNTERS[] = {
+    RP_COUNTER_LOST_PREFIX "wall_ring_full", RP_COUNTER_LOST_PREFIX "wall_nested",
+    RP_COUNTER_LOST_PREFIX "wall_too_big",
+};
+_Static_assert(sizeof WALL_RING_COUNTERS / sizeof WALL_RING_COUNTERS[0] ==
+               RP_RING_DROP_REASONS, "one name per rp_ring_drop");
+
+static void wall_ring_counters_read(uint64_t *v)
+{
+    struct rp_ring *ring = rp_wall_ring();
+    struct rp_ring_stats st = {0};
+    if (ring)
+        rp_ring_stats(ring, &st);
+    for (int r = 0; r < RP_RING_DROP_REASONS; r++)
+        v[r] = st.dropped[r];
+}
+
+/* While the sampler has a ring: the threads it tracks, its last round's time. */
+static size_t wall_gauges_read(struct rp_gauge_value *out, size_t max)
+{
+    if (!rp_wall_ring() || max < 2)
+        return 0;
+    struct rp_wall_stats now;
+    rp_wall_stats(&now);
+    out[0] = (struct rp_gauge_value){"wall.threads", now.tracked};
+    out[1] = (struct rp_gauge_value){"wall.round_ns", now.last_round_ns};
+    return 2;
+}
+
 void rp_wall_counters_register(void)
 {
     rp_counters_register(RP_COUNTERS_WALL, WALL_COUNTERS,
                          sizeof WALL_COUNTERS / sizeof WALL_COUNTERS[0], wall_counters_read);
+    rp_counters_register(RP_COUNTERS_WALL, WALL_RING_COUNTERS, RP_RING_DROP_REASONS,
+                         wall_ring_counters_read);
+    rp_gauges_register(RP_COUNTERS_WALL, wall_gauges_read);
 }
 
 static const char *const WALL_EXTRA[] = RP_WALL_EXTRA_NAMES;
 
-int rp_wall_flush(const struct rp_sink *sk, struct rp_slot *s, const struct rp_sample_hdr *h,
-                  size_t flen)
+enum rp_sink_result rp_wall_flush(const struct rp_sink *sk, struct rp_slot *s,
+                                  const struct rp_sample_hdr *h, size_t flen)
 {
-    static uint32_t kind;           /* kind `wall` in chunk `kind_gen`               */
-    static uint64_t kind_gen;
+    static struct rp_sink_kind kind;
     struct rp_wall_tail tail;
     memcpy(&tail, (const uint8_t *)h + flen, sizeof tail);
     uint64_t extra[RP_WALL_NEXTRA];
@@ -741,10 +763,14 @@ int rp_wall_flush(const struct rp_sink *sk, struct rp_slot *s, const struct rp_s
     extra[RP_WALL_X_OS_STATE] = tail.os_state;
     extra[RP_WALL_X_REPEAT] = tail.repeat;
     extra[RP_WALL_X_CPU_NS] = tail.cpu_ns;
-    uint32_t thread = sk->thread_id(sk->ctx, s);
-    uint32_t stack = thread ? sk->stack_id(sk->ctx, h, flen) : 0;
-    if (!stack || !rp_sink_kind(sk, &kind, &kind_gen, RP_KIND_WALL, "ns", rp_wall_interval(),
-                                WALL_EXTRA, RP_WALL_NEXTRA))
-        return -1;
-    return rp_chunk_sample(sk->w, kind, thread, h->time, stack, h->weight, extra);
+    uint32_t thread, stack;
+    if (!rp_sink_ids(sk, s, h, flen, &thread, &stack) ||
+        !rp_sink_kind(sk, &kind, RP_KIND_WALL, "ns", rp_wall_interval(), WALL_EXTRA,
+                      RP_WALL_NEXTRA) ||
+        rp_chunk_sample(sk->w, kind.id, thread, h->time, stack, h->weight, extra) != 0)
+        return RP_SINK_LOST;
+    /* Names are polled for threads that took samples; a repeat means the thread
+     * did not run, so it cannot have renamed itself, and 2000 idle threads would
+     * cost 2000 GetThreadInfo calls a second. */
+    return tail.repeat ? RP_SINK_IDLE : RP_SINK_WRITTEN;
 }

@@ -37,9 +37,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
 #include <jvmti.h>
 
 #include "ringprof/ring.h"
+#include "sink.h"
 
 /* The interval `ctl start wall` uses when wall= was off and no `set wall=` came. */
 #define RP_WALL_DEFAULT_NS 10000000ull
@@ -98,21 +100,20 @@ void rp_wall_stats(struct rp_wall_stats *out);
 /* Ask the sampler to stop and wait up to `wait_ms` for it to leave its loop. */
 void rp_wall_stop(unsigned wait_ms);
 
-/* Register the wall sampler's counters (counters.h), group RP_COUNTERS_WALL.
- * Agent start, before the flusher runs. */
+/* Register the wall sampler's counters and gauges (counters.h), group
+ * RP_COUNTERS_WALL: wall.*, its ring's losses as lost.wall_<reason> (apart from
+ * the CPU samples' lost.<reason>), wall.threads and wall.round_ns. Agent start,
+ * before the flusher runs. */
 void rp_wall_counters_register(void);
 
-struct rp_sink;
-struct rp_slot;
-struct rp_sample_hdr;
-
 /*
- * rp_wall_flush: write wall record `h` of slot `s` (`flen` bytes of header and
- * frames, then its struct rp_wall_tail) as a sample of kind `wall`, its tail as
- * the extras. Flusher thread only. @return 0, or -1 if it was not written (no
- * thread, stack or kind id: no memory).
+ * rp_wall_flush: the wall kind's writer (sink.h's rp_sink_flush_fn): record `h`
+ * of slot `s` (`flen` bytes of header and frames, then its struct rp_wall_tail)
+ * as a sample of kind `wall`, its tail as the extras. RP_SINK_IDLE when the
+ * sample repeats the thread's previous one (it has not run since). Flusher
+ * thread only.
  */
-int rp_wall_flush(const struct rp_sink *sk, struct rp_slot *s, const struct rp_sample_hdr *h,
-                  size_t flen);
+enum rp_sink_result rp_wall_flush(const struct rp_sink *sk, struct rp_slot *s,
+                                  const struct rp_sample_hdr *h, size_t flen);
 
 #endif

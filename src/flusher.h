@@ -2,17 +2,19 @@
  * src/flusher.h — the flusher: rings to chunk files.
  *
  * One JVMTI agent thread (it must be attached to call JVMTI) that, every 100 ms,
- * drains every ring (so rings stay small) and turns raw records into chunk
- * records: it resolves jmethodIDs (methods.h) and native pcs (symbols.h), types
- * Java frames, adds marker frames for failed walks, deduplicates stacks (a hash of
- * the raw frames → the chunk's stack id, per rp_recording_generation), and
- * appends samples. Every flush interval it writes each thread's cumulative CPU
- * time, the loss counters (lost.<reason>, from ring statistics and its own drops),
- * the walk counters (agct.<reason>, walk.crashed, ...), the agent's own gauges
- * (handler cost p50/p99, agent CPU), and ends the segment (rp_recording_flush).
- * Every 500 ms it also rescans /proc/self/task (async engine), and every pass it
- * checks whether objects were loaded (for the native walker). Threads that ended
- * are drained one last time and their slots released for reuse.
+ * drains every ring (so rings stay small) and hands each record to the writer
+ * of its kind (sink.h: cpu.h, alloc.h, lock.h, engine_wall.h), which appends it
+ * to the chunk with stack and class ids from stacks.h. The flusher owns the
+ * loop, the chunk writer and the thread records. Every flush interval it writes
+ * each thread's cumulative CPU time, the rings' and its own losses
+ * (lost.<reason>), the modules' registered counters and gauges in their groups'
+ * order (counters.h), the walk-status counters (stacks.h), the live snapshot
+ * (alloc.h), its own gauges (agent.cpu_ns.total without telemetry, threads,
+ * slots), and ends the segment (rp_recording_flush). Every 500 ms it also
+ * rescans /proc/self/task (async engine), and every pass it checks whether
+ * objects were loaded (for the native walker) and whether the signal handler is
+ * still ours (rp_async_watch). Threads that ended are drained one last time and
+ * their slots released for reuse.
  *
  * Names of Java threads come from ThreadStart and are polled with GetThreadInfo,
  * once per flush, for threads that took samples, so renames show up.
@@ -74,32 +76,15 @@ typedef int (*rp_flusher_fn)(void *arg, char *err, size_t errlen);
 int rp_flusher_call(rp_flusher_fn fn, void *arg, unsigned wait_ms, char *err,
                     size_t errlen);
 
-/* Running totals of what reached chunk files since start, for status. Counters
- * (lost.*, agct.*, walk.*, jvmti.*) are summed by name, as written; a name beyond
- * RP_FLUSHER_COUNTERS_MAX distinct ones is left out of the totals (never of the
- * chunks). Published by the flusher after every pass (every 100 ms) and after a
- * request, so a status after a flush is exact. Any thread. */
-#define RP_FLUSHER_COUNTERS_MAX 48
-struct rp_flusher_totals {
-    uint64_t samples;                   /* CPU samples written                    */
-    uint64_t alloc_samples;             /* allocation samples written             */
-    uint64_t gc_samples;                /* GC pauses written                      */
-    uint64_t live_samples;              /* live-object samples, all snapshots     */
-    uint64_t lock_samples;              /* contended monitor entries written      */
-    uint64_t wall_samples;              /* wall-clock samples written             */
-    uint32_t ncounters;
-    struct {
-        char name[48];
-        uint64_t total;
-    } counters[RP_FLUSHER_COUNTERS_MAX];
-    struct rp_recording_stats rec;      /* as of the last pass                    */
+/* The recording as of the flusher's last pass (every 100 ms, and after a
+ * request, so a status after a flush is exact), for status. The counters' and
+ * samples' totals are the registry's (counters.h, rp_counters_totals). Any
+ * thread. */
+struct rp_flusher_recording {
+    struct rp_recording_stats rec;
     char current[4096];                 /* the chunk being written, "" if none    */
 };
-void rp_flusher_totals(struct rp_flusher_totals *out);
-
-/* The "cpu" kind's period for chunks opened from now on (a kind's period is fixed
- * per chunk). Any thread. */
-void rp_flusher_set_interval(uint64_t interval_ns);
+void rp_flusher_recording(struct rp_flusher_recording *out);
 
 /* Wake the flusher for a pass now (the GC-finish callback: the heap is read
  * right after a pause). pthread_cond_signal only: no lock, never blocks. */

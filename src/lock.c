@@ -471,23 +471,68 @@ const struct rp_engine_entry rp_engine_lock = {
     .status = kind_status,
 };
 /* The lock counters, in the chunk's order (docs/format.md). */
+/* ---------------------------------------------------- the kind's writer -- */
+
+static const char *const LOCK_EXTRA[] = RP_LOCK_EXTRA_NAMES;
+static uint64_t g_owner_gone;         /* owners named at the wait, slot gone since  */
+
+/* The owner is named only while its slot still holds the thread it held when
+ * the wait began. */
+enum rp_sink_result rp_lock_flush(const struct rp_sink *sk, struct rp_slot *s,
+                                  const struct rp_sample_hdr *h, size_t flen)
+{
+    static struct rp_sink_kind kind;
+    struct rp_lock_tail t;
+    memcpy(&t, (const uint8_t *)h + flen, sizeof t);
+    uint32_t thread, stack;
+    int ids = rp_sink_ids(sk, s, h, flen, &thread, &stack);
+    struct rp_slot *o = t.owner_slot ? rp_threads_slot(t.owner_slot - 1) : NULL;
+    uint32_t owner = o && atomic_load(&o->gen) == t.owner_gen &&
+                     atomic_load(&o->state) != RP_SLOT_FREE ? sk->thread_id(sk->ctx, o) : 0;
+    if (t.owner_slot && !owner)
+        g_owner_gone++;
+    uint64_t extra[RP_LOCK_NEXTRA] = {rp_stacks_class(t.klass), owner, t.threshold_ns};
+    if (!ids || !extra[RP_LOCK_X_CLASS] ||
+        !rp_sink_kind(sk, &kind, RP_KIND_LOCK, "ns", 0, LOCK_EXTRA, RP_LOCK_NEXTRA) ||
+        rp_chunk_sample(sk->w, kind.id, thread, h->time, stack, h->weight, extra) != 0)
+        return RP_SINK_LOST;
+    return RP_SINK_WRITTEN;
+}
+
+/* ------------------------------------------------- counters and gauges -- */
+
 static const char *const LOCK_COUNTERS[] = {
     RP_COUNTER_LOST_PREFIX "lock_no_thread", "lock.below_threshold",
-    "lock.owner_unknown", "lock.agent_thread",
+    "lock.owner_unknown", "lock.agent_thread", "lock.owner_gone",
 };
 
 static void lock_counters_read(uint64_t *v)
 {
     struct rp_lock_stats s;
     rp_lock_stats(&s);
-    const uint64_t now[] = {s.no_thread, s.below_threshold, s.owner_unknown, s.agent_thread};
+    const uint64_t now[] = {s.no_thread, s.below_threshold, s.owner_unknown, s.agent_thread,
+                            g_owner_gone};
     _Static_assert(sizeof now / sizeof now[0] ==
                    sizeof LOCK_COUNTERS / sizeof LOCK_COUNTERS[0], "LOCK_COUNTERS");
     memcpy(v, now, sizeof now);
+}
+
+/* The callbacks' time, once they are available and have run or are on. */
+static size_t lock_gauges_read(struct rp_gauge_value *out, size_t max)
+{
+    struct rp_lock_state st;
+    struct rp_lock_stats now;
+    rp_lock_state(&st);
+    rp_lock_stats(&now);
+    if (!max || !st.available || !(st.on || now.callback_ns))
+        return 0;
+    out[0] = (struct rp_gauge_value){RP_GAUGE_AGENT_LOCK, now.callback_ns};
+    return 1;
 }
 
 void rp_lock_counters_register(void)
 {
     rp_counters_register(RP_COUNTERS_LOCK, LOCK_COUNTERS,
                          sizeof LOCK_COUNTERS / sizeof LOCK_COUNTERS[0], lock_counters_read);
+    rp_gauges_register(RP_COUNTERS_LOCK, lock_gauges_read);
 }

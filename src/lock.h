@@ -37,6 +37,7 @@
 #include <stdint.h>
 #include <jvmti.h>
 
+#include "sink.h"
 #include "threads.h"
 
 /* The default threshold of `ctl start lock` when none was ever given. */
@@ -95,9 +96,15 @@ struct rp_lock_stats {
 };
 void rp_lock_stats(struct rp_lock_stats *out);
 
-/* Register the lock counters (counters.h), group RP_COUNTERS_LOCK: the lock
- * records lost for want of a slot, and the contended entries not recorded.
+/* Register the lock counters and gauge (counters.h), group RP_COUNTERS_LOCK:
+ * the lock records lost for want of a slot, the contended entries not
+ * recorded, the owners no longer known when written; the callbacks' time.
  * Agent start, before the flusher runs. */
 void rp_lock_counters_register(void);
+
+/* The lock kind's writer (sink.h's rp_sink_flush_fn): record `h` of slot `s`,
+ * then its struct rp_lock_tail. Flusher thread. */
+enum rp_sink_result rp_lock_flush(const struct rp_sink *sk, struct rp_slot *s,
+                                  const struct rp_sample_hdr *h, size_t flen);
 
 #endif

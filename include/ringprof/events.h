@@ -122,6 +122,10 @@ static inline int rp_thread_state_parse(const char *name, size_t len)
 #define RP_GAUGE_AGENT_HANDLER "agent.handler_ns.total" /* CPU-timer signal handler */
 #define RP_GAUGE_AGENT_ALLOC "agent.alloc_ns.total"     /* SampledObjectAlloc      */
 #define RP_GAUGE_AGENT_LOCK "agent.lock_ns.total"       /* MonitorContended*       */
+/* The signal handler's cost per sample over the samples since the previous
+ * flush, ns (levels; written only when there were samples): */
+#define RP_GAUGE_AGENT_HANDLER_P50 "agent.handler_ns.p50"
+#define RP_GAUGE_AGENT_HANDLER_P99 "agent.handler_ns.p99"
 
 /* Whether gauge `name` is cumulative (its rate is what to show). */
 static inline int rp_gauge_is_total(const char *name)

@@ -42,6 +42,8 @@
 #include "ringprof/chunk.h"
 #include "ringprof/recording.h"
 #include "ringprof/ring.h"
+#include "../../src/counters.h"
+#include "../../src/cpu.h"
 #include "../../src/engine_async.h"
 #include "../../src/flusher.h"
 #include "../../src/jthread.h"
@@ -346,10 +348,12 @@ static void *waker(void *arg)
 {
     (void)arg;
     while (atomic_load(&g_control_run)) {
-        struct rp_flusher_totals t;
+        struct rp_counter_totals t;
+        struct rp_flusher_recording r;
         rp_flusher_wake();
-        rp_flusher_totals(&t);
-        rp_flusher_set_interval(1000000);
+        rp_counters_totals(&t);
+        rp_flusher_recording(&r);
+        rp_cpu_set_period(1000000);
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
@@ -587,8 +591,8 @@ int main(int argc, char **argv)
     closedir(d);
 
     uint64_t pushed = atomic_load(&g_pushed), refused = atomic_load(&g_refused);
-    struct rp_flusher_totals tot;
-    rp_flusher_totals(&tot);
+    struct rp_counter_totals tot;
+    rp_counters_totals(&tot);
     printf("# %.1f s: %u producer threads pushed %llu records, rings refused %llu; "
            "%u files hold %llu samples and %llu lost; %u requests, %u calls (%u ran), "
            "%u refused at stop\n", seconds, atomic_load(&g_next_producer),
@@ -611,8 +615,8 @@ int main(int argc, char **argv)
     CHECK(b.samples + b.lost == pushed, "pushed %llu, in files %llu + lost %llu",
           (unsigned long long)pushed, (unsigned long long)b.samples,
           (unsigned long long)b.lost);
-    CHECK(tot.samples == b.samples, "totals say %llu samples, files %llu",
-          (unsigned long long)tot.samples, (unsigned long long)b.samples);
+    CHECK(tot.written[RP_WRITTEN_CPU] == b.samples, "totals say %llu samples, files %llu",
+          (unsigned long long)tot.written[RP_WRITTEN_CPU], (unsigned long long)b.samples);
     CHECK(atomic_load(&g_requests_ok) > 0 && atomic_load(&g_calls_ok) > 0,
           "no request or no call succeeded");
     CHECK(atomic_load(&g_call_runs) == atomic_load(&g_calls_ok), "calls ran %u times, %u succeeded",

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ringprof/clock.h"
+#include "callstack.h"
 #include "engine.h"
 #include "engine_jvmti.h"
 #include "jthread.h"
@@ -22,7 +23,6 @@ static struct rp_ring *g_ring;
 static _Atomic int g_stop, g_running, g_tid;
 static _Atomic int g_paused;                /* "stop cpu": look, do not sample  */
 static _Atomic uint64_t g_interval_ns;      /* g_cfg's, changeable at run time  */
-static jvmtiFrameInfo *g_frames;
 static struct rp_java_frame *g_java;
 
 /* What the sampler keeps of each slot's occupant: its CPU clock at the last
@@ -106,7 +106,6 @@ static void sample_slot(jvmtiEnv *jvmti, JNIEnv *jni, struct rp_slot *s)
     }
     uint64_t weight = (uint64_t)cpu - last;
     atomic_store_explicit(&k->cpu_ns, (uint64_t)cpu, memory_order_relaxed);
-    jint n = 0;
     struct rp_sample_hdr h;
     memset(&h, 0, sizeof h);
     h.type = RP_SAMPLE_CPU_JVMTI;
@@ -114,22 +113,8 @@ static void sample_slot(jvmtiEnv *jvmti, JNIEnv *jni, struct rp_slot *s)
     h.weight = weight;
     h.slot = s->index;
     h.gen = gen;
-    jvmtiError e = (*jvmti)->GetStackTrace(jvmti, t, 0, (jint)g_cfg.depth, g_frames, &n);
-    if (e != JVMTI_ERROR_NONE) {
-        h.status = RP_WALK_JVMTI_ERROR;
-        n = 0;
-    } else if (n == 0) {
-        h.status = RP_WALK_NO_JAVA_FRAMES;
-    }
-    for (jint i = 0; i < n; i++) {
-        g_java[i].method = (uint64_t)(uintptr_t)g_frames[i].method;
-        g_java[i].bci = g_frames[i].location < 0 ? RP_BCI_NATIVE
-                                                 : (int32_t)g_frames[i].location;
-        g_java[i].pad = 0;
-    }
-    h.njava = (uint32_t)n;
-    h.flags = (uint32_t)n == g_cfg.depth ? RP_SAMPLE_TRUNCATED : 0;
-    struct iovec iov[2] = {{&h, sizeof h}, {g_java, (size_t)n * sizeof *g_java}};
+    h.status = rp_callstack_of(t, g_java, g_cfg.depth, &h.njava, &h.flags);
+    struct iovec iov[2] = {{&h, sizeof h}, {g_java, (size_t)h.njava * sizeof *g_java}};
     rp_ring_pushv(g_ring, iov, 2);
 out:
     (*jni)->DeleteLocalRef(jni, t);
@@ -170,9 +155,8 @@ int rp_jvmti_start(jvmtiEnv *jvmti, JNIEnv *jni, const struct rp_jvmti_config *c
     g_cfg = *cfg;
     atomic_store(&g_interval_ns, cfg->interval_ns);
     g_ring = rp_ring_create(cfg->ring_bytes);
-    g_frames = calloc(cfg->depth, sizeof *g_frames);
     g_java = calloc(cfg->depth, sizeof *g_java);
-    if (!g_ring || !g_frames || !g_java) {
+    if (!g_ring || !g_java) {
         snprintf(err, errlen, "out of memory for the sampler (ring of %zu bytes)",
                  cfg->ring_bytes);
         return -1;

@@ -115,8 +115,8 @@ static inline int rp_thread_state_parse(const char *name, size_t len)
 #define RP_GAUGE_CLASSES "classes.loaded"            /* loaded classes            */
 #define RP_GAUGE_AGENT_CPU "agent.cpu_ns.total"      /* CPU of the agent's own
                                                       * threads (flusher, samplers,
-                                                      * control); was "agent.cpu_ns"
-                                                      * before issue 9           */
+                                                      * control); older recordings
+                                                      * call it "agent.cpu_ns"   */
 /* Time the agent spends on application threads, cumulative wall ns (the
  * agent's cost there is this, since the thread is on a CPU throughout): */
 #define RP_GAUGE_AGENT_HANDLER "agent.handler_ns.total" /* CPU-timer signal handler */

@@ -163,8 +163,8 @@ enum {
     OPT_TL_WIDTH, OPT_TL_ROWS, OPT_TL_SORT, OPT_TL_HTML
 };
 
-/* The kinds of issue 9 and the agent option that records each: what to say
- * when a recording has none. */
+/* The kinds that are off unless asked for, and the agent option that records
+ * each: what to say when a recording has none. */
 static const char *kind_option(const char *kind)
 {
     if (!strcmp(kind, RP_KIND_WALL))

@@ -91,6 +91,15 @@ wait_for() {
 # Conditions for wait_for.
 has_line() { grep -aq -- "$1" "$2" 2>/dev/null; }        # has_line REGEX FILE
 is_socket() { [ -S "$1" ]; }
+# fresh FILE...: empty each FILE now. Before starting a program in the
+# background whose output a wait_line then reads: its own redirection truncates
+# the file only when the child gets to run, and a wait_line that looks first
+# (a busy machine) would find the previous program's lines.
+fresh() {
+    local f
+    for f; do : >"$f"; done
+}
+
 # wait_line [-p PID] REGEX FILE: wait_for (default bound) the line in FILE.
 wait_line() {
     local p=()
@@ -114,6 +123,7 @@ java_start() {
     local opts=()
     while [ "$1" != "--" ]; do opts+=("$1"); shift; done
     shift
+    fresh "$work/out" "$work/err"
     "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" "${opts[@]}" -cp "$RP_JAR" "$@" \
         >"$work/out" 2>"$work/err" &
     pid=$!

@@ -225,6 +225,7 @@ test_disk_full() {
         exit 77
     fi
     local pid rc=0
+    fresh "$work/out" "$work/err"
     $(java_cmd) -agentpath:"$RP_AGENT=dir=$mnt/rec,interval=1ms,flush=100ms,chunksize=64k,chunktime=1s,ctl=off" \
         -cp "$RP_DUR_JAR" Endure 2 10 1 "$work/phaseB" >"$work/out" 2>"$work/err" &
     pid=$!
@@ -401,6 +402,7 @@ test_retention() {
     local chunk=$((64 << 10)) seg=$((64 << 10))
     local bound=$((maxsize + chunk + seg))
     local pid rc=0 rec="$work/rec"
+    fresh "$work/out" "$work/err"
     $(java_cmd) -agentpath:"$RP_AGENT=dir=$rec,interval=1ms,maxsize=$maxopt,chunksize=64k,flush=100ms" \
         -cp "$RP_DUR_JAR" Endure 4 "$secs" 800 >"$work/out" 2>"$work/err" &
     pid=$!

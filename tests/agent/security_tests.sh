@@ -254,6 +254,7 @@ test_attach_symlink() {
     chmod 600 "$work/secret"
     mkdir -p "$work/nobody"
     chown $NOBODY:$NOBODY "$work/nobody"
+    fresh "$work/jvm.out" "$work/jvm.err"
     setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups \
         "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -cp "$bin/programs.jar" \
         AttachTarget "$work/nobody/stop" >"$work/jvm.out" 2>"$work/jvm.err" &

@@ -287,6 +287,7 @@ test_signals() {
     # (c) Attach into a JVM whose SIGPROF is taken: refused with the reason and the
     # remedy, nothing left behind; then attach with signal=VTALRM works.
     touch "$work/started"
+    fresh "$work/out" "$work/err"
     LD_PRELOAD="$RP_TAKEN" "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -cp "$RP_FJAR" \
         ExitRace 2 60000 exit 0 >"$work/out" 2>"$work/err" &
     local pid=$!
@@ -335,6 +336,7 @@ count_of() { awk -v v="$1" '$0 == v { n++ } END { print n + 0 }' "${@:2}" 2>/dev
 race_start() {
     rm -rf "$work/rec" "$work"/hs_err_*.log
     touch "$work/started"
+    fresh "$work/out" "$work/err"
     "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" \
         -agentpath:"$RP_AGENT=dir=$work/rec$1" -cp "$RP_FJAR" ExitRace 6 "$2" "$3" "$4" \
         >"$work/out" 2>"$work/err" &
@@ -445,6 +447,7 @@ test_exit_attach() {
         code=$((20 + i % 7))
         rm -rf "$work/rec" "$work"/hs_err_*.log
         touch "$work/started"
+        fresh "$work/out" "$work/err"
         "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -cp "$RP_FJAR" \
             ExitRace 4 "$ms" exit $code >"$work/out" 2>"$work/err" &
         pid=$!
@@ -503,11 +506,13 @@ test_exit_slow_start() {
     for ms in 3000 60000; do
         rm -rf "$work/rec" "$work"/hs_err_*.log
         touch "$work/started"
+        fresh "$work/out" "$work/err"
         RINGPROF_TESTFAULT=slow_start=$ms "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" \
             -cp "$RP_FJAR" ExitRace 2 120000 exit 0 >"$work/out" 2>"$work/err" &
         pid=$!
         pids+=($pid)
         wait_line -p $pid ready "$work/out" || fail "$ms ms: ExitRace did not start"
+        fresh "$work/attach"
         timeout -s KILL 90 "$RP_RINGPROF" attach --agent "$RP_TEST_AGENT" --timeout 80 $pid \
             "dir=$work/rec,interval=1ms" >"$work/attach" 2>&1 &
         apid=$!
@@ -557,6 +562,7 @@ test_attach_refused() {
     # test ends it (SIGTERM) once the second agent has samples of both kinds. It
     # prints nothing: its jobs run once the Deflater class is loaded (an attach
     # during the JVM's start-up finds no JVMTI environment).
+    fresh "$work/out" "$work/err"
     "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" -Xlog:class+load=info:file="$work/classes" \
         -cp "$RP_JAR" Busy 120 >"$work/out" 2>"$work/err" &
     local pid=$!

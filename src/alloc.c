@@ -23,6 +23,7 @@
 #include "engine.h"
 #include "log.h"
 #include "sample.h"
+#include "slottab.h"
 #include "threads.h"
 #include "u64map.h"
 
@@ -207,6 +208,15 @@ static uint64_t objects_estimate(double inv_p, uint64_t seed)
     return n ? n : 1;
 }
 
+/* Per thread (slottab.h): the sampling interval in force at its previous
+ * sample, i.e. when HotSpot drew the distance to the next one, and the occupant
+ * (the slot's generation + 1) it belongs to. Only the thread touches its own. */
+struct thread_iv {
+    uint64_t iv;
+    uint32_t gen1;
+};
+static struct rp_slottab g_ivs = RP_SLOTTAB(struct thread_iv);
+
 static void sample(struct rp_slot *s, JNIEnv *jni, jobject object, jclass klass,
                    jlong size)
 {
@@ -224,10 +234,13 @@ static void sample(struct rp_slot *s, JNIEnv *jni, jobject object, jclass klass,
      * distance when it takes a sample, so it is the interval in force at this
      * thread's previous sample (the current one for a thread's first). */
     uint64_t now_iv = atomic_load(&G.interval);
-    int first = s->alloc_iv_gen != h.gen + 1;
-    double interval = (double)(first ? now_iv : s->alloc_iv);
-    s->alloc_iv = now_iv;
-    s->alloc_iv_gen = h.gen + 1;
+    struct thread_iv *ti = rp_slottab_get(&g_ivs, s->index, 1);
+    int first = !ti || ti->gen1 != h.gen + 1;
+    double interval = (double)(first ? now_iv : ti->iv);
+    if (ti) {
+        ti->iv = now_iv;
+        ti->gen1 = h.gen + 1;
+    }
     /* A thread's first sample is not a Poisson point: HotSpot starts every
      * thread with no distance drawn (_bytes_until_sample 0), so its first
      * allocation slow path is always sampled. Weighing it would add about one

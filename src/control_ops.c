@@ -125,7 +125,7 @@ static void status_threads(struct rp_json *j)
     for (uint32_t i = 0; i < n && rows; i++) {
         struct rp_slot *s = rp_threads_slot(i);
         if (s && atomic_load(&s->state) == RP_SLOT_LIVE)
-            rows[live++] = (struct thread_row){atomic_load(&s->written), i};
+            rows[live++] = (struct thread_row){rp_cpu_written(s), i};
     }
     if (rows)
         qsort(rows, live, sizeof *rows, by_samples_desc);

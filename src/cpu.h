@@ -23,8 +23,11 @@ void rp_cpu_set_period(uint64_t period_ns);
 uint32_t rp_cpu_kind(const struct rp_sink *sk);
 
 /* The kind's writer (sink.h). Counts the sample for the slot's occupant (status'
- * busiest threads). */
+ * busiest threads, rp_cpu_written). */
 enum rp_sink_result rp_cpu_flush(const struct rp_sink *sk, struct rp_slot *s,
                                  const struct rp_sample_hdr *h, size_t flen);
+
+/* CPU samples written for slot `s`'s present occupant. Any thread. */
+uint64_t rp_cpu_written(const struct rp_slot *s);
 
 #endif

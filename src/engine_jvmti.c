@@ -16,6 +16,7 @@
 #include "jthread.h"
 #include "log.h"
 #include "sample.h"
+#include "slottab.h"
 #include "threads.h"
 
 static struct rp_jvmti_config g_cfg;
@@ -25,19 +26,16 @@ static _Atomic int g_paused;                /* "stop cpu": look, do not sample  
 static _Atomic uint64_t g_interval_ns;      /* g_cfg's, changeable at run time  */
 static struct rp_java_frame *g_java;
 
-/* What the sampler keeps of each slot's occupant: its CPU clock at the last
- * look, and whose it is (the slot's generation + 1; 0: nothing kept), so that a
- * reused slot starts afresh. One entry per registry slot index, in blocks that
- * the sampler allocates as the registry grows and never frees; the flusher
- * reads an entry (rp_jvmti_cpu_ns), so blocks are published with release, and
- * it takes `cpu_ns` only when `gen1` names the slot's present occupant. */
+/* What the sampler keeps of each slot's occupant (slottab.h): its CPU clock at
+ * the last look, and whose it is (the slot's generation + 1; 0: nothing kept),
+ * so that a reused slot starts afresh. The flusher reads an entry
+ * (rp_jvmti_cpu_ns) and takes `cpu_ns` only when `gen1` names the slot's
+ * present occupant. */
 struct sampler_slot {
     _Atomic uint64_t cpu_ns;
     _Atomic uint32_t gen1;                /* stored after cpu_ns, with release */
 };
-#define SLOT_BLOCK 256u
-#define SLOT_BLOCKS 1024u                /* 262144 slots, the registry's most  */
-static struct sampler_slot *_Atomic g_slots[SLOT_BLOCKS];
+static struct rp_slottab g_slots = RP_SLOTTAB(struct sampler_slot);
 
 struct rp_ring *rp_jvmti_ring(void)
 {
@@ -49,24 +47,9 @@ int rp_jvmti_sampler_tid(void)
     return atomic_load(&g_tid);
 }
 
-/* The sampler's entry for slot `index`; allocated if `make`. NULL: none. */
-static struct sampler_slot *sampler_slot(uint32_t index, int make)
-{
-    if (index / SLOT_BLOCK >= SLOT_BLOCKS)
-        return NULL;
-    struct sampler_slot *_Atomic *bp = &g_slots[index / SLOT_BLOCK];
-    struct sampler_slot *b = atomic_load_explicit(bp, memory_order_acquire);
-    if (!b && make) {
-        b = calloc(SLOT_BLOCK, sizeof *b);        /* the sampler is the only writer */
-        if (b)
-            atomic_store_explicit(bp, b, memory_order_release);
-    }
-    return b ? &b[index % SLOT_BLOCK] : NULL;
-}
-
 uint64_t rp_jvmti_cpu_ns(const struct rp_slot *s)
 {
-    struct sampler_slot *k = sampler_slot(s->index, 0);
+    struct sampler_slot *k = rp_slottab_get(&g_slots, s->index, 0);
     if (!k || atomic_load_explicit(&k->gen1, memory_order_acquire) != atomic_load(&s->gen) + 1)
         return 0;
     return atomic_load_explicit(&k->cpu_ns, memory_order_relaxed);
@@ -76,7 +59,7 @@ uint64_t rp_jvmti_cpu_ns(const struct rp_slot *s)
 static void sample_slot(jvmtiEnv *jvmti, JNIEnv *jni, struct rp_slot *s)
 {
     uint32_t gen = atomic_load(&s->gen);
-    struct sampler_slot *k = sampler_slot(s->index, 1);
+    struct sampler_slot *k = rp_slottab_get(&g_slots, s->index, 1);
     if (!k)
         return;
     jobject t = rp_threads_local_ref(jni, s);

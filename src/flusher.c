@@ -42,6 +42,7 @@
 #include "methods.h"
 #include "sample.h"
 #include "sink.h"
+#include "slottab.h"
 #include "stacks.h"
 #include "stackwalk.h"
 #include "telemetry.h"
@@ -110,6 +111,13 @@ struct flusher {
     uint64_t segfail_logged_ns;       /* last "a segment could not be written"      */
     uint64_t segfail_unlogged;        /* failures since, not yet reported           */
 };
+
+/* The losses already counted of each slot's ring (slottab.h): a ring belongs to
+ * its slot, whoever occupies it, and its counts only grow. */
+struct ring_seen {
+    uint64_t dropped[RP_RING_DROP_REASONS];
+};
+static struct rp_slottab g_ring_seen = RP_SLOTTAB(struct ring_seen);
 
 static struct flusher g_f;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -323,6 +331,14 @@ static void count_losses(struct flusher *f, const struct rp_ring *ring, uint64_t
     }
 }
 
+/* The losses of slot `s`'s ring since they were last counted. */
+static void slot_losses(struct flusher *f, struct rp_slot *s)
+{
+    struct ring_seen *seen = s->ring ? rp_slottab_get(&g_ring_seen, s->index, 1) : NULL;
+    if (seen)
+        count_losses(f, s->ring, seen->dropped);
+}
+
 /* A slot whose thread ended: its last thread record and CPU time, then release. */
 static void finish_slot(struct flusher *f, struct rp_slot *s)
 {
@@ -334,11 +350,9 @@ static void finish_slot(struct flusher *f, struct rp_slot *s)
         uint64_t cpu = m.end_cpu_ns ? m.end_cpu_ns : s->last_cpu_ns;
         if (id && cpu)
             rp_chunk_thread_cpu(f->w, id, f->now, cpu);
-        if (s->ring)
-            count_losses(f, s->ring, s->seen_dropped);
+        slot_losses(f, s);
     }
     rp_u64map_del(&f->tids, s->index);    /* the slot's next thread is another key */
-    atomic_store(&s->written, 0);
     rp_threads_release(f->jni, s);
 }
 
@@ -427,8 +441,7 @@ static void flush_step(struct flusher *f)
     uint32_t n = rp_threads_count(), live = 0;
     for (uint32_t i = 0; i < n; i++) {
         struct rp_slot *s = rp_threads_slot(i);
-        if (s->ring)
-            count_losses(f, s->ring, s->seen_dropped);
+        slot_losses(f, s);
         if (atomic_load(&s->state) != RP_SLOT_LIVE)
             continue;
         live++;

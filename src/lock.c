@@ -29,6 +29,7 @@
 #include "lock.h"
 #include "log.h"
 #include "sample.h"
+#include "slottab.h"
 #include "vmstructs.h"
 
 static struct {
@@ -115,8 +116,17 @@ static struct rp_slot *current_slot(int count)
     return s;
 }
 
+/* The contended wait in progress on a thread (slottab.h): its start (0: none)
+ * and the monitor's owner field then; only the waiting thread touches its own
+ * entry. `gen1`: the occupant it belongs to (the slot's generation + 1). */
+struct wait {
+    uint64_t t0, owner;
+    uint32_t gen1;
+};
+static struct rp_slottab g_waits = RP_SLOTTAB(struct wait);
+
 static void record(struct rp_slot *s, JNIEnv *jni, jobject object, uint64_t t0,
-                   uint64_t waited, uint64_t threshold)
+                   uint64_t owner, uint64_t waited, uint64_t threshold)
 {
     struct rp_sample_hdr h = {.type = RP_SAMPLE_LOCK, .time = t0, .weight = waited,
                               .slot = s->index, .gen = atomic_load(&s->gen)};
@@ -126,7 +136,7 @@ static void record(struct rp_slot *s, JNIEnv *jni, jobject object, uint64_t t0,
         t.klass = rp_class_id(L.jvmti, k);
         (*jni)->DeleteLocalRef(jni, k);
     }
-    struct rp_slot *o = owner_slot(s->lock_owner);
+    struct rp_slot *o = owner_slot(owner);
     /* The owner was read at Enter; a slot whose thread started after the wait
      * began holds another thread, which got the ended owner's JavaThread block
      * or stack from the allocator: not the owner. */
@@ -165,10 +175,12 @@ static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
     if (atomic_load(&L.on)) {
         uint64_t t0 = rp_mono_ns();
         struct rp_slot *s = current_slot(1);
-        if (s) {
+        struct wait *w = s ? rp_slottab_get(&g_waits, s->index, 1) : NULL;
+        if (w) {
             /* The owner field now, resolved only if the wait turns out long. */
-            s->lock_owner = rp_vmstructs_pending_owner(atomic_load(&s->java_thread));
-            s->lock_t0 = t0;
+            w->owner = rp_vmstructs_pending_owner(atomic_load(&s->java_thread));
+            w->t0 = t0;
+            w->gen1 = atomic_load(&s->gen) + 1;
         }
         atomic_fetch_add_explicit(&L.callback_ns, rp_mono_ns() - t0, memory_order_relaxed);
     }
@@ -187,9 +199,13 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
          * before the last switch on is stale: noted in an earlier period of
          * recording whose Entered never came (stop lock disabled the event),
          * it would make this wait look as long as the pause. */
-        uint64_t t0 = s ? s->lock_t0 : 0;
-        if (s)
-            s->lock_t0 = 0;
+        struct wait *w = s ? rp_slottab_get(&g_waits, s->index, 0) : NULL;
+        uint64_t t0 = 0, owner = 0;
+        if (w && w->gen1 == atomic_load(&s->gen) + 1) {
+            t0 = w->t0;
+            owner = w->owner;
+            w->t0 = 0;
+        }
         if (t0 < atomic_load(&L.on_since))
             t0 = 0;
         uint64_t threshold = atomic_load(&L.threshold);
@@ -199,7 +215,7 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
             /* A CPU sample taken from here on shows [ringprof:lock] under the
              * waiting Java code (sample.h): the timer signal stays open. */
             int outer = rp_callstack_enter(s, RP_AGENT_LOCK);
-            record(s, jni, object, t0, t1 - t0, threshold);
+            record(s, jni, object, t0, owner, t1 - t0, threshold);
             rp_callstack_leave(s, outer);
         }
         atomic_fetch_add_explicit(&L.callback_ns, rp_mono_ns() - t1, memory_order_relaxed);

@@ -28,6 +28,7 @@
 
 #define BLOCK_SLOTS 64u
 #define MAX_BLOCKS 4096u                      /* 262144 slots at most            */
+_Static_assert(MAX_BLOCKS * BLOCK_SLOTS == RP_THREADS_MAX, "RP_THREADS_MAX");
 #define TID_TABLE_SIZE RP_THREADS_TID_LIMIT
 #define SIGVAL_TAG 0x52ull                    /* 'R' in the top byte of a tag   */
 #define GEN_MASK 0xffffffu
@@ -443,11 +444,10 @@ void rp_threads_release(JNIEnv *jni, struct rp_slot *s)
     s->ref = NULL;
     if (atomic_load(&s->state) == RP_SLOT_ENDED) {
         /* The next occupant must not inherit this one's identity as a lock
-         * owner (lock.c), nor a wait in progress. */
+         * owner (lock.c). */
         atomic_store(&s->java_thread, 0);
         atomic_store(&s->stack_lo, 0);
         atomic_store(&s->stack_hi, 0);
-        s->lock_t0 = 0;
         atomic_store_explicit(&s->state, RP_SLOT_FREE, memory_order_release);
         push_free(s->index);
     }

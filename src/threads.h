@@ -81,6 +81,7 @@ enum rp_slot_flags {
 };
 
 #define RP_THREAD_NAME_MAX 128
+#define RP_THREADS_MAX 262144u           /* slots the registry makes at most   */
 
 struct rp_slot {
     /* Identity. Written under the registry lock before the slot is LIVE. */
@@ -142,26 +143,25 @@ struct rp_slot {
                                         the flag sets this): the wall sampler's
                                         first weight, the lock owner's check       */
 
-    /* Flusher-private. */
-    uint64_t seen_dropped[RP_RING_DROP_REASONS];
+    /* Kept by the flusher and the /proc scan, read by the registry when the
+     * thread ends (threads.c, threadscan.c, threadadopt.c): its CPU clock at
+     * the last reading, and the samples drained since its name was last
+     * checked. */
     uint64_t last_cpu_ns;
-    uint32_t sampled;                /* samples drained since the last name check    */
-    _Atomic uint64_t written;        /* samples written for this occupant (status;
-                                        the flusher adds, zeroes before release)    */
-
-    /* Allocation-callback-private (alloc.c): the sampling interval in force at
-     * this thread's previous sample, i.e. when HotSpot drew the distance to the
-     * next one, and the occupant (generation + 1) it belongs to. */
-    uint64_t alloc_iv;
-    uint32_t alloc_iv_gen;
+    uint32_t sampled;
 
     /* Lock owners (lock.c): the thread's JavaThread* and stack bounds [lo, hi),
      * learned when it registers (rp_lock_learn_thread; 0: unknown), read by
-     * other threads' monitor callbacks; cleared when the slot is released. */
+     * other threads' monitor callbacks; cleared when the slot is released. They
+     * stay in the slot because the registry clears them under its lock, before
+     * the slot can be found again, which a generation-tagged table of lock.c
+     * could not do without the registry calling into it.
+     *
+     * What else a module keeps for each thread is in its own per-slot table
+     * (slottab.h): the flusher's ring losses, the cpu kind's written count,
+     * the allocation callback's interval, the monitor callbacks' wait in
+     * progress, the jvmti sampler's CPU baseline. */
     _Atomic uint64_t java_thread, stack_lo, stack_hi;
-    /* Monitor-callback-private (lock.c): the contended wait in progress, its
-     * start (0: none) and the monitor's owner field then. */
-    uint64_t lock_t0, lock_owner;
 };
 
 struct rp_threads_config {

@@ -590,6 +590,7 @@ static void start_locked(JNIEnv *jni, jthread self)
 #endif
     A.env = (struct rp_engine_env){A.vm, A.jvmti, jni, &A.opt, rp_flusher_wake,
                                    call_on_flusher};
+    rp_engines_set_env(&A.env);
     /* The handler must be in place before the first timer can fire (the
      * default action of SIGPROF kills the process). */
     if (start_engines(RP_ENGINE_PHASE_SIGNAL, err, sizeof err) != 0)

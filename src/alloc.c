@@ -75,7 +75,6 @@ static struct {
 } G = {.switch_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* env->wake of the engine table's start (the alloc kind's entry, below). */
-static void wake_flusher(void);
 
 static void bump(_Atomic uint64_t *c)
 {
@@ -285,7 +284,7 @@ static void sample(struct rp_slot *s, JNIEnv *jni, jobject object, jclass klass,
     /* A burst of allocation can fill a ring between two drains (100 ms): past
      * half full, ask for a drain now. Cheap when the flusher is already up. */
     if (rp_ring_fill(s->ring) > s->ring->capacity / 2)
-        wake_flusher();
+        rp_engine_wake();
 }
 
 static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
@@ -351,7 +350,7 @@ static void JNICALL on_gc_finish(jvmtiEnv *jvmti)
     }
     G.gcq[head % GC_QUEUE] = (struct rp_gc_pause){G.gc_start ? G.gc_start : end, end, id};
     atomic_store_explicit(&G.gcq_head, head + 1, memory_order_release);
-    wake_flusher();
+    rp_engine_wake();
 }
 
 int rp_alloc_gc_pop(struct rp_gc_pause *out)
@@ -439,8 +438,12 @@ static jvmtiError enable(jvmtiEvent ev, int on)
                                                 ev, NULL);
 }
 
-void rp_alloc_start(void)
+/* The engine entry's start (engine.h), in the live phase (VMInit or attach):
+ * set the interval, enable the events. It cannot fail: what cannot be had is
+ * said on stderr and the rest goes on. */
+static int kind_start(const struct rp_engine_env *env, char *err, size_t errlen)
 {
+    (void)env;
     if (G.can_gc && (enable(JVMTI_EVENT_GARBAGE_COLLECTION_START, 1) != JVMTI_ERROR_NONE ||
                      enable(JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, 1) != JVMTI_ERROR_NONE))
         rp_log("GC pause events could not be enabled; pauses are not recorded");
@@ -448,11 +451,9 @@ void rp_alloc_start(void)
         rp_log("ObjectFree events could not be enabled; no live profile");
         G.live = 0;
     }
-    if (G.cfg.interval && G.available) {
-        char err[256];
-        if (rp_alloc_switch(1, err, sizeof err) != 0)
-            rp_log("%s", err);
-    }
+    if (G.cfg.interval && G.available && rp_alloc_switch(1, err, errlen) != 0)
+        rp_log("%s", err);
+    return 0;
 }
 
 /* Both under switch_lock, so that a control call that was queued on the
@@ -590,22 +591,6 @@ void rp_alloc_stats(struct rp_alloc_stats *out)
 /* The alloc kind (engine.h). Its switch and interval are JVMTI calls, which the
  * control server's thread may not make: they run through env->call, with the
  * argument as a value in the pointer (a call that times out still runs later). */
-static const struct rp_engine_env *_Atomic g_env;   /* set before the events are on */
-
-static void wake_flusher(void)
-{
-    if (g_env)
-        g_env->wake();
-}
-
-static int kind_start(const struct rp_engine_env *env, char *err, size_t errlen)
-{
-    (void)err; (void)errlen;
-    g_env = env;
-    rp_alloc_start();
-    return 0;
-}
-
 static int kind_on(void)
 {
     return atomic_load(&G.on);
@@ -630,7 +615,7 @@ static int call_interval(void *arg, char *err, size_t errlen)
 
 static int kind_switch(int on, char *err, size_t errlen)
 {
-    return g_env->call(call_switch, on ? (void *)1 : NULL, err, errlen);
+    return rp_engine_call(call_switch, on ? (void *)1 : NULL, err, errlen);
 }
 
 static int kind_set(const struct rp_ctl_setting *set, size_t n, struct rp_engine_saved *saved,
@@ -640,7 +625,7 @@ static int kind_set(const struct rp_ctl_setting *set, size_t n, struct rp_engine
     saved->v[0] = atomic_load(&G.base);
     if (!rp_engine_setting(set, n, RP_CTL_KEY_ALLOC, &bytes))
         return 0;
-    return g_env->call(call_interval, (void *)(uintptr_t)bytes, err, errlen);
+    return rp_engine_call(call_interval, (void *)(uintptr_t)bytes, err, errlen);
 }
 
 static void kind_undo(const struct rp_ctl_setting *set, size_t n,
@@ -649,7 +634,7 @@ static void kind_undo(const struct rp_ctl_setting *set, size_t n,
     uint64_t bytes;
     char err[256];
     if (rp_engine_setting(set, n, RP_CTL_KEY_ALLOC, &bytes))
-        g_env->call(call_interval, (void *)(uintptr_t)saved->v[0], err, sizeof err);
+        rp_engine_call(call_interval, (void *)(uintptr_t)saved->v[0], err, sizeof err);
 }
 
 static uint64_t kind_period(void)

@@ -77,8 +77,6 @@ void rp_alloc_want(const struct rp_alloc_config *cfg, const jvmtiCapabilities *p
 void rp_alloc_init(jvmtiEnv *jvmti, const struct rp_alloc_config *cfg,
                    const jvmtiCapabilities *got, jvmtiEventCallbacks *cb);
 
-/* Live phase (VMInit or attach): set the interval, enable the events. */
-void rp_alloc_start(void);
 
 /* Shutdown: disable sampling and wait (bounded) for callbacks in progress. */
 void rp_alloc_stop(unsigned wait_ms);

@@ -2,12 +2,37 @@
  * src/engine.c — the engine table (see engine.h) and the small helpers the
  * entries share. It names no engine: the lifecycle adds the entries.
  */
+#include <stdatomic.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "engine.h"
 
 static const struct rp_engine_entry *g_table[RP_ENGINES_MAX];
 static size_t g_n;
+static const struct rp_engine_env *_Atomic g_env;
+
+void rp_engines_set_env(const struct rp_engine_env *env)
+{
+    atomic_store(&g_env, env);
+}
+
+void rp_engine_wake(void)
+{
+    const struct rp_engine_env *env = atomic_load(&g_env);
+    if (env)
+        env->wake();
+}
+
+int rp_engine_call(rp_engine_jvm_fn fn, void *arg, char *err, size_t errlen)
+{
+    const struct rp_engine_env *env = atomic_load(&g_env);
+    if (!env) {
+        snprintf(err, errlen, "the agent has not started");
+        return -1;
+    }
+    return env->call(fn, arg, err, errlen);
+}
 
 void rp_engines_set(const struct rp_engine_entry *const *e, size_t n)
 {

@@ -13,8 +13,10 @@
  * reply.
  *
  * Engines never call up into the flusher or the lifecycle: what they need of
- * them comes in struct rp_engine_env at start — a wake-up for the flusher and a
- * way to run a JVMTI call on a thread attached to the JVM.
+ * them is in struct rp_engine_env, which the lifecycle sets here before the
+ * first start (rp_engines_set_env) and every start gets — a wake-up for the
+ * flusher and a way to run a JVMTI call on a thread attached to the JVM, which
+ * any engine calls through rp_engine_wake and rp_engine_call.
  *
  * Threads: start and stop from the agent's lifecycle (start and stop never
  * overlap); on, in_all, switch_kind, set, undo, period and the status hooks from
@@ -138,6 +140,19 @@ void rp_engines_set(const struct rp_engine_entry *const *e, size_t n);
 
 /* The table, in order (cpu first); *n gets its length. Before select: empty. */
 const struct rp_engine_entry *const *rp_engines(size_t *n);
+
+/* The lifecycle's environment, kept for rp_engine_wake and rp_engine_call (the
+ * pointer is kept). Lifecycle thread, before the first start. */
+void rp_engines_set_env(const struct rp_engine_env *env);
+
+/* env->wake: ask the flusher for a pass soon. A no-op before the environment is
+ * set. Any thread, any JVMTI callback; never blocks. */
+void rp_engine_wake(void);
+
+/* env->call: run fn(arg) on a thread attached to the JVM (see struct
+ * rp_engine_env). @return fn's result, or -1 with a sentence in err (also when
+ * the environment is not set yet). */
+int rp_engine_call(rp_engine_jvm_fn fn, void *arg, char *err, size_t errlen);
 
 /* The entry for one RP_CTL_KIND_* bit, or NULL. */
 const struct rp_engine_entry *rp_engine_by_kind(unsigned kind);

@@ -54,7 +54,6 @@ struct wall_thread {
 static struct {
     JavaVM *vm;
     jvmtiEnv *jvmti;
-    const struct rp_engine_env *env;  /* the agent's: wake, call (set at start) */
     struct rp_wall_config cfg;
     pthread_mutex_t lock;            /* launch and stop; the sleep's condition    */
     pthread_cond_t wake;
@@ -388,7 +387,7 @@ static void tick(JNIEnv *jni)
     }
     add(&W.ticks, 1);
     if (rp_ring_fill(ring) > ring->capacity / 2)
-        W.env->wake();
+        rp_engine_wake();
 }
 
 /* Sleep until `next` (CLOCK_MONOTONIC), or until stopped or re-configured. */
@@ -589,7 +588,7 @@ void rp_wall_stop(unsigned wait_ms)
 /* --------------------------------------------------- the wall kind's entry -- */
 
 /* The wall kind (engine.h). With wall=off the start only configures; `start
- * wall` launches the sampler then, on a thread attached to the JVM (env->call:
+ * wall` launches the sampler then, on a thread attached to the JVM (rp_engine_call:
  * RunAgentThread needs a JNIEnv), at the interval of the last `set wall=` (or
  * RP_WALL_DEFAULT_NS). */
 static int kind_start(const struct rp_engine_env *env, char *err, size_t errlen)
@@ -597,7 +596,6 @@ static int kind_start(const struct rp_engine_env *env, char *err, size_t errlen)
     const struct rp_options *o = env->opt;
     struct rp_wall_config wc = {o->wall_ns, (uint32_t)o->wall_threads, o->depth,
                                 o->ring_bytes};
-    W.env = env;
     rp_wall_init(env->vm, env->jvmti, &wc);
     return o->wall_ns ? rp_wall_launch(env->jni, err, errlen) : 0;
 }
@@ -620,7 +618,7 @@ static int call_launch(void *arg, char *err, size_t errlen)
 static int kind_switch(int on, char *err, size_t errlen)
 {
     if (on && !rp_wall_launched())
-        return W.env->call(call_launch, NULL, err, errlen);
+        return rp_engine_call(call_launch, NULL, err, errlen);
     rp_wall_switch(on);
     return 0;
 }

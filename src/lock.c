@@ -50,7 +50,6 @@ static struct {
 } L = {.switch_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* env->wake of the engine table's start (the lock kind's entry, below). */
-static void wake_flusher(void);
 
 static void bump(_Atomic uint64_t *c)
 {
@@ -164,7 +163,7 @@ static void record(struct rp_slot *s, JNIEnv *jni, jobject object, uint64_t t0,
     }
     bump(&L.samples);
     if (rp_ring_fill(s->ring) > s->ring->capacity / 2)
-        wake_flusher();
+        rp_engine_wake();
 }
 
 static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
@@ -253,11 +252,15 @@ static jvmtiError enable(jvmtiEvent ev, int on)
                                                 ev, NULL);
 }
 
-void rp_lock_start(void)
+/* The engine entry's start (engine.h), in the live phase (VMInit or attach):
+ * enable the events if lock= is on. It cannot fail: a refusal is said on
+ * stderr and the rest of the profile goes on. */
+static int kind_start(const struct rp_engine_env *env, char *err, size_t errlen)
 {
-    char err[256];
-    if (L.cfg.on && rp_lock_switch(1, err, sizeof err) != 0)
+    (void)env;
+    if (L.cfg.on && rp_lock_switch(1, err, errlen) != 0)
         rp_log("lock=: %s; the rest of the profile goes on", err);
+    return 0;
 }
 
 /* Why recording cannot be switched on, or NULL. switch_lock held. */
@@ -378,22 +381,6 @@ void rp_lock_stats(struct rp_lock_stats *out)
 /* The lock kind (engine.h). Its switch makes JVMTI calls (the events, and the
  * capability the first time), which run through env->call; the threshold is
  * only stored, so `set lock=` is answered on the caller's thread. */
-static const struct rp_engine_env *_Atomic g_env;   /* set before the events are on */
-
-static void wake_flusher(void)
-{
-    if (g_env)
-        g_env->wake();
-}
-
-static int kind_start(const struct rp_engine_env *env, char *err, size_t errlen)
-{
-    (void)err; (void)errlen;
-    g_env = env;
-    rp_lock_start();
-    return 0;
-}
-
 static int kind_on(void)
 {
     return atomic_load(&L.on);
@@ -416,7 +403,7 @@ static int call_switch(void *arg, char *err, size_t errlen)
 
 static int kind_switch(int on, char *err, size_t errlen)
 {
-    return g_env->call(call_switch, on ? (void *)1 : NULL, err, errlen);
+    return rp_engine_call(call_switch, on ? (void *)1 : NULL, err, errlen);
 }
 
 static int kind_set(const struct rp_ctl_setting *set, size_t n, struct rp_engine_saved *saved,

@@ -60,8 +60,6 @@ void rp_lock_want(const struct rp_lock_config *cfg, const jvmtiCapabilities *pot
 void rp_lock_init(jvmtiEnv *jvmti, const struct rp_lock_config *cfg,
                   const jvmtiCapabilities *got, jvmtiEventCallbacks *cb);
 
-/* Live phase (VMInit or attach): enable the events if lock= is on. */
-void rp_lock_start(void);
 
 /* Shutdown: disable the events and wait (bounded) for callbacks in progress. */
 void rp_lock_stop(unsigned wait_ms);

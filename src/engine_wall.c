@@ -198,7 +198,8 @@ static void walk(JNIEnv *jni, jthread t, struct wall_thread *e)
             e->cap = n;
         }
     }
-    memcpy(e->frames, W.jframes, (size_t)n * sizeof *e->frames);
+    if (n)                          /* (e->frames may be NULL: no frames yet) */
+        memcpy(e->frames, W.jframes, (size_t)n * sizeof *e->frames);
     e->njava = n;
     e->flags = flags;
     add(&W.walks, 1);

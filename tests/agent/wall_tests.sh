@@ -82,19 +82,29 @@ for name, states in want.items():
           "%s: %d samples, %d (%.0f%% of the weight) %s; all: %s" %
           (name, n, inside, 100.0 * w_in / w_all, "/".join(sorted(states)), dict(hist)))
 
-# A burning thread is on a CPU, or waiting for one: never repeated (it ran), and
-# running in proportion to the CPU it got: runnable is right while it waits for a
-# CPU, which is what a busy machine does to it. The truth is its own CPU clock
-# over the samples' weight (its share of the CPU); at least 30% of that share of
-# its samples must say running (30% of all of them on an idle machine).
+# A burning thread is on a CPU, or waiting for one: never repeated (it ran).
+# Which of the two a sample says is the scheduler's word (schedstat: it ran
+# longer than it waited for a CPU since its previous sample: running; else
+# runnable, events.h). Where the thread had a CPU most of the time (its own CPU
+# clock over the samples' weight: 80% or more, an idle machine), nearly every
+# interval it ran longer than it waited: most samples must say running. On a
+# busy machine the split is left unjudged and printed: schedstat charges a wait
+# when the wait ends and its run time at scheduler ticks, so at a 10 ms interval
+# a sample's split follows the scheduler's bookkeeping as much as the thread
+# (docs/engines.md, "Wall-clock states").
 run = rows.get("w-running", [])
 check(run and sum(1 for x in run if x["repeat"] and x["state"] in ("running", "runnable")) == 0,
       "w-running: no running or runnable sample is a repeat")
 share = sum(x["cpu"] for x in run) / (sum(x["weight"] for x in run) or 1)
 running = sum(1 for x in run if x["state"] == "running")
-check(running >= 0.3 * min(share, 1.0) * len(run),
-      "w-running: at least 30%% of its CPU share running (%d of %d; it had the CPU "
-      "%.0f%% of the time)" % (running, len(run), 100 * share))
+if share >= 0.8:
+    check(running >= 0.8 * len(run),
+          "w-running: %d of %d samples running; it had the CPU %.0f%% of the time" %
+          (running, len(run), 100 * share))
+else:
+    print("# note w-running: it had the CPU %.0f%% of the time (a busy machine): %d of %d "
+          "samples running, the rest runnable; the split is not judged" %
+          (100 * share, running, len(run)))
 # The idle threads are repeats, not walks, once their first sample is taken.
 for name in ("w-sleeping", "w-waiting", "w-parked", "w-native", "w-blocked"):
     s = rows.get(name, [])

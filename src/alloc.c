@@ -589,7 +589,7 @@ void rp_alloc_stats(struct rp_alloc_stats *out)
 /* -------------------------------------------------- the alloc kind's entry -- */
 
 /* The alloc kind (engine.h). Its switch and interval are JVMTI calls, which the
- * control server's thread may not make: they run through env->call, with the
+ * control server's thread may not make: they run through rp_engine_call, with the
  * argument as a value in the pointer (a call that times out still runs later). */
 static int kind_on(void)
 {

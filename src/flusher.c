@@ -633,6 +633,17 @@ static void test_fault(void)
 
 /* ------------------------------------------------------------ the thread -- */
 
+/* CLOCK_MONOTONIC `ns` from now, for the condition variables' timed waits. */
+static struct timespec deadline_in(uint64_t ns)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    ns += (uint64_t)t.tv_nsec;
+    t.tv_sec += (time_t)(ns / 1000000000u);
+    t.tv_nsec = (long)(ns % 1000000000u);
+    return t;
+}
+
 static void JNICALL flusher_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
 {
     (void)arg;
@@ -649,11 +660,7 @@ static void JNICALL flusher_main(jvmtiEnv *jvmti, JNIEnv *jni, void *arg)
     uint64_t next_flush = start + f->cfg.flush_ns, next_scan = start + SCAN_NS;
     pthread_mutex_lock(&g_lock);
     while (!g_stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        uint64_t ns = (uint64_t)until.tv_nsec + DRAIN_NS;
-        until.tv_sec += (time_t)(ns / 1000000000u);
-        until.tv_nsec = (long)(ns % 1000000000u);
+        struct timespec until = deadline_in(DRAIN_NS);
         if (!g_req_pending && !atomic_exchange(&g_wake_pending, 0))
             pthread_cond_timedwait(&g_wake, &g_lock, &until);
         atomic_store(&g_wake_pending, 0);
@@ -752,11 +759,7 @@ int rp_flusher_start(jvmtiEnv *jvmti, JNIEnv *jni, const struct rp_flusher_confi
 int rp_flusher_stop(unsigned wait_ms)
 {
     pthread_once(&g_conds_once, init_conds);
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    uint64_t ns = (uint64_t)until.tv_nsec + (uint64_t)wait_ms * 1000000u;
-    until.tv_sec += (time_t)(ns / 1000000000u);
-    until.tv_nsec = (long)(ns % 1000000000u);
+    struct timespec until = deadline_in((uint64_t)wait_ms * 1000000u);
     pthread_mutex_lock(&g_lock);
     g_stop = 1;
     pthread_cond_broadcast(&g_wake);
@@ -793,11 +796,7 @@ static int post(rp_flusher_fn fn, void *arg, char *path, size_t pathlen,
                 unsigned wait_ms, char *err, size_t errlen)
 {
     pthread_once(&g_conds_once, init_conds);
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    uint64_t ns = (uint64_t)until.tv_nsec + (uint64_t)wait_ms * 1000000u;
-    until.tv_sec += (time_t)(ns / 1000000000u);
-    until.tv_nsec = (long)(ns % 1000000000u);
+    struct timespec until = deadline_in((uint64_t)wait_ms * 1000000u);
     int rc = -1, timed_out = 0;
     pthread_mutex_lock(&g_lock);
     /* A request that timed out earlier may still be in progress: wait for it. */

@@ -379,7 +379,7 @@ void rp_lock_stats(struct rp_lock_stats *out)
 /* --------------------------------------------------- the lock kind's entry -- */
 
 /* The lock kind (engine.h). Its switch makes JVMTI calls (the events, and the
- * capability the first time), which run through env->call; the threshold is
+ * capability the first time), which run through rp_engine_call; the threshold is
  * only stored, so `set lock=` is answered on the caller's thread. */
 static int kind_on(void)
 {

@@ -258,9 +258,14 @@ convert --from yesterday "$A" >/dev/null 2>&1;   check "--from yesterday: exit 2
 convert --thread '(' "$A" >/dev/null 2>&1;       check "bad regex: exit 2" test $? -eq 2
 convert --value bytes "$A" >/dev/null 2>&1;      check "--value bytes: exit 2" test $? -eq 2
 convert >/dev/null 2>&1;                         check "no INPUT: exit 2" test $? -eq 2
-convert --event nosuch "$A" >/dev/null 2>"$tmp/k.err"
-check "unknown kind: exit 0 (the input was read)" test $? -eq 0
-check "unknown kind: says which kinds there are" grep -q "cpu 100, alloc 16" "$tmp/k.err"
+convert --event allocs -o "$tmp/k.html" "$A" 2>"$tmp/k.err"
+check "--event allocs (a typo): exit 2" test $? -eq 2
+check "--event allocs: no output written" test ! -e "$tmp/k.html"
+check "--event allocs: one line naming the valid kinds" \
+    grep -qx "ringprof convert: unknown event 'allocs': the valid names are cpu, alloc, live, gc, wall, lock" "$tmp/k.err"
+convert --event gc "$A" >/dev/null 2>"$tmp/k.err"
+check "--event gc (an agent kind the input lacks): not a usage error" test $? -eq 0
+check "--event gc absent: says which kinds there are" grep -q "cpu 100, alloc 16" "$tmp/k.err"
 
 # -o: the format follows the extension; progress never goes to a file or pipe.
 convert -o "$tmp/x.collapsed" "$A" 2>"$tmp/o.err"

@@ -576,6 +576,8 @@ static int run(struct convert *c, int argc, char **argv)
         fprintf(stderr, "ringprof convert: no input could be read\n");
         return 1;
     }
+    if (c->po.event && rp_event_check("convert", c->po.event, c->p))
+        return 2;
     if (kind_absent(c))
         return 1;
     if (c->p->nodes[0].total[RP_PV_SAMPLES] == 0)

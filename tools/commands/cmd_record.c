@@ -12,6 +12,12 @@
  * runs. The conversions are this same binary run again ("convert"), so record adds
  * no second implementation of anything. The exit status is the program's own,
  * unless the program ran but nothing could be converted (then 1).
+ *
+ * The agent options are checked here with the agent's own parser before anything
+ * runs, so a typo is one line and exit 2, not a JVM that refuses to start. DIR may
+ * exist, but a recording already in it is refused (exit 2) unless --force, which
+ * removes its chunk files first: convert reads every chunk in the directory, and an
+ * earlier run's samples would silently merge into the new profile.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,12 +25,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "commands.h"
 #include "ctl_client.h"
+#include "query.h"
+#include "options.h"
 
 static void usage(FILE *f)
 {
@@ -37,8 +46,9 @@ static void usage(FILE *f)
         "  DIR/recording/       the chunk files, for `ringprof convert` later\n"
         "\n"
         "  -o, --out DIR      where to write (default ringprof-record)\n"
+        "  --force            replace the recording already in DIR/recording\n"
         "  --options OPTS     agent options, e.g. interval=1ms,engine=jvmti (see\n"
-        "                     docs/options.md); dir= is set by record\n"
+        "                     docs/options.md); dir= is set by -o\n"
         "  --agent PATH       the agent library (default: libringprof.so next to\n"
         "                     this ringprof, or $RINGPROF_AGENT)\n"
         "  --event KIND       what to convert (default cpu)\n"
@@ -119,6 +129,70 @@ static int write_text_profile(const char *self, const char *event, const char *d
     return rc;
 }
 
+/* The files convert would read in dir (rp_is_chunk_name); with remove, unlink them.
+ * @return how many there were (a missing dir holds none), or -1 with errno. */
+static int chunk_files(const char *dir, int remove)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? 0 : -1;
+    int n = 0, err = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!rp_is_chunk_name(e->d_name))
+            continue;
+        n++;
+        if (remove && unlinkat(dirfd(d), e->d_name, 0) != 0 && !err)
+            err = errno;
+    }
+    closedir(d);
+    if (err) {
+        errno = err;
+        return -1;
+    }
+    return n;
+}
+
+/* The user's agent options, checked with the agent's parser: @return 0, or 2 with
+ * one line on stderr. dir= is record's own (it is DIR/recording). */
+static int check_agent_options(const char *opts)
+{
+    struct rp_options o;
+    char err[512];
+    rp_options_defaults(&o);
+    if (rp_options_parse(opts, &o, err, sizeof err) != 0) {
+        fprintf(stderr, "ringprof record: --options: %s\n",
+                strncmp(err, "ringprof: ", 10) == 0 ? err + 10 : err);
+        return 2;
+    }
+    if (o.dir[0]) {
+        fprintf(stderr, "ringprof record: --options may not set dir=: the recording "
+                        "goes to DIR/recording, with DIR given by -o DIR\n");
+        return 2;
+    }
+    return 0;
+}
+
+/* Refuse to mix a new run into an earlier one (or, with force, remove the earlier
+ * chunks). @return 0, 1 (cannot read or remove) or 2 (refused). */
+static int claim_recording_dir(const char *recording, int force)
+{
+    int n = chunk_files(recording, 0);
+    if (n > 0 && force)
+        n = chunk_files(recording, 1);
+    if (n < 0) {
+        fprintf(stderr, "ringprof record: %s: %s\n", recording, strerror(errno));
+        return 1;
+    }
+    if (n > 0 && !force) {
+        fprintf(stderr, "ringprof record: %s already holds a recording (%d chunk file%s); "
+                        "give another -o DIR, or --force to replace it\n",
+                recording, n, n == 1 ? "" : "s");
+        return 2;
+    }
+    return 0;
+}
+
 /* argv for the JVM: java, -agentpath:..., then the rest as given. */
 static char **jvm_argv(int argc, char **argv, const char *agentpath)
 {
@@ -132,14 +206,29 @@ static char **jvm_argv(int argc, char **argv, const char *agentpath)
     return v;
 }
 
+/* The recording holds no chunk: the command never loaded the agent, or the agent
+ * refused to start (its own line is above). */
+static int no_jvm_profiled(const char *recording, char **prog, int status)
+{
+    fprintf(stderr, "ringprof record: no JVM was profiled: %s wrote nothing to %s "
+                    "(exit status %d); the command must be a java launcher, which "
+                    "loads the agent\n", prog[0], recording, status);
+    return status ? status : 1;
+}
+
+static void print_option_line(void *arg, const char *line)
+{
+    fprintf(arg, "%s\n", line);
+}
+
 int rp_cmd_record(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"out", 1, 0, 'o'}, {"options", 1, 0, 'O'}, {"agent", 1, 0, 'a'},
-        {"event", 1, 0, 'e'}, {"no-convert", 0, 0, 'n'}, {"help", 0, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"event", 1, 0, 'e'}, {"no-convert", 0, 0, 'n'}, {"force", 0, 0, 'f'},
+        {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     const char *dir = "ringprof-record", *opts = "", *agent = NULL, *event = "cpu";
-    int no_convert = 0, ch;
+    int no_convert = 0, force = 0, ch;
     while ((ch = getopt_long(argc, argv, "+o:", longopts, NULL)) != -1) {
         switch (ch) {
         case 'o': dir = optarg; break;
@@ -147,10 +236,20 @@ int rp_cmd_record(int argc, char **argv)
         case 'a': agent = optarg; break;
         case 'e': event = optarg; break;
         case 'n': no_convert = 1; break;
+        case 'f': force = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
+    if (strcmp(opts, "help") == 0) {
+        rp_options_print_help(print_option_line, stdout);
+        return 0;
+    }
+    int rc = check_agent_options(opts);
+    if (rc == 0 && rp_event_check("record", event, NULL) != 0)
+        rc = 2;
+    if (rc != 0)
+        return rc;
     if (optind >= argc) {
         fprintf(stderr, "ringprof record: no program given; put it after '--', e.g.\n"
                         "  ringprof record -- java -cp app.jar Main\n");
@@ -179,6 +278,8 @@ int rp_cmd_record(int argc, char **argv)
     }
     char recording[4200], agentpath[16384];
     snprintf(recording, sizeof recording, "%s/recording", dir);
+    if ((rc = claim_recording_dir(recording, force)) != 0)
+        return rc;
     int k = snprintf(agentpath, sizeof agentpath, "-agentpath:%s=dir=%s%s%s", agent,
                      recording, *opts ? "," : "", opts);
     if (k < 0 || (size_t)k >= sizeof agentpath) {
@@ -188,6 +289,7 @@ int rp_cmd_record(int argc, char **argv)
     char **jv = jvm_argv(argc - optind, argv + optind, agentpath);
     if (!jv)
         return 1;
+    fprintf(stderr, "ringprof record: recording to %s/\n", recording);
     /* The JVM owns Ctrl-C; we wait for it and convert whatever it recorded. */
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
@@ -197,12 +299,14 @@ int rp_cmd_record(int argc, char **argv)
         fprintf(stderr, "ringprof record: the program could not be started\n");
         return status < 0 ? 1 : 127;
     }
+    if (chunk_files(recording, 0) <= 0)
+        return no_jvm_profiled(recording, argv + optind, status);
     if (no_convert)
         return status;
 
     char html[4200];
     snprintf(html, sizeof html, "%s/flamegraph.html", dir);
-    int rc = convert(self, event, "html", html, recording);
+    rc = convert(self, event, "html", html, recording);
     if (rc == 0)
         rc = write_text_profile(self, event, dir, recording);
     if (rc != 0) {

@@ -163,3 +163,33 @@ void rp_query_free(struct rp_query *q)
     rp_inputs_free(&q->in);
     rp_filters_free(&q->fx);
 }
+
+/* The kinds the agent writes (docs/format.md, "Event kinds written by the agent"). */
+static const char *const agent_kinds[] = {"cpu", "alloc", RP_LIVE_KIND, "gc", "wall",
+                                          "lock"};
+#define N_AGENT_KINDS (sizeof agent_kinds / sizeof agent_kinds[0])
+
+static int is_agent_kind(const char *kind)
+{
+    for (size_t i = 0; i < N_AGENT_KINDS; i++)
+        if (!strcmp(kind, agent_kinds[i]))
+            return 1;
+    return 0;
+}
+
+int rp_event_check(const char *cmd, const char *event, const struct rp_profile *p)
+{
+    if (is_agent_kind(event))
+        return 0;
+    for (size_t k = 0; p && k < p->nkinds; k++)
+        if (!strcmp(p->kinds[k].name, event))
+            return 0;
+    fprintf(stderr, "ringprof %s: unknown event '%s': the valid names are", cmd, event);
+    for (size_t i = 0; i < N_AGENT_KINDS; i++)
+        fprintf(stderr, "%s %s", i ? "," : "", agent_kinds[i]);
+    for (size_t k = 0; p && k < p->nkinds; k++)
+        if (!is_agent_kind(p->kinds[k].name))
+            fprintf(stderr, ", %s", p->kinds[k].name);
+    fputc('\n', stderr);
+    return 2;
+}

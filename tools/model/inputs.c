@@ -35,7 +35,7 @@ static int ends_with(const char *s, const char *suffix)
     return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-static int is_chunk_name(const char *name)
+int rp_is_chunk_name(const char *name)
 {
     return ends_with(name, ".rpc") || ends_with(name, ".rpc.part");
 }
@@ -56,7 +56,7 @@ static int add_dir(struct rp_inputs *in, const char *dir)
     size_t first = in->n;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (!is_chunk_name(e->d_name))
+        if (!rp_is_chunk_name(e->d_name))
             continue;
         char path[4096];
         if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)

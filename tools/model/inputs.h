@@ -24,6 +24,10 @@ struct rp_inputs {
 int rp_inputs_expand(struct rp_inputs *in, int argc, char **argv);
 void rp_inputs_free(struct rp_inputs *in);
 
+/* Whether a directory entry's name is one a directory INPUT contributes
+ * (*.rpc, *.rpc.part). */
+int rp_is_chunk_name(const char *name);
+
 /* Diagnostics from the reader, printed as "ringprof: FILE: offset N: REASON" and
  * counted. `quiet` suppresses printing (counts still kept). */
 struct rp_diag_counts {

@@ -298,6 +298,16 @@ c.check(ls * (x[-1] - x[0]) > 2**20, "churn: a least-squares slope through the b
 
 rc, out, err = rp("leaks", A)
 c.check(rc == 1 and "without live=on" in err, "leaks without snapshots: exit 1", (rc, err))
+# A file that is not a recording: the reader's reason, as convert and summary say
+# it, not a guess about the agent's options.
+NOT = os.path.join(T, "not.rpc")
+with open(NOT, "w") as f:
+    f.write("hello\n")
+for args in (["leaks"], ["convert", "--event", "live"], ["summary"]):
+    rc, out, err = rp(*(args + [NOT]))
+    c.check(rc == 1 and "not a ringprof chunk" in err and "live=on" not in err,
+            "%s on a file that is not a recording: exit 1, the reader's reason"
+            % args[0], (rc, err))
 rc, out, err = rp("leaks", "--to", "+1s", H)
 c.check(rc == 1 and "at least 3 live snapshots" in err and "holds 2" in err,
         "leaks with 2 snapshots in the range: exit 1, says so", (rc, err))

@@ -407,6 +407,8 @@ static int setup_live(struct convert *c)
                             "the live columns of the alloc flat table; ignored\n");
         return 0;
     }
+    if (rp_query_none_readable(&c->q))
+        return 1;
     c->oo.live = &c->lv;
     int rc = rp_snap_choose(&c->choice, &c->q.sc, c->snapshot, c->po.from_wall,
                             c->po.to_wall);

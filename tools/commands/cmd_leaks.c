@@ -611,6 +611,8 @@ static int run(struct leaks *l, int argc, char **argv)
     rp_query_scan(&l->q, RP_SCAN_SNAPSHOTS |
                              (rp_query_need_range(&l->q) ? RP_SCAN_RANGE : 0));
     rp_scan_finish(&l->q.sc);
+    if (rp_query_none_readable(&l->q))
+        return 1;
     struct rp_prof_options po = {0};
     po.event = RP_LIVE_KIND;
     rp_query_apply(&l->q, &po);

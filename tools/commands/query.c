@@ -102,6 +102,19 @@ void rp_query_scan(struct rp_query *q, unsigned what)
     rp_progress_done();
 }
 
+int rp_query_none_readable(struct rp_query *q)
+{
+    if (q->sc.opened)
+        return 0;
+    for (size_t i = 0; i < q->in.n; i++) {
+        struct rp_reader *r = rp_reader_open(q->in.paths[i], rp_diag_print, &q->diag);
+        if (r)
+            rp_reader_close(r);
+    }
+    fprintf(stderr, "ringprof %s: no input could be read\n", q->cmd);
+    return 1;
+}
+
 void rp_query_apply(struct rp_query *q, struct rp_prof_options *po)
 {
     po->from_wall = rp_resolve_time(&q->from, q->sc.first, q->sc.last);

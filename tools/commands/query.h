@@ -85,6 +85,12 @@ int rp_query_need_range(const struct rp_query *q);
  * progress on a terminal. Call rp_scan_finish(&q->sc) after the last pass. */
 void rp_query_scan(struct rp_query *q, unsigned what);
 
+/* After a look-ahead: when it could open no input, print each file's reason (as
+ * the real pass does: "not a ringprof chunk", ...) and "ringprof CMD: no input
+ * could be read", so that a command does not blame the recording's options for
+ * what is not a recording. @return 1 then, else 0. */
+int rp_query_none_readable(struct rp_query *q);
+
 /* Set the time range (resolved against the look-ahead's span), the filters and
  * the problem reporting (into q->diag) in `po`. */
 void rp_query_apply(struct rp_query *q, struct rp_prof_options *po);

@@ -120,6 +120,7 @@ void rp_scan_file(struct rp_scan *sc, const char *path, unsigned what)
     struct rp_reader *r = rp_reader_open(path, NULL, NULL);
     if (!r)
         return;
+    sc->opened++;
     const char *w = rp_reader_meta(r, RP_META_START_WALL);
     const char *m = rp_reader_meta(r, RP_META_START_MONO);
     struct chunk_clock c = {w && m, w ? strtoull(w, NULL, 10) : 0,

@@ -44,6 +44,7 @@ struct rp_scan {
                                   /* (RP_SCAN_RANGE); 0: none                    */
     char *kind;                   /* the first kind named in the inputs          */
     int has_cpu, has_alloc;
+    size_t opened;                /* files whose header could be read            */
     char **recs;                  /* recording keys (rp_recording_key)           */
     size_t nrecs;
     /* RP_SCAN_SNAPSHOTS: sorted by (rec, mono), one entry each, after

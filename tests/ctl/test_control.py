@@ -644,6 +644,13 @@ check(rc == 0 and json.loads(out).get("pid") == srv.pid and out.count("\n") > 2,
 rc, out, err = rp("ctl", "--raw", str(srv.pid), "status")
 check(rc == 0 and out.count("\n") == 1 and json.loads(out).get("state") == "running",
       "ringprof ctl --raw PID status: one JSON line: %d %r" % (rc, err))
+rc, out, err = rp("ctl", str(srv.pid), "status", "--raw")
+check(rc == 0 and out.count("\n") == 1 and json.loads(out).get("state") == "running",
+      "ringprof ctl PID status --raw: the option after the command is the tool's: %d %r"
+      % (rc, err))
+rc, out, err = rp("ctl", str(srv.pid), "status", "--rwa")
+check(rc == 2 and "unknown option '--rwa'" in err and out == "",
+      "ringprof ctl PID status --rwa: refused by the tool, exit 2: %d %r" % (rc, err))
 rc, out, err = rp("ctl", str(srv.pid), "status")
 pretty = json.loads(out) if rc == 0 else {}
 check(rc == 0 and pretty.get("threads", [{}])[0].get("name") == 'worker "0" \\ \ufffd' and

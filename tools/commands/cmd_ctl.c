@@ -8,6 +8,10 @@
  * the agent did it: 0 for an "ok": true reply, 1 for an error reply or an agent
  * that cannot be reached (the reason on stderr), 2 for a usage error.
  *
+ * The tool's options may stand anywhere before `--` (`ctl PID status --raw`): an
+ * unknown one is a usage error here, never a word sent to the agent. The words
+ * after `--` go to the agent as they are.
+ *
  * By pid, the socket comes from a discovery file that must be trusted
  * (ringprof/trust.h) and must be served by that pid as its uid (SO_PEERCRED), so
  * root's ctl never takes another user's answer for the agent's. Whatever comes
@@ -25,6 +29,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: ringprof ctl [--raw] [--timeout SEC] PID|SOCKET COMMAND [ARG...]\n"
+        "       (the options may follow the target or the command; words after\n"
+        "       '--' are sent as they are)\n"
         "\n"
         "Send one command to the ringprof agent in a running JVM and print its reply.\n"
         "PID finds the agent's socket through its discovery file; SOCKET is the path.\n"
@@ -62,7 +68,8 @@ int rp_cmd_ctl(int argc, char **argv)
     double timeout_s = 10;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'r': raw = 1; break;
         case 't': {
@@ -76,7 +83,13 @@ int rp_cmd_ctl(int argc, char **argv)
             break;
         }
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default:
+            fprintf(stderr, "ringprof ctl: %s '%s' (the tool's options may stand "
+                            "anywhere before '--')\n\n",
+                    c == ':' ? "option needs a value:" : "unknown option",
+                    argv[optind - 1]);
+            usage(stderr);
+            return 2;
         }
     }
     if (argc - optind < 2) {

@@ -21,6 +21,10 @@
  *                  samples and telemetry gauges (see write_timeline).
  *   timeline-many  OUT is a chunk file: 2000 threads, mostly parked
  *                  (write_timeline_many).
+ *          rename  OUT is a chunk file: recording "rec-R", threads renamed
+ *                  (write_rename): main -> DestroyJavaVM after its last
+ *                  sample, pool-1-thread-1 -> worker before its first, a -> b
+ *                  between two samples.
  *             cpp  OUT is a chunk file: recording "rec-X", native frames with
  *                  C++ and Rust symbols as the agent records them (mangled),
  *                  in cpu, lock and live samples (see write_cpp).
@@ -1403,11 +1407,49 @@ static void write_cpp(const char *out)
         die("close");
 }
 
+/* rename: cpu and wall samples of 10 ms on one stack. tid 601 is sampled 5 times
+ * as "main" and renamed "DestroyJavaVM" after (as the JVM's launcher does at
+ * exit); tid 602 is defined as "pool-1-thread-1" and renamed "worker" before its 3
+ * samples; tid 603 has 2 samples as "a", then 2 as "b". */
+static void write_rename(const char *out)
+{
+    const uint64_t mono0 = MONO0;
+    struct rp_chunk_writer *w = open_writer(out, "rec-R", "600", "hostR",
+                                            WALL0 + 7200 * SEC * 5, mono0, 0,
+                                            "interval=10ms,wall=10ms");
+    static const char *const wx[] = RP_WALL_EXTRA_NAMES;
+    uint32_t kcpu = rp_chunk_kind(w, "cpu", "ns", 10 * MS, NULL, 0);
+    uint32_t kwall = rp_chunk_kind(w, RP_KIND_WALL, "ns", 10 * MS, wx, RP_WALL_NEXTRA);
+    if (!kcpu || !kwall)
+        die("rename kinds");
+    static const struct { uint64_t key, tid; const char *name; int samples; } steps[] = {
+        {2, 602, "pool-1-thread-1", 0}, {1, 601, "main", 5}, {2, 602, "worker", 3},
+        {3, 603, "a", 2}, {3, 603, "b", 2}, {1, 601, "DestroyJavaVM", 0},
+    };
+    uint64_t t = mono0;
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        uint32_t th = rp_chunk_thread(w, steps[i].key, steps[i].tid, steps[i].key,
+                                      steps[i].name, RP_THREAD_JAVA, t);
+        for (int k = 0; k < steps[i].samples; k++) {
+            uint64_t x[RP_WALL_NEXTRA] = {0};
+            x[RP_WALL_X_STATE] = RP_TS_RUNNING;
+            t += 10 * MS;
+            if (!th || rp_chunk_sample(w, kcpu, th, t, wput_stack(w, 0), 10 * MS, NULL) ||
+                rp_chunk_sample(w, kwall, th, t, wput_stack(w, 0), 10 * MS, x))
+                die("rename sample");
+        }
+        if (rp_chunk_flush(w) != 0)
+            die("rename flush");
+    }
+    if (rp_chunk_close(w) != 0)
+        die("close");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--manifest"))) {
         fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn|waits|timeline|"
-                        "timeline-many|cpp OUT "
+                        "timeline-many|cpp|rename OUT "
                         "[--manifest FILE]\n");
         return 2;
     }
@@ -1432,6 +1474,8 @@ int main(int argc, char **argv)
         write_timeline_many(argv[2]);
     else if (!strcmp(argv[1], "cpp"))
         write_cpp(argv[2]);
+    else if (!strcmp(argv[1], "rename"))
+        write_rename(argv[2]);
     else {
         fprintf(stderr, "rp_testwriter: unknown variant '%s'\n", argv[1]);
         return 2;

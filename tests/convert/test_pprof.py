@@ -15,6 +15,9 @@ pprof`, and compared with the truth in rp_testwriter's manifest:
     of the two files; a recording split over two chunks equals the whole;
   - hostile names (quotes, "</script>", bytes that are not UTF-8) and a stack
     3000 frames deep survive the trip;
+  - renamed threads (rp_testwriter's rename recording): one name in summary,
+    collapsed --per-thread and the pprof thread label (-tags), the name at the
+    first sample with the newest after it: "main (renamed DestroyJavaVM)";
   - C++ and Rust symbols (rp_testwriter's cpp recording, recorded mangled):
     -top lists them demangled, -raw shows each Function's system_name as the
     recorded symbol (test_demangle.py checks every format without go).
@@ -298,5 +301,24 @@ c.check(re.search(r" CompileBroker::compiler_thread_loop .*"
         "cpp: -raw: name demangled, system_name the recorded symbol", text[-1500:])
 c.check(re.search(r" mycrate::example .*\(_RNvCs15kBYyAo9fc_7mycrate7example\)", text)
         is not None, "cpp: -raw: a Rust v0 symbol kept as system_name", text[-1500:])
+
+# ------------------------------------------------------- renamed threads --
+R = os.path.join(T, "rename.rpc")
+run([WRITER, "rename", R])
+NAMES = {"main (renamed DestroyJavaVM)": 50e6, "a (renamed b)": 40e6, "worker": 30e6}
+for kind in ("cpu", "wall"):
+    got = tags(convert(os.path.join(T, "rename-%s.pb.gz" % kind), R, extra=("--event", kind)),
+               "thread", "-unit=ms")
+    c.check(got.keys() == NAMES.keys() and all(close(got[n], w, MS) for n, w in NAMES.items()),
+            "rename, %s: -tags thread labels name renames the one way" % kind, got)
+    folded = run([RINGPROF, "convert", "--event", kind, "--format", "collapsed",
+                  "--per-thread", R])
+    roots = {l.split(";")[0]: int(l.rsplit(" ", 1)[1]) for l in folded.splitlines()}
+    c.check(roots == {"[%s]" % n: w for n, w in NAMES.items()},
+            "rename, %s: collapsed --per-thread roots" % kind, roots)
+summary = run([RINGPROF, "summary", R])
+rows = [m.group(1) for m in (re.match(r"^\s+60[123]  (.*?)\s{2,}\d+ ", l)
+                             for l in summary.splitlines()) if m]
+c.check(sorted(rows) == sorted(NAMES), "rename: summary's thread rows", rows)
 
 c.close()

@@ -22,6 +22,7 @@
 
 #include "commands.h"
 #include "model/inputs.h"
+#include "model/profile.h"
 #include "model/scan.h"
 #include "model/xalloc.h"
 
@@ -34,7 +35,9 @@ struct name_total {
 
 struct thread_row {
     uint64_t os_tid;
-    char *name;
+    char *name;               /* at its first sample (before it: the newest)      */
+    char *renamed;            /* the newest name since, when it differs; or NULL  */
+    int sampled;
     uint64_t samples, weight_ns, cpu_ns;
     int java, ended;
     int wall;                 /* has wall samples (not counted in samples above) */
@@ -163,6 +166,21 @@ static struct thread_row *thread_for(struct recording *rec, uint64_t os_tid,
     t->os_tid = os_tid;
     t->name = dup_or(name, "?");
     return t;
+}
+
+/* Thread th is now called `name` (rp_thread_display's rule): before its first
+ * sample the newest name is its name; after it, the newest is `renamed`. */
+static void thread_renamed(struct thread_row *th, const char *name)
+{
+    if (!name)
+        return;
+    if (!th->sampled) {
+        free(th->name);
+        th->name = strdup(name);
+        return;
+    }
+    free(th->renamed);
+    th->renamed = strcmp(name, th->name) ? strdup(name) : NULL;
 }
 
 /* Per-chunk clock mapping: monotonic event times to wall-clock ns. */
@@ -349,6 +367,9 @@ static void on_sample(struct recording *rec, struct rp_reader *r, struct chunk_r
         return;   /* a GC pause is the JVM's, not a thread's: no thread row */
     const struct rp_thread_info *ti = rp_reader_thread(r, ev->u.sample.thread);
     struct thread_row *th = thread_for(rec, ti ? ti->os_tid : 0, ti ? ti->name : NULL);
+    if (!th->sampled && ti)
+        thread_renamed(th, ti->name);
+    th->sampled = 1;
     /* Wall and lock samples weigh time spent waiting as well as running: they
      * would swamp the samples and time the table ranks threads by. */
     if (k && k->name && (!strcmp(k->name, RP_KIND_WALL) || !strcmp(k->name, RP_KIND_LOCK))) {
@@ -366,10 +387,7 @@ static void on_thread(struct recording *rec, struct rp_reader *r, uint32_t id)
     if (!ti)
         return;
     struct thread_row *th = thread_for(rec, ti->os_tid, ti->name);
-    if (ti->name && strcmp(th->name, ti->name)) {   /* renamed: the newest wins */
-        free(th->name);
-        th->name = strdup(ti->name);
-    }
+    thread_renamed(th, ti->name);
     th->java = !!(ti->flags & RP_THREAD_JAVA);
     th->ended = !!(ti->flags & RP_THREAD_ENDED);
 }
@@ -718,8 +736,10 @@ static void print_threads(struct recording *rec, size_t top)
            "cpu time");
     for (size_t i = 0; i < rec->nthreads && i < top; i++) {
         const struct thread_row *t = &rec->threads[i];
-        printf("    %8llu  %-28.28s %9llu %10.3f s %10.3f s%s\n",
-               (unsigned long long)t->os_tid, t->name, (unsigned long long)t->samples,
+        char name[1024];
+        rp_thread_display(name, sizeof name, t->name, t->renamed);
+        printf("    %8llu  %-28s %9llu %10.3f s %10.3f s%s\n",
+               (unsigned long long)t->os_tid, name, (unsigned long long)t->samples,
                (double)t->weight_ns / 1e9, (double)t->cpu_ns / 1e9,
                t->ended ? "  (ended)" : "");
     }
@@ -784,8 +804,10 @@ static void free_recordings(void)
         free_totals(rec->kinds, rec->nkinds);
         free_totals(rec->counters, rec->ncounters);
         free_totals(rec->waits.monitors, rec->waits.nmonitors);
-        for (size_t k = 0; k < rec->nthreads; k++)
+        for (size_t k = 0; k < rec->nthreads; k++) {
             free(rec->threads[k].name);
+            free(rec->threads[k].renamed);
+        }
         free(rec->threads);
         for (size_t k = 0; k < rec->nchunks; k++)
             free(rec->chunks[k].path);

@@ -488,22 +488,34 @@ static uint64_t thread_hash(const struct rp_profile *p, uint32_t i)
 static uint32_t node_new(struct rp_profile *p, uint32_t parent, uint16_t kind,
                          uint32_t ref);
 
-static uint32_t thread_intern(struct rp_profile *p, uint64_t tid)
+/* The slot of the current source's thread `tid` in the thread table: its index, or
+ * RP_PROF_NONE where it would go. The table must exist (tab_grow). */
+static size_t thread_slot(const struct rp_profile *p, uint64_t tid)
 {
-    struct rp_prof_build *b = p->b;
-    tab_grow(p, &b->thrs, thread_hash);
+    const struct rp_prof_build *b = p->b;
     size_t j = thread_hash_parts(b->source, tid) & b->thrs.mask;
     for (; b->thrs.slot[j] != RP_PROF_NONE; j = (j + 1) & b->thrs.mask) {
         const struct rp_prof_thread *t = &p->threads[b->thrs.slot[j]];
         if (t->source == b->source && t->os_tid == tid)
-            return b->thrs.slot[j];
+            break;
     }
+    return j;
+}
+
+static uint32_t thread_intern(struct rp_profile *p, uint64_t tid)
+{
+    struct rp_prof_build *b = p->b;
+    tab_grow(p, &b->thrs, thread_hash);
+    size_t j = thread_slot(p, tid);
+    if (b->thrs.slot[j] != RP_PROF_NONE)
+        return b->thrs.slot[j];
     grow((void **)&p->threads, &b->cap_threads, p->nthreads, sizeof *p->threads);
     struct rp_prof_thread *t = &p->threads[p->nthreads];
     memset(t, 0, sizeof *t);
     t->source = b->source;
     t->os_tid = tid;
     t->name = str_intern(p, "");
+    t->renamed = t->name;
     t->label = str_printf(p, "[tid %llu]", (unsigned long long)tid);
     t->node = RP_PROF_NONE;
     b->thrs.slot[j] = (uint32_t)p->nthreads;
@@ -512,6 +524,42 @@ static uint32_t thread_intern(struct rp_profile *p, uint64_t tid)
     if (p->per_thread)
         p->threads[idx].node = node_new(p, 0, RP_PNODE_THREAD, idx);
     return idx;
+}
+
+/* Thread t was (re)named `name`: the first name stays; a later one is `renamed`. */
+static void thread_named(struct rp_profile *p, struct rp_prof_thread *t, const char *name)
+{
+    if (!name || !name[0])
+        return;
+    if (!t->name[0])
+        t->name = str_intern(p, name);
+    else
+        t->renamed = str_intern(p, strcmp(name, t->name) ? name : "");
+    char shown[1024];
+    rp_thread_display(shown, sizeof shown, t->name, t->renamed);
+    t->label = str_printf(p, "[%s]", shown);
+}
+
+void rp_thread_display(char *buf, size_t cap, const char *name, const char *renamed)
+{
+    if (renamed && renamed[0])
+        snprintf(buf, cap, "%s (renamed %s)", name, renamed);
+    else
+        snprintf(buf, cap, "%s", name);
+}
+
+/* A chunk's thread definition (RP_EV_THREAD) of a thread the profile already has
+ * renames it, sampled in this chunk or not: main becomes DestroyJavaVM after its
+ * last sample. */
+static void thread_redefined(struct rp_profile *p, uint32_t id)
+{
+    struct rp_prof_build *b = p->b;
+    const struct rp_thread_info *ti = rp_reader_thread(b->r, id);
+    if (!ti || !b->thrs.slot)
+        return;
+    uint32_t t = b->thrs.slot[thread_slot(p, ti->os_tid)];
+    if (t != RP_PROF_NONE)
+        thread_named(p, &p->threads[t], ti->name);
 }
 
 /* Resolve chunk thread `id`: its profile thread, and whether it passes --thread. */
@@ -528,16 +576,13 @@ static struct thr_state *chunk_thread(struct rp_profile *p, uint32_t id)
     if (ti) {
         th->java_tid = ti->java_tid;
         th->flags = ti->flags;
-        if (ti->name && ti->name[0] && strcmp(ti->name, th->name)) {
-            th->name = str_intern(p, ti->name);
-            th->label = str_printf(p, "[%s]", th->name);
-        }
+        thread_named(p, th, ti->name);
     } else if (!th->name[0]) {
         th->label = str_intern(p, id ? "[unknown thread]" : "[no thread]");
     }
     ts->thread = t + 1;
-    ts->pass = !b->o.thread_re ||
-               regexec(b->o.thread_re, th->name, 0, NULL, 0) == 0;
+    const char *now = ti && ti->name && ti->name[0] ? ti->name : th->name;
+    ts->pass = !b->o.thread_re || regexec(b->o.thread_re, now, 0, NULL, 0) == 0;
     return ts;
 }
 
@@ -1061,8 +1106,11 @@ void rp_prof_add_reader(struct rp_profile *p, struct rp_reader *r)
     while (rp_reader_next(r, &ev)) {
         if (ev.type == RP_EV_SAMPLE)
             add_sample(p, &ev);
-        else if (ev.type == RP_EV_THREAD && ev.u.thread.id < b->n_thr_map)
-            b->thr_map[ev.u.thread.id].thread = 0;   /* re-read name, re-filter */
+        else if (ev.type == RP_EV_THREAD) {
+            thread_redefined(p, ev.u.thread.id);
+            if (ev.u.thread.id < b->n_thr_map)
+                b->thr_map[ev.u.thread.id].thread = 0;   /* re-read flags, re-filter */
+        }
     }
     for (size_t i = 0; i < b->n_leaf_arr; i++) {   /* the chunk's sums to the leaves */
         if (!b->acc[i].v[RP_PV_SAMPLES])

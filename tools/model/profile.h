@@ -123,13 +123,17 @@ struct rp_prof_source {
                                      /* 0 when none                               */
 };
 
-/* A thread: (source, os_tid). `name` is the latest name seen. */
+/* A thread: (source, os_tid). `name` is its name at its first sample of the
+ * profile's kind; `renamed` the newest name the recording gave it after that,
+ * when it differs (rp_thread_display). */
 struct rp_prof_thread {
     uint32_t source;
     uint64_t os_tid, java_tid;
     const char *name;      /* "" if never named                                   */
-    const char *label;     /* "[name]", or "[tid N]" when unnamed: the text of    */
-                           /* its thread node and its collapsed root frame        */
+    const char *renamed;   /* "" if not renamed since                             */
+    const char *label;     /* "[name]", "[name (renamed NEW)]", or "[tid N]" when */
+                           /* unnamed: the text of its thread node and its        */
+                           /* collapsed root frame                                */
     uint32_t flags;        /* RP_THREAD_*                                         */
     uint32_t node;         /* its RP_PNODE_THREAD node, RP_PROF_NONE if merged    */
     uint64_t samples;      /* kept samples of the profile's kind                  */
@@ -339,5 +343,14 @@ const char *rp_prof_fmt_time(const struct rp_profile *p, uint64_t weight, char *
  * "_[j]" JIT, "_[i]" inlined, "_[0]" interpreted, "_[k]" kernel, "" otherwise
  * (native, C++, markers, classes). */
 const char *rp_prof_frame_suffix(int type);
+
+/*
+ * rp_thread_display: the one name a thread is shown by in every command (docs/
+ * profiles.md, "Thread names"): the name it had when first sampled, then, when
+ * the recording renamed it after that, the newest name:
+ * "main (renamed DestroyJavaVM)". `renamed` may be NULL or "". Writes at most
+ * cap bytes, always terminated.
+ */
+void rp_thread_display(char *buf, size_t cap, const char *name, const char *renamed);
 
 #endif

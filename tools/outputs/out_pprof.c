@@ -179,9 +179,12 @@ static void sample_labels(struct pprof *x, uint32_t src, const struct rp_prof_th
 {
     const struct rp_profile *p = x->p;
     if (thr) {
-        char tid[32];
-        snprintf(tid, sizeof tid, "tid %llu", (unsigned long long)thr->os_tid);
-        label_str(x, x->k_thread, thr->name[0] ? thr->name : tid);
+        char name[1024];
+        if (thr->name[0])
+            rp_thread_display(name, sizeof name, thr->name, thr->renamed);
+        else
+            snprintf(name, sizeof name, "tid %llu", (unsigned long long)thr->os_tid);
+        label_str(x, x->k_thread, name);
         label_num(x, x->k_tid, (int64_t)thr->os_tid);
     }
     if (src == RP_PROF_NONE || src >= p->nsources)

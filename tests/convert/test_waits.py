@@ -170,7 +170,7 @@ for kind, samples in (("wall", WALL), ("lock", LOCK)):
 
 # pprof, decoded here (consumers.pb_fields): sample types and per-stack values.
 def pprof(path):
-    """(sample types, {(frames root first, thread label): values})."""
+    """(sample types, {(frames root first, thread label, state label): values})."""
     buf = gzip.open(path).read()
     strs, types, samples, locs, funcs = [], [], [], {}, {}
     for f, v in pb_fields(buf):
@@ -204,9 +204,10 @@ def pprof(path):
     for ids, vals, labels in samples:
         names = tuple(strs[funcs[locs[i]]] for i in reversed(ids))
         th = [strs[v] for k, v in labels if strs[k] == "thread"]
-        th = th[0] if th else None
+        st = [strs[v] for k, v in labels if strs[k] == "state"]
+        key = (names, th[0] if th else None, st[0] if st else None)
         for k, x in enumerate(vals):
-            agg[(names, th)][k] += x
+            agg[key][k] += x
     return types, dict(agg)
 
 
@@ -219,11 +220,11 @@ for kind, samples, want in (("wall", WALL, [("samples", "count"), ("wall", "nano
     c.check(types == want, "%s pprof: sample types" % kind, types)
     exp = collections.defaultdict(lambda: [0, 0])
     for s in samples:
-        e = exp[(tuple(frames_of(s, kind)), s["thread"])]
+        e = exp[(tuple(frames_of(s, kind)), s["thread"], s.get("state"))]
         e[0] += 1
         e[1] += s["weight"]
     c.check({k: v for k, v in agg.items()} == dict(exp),
-            "%s pprof: count and weight per (stack, thread label)" % kind)
+            "%s pprof: count and weight per (stack, thread label, state label)" % kind)
 
 # The real consumer, where it is installed: it must take the lock profile's
 # sample types by name (the decoding above is this test's own).
@@ -239,6 +240,17 @@ if GO:
         top = r.stdout.decode("utf-8", "replace")
         c.check(want in top, "go tool pprof -sample_index=%s reads the lock profile" % idx,
                 top[:300])
+    # Wall samples carry their thread state as the label "state" (no frame).
+    for state in ("blocked", "running", "parked"):
+        want = sum(s["weight"] for s in WALL if s["state"] == state) // 10**6
+        r = subprocess.run([GO, "tool", "pprof", "-top", "-unit=ms",
+                            "-tagfocus=state=^%s$" % state, os.path.join(T, "wall.pb.gz")],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=120)
+        top = r.stdout.decode("utf-8", "replace")
+        c.check("Showing nodes accounting for %dms" % want in top and "[state:" not in top,
+                "go tool pprof -tagfocus=state=%s: that state's wall time, %d ms" %
+                (state, want), top[:600])
 else:
     print("note: go not found; the lock profile was not read by go tool pprof")
 

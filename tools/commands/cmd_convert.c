@@ -275,7 +275,7 @@ static int parse_one(void *cmd, int opt, const char *arg)
             return 2;
         c->state_set = 1;
         return 0;
-    case OPT_STATE_FRAMES: c->po.state_frames = c->state_set = 1; return 0;
+    case OPT_STATE_FRAMES: c->po.state_frames = c->oo.state_frames = c->state_set = 1; return 0;
     case OPT_TL_WIDTH:
     case OPT_TL_ROWS:
     case OPT_TL_SORT:
@@ -569,6 +569,8 @@ static int run(struct convert *c, int argc, char **argv)
         c->po.per_thread = 1;
     if ((c->fmt->needs & RP_FMT_LINES) && c->po.granularity == RP_GRAN_METHOD)
         c->po.granularity = RP_GRAN_LINE;
+    if (c->fmt->needs & RP_FMT_STATES)
+        c->po.state_frames = 1;
     if (setup_live(c))
         return 1;
 

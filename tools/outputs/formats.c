@@ -21,7 +21,7 @@ const struct rp_format rp_formats[] = {
      .summary = "folded stacks 'a;b;c N' for flamegraph.pl, inferno, speedscope"},
     {"pprof", ".pb.gz .pprof", PROFILE(rp_out_pprof), .binary = 1,
      .summary = "gzipped profile.proto for go tool pprof, Pyroscope, Grafana",
-     .needs = RP_FMT_THREADS | RP_FMT_LINES},
+     .needs = RP_FMT_THREADS | RP_FMT_LINES | RP_FMT_STATES},
     {"html", ".html .htm", PROFILE(rp_out_html),
      .summary = "self-contained interactive flame graph page (works offline)"},
     /* No extension selects it: .html and .txt already mean html and tree; with

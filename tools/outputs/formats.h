@@ -38,6 +38,7 @@ struct rp_out_options {
     const char *out_path;     /* the -o file, NULL for stdout                       */
     int argc;                 /* the convert command line, for headers             */
     char **argv;
+    int state_frames;         /* --state-frames: "[state:NAME]" leaf frames asked   */
     const struct rp_live_view *live; /* live objects (tools/model/live.h): for the */
                               /* live kind, its snapshot; for alloc, the live       */
                               /* profile that a RP_FMT_LIVE_JOIN format joins;      */
@@ -81,7 +82,11 @@ enum {
     /* With --event alloc the format shows which allocations are still live: the
      * command finds the live snapshots and builds the live profile for
      * rp_out_options.live (flat's SITES table). */
-    RP_FMT_LIVE_JOIN = 1u << 2
+    RP_FMT_LIVE_JOIN = 1u << 2,
+    /* With a kind that records thread states (wall), the state as each stack's
+     * leaf (rp_prof_options.state_frames); pprof turns it into the sample label
+     * "state" and keeps the frame only when rp_out_options.state_frames asks. */
+    RP_FMT_STATES    = 1u << 3
 };
 
 extern const struct rp_format rp_formats[];

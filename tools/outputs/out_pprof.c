@@ -86,7 +86,8 @@ struct pprof {
     enum vsrc vsrc[3];
     size_t nv;
     double weight_scale;             /* pprof weight = model weight x this    */
-    uint32_t k_thread, k_tid, k_host, k_pid, k_recording;
+    uint32_t k_thread, k_tid, k_host, k_pid, k_recording, k_state;
+    int state_frames;                /* keep "[state:NAME]" leaves as frames  */
 };
 
 static uint32_t str(struct pprof *x, const char *s)
@@ -196,6 +197,19 @@ static void sample_labels(struct pprof *x, uint32_t src, const struct rp_prof_th
         label_str(x, x->k_recording, s->recording);
 }
 
+/* The thread state a wall sample's leaf frame "[state:NAME]" stands for
+ * (RP_FMT_STATES), or NULL for any other frame. */
+static const char *state_of(const struct rp_prof_frame *f)
+{
+    static const char prefix[] = "[state:";
+    static char name[32];
+    if (f->type != RP_FRAME_MARKER || strncmp(f->display, prefix, sizeof prefix - 1))
+        return NULL;
+    snprintf(name, sizeof name, "%s", f->display + sizeof prefix - 1);
+    name[strcspn(name, "]")] = '\0';
+    return name;
+}
+
 static int write_sample(const struct rp_profile *p, uint32_t leaf, const uint32_t *path,
                         size_t depth, void *arg)
 {
@@ -206,9 +220,13 @@ static int write_sample(const struct rp_profile *p, uint32_t leaf, const uint32_
     }
     size_t n = 0;
     const struct rp_prof_thread *thr = NULL;
+    const char *state = NULL;
     for (size_t i = depth; i-- > 0;) {             /* leaf first               */
         const struct rp_prof_node *node = &p->nodes[path[i]];
-        if (node->kind == RP_PNODE_FRAME) {
+        if (node->kind == RP_PNODE_FRAME && i == depth - 1 &&
+            (state = state_of(&p->frames[node->ref])) && !x->state_frames) {
+            continue;   /* the state is the label, not a frame */
+        } else if (node->kind == RP_PNODE_FRAME) {
             x->ids[n++] = (uint64_t)node->ref + 1;
             x->frame_used[node->ref] = 1;
         } else if (node->kind == RP_PNODE_THREAD && node->ref < p->nthreads) {
@@ -231,6 +249,8 @@ static int write_sample(const struct rp_profile *p, uint32_t leaf, const uint32_
     rp_pb_packed(&x->msg, SAMPLE_LOCATION_ID, x->ids, n);
     rp_pb_packed(&x->msg, SAMPLE_VALUE, v, x->nv);
     sample_labels(x, thr ? thr->source : (p->nsources == 1 ? 0 : RP_PROF_NONE), thr);
+    if (state)
+        label_str(x, x->k_state, state);
     rp_pb_reset(&x->field);
     rp_pb_msg(&x->field, PROFILE_SAMPLE, &x->msg);
     rp_gz_write_pb(x->gz, &x->field);
@@ -344,7 +364,7 @@ static void write_strings(struct pprof *x)
 
 int rp_out_pprof(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)
 {
-    struct pprof x = {.p = p};
+    struct pprof x = {.p = p, .state_frames = o->state_frames};
     x.gz = rp_gz_open(out, PPROF_GZIP_LEVEL);
     if (!x.gz) {
         errno = ENOMEM;
@@ -360,6 +380,7 @@ int rp_out_pprof(FILE *out, const struct rp_profile *p, const struct rp_out_opti
     memset(x.frame_used, 0, p->nframes);
     memset(x.method_used, 0, p->nmethods);
     x.k_thread = str(&x, "thread");
+    x.k_state = str(&x, "state");
     x.k_tid = str(&x, "tid");
     x.k_host = str(&x, "host");
     x.k_pid = str(&x, "pid");

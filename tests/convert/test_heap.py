@@ -115,6 +115,15 @@ for opts in ([], ["--per-thread"], ["--lines"], ["--from", "+6s"], ["--to", "+5s
 
 last = len(MH["snapshots"]) - 1
 n_last, b_last = snapshot(MH, last)
+# The last snapshot split as the tools headline it: the objects that survived a GC
+# (what the program keeps), and the younger ones, not yet collected.
+OLD = [x for x in MH["samples"] if x["kind"] == "live" and x["snap"] == last and
+       x["age_gcs"] >= 1]
+n_old, b_old = len(OLD), sum(x["weight"] for x in OLD)
+c.check(0 < n_old < n_last, "the last snapshot holds old and young objects", (n_old, n_last))
+SPLIT = ("%s, %d sampled objects that survived a GC, %d bytes; not yet collected, younger "
+         "than the last GC: %d, %d bytes (the last of 12 in the range)"
+         % (wall(MH["snapshots"][last]), n_old, b_old, n_last - n_old, b_last - b_old))
 rc, out, err = rp("convert", "--format", "flat", "--event", "alloc", H)
 leak_w = [s["weight"] for s in MH["samples"] if s["kind"] == "alloc" and
           s["class"] == "byte[]"]
@@ -123,9 +132,8 @@ row = re.search(r"^ +\d+ +[\d.]+% +[\d.]+% +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +\
 c.check(row and int(row.group(1)) == sum(leak_w) and int(row.group(3)) == sum(leak_w),
         "SITES: the leak's objects are all alive: live bytes = allocated bytes",
         row and row.groups())
-c.check("# live columns: snapshot %s, %d objects sampled, %d bytes (the last of 12 in "
-        "the range)" % (wall(MH["snapshots"][last]), n_last, b_last) in out,
-        "SITES names the snapshot of its live columns")
+c.check("# live columns: snapshot " + SPLIT in out,
+        "SITES names the snapshot of its live columns, the survivors first")
 c.check("live columns from snapshot %s" % wall(MH["snapshots"][last]) in err,
         "stderr names the snapshot of the live columns", err)
 rc, out, err = rp("convert", "--quiet", "--format", "flat", "--event", "alloc", H)
@@ -146,9 +154,8 @@ c.check(root and int(root.group(1)) == b_last,
         "live tree: the root is the last snapshot's bytes", root and root.group(1))
 c.check(b_last < total_live, "the recording's snapshots add up to more than the last "
         "(so a sum would show)", (b_last, total_live))
-c.check("live snapshot %s, %d objects sampled, %d bytes (the last of 12 in the range)"
-        % (wall(MH["snapshots"][last]), n_last, b_last) in err,
-        "stderr names the live snapshot used", err)
+c.check("live snapshot " + SPLIT in err,
+        "stderr names the live snapshot used, the survivors apart from the young", err)
 c.check("# snapshot %s" % wall(MH["snapshots"][last]) in out,
         "the profile's header names the snapshot")
 for opts in ([], ["--snapshot", "6"], ["--snapshot", "-3"], ["--snapshot", "first"],
@@ -340,10 +347,12 @@ c.check("  heap        %.1f MiB used after the last GC (the most after any: %.1f
         "64.0 MiB committed" % (last_gc["heap_used"] / 2**20,
                                 max(s["heap_used"] for s in gcs) / 2**20) in out,
         "summary: heap after the last GC and the most", out)
-c.check("  live        12 snapshots; the last, %s UTC: %d objects sampled, %.1f MiB (2 "
-        "sampled objects not tracked" % (wall(MH["snapshots"][last]).replace("T", " ")
-                                          .rstrip("Z"), n_last, b_last / 2**20) in out,
-        "summary: live snapshots and the last one's figures", out)
+c.check("  live        12 snapshots; the last, %s UTC: %.1f MiB in %d sampled objects "
+        "that survived a GC; not yet collected, younger than the last GC: %.1f MiB in %d "
+        "(2 sampled objects not tracked" % (wall(MH["snapshots"][last]).replace("T", " ")
+                                            .rstrip("Z"), b_old / 2**20, n_old,
+                                            (b_last - b_old) / 2**20, n_last - n_old) in out,
+        "summary: live snapshots and the last one's figures, survivors first", out)
 c.check(re.search(r"^  samples     live +%d   in 12 snapshots$" %
                   sum(1 for s in MH["samples"] if s["kind"] == "live"), out, re.M),
         "summary: live samples are not summed into a weight", out)

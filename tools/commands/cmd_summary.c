@@ -56,6 +56,10 @@ struct heap_figures {
     uint64_t gcs, pause_total, pause_max, gc_id_min, gc_id_max;
     uint64_t last_gc_wall, heap_used_last, heap_used_max, heap_committed_last;
     uint64_t snapshots, last_snap_wall, last_snap_objects, last_snap_bytes;
+    /* The live samples of the latest snapshot instant, split by age_gcs: the
+     * objects that survived a GC, and those younger than the last one. */
+    uint64_t live_wall, live_old, live_old_bytes, live_young, live_young_bytes;
+    int live_aged;
 };
 
 /* Wall-clock and lock samples (kinds wall and lock, include/ringprof/events.h). */
@@ -216,8 +220,8 @@ static void note_time(struct recording *rec, const struct clock_map *m, uint64_t
 /* Where a kind's extra fields are: looked up once per kind, not per sample. */
 struct kind_fields {
     const struct rp_kind_info *kind;
-    int is_alloc, is_gc, is_wall, is_lock;
-    int objects, heap_used, heap_committed, id;   /* extra indexes, -1: absent */
+    int is_alloc, is_gc, is_wall, is_lock, is_live;
+    int objects, heap_used, heap_committed, id, age_gcs;   /* extra indexes, -1: absent */
     int state, repeat, klass;
 };
 
@@ -234,6 +238,26 @@ static uint64_t extra_of(const struct rp_event *ev, int x)
     return x >= 0 && (uint32_t)x < ev->u.sample.nextra ? ev->u.sample.extra[x] : 0;
 }
 
+/* A live sample at `wall`: the figures of the latest snapshot instant. */
+static void on_live_sample(struct heap_figures *h, uint64_t wall, uint64_t age_gcs,
+                           uint64_t bytes)
+{
+    if (wall < h->live_wall)
+        return;
+    if (wall > h->live_wall) {
+        h->live_wall = wall;
+        h->live_old = h->live_old_bytes = h->live_young = h->live_young_bytes = 0;
+    }
+    h->live_aged = 1;
+    if (age_gcs >= 1) {
+        h->live_old++;
+        h->live_old_bytes += bytes;
+    } else {
+        h->live_young++;
+        h->live_young_bytes += bytes;
+    }
+}
+
 static void on_heap_sample(struct heap_figures *h, struct kind_fields *kf,
                            const struct rp_kind_info *k, const struct clock_map *m,
                            const struct rp_event *ev)
@@ -247,6 +271,8 @@ static void on_heap_sample(struct heap_figures *h, struct kind_fields *kf,
         kf->heap_used = k ? extra_index(k, "heap_used") : -1;
         kf->heap_committed = k ? extra_index(k, "heap_committed") : -1;
         kf->id = k ? extra_index(k, "id") : -1;
+        kf->is_live = k && k->name && !strcmp(k->name, RP_LIVE_KIND);
+        kf->age_gcs = k ? extra_index(k, RP_LIVE_AGE_GCS) : -1;
         kf->is_wall = k && k->name && !strcmp(k->name, RP_KIND_WALL);
         kf->is_lock = k && k->name && !strcmp(k->name, RP_KIND_LOCK);
         kf->state = k ? extra_index(k, "state") : -1;
@@ -273,6 +299,9 @@ static void on_heap_sample(struct heap_figures *h, struct kind_fields *kf,
             h->heap_used_last = used;
             h->heap_committed_last = extra_of(ev, kf->heap_committed);
         }
+    } else if (kf->is_live && kf->age_gcs >= 0 && m->valid) {
+        on_live_sample(h, m->wall0 + (ev->u.sample.time - m->mono0),
+                       extra_of(ev, kf->age_gcs), w);
     }
 }
 
@@ -579,10 +608,19 @@ static void print_heap(const struct recording *rec)
     }
     if (h->snapshots) {
         fmt_wall(a, sizeof a, h->last_snap_wall);
-        fmt_weight(b, sizeof b, h->last_snap_bytes, "bytes");
-        printf("  live        %llu snapshot%s; the last, %s: %llu objects sampled, %s",
-               (unsigned long long)h->snapshots, h->snapshots == 1 ? "" : "s", a,
-               (unsigned long long)h->last_snap_objects, b);
+        printf("  live        %llu snapshot%s; the last, %s: ",
+               (unsigned long long)h->snapshots, h->snapshots == 1 ? "" : "s", a);
+        if (h->live_aged && h->live_wall == h->last_snap_wall) {
+            char c[48];
+            fmt_weight(b, sizeof b, h->live_old_bytes, "bytes");
+            fmt_weight(c, sizeof c, h->live_young_bytes, "bytes");
+            printf("%s in %llu sampled objects that survived a GC; not yet collected, "
+                   "younger than the last GC: %s in %llu", b,
+                   (unsigned long long)h->live_old, c, (unsigned long long)h->live_young);
+        } else {
+            fmt_weight(b, sizeof b, h->last_snap_bytes, "bytes");
+            printf("%llu objects sampled, %s", (unsigned long long)h->last_snap_objects, b);
+        }
         uint64_t untracked = counter_sum(rec, "live.untracked");
         if (untracked)
             printf(" (%llu sampled objects not tracked: the live table was full; raise livemax)",

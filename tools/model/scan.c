@@ -127,6 +127,7 @@ void rp_scan_file(struct rp_scan *sc, const char *path, unsigned what)
                             m ? strtoull(m, NULL, 10) : 0};
     uint32_t rec = rec_of(sc, r);
     uint32_t live_kind = 0;   /* the chunk's id of the live kind, once seen */
+    int age_x = -1;           /* its age_gcs extra                           */
     struct rp_event ev;
     while (what & (RP_SCAN_RANGE | RP_SCAN_SNAPSHOTS) && rp_reader_next(r, &ev)) {
         if (ev.type == RP_EV_GAUGE && (what & RP_SCAN_SNAPSHOTS)) {
@@ -149,12 +150,22 @@ void rp_scan_file(struct rp_scan *sc, const char *path, unsigned what)
             if (!ki || !ki->name || strcmp(ki->name, RP_LIVE_KIND))
                 continue;
             live_kind = ev.u.sample.kind;
+            for (uint32_t i = 0; i < ki->nextra; i++)
+                if (ki->extra[i] && !strcmp(ki->extra[i], RP_LIVE_AGE_GCS))
+                    age_x = (int)i;
         }
         if (ev.u.sample.kind != live_kind)
             continue;
         struct rp_snapshot *s = snap_at(sc, rec, ev.u.sample.time, t);
         s->samples++;
         s->bytes += ev.u.sample.weight;
+        if (age_x >= 0 && (uint32_t)age_x < ev.u.sample.nextra) {
+            s->aged = 1;
+            if (ev.u.sample.extra[age_x] >= 1) {
+                s->old_samples++;
+                s->old_bytes += ev.u.sample.weight;
+            }
+        }
     }
     if (what & RP_SCAN_KINDS) {
         /* Without a full read: up to the first sample, whose segment defines
@@ -279,6 +290,14 @@ void rp_snap_describe(const struct rp_snapshot *s, char *buf, size_t cap)
         rp_fmt_wall(t, sizeof t, s->wall);
     else
         snprintf(t, sizeof t, "monotonic %llu ns", (unsigned long long)s->mono);
+    if (s->aged) {
+        snprintf(buf, cap, "%s, %llu sampled objects that survived a GC, %llu bytes; "
+                 "not yet collected, younger than the last GC: %llu, %llu bytes", t,
+                 (unsigned long long)s->old_samples, (unsigned long long)s->old_bytes,
+                 (unsigned long long)(s->samples - s->old_samples),
+                 (unsigned long long)(s->bytes - s->old_bytes));
+        return;
+    }
     snprintf(buf, cap, "%s, %llu objects sampled, %llu bytes", t,
              (unsigned long long)(s->gauges & 1 ? s->gauge_objects : s->samples),
              (unsigned long long)(s->gauges & 2 ? s->gauge_bytes : s->bytes));
@@ -354,7 +373,7 @@ int rp_snap_choose(struct rp_snap_choice *c, const struct rp_scan *sc, long whic
     }
     int several = sc->nrecs > 1;
     for (size_t r = 0; r < sc->nrecs; r++) {
-        char d[160], o[64];
+        char d[320], o[64];
         const struct rp_snapshot *s = c->chosen[r] != SIZE_MAX ? &sc->snaps[c->chosen[r]]
                                                                : NULL;
         if (several)

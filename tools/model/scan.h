@@ -27,6 +27,8 @@
 #define RP_LIVE_KIND          "live"
 #define RP_GAUGE_LIVE_OBJECTS "live.objects"
 #define RP_GAUGE_LIVE_BYTES   "live.bytes"
+/* The live kind's extra field: the GCs an object survived (docs/format.md). */
+#define RP_LIVE_AGE_GCS       "age_gcs"
 
 struct rp_snapshot {
     uint32_t rec;                 /* index into rp_scan.recs                     */
@@ -37,6 +39,9 @@ struct rp_snapshot {
     unsigned gauges;              /* 1: live.objects seen, 2: live.bytes seen    */
     uint64_t samples, bytes;      /* live samples found at this instant, their   */
                                   /* summed weight                               */
+    uint64_t old_samples, old_bytes; /* of them, those that survived a GC         */
+                                  /* (age_gcs >= 1): the heap the program keeps  */
+    int aged;                     /* the live kind has age_gcs: old_* are known  */
 };
 
 struct rp_scan {
@@ -91,8 +96,12 @@ int rp_snap_parse(const char *s, long *which);
 size_t rp_snap_select(const struct rp_scan *sc, long which, uint64_t from, uint64_t to,
                       size_t *chosen, size_t *in_range);
 
-/* "2026-11-21T06:02:14.000Z, 12 objects sampled, 6291456 bytes" for snapshot s (the
- * gauges' figures when present, else the samples'). */
+/* Snapshot s in words. When the live kind has age_gcs, the objects the program
+ * keeps first, the rest apart: "2026-11-21T06:02:14.000Z, 9 sampled objects that
+ * survived a GC, 4718592 bytes; not yet collected, younger than the last GC: 3,
+ * 1572864 bytes" (the samples' figures); without it "2026-11-21T06:02:14.000Z, 12
+ * objects sampled, 6291456 bytes" (the gauges' figures when present). 320 bytes
+ * always fit. */
 void rp_snap_describe(const struct rp_snapshot *s, char *buf, size_t cap);
 
 /* The snapshot a command works on, one per recording, and what to tell the user. */

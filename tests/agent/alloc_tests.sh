@@ -162,12 +162,46 @@ assert first["class"] == "long[]", "class " + first["class"]
 assert leaf.startswith("LeakGrow.leak("), "leaf frame " + leaf
 assert 0.6 <= live / leaked <= 1.4, "live-last %d bytes for %d bytes leaked" % (live, leaked)
 EOF
+    # The live headline (summary, convert --event live) counts the sampled objects
+    # that survived a GC, near what the program leaked, and shows the churn's young
+    # garbage apart.
+    live_headline "$leaked" 0.6 1.4 || fail "the live headline is not the leak (above)"
+}
+
+# live_headline LEAKED LOW HIGH: summary's and convert --event live's survivors are
+# within [LOW, HIGH] x LEAKED bytes (under HIGH bytes when LEAKED is 0).
+live_headline() {
+    rp summary "$work/rec" >"$work/summary" 2>&1
+    rp convert --event live --format flat -o /dev/null "$work/rec" 2>"$work/live.err"
+    python3 - "$work/summary" "$work/live.err" "$@" <<'EOF'
+import re, sys
+summary, note = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+leaked, low, high = int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+m = re.search(r"^  live .*: ([\d.]+) MiB in (\d+) sampled objects that survived a GC; "
+              r"not yet collected, younger than the last GC: ([\d.]+) MiB in (\d+)", summary, re.M)
+n = re.search(r"live snapshot .*, (\d+) sampled objects that survived a GC, (\d+) bytes; "
+              r"not yet collected, younger than the last GC: (\d+), (\d+) bytes", note)
+assert m and n, "no split live headline:\n%s\n%s" % (summary, note)
+old_s, old_c = float(m.group(1)) * 2**20, int(n.group(2))
+print("# live headline: survived a GC %.1f MiB (summary), %d bytes (convert); younger "
+      "%s MiB in %s objects; the program leaked %d bytes" % (old_s / 2**20, old_c, m.group(3),
+                                                          m.group(4), leaked))
+assert abs(old_s - old_c) <= 0.06 * 2**20, "summary and convert disagree"
+if leaked:
+    assert low <= old_c / leaked <= high, "survivors %d bytes for %d leaked" % (old_c, leaked)
+else:
+    assert old_c <= high, "survivors %d bytes in a program that keeps nothing" % old_c
+EOF
 }
 
 test_churn() {
     run_leakgrow churn 12
     grep -q "^no growing allocation site" "$work/leaks" ||
         fail "ringprof leaks reports a growing site in a program that only churns"
+    # It keeps nothing but the map each churn thread is filling (2000 entries,
+    # well under 1 MiB): the headline's survivors stay under 8 MiB, however
+    # much young garbage the last snapshot caught.
+    live_headline 0 0 $((8 << 20)) || fail "the live headline counts churn as kept (above)"
 }
 
 # ---------------------------------------------------------------- weakrefs --

@@ -81,18 +81,23 @@ enum {
     /* With --event alloc the format shows which allocations are still live: the
      * command finds the live snapshots and builds the live profile for
      * rp_out_options.live (flat's SITES table). */
-    RP_FMT_LIVE_JOIN = 1u << 2
+    RP_FMT_LIVE_JOIN = 1u << 2,
+    /* The format is about allocated classes: without --event it shows alloc,
+     * and a kind other than alloc or live is a usage error. */
+    RP_FMT_CLASSES   = 1u << 3
 };
 
 extern const struct rp_format rp_formats[];
 extern const size_t rp_nformats;
 
 /* Profile writers: text (out_tree.c, out_backtrace.c, out_flat.c,
- * out_collapsed.c) and the pprof and html files (out_pprof.c, out_html.c). */
+ * out_histogram.c, out_collapsed.c) and the pprof and html files (out_pprof.c, out_html.c). */
 int rp_out_tree(FILE *out, const struct rp_profile *p, const struct rp_out_options *o);
 int rp_out_backtrace(FILE *out, const struct rp_profile *p,
                      const struct rp_out_options *o);
 int rp_out_flat(FILE *out, const struct rp_profile *p, const struct rp_out_options *o);
+int rp_out_histogram(FILE *out, const struct rp_profile *p,
+                     const struct rp_out_options *o);
 int rp_out_collapsed(FILE *out, const struct rp_profile *p,
                      const struct rp_out_options *o);
 int rp_out_pprof(FILE *out, const struct rp_profile *p, const struct rp_out_options *o);

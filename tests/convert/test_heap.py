@@ -44,6 +44,7 @@ run([WRITER, "heap", H, "--manifest", H + ".json"])
 run([WRITER, "churn", C, "--manifest", C + ".json"])
 run([WRITER, "main", A, "--manifest", A + ".json"])
 MH, MC = load_manifest(H + ".json"), load_manifest(C + ".json")
+MA = load_manifest(A + ".json")
 
 
 def rp(*args):
@@ -83,6 +84,7 @@ goldens = [
     ("flat_alloc_live_from.txt",
      ["convert", "--format", "flat", "--event", "alloc", "--from", "+6s", H]),
     ("flat_live.txt", ["convert", "--format", "flat", "--event", "live", H]),
+    ("histogram_alloc.txt", ["convert", "--format", "histogram", H]),
     ("tree_live.txt", ["convert", "--format", "tree", "--event", "live", H]),
     ("collapsed_live_snapshot3.collapsed",
      ["convert", "--format", "collapsed", "--event", "live", "--snapshot", "3", H]),
@@ -145,6 +147,93 @@ c.check(re.search(r" 0 +0 +0 +\d+ app\.Session$", out, re.M) and
 rc, out, err = rp("convert", "--format", "flat", H)
 c.check(rc == 0 and "SITES BEGIN" in out and "# live columns: snapshot" in out,
         "without --event, a recording with no cpu kind gets alloc, with live columns")
+
+# ------------------------------------------- the class histogram (alloc) --
+def histogram(text):
+    """The rows of a CLASS HISTOGRAM: [(self%, accum%, {figures}, name)]."""
+    body = text.split("CLASS HISTOGRAM BEGIN", 1)[1].split("CLASS HISTOGRAM END")[0]
+    rows = []
+    for line in body.split("\n")[3:]:
+        f = line.split(None, 8 if "live columns" in text else 6)
+        if not f:
+            continue
+        nums = [None if x == "-" else int(x) for x in f[3:-1]]
+        keys = (["lbytes", "lobjs"] if len(nums) == 5 else []) + ["bytes", "objs", "samples"]
+        rows.append((f[1], f[2], dict(zip(keys, nums)), f[-1]))
+    return rows
+
+
+def class_truth(samples):
+    """{class: {bytes, objs, samples}} of manifest samples."""
+    t = {}
+    for x in samples:
+        r = t.setdefault(x["class"] or "?", {"bytes": 0, "objs": 0, "samples": 0})
+        r["bytes"] += x["weight"]
+        r["objs"] += x["objects"]
+        r["samples"] += 1
+    return t
+
+
+def check_histogram(what, text, alloc, live):
+    """The table against the truth: every class once, its figures, ranked by
+    bytes (then objects), shares of the total; live columns when `live`."""
+    rows = histogram(text)
+    total = sum(r["bytes"] for r in alloc.values())
+    names = set(alloc) | set(live or {})
+    want = sorted(names, key=lambda k: (-alloc.get(k, {}).get("bytes", 0),
+                                        -alloc.get(k, {}).get("objs", 0)))
+    c.check([r[3] for r in rows] == want, what + ": one row a class, ranked by bytes",
+            ([r[3] for r in rows], want))
+    accum = 0.0
+    for share, acc, fig, name in rows:
+        a = alloc.get(name, {"bytes": 0, "objs": 0, "samples": 0})
+        exp = dict(a)
+        if live is not None:
+            lv = live.get(name, {"bytes": 0, "objs": 0})
+            exp.update(lbytes=lv["bytes"], lobjs=lv["objs"])
+        accum += 100.0 * a["bytes"] / total
+        c.check(fig == exp and share == "%.2f%%" % (100.0 * a["bytes"] / total) and
+                acc == "%.2f%%" % accum, "%s: %s" % (what, name), (fig, exp, share, acc))
+
+
+def kind_of(m, kind, snap=None, thread=None):
+    return [x for x in m["samples"] if x["kind"] == kind and
+            (snap is None or x["snap"] == snap) and
+            (thread is None or re.search(thread, x["thread"]))]
+
+
+for opts, snap, thread in (([], last, None), (["--snapshot", "3"], 2, None),
+                           (["--thread", "^worker"], last, "^worker")):
+    rc, out, err = rp("convert", "--format", "histogram", *opts, H)
+    c.check(rc == 0 and "CLASS HISTOGRAM BEGIN (ordered by allocated bytes" in out,
+            "histogram %s: alloc by default, exit 0" % " ".join(opts), (rc, err))
+    check_histogram("histogram %s" % " ".join(opts), out,
+                    class_truth(kind_of(MH, "alloc", thread=thread)),
+                    class_truth(kind_of(MH, "live", snap, thread)))
+for opts, snap in (([], last), (["--snapshot", "6"], 5)):
+    rc, out, err = rp("convert", "--format", "histogram", "--event", "live", *opts, H)
+    check_histogram("histogram --event live %s" % " ".join(opts), out,
+                    class_truth(kind_of(MH, "live", snap)), None)
+    c.check("ordered by live bytes" in out, "histogram --event live: ranked by live bytes")
+rc, out, err = rp("convert", "--quiet", "-o", os.path.join(T, "a.histo"), A)
+with open(os.path.join(T, "a.histo")) as f:
+    out = f.read()
+c.check(rc == 0 and "# live columns: none; no live snapshot" in out,
+        "-o x.histo: the histogram of alloc, though the recording has cpu; no live "
+        "columns without snapshots", (rc, err))
+rows = histogram(out)
+c.check([r[2]["lbytes"] for r in rows] == [None] * len(rows) and
+        {r[3]: r[2]["bytes"] for r in rows} ==
+        {k: v["bytes"] for k, v in class_truth(kind_of(MA, "alloc")).items()},
+        "histogram without snapshots: '-' live columns, the allocated bytes", rows)
+rc, out, err = rp("convert", "--format", "histogram", "--top", "2", H)
+c.check(len(histogram(out)) == 2 and "# 2 more classes not shown (--top 2)" in out,
+        "histogram --top 2: two rows, the rest counted", out)
+for kind in ("cpu", "wall", "gc"):
+    rc, out, err = rp("convert", "--format", "histogram", "--event", kind, H)
+    c.check(rc == 2 and "the class histogram counts allocated objects" in err and
+            "usage: ringprof convert" in err, "histogram --event %s: usage error" % kind,
+            (rc, err))
 
 # ------------------------------------------------ --event live: one snapshot --
 total_live = sum(s["weight"] for s in MH["samples"] if s["kind"] == "live")

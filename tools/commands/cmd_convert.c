@@ -52,8 +52,8 @@ static void usage(FILE *f)
         "  --state-frames      wall: add the state as the leaf frame [state:NAME]\n"
         "  --snapshot S        live: which snapshot, among those in --from/--to:\n"
         "                      first, last (default), N (the N-th) or -N (the N-th\n"
-        "                      from the end); also picks the alloc flat table's\n"
-        "                      live columns\n"
+        "                      from the end); also picks the live columns of\n"
+        "                      alloc's flat and histogram tables\n"
         "  --format F          output format (default: from the -o extension, else tree)\n"
         "  -o, --output FILE   write to FILE instead of stdout\n"
         "  --from T, --to T    keep samples with T_from <= time < T_to. T is UTC\n"
@@ -72,7 +72,8 @@ static void usage(FILE *f)
         "  --bci               frames are method@bci\n"
         "  --per-thread        one tree per thread ([thread name] as the root frame)\n"
         "  --cutoff PCT        tree, backtrace: hide branches under PCT%% of the total\n"
-        "  --top N             flat: rows shown; backtrace: methods (default 10)\n"
+        "  --top N             flat, histogram: rows shown; backtrace: methods\n"
+        "                      (default 10)\n"
         "  --method REGEX      backtrace: the methods matching REGEX, not the top ones\n"
         "  --value V           collapsed: 'weight' (default, in the kind's unit) or\n"
         "                      'samples' (counts)\n"
@@ -313,6 +314,15 @@ static int parse_args(struct convert *c, int argc, char **argv)
         c->fmt = format_by_path(c->outpath);
     if (!c->fmt)
         c->fmt = &rp_formats[0];
+    /* A table of allocated classes: alloc, unless --event says live. */
+    if (c->fmt->needs & RP_FMT_CLASSES) {
+        if (!c->po.event)
+            c->po.event = "alloc";
+        else if (strcmp(c->po.event, "alloc") && strcmp(c->po.event, RP_LIVE_KIND))
+            return rp_query_bad_usage(&c->q, "--event %s: the class histogram counts "
+                                      "allocated objects, so it takes --event alloc or "
+                                      "live", c->po.event);
+    }
     if (c->fmt->binary && !c->outpath && isatty(STDOUT_FILENO)) {
         fprintf(stderr, "ringprof convert: the %s format is binary: use -o FILE or "
                         "redirect stdout\n", c->fmt->name);
@@ -329,7 +339,7 @@ static int is_event(const struct convert *c, const char *kind)
 }
 
 /* Live snapshots matter for a live profile, and for alloc in a format that joins
- * the live profile (RP_FMT_LIVE_JOIN: flat's SITES table). */
+ * the live profile (RP_FMT_LIVE_JOIN: flat's SITES table, the class histogram). */
 static int needs_snapshots(const struct convert *c)
 {
     return is_event(c, RP_LIVE_KIND) ||
@@ -404,7 +414,8 @@ static int setup_live(struct convert *c)
     if (!needs_snapshots(c)) {
         if (c->snapshot_set)
             fprintf(stderr, "ringprof convert: --snapshot applies to --event live and to "
-                            "the live columns of the alloc flat table; ignored\n");
+                            "the live columns of the alloc flat and histogram "
+                            "tables; ignored\n");
         return 0;
     }
     if (rp_query_none_readable(&c->q))

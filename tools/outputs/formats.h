@@ -86,18 +86,23 @@ enum {
     /* With a kind that records thread states (wall), the state as each stack's
      * leaf (rp_prof_options.state_frames); pprof turns it into the sample label
      * "state" and keeps the frame only when rp_out_options.state_frames asks. */
-    RP_FMT_STATES    = 1u << 3
+    RP_FMT_STATES    = 1u << 3,
+    /* The format is about allocated classes: without --event it shows alloc,
+     * and a kind other than alloc or live is a usage error. */
+    RP_FMT_CLASSES   = 1u << 4
 };
 
 extern const struct rp_format rp_formats[];
 extern const size_t rp_nformats;
 
 /* Profile writers: text (out_tree.c, out_backtrace.c, out_flat.c,
- * out_collapsed.c) and the pprof and html files (out_pprof.c, out_html.c). */
+ * out_histogram.c, out_collapsed.c) and the pprof and html files (out_pprof.c, out_html.c). */
 int rp_out_tree(FILE *out, const struct rp_profile *p, const struct rp_out_options *o);
 int rp_out_backtrace(FILE *out, const struct rp_profile *p,
                      const struct rp_out_options *o);
 int rp_out_flat(FILE *out, const struct rp_profile *p, const struct rp_out_options *o);
+int rp_out_histogram(FILE *out, const struct rp_profile *p,
+                     const struct rp_out_options *o);
 int rp_out_collapsed(FILE *out, const struct rp_profile *p,
                      const struct rp_out_options *o);
 int rp_out_pprof(FILE *out, const struct rp_profile *p, const struct rp_out_options *o);

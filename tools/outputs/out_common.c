@@ -324,3 +324,26 @@ void out_json_cstring(FILE *out, const char *s)
 {
     out_json_string(out, s ? s : "", s ? strlen(s) : 0);
 }
+
+/* `s` centred in `width` columns, then a space. */
+static void centred(FILE *out, const char *s, int width)
+{
+    int n = (int)strlen(s), left = n < width ? (width - n) / 2 : 0;
+    fprintf(out, "%*s%-*s ", left, "", width - left, s);
+}
+
+void out_group_heading(FILE *out, const char *const *names, const int *widths)
+{
+    size_t i = 0;
+    for (; names[i + 1]; i++)
+        centred(out, names[i], widths[i]);
+    fprintf(out, "%s\n", names[i]);   /* the last, over the names: left-aligned */
+}
+
+void out_fmt_u64(char *buf, size_t cap, int have, uint64_t v)
+{
+    if (have)
+        snprintf(buf, cap, "%llu", (unsigned long long)v);
+    else
+        snprintf(buf, cap, "-");
+}

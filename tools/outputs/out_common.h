@@ -69,6 +69,15 @@ void out_frame_text(FILE *out, const struct rp_profile *p, const struct rp_prof_
 void out_print_trace(FILE *out, const struct rp_profile *p, uint32_t node,
                      uint32_t number);
 
+/* The first heading line of a table with grouped columns (flat's SITES, the
+ * class histogram): group names centred over their columns, widths[i] wide for
+ * names[i], one space apart; names ends with NULL, and its last entry (over the
+ * names column) is left-aligned. */
+void out_group_heading(FILE *out, const char *const *names, const int *widths);
+
+/* v in decimal into buf, or "-" when !have (a figure the data does not hold). */
+void out_fmt_u64(char *buf, size_t cap, int have, uint64_t v);
+
 /* Write s (len bytes; a C string for out_json_cstring, NULL as "") as a JSON
  * string that is also safe inside an HTML <script> element: '<', '>' and '&'
  * as \u escapes, U+2028/U+2029 and control characters escaped, and each byte

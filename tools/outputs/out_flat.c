@@ -260,31 +260,6 @@ static void print_traces(FILE *out, const struct site_list *l, const size_t *fir
     }
 }
 
-/* `s` centred in `width` columns, then a space. */
-static void centred(FILE *out, const char *s, int width)
-{
-    int n = (int)strlen(s), left = n < width ? (width - n) / 2 : 0;
-    fprintf(out, "%*s%-*s ", left, "", width - left, s);
-}
-
-/* The first heading line of a SITES table: group names centred over their
- * columns (widths[i] for names[i]; names ends with NULL). */
-static void group_heading(FILE *out, const char *const *names, const int *widths)
-{
-    size_t i = 0;
-    for (; names[i + 1]; i++)
-        centred(out, names[i], widths[i]);
-    fprintf(out, "%s\n", names[i]);   /* the last, over the names: left-aligned */
-}
-
-static void fmt_u64(char *buf, size_t cap, int have, uint64_t v)
-{
-    if (have)
-        snprintf(buf, cap, "%llu", (unsigned long long)v);
-    else
-        snprintf(buf, cap, "-");
-}
-
 /* Ages of the live samples of a site: median and max GCs survived, oldest. */
 struct age_figures {
     int have;
@@ -344,7 +319,7 @@ static void live_sites_rows(FILE *out, const struct rp_profile *p, const struct 
     static const char *const groups[] = {"", "percent", "live", "", "stack", "age (GCs)",
                                          "oldest", "class", NULL};
     static const int widths[] = {5, 15, 25, 7, 6, 13, 9, 5};
-    group_heading(out, groups, widths);
+    out_group_heading(out, groups, widths);
     fprintf(out, "%5s %7s %7s %14s %10s %7s %6s %6s %6s %9s %s\n", "rank", "self", "accum",
             "bytes", "objs", "samples", "trace", "median", "max", "age", "name");
     double accum = 0;
@@ -355,9 +330,9 @@ static void live_sites_rows(FILE *out, const struct rp_profile *p, const struct 
         accum += self;
         struct age_figures a = site_ages(ages, nages, s->node);
         char ob[32], med[32], mx[32], old[32];
-        fmt_u64(ob, sizeof ob, objs, n->self[RP_PV_OBJECTS]);
+        out_fmt_u64(ob, sizeof ob, objs, n->self[RP_PV_OBJECTS]);
         snprintf(med, sizeof med, a.have ? "%.1f" : "-", a.median_gcs);
-        fmt_u64(mx, sizeof mx, a.have, a.max_gcs);
+        out_fmt_u64(mx, sizeof mx, a.have, a.max_gcs);
         snprintf(old, sizeof old, a.have ? "%.1fs" : "-", (double)a.max_ms / 1e3);
         fprintf(out, "%5zu %6.2f%% %6.2f%% %14llu %10s %7llu %6u %6s %6s %9s ", i + 1, self,
                 accum, (unsigned long long)n->self[RP_PV_WEIGHT], ob,
@@ -377,7 +352,7 @@ static void alloc_sites_rows(FILE *out, const struct rp_profile *p, const struct
     static const char *const groups[] = {"", "percent", "live", "allocated", "", "stack",
                                          "class", NULL};
     static const int widths[] = {5, 15, 25, 25, 7, 6, 5};
-    group_heading(out, groups, widths);
+    out_group_heading(out, groups, widths);
     fprintf(out, "%5s %7s %7s %14s %10s %14s %10s %7s %6s %s\n", "rank", "self", "accum",
             "bytes", "objs", "bytes", "objs", "samples", "trace", "name");
     double accum = 0;
@@ -389,9 +364,9 @@ static void alloc_sites_rows(FILE *out, const struct rp_profile *p, const struct
         double self = out_pct(bytes, whole);
         accum += self;
         char lb[32], lo[32], ob[32];
-        fmt_u64(lb, sizeof lb, live != NULL, ln ? ln->self[RP_PV_WEIGHT] : 0);
-        fmt_u64(lo, sizeof lo, live_objs, ln ? ln->self[RP_PV_OBJECTS] : 0);
-        fmt_u64(ob, sizeof ob, objs, n ? n->self[RP_PV_OBJECTS] : 0);
+        out_fmt_u64(lb, sizeof lb, live != NULL, ln ? ln->self[RP_PV_WEIGHT] : 0);
+        out_fmt_u64(lo, sizeof lo, live_objs, ln ? ln->self[RP_PV_OBJECTS] : 0);
+        out_fmt_u64(ob, sizeof ob, objs, n ? n->self[RP_PV_OBJECTS] : 0);
         fprintf(out, "%5zu %6.2f%% %6.2f%% %14s %10s %14llu %10s %7llu %6u ", i + 1, self,
                 accum, lb, lo, (unsigned long long)bytes, ob,
                 (unsigned long long)(n ? n->self[RP_PV_SAMPLES] : 0), s->trace_no);

@@ -173,3 +173,9 @@ int rp_out_html(FILE *out, const struct rp_profile *p, const struct rp_out_optio
     fwrite(rest, 1, rp_flamegraph_html_len - (size_t)(rest - page), out);
     return ferror(out) ? -1 : 0;
 }
+
+int rp_out_diff_html(FILE *out, const struct rp_diff *d, const struct rp_out_options *o)
+{
+    (void)out; (void)d; (void)o;
+    return -1;
+}

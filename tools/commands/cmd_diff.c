@@ -8,7 +8,8 @@
  * two profiles are built alike and their names compare. With one INPUT the two
  * sides read the same files through two windows: BASE through --base-from and
  * --base-to, NEW through --from and --to. With two, --from and --to apply to
- * both unless --base-from or --base-to say otherwise for BASE. A live profile
+ * both unless --base-from or --base-to give BASE a window of its own (one of
+ * them alone leaves BASE unbounded on the other side). A live profile
  * is each side's last snapshot in its window.
  *
  * The two profiles are joined by name (tools/outputs/diff.h) and written as a
@@ -194,8 +195,9 @@ static void side_setup(struct diff *d)
         rp_query_scan(&n->q, RP_SCAN_KINDS);
         d->event = n->q.sc.has_cpu ? "cpu" : n->q.sc.has_alloc ? "alloc" : n->q.sc.kind;
     }
-    b->q.from = d->base_from.set ? d->base_from : n->q.from;
-    b->q.to = d->base_to.set ? d->base_to : n->q.to;
+    int own = d->base_from.set || d->base_to.set;   /* BASE's window, whole */
+    b->q.from = own ? d->base_from : n->q.from;
+    b->q.to = own ? d->base_to : n->q.to;
     for (int i = 0; i < 2; i++) {
         struct side *s = &d->s[i];
         unsigned what = (rp_query_need_range(&s->q) ? RP_SCAN_RANGE : 0) |

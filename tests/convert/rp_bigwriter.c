@@ -9,11 +9,18 @@
  *        rp_bigwriter wide OUT N    OUT is a chunk file with N distinct call paths
  *                                   (a tree four levels deep, so about 1.06 N
  *                                   nodes), one sample each.
+ *        rp_bigwriter jit OUT      OUT is a chunk file shaped like the quick start's
+ *                                   profile: shallow Java stacks hold most of the
+ *                                   weight, a JIT compiler thread's C++ stack is
+ *                                   JIT_DEPTH (150) frames deep.
  *
  * Everything is fixed (times, ids, weights), so the converters' outputs are too.
  * "names" weighs: 40 samples of 10 ms on the script-name stack, 30 on the quote
  * stack, 20 on the invalid-UTF-8 stack, 10 on the deep stack (100 in all). Every
- * sample of "wide" weighs 1 ms.
+ * sample of "wide" weighs 1 ms. "jit" weighs: 50 samples of 10 ms on
+ * Thread.run > app.Billing.handle > app.Parse.parse, 30 on ... > app.Hash.sha,
+ * 20 on the compiler stack (100 in all; root-most frame "thread_native_entry",
+ * leaf "Compile::Code_Gen").
  */
 #include <errno.h>
 #include <stdio.h>
@@ -129,10 +136,43 @@ static void write_wide(const char *path, long n)
         die("close");
 }
 
+static void write_jit(const char *path)
+{
+    struct rp_chunk_writer *w = open_chunk(path);
+    uint32_t kind = rp_chunk_kind(w, "cpu", "ns", 10 * MS, NULL, 0);
+    uint32_t thr = rp_chunk_thread(w, 1, 301, 1, "main", RP_THREAD_JAVA, MONO0);
+    uint32_t run = frame(w, "java.lang.Thread", "run", RP_FRAME_INTERPRETED, 1);
+    uint32_t handle = frame(w, "app.Billing", "handle", RP_FRAME_JIT, 2);
+    uint32_t parse = frame(w, "app.Parse", "parse", RP_FRAME_JIT, 3);
+    uint32_t sha = frame(w, "app.Hash", "sha", RP_FRAME_INLINED, 4);
+    uint64_t t = MONO0;
+    uint32_t p[3] = {parse, handle, run}, h[3] = {sha, handle, run};   /* leaf first */
+    samples(w, kind, thr, rp_chunk_stack(w, p, 3, 0), 50, 10 * MS, &t);
+    samples(w, kind, thr, rp_chunk_stack(w, h, 3, 0), 30, 10 * MS, &t);
+    /* C2 optimising a method: phase after phase, each a C++ frame. */
+    enum { JIT_DEPTH = 150 };
+    uint32_t deep[JIT_DEPTH];
+    char name[48];
+    deep[0] = frame(w, "", "Compile::Code_Gen", RP_FRAME_CPP, 0);
+    for (int i = 1; i < JIT_DEPTH - 1; i++) {
+        snprintf(name, sizeof name, "PhaseIdealLoop::phase%d", i);
+        deep[i] = frame(w, "", name, RP_FRAME_CPP, 0);
+    }
+    deep[JIT_DEPTH - 1] = frame(w, "", "thread_native_entry", RP_FRAME_NATIVE, 0);
+    uint32_t cthr = rp_chunk_thread(w, 2, 302, 0, "C2 CompilerThread0", RP_THREAD_DAEMON, MONO0);
+    samples(w, kind, cthr, rp_chunk_stack(w, deep, JIT_DEPTH, 0), 20, 10 * MS, &t);
+    if (rp_chunk_close(w) != 0)
+        die("close");
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "names")) {
         write_names(argv[2]);
+        return 0;
+    }
+    if (argc == 3 && !strcmp(argv[1], "jit")) {
+        write_jit(argv[2]);
         return 0;
     }
     if (argc == 4 && !strcmp(argv[1], "wide")) {
@@ -142,6 +182,7 @@ int main(int argc, char **argv)
         write_wide(argv[2], n);
         return 0;
     }
-    fprintf(stderr, "usage: rp_bigwriter names OUT | rp_bigwriter wide OUT N\n");
+    fprintf(stderr, "usage: rp_bigwriter names OUT | rp_bigwriter jit OUT | "
+                    "rp_bigwriter wide OUT N\n");
     return 2;
 }

@@ -14,6 +14,11 @@ rp_testwriter's manifest:
   - hostile names ("</script>", quotes, "<!--", U+2028, bytes that are not UTF-8)
     neither end the data element nor break the page, and are found by search;
   - a 3000-frame stack is cut at the page's row limit, with a note;
+  - the quick start's shape (shallow Java stacks, a 150-frame JIT compiler stack)
+    opens on its root at 1400x900: the root and the widest frames are on screen,
+    in the flame, icicle and reversed views and after a zoom; the screenshot
+    shows the root's bar where the page says it is and the search highlight as
+    wide as the matched share;
   - a profile of 100k call paths loads and stays responsive (pruned drawing);
   - a screenshot is taken (kept when RP_SCREENSHOT names a file).
 """
@@ -22,8 +27,10 @@ import json
 import os
 import re
 import shutil
+import struct
 import sys
 import urllib.parse
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from consumers import Checks, Truth, load_manifest, run, skip_unless, tempdir  # noqa
@@ -33,6 +40,7 @@ CHROMIUM = skip_unless("chromium", "chromium")
 T = tempdir()
 c = Checks("html")
 profile_n = 0
+WINDOW = (1400, 900)
 
 
 def chromium(url, *extra):
@@ -44,18 +52,18 @@ def chromium(url, *extra):
     cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
            "--no-first-run", "--disable-background-networking",
            "--disable-component-update", "--disable-sync", "--disable-extensions",
-           "--user-data-dir=" + udd, "--window-size=1280,900"] + list(extra) + [url]
+           "--user-data-dir=" + udd, "--window-size=%d,%d" % WINDOW] + list(extra) + [url]
     try:
         return run(cmd, env=dict(os.environ, HOME=T), timeout=180)
     finally:
         shutil.rmtree(udd, ignore_errors=True)
 
 
-def selftest(page, steps):
+def selftest(page, steps, *extra):
     """Load page, run steps ("op:arg" strings), return the list of states."""
     url = "file://" + urllib.parse.quote(page) + "#selftest=" + \
         urllib.parse.quote(";".join(steps), safe="")
-    dom = chromium(url, "--dump-dom")
+    dom = chromium(url, "--dump-dom", *extra)
     m = re.search(r'<pre id="selftest" data-done="1">(.*?)</pre>', dom, re.S)
     if not c.check(m is not None, "%s: the page ran its self-test" % os.path.basename(page),
                    dom[-2000:]):
@@ -87,6 +95,60 @@ def convert(out, *inputs, extra=()):
 
 def pct(x):
     return "%.2f%%" % x
+
+
+def png_rows(path):
+    """Decode an 8-bit RGB or RGBA PNG (what Chromium writes): (width, height,
+    rows of (r, g, b) tuples)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError("not a PNG")
+    i, idat, w = 8, b"", 0
+    while i < len(data):
+        n, kind = struct.unpack(">I4s", data[i:i + 8])
+        body = data[i + 8:i + 8 + n]
+        if kind == b"IHDR":
+            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            if depth != 8 or ctype not in (2, 6) or interlace:
+                raise ValueError("PNG type %d/%d/%d" % (depth, ctype, interlace))
+            bpp = 3 if ctype == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        i += 12 + n
+    raw, stride = zlib.decompress(idat), w * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        ftype, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:
+                                                           (y + 1) * (stride + 1)])
+        for x in range(stride):         # undo the row filter (PNG spec, 9.2)
+            a = line[x - bpp] if x >= bpp else 0
+            b, cc = prev[x], prev[x - bpp] if x >= bpp else 0
+            if ftype == 1:
+                line[x] = (line[x] + a) & 255
+            elif ftype == 2:
+                line[x] = (line[x] + b) & 255
+            elif ftype == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif ftype == 4:
+                pa, pb, pc = abs(b - cc), abs(a - cc), abs(a + b - 2 * cc)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else
+                                      b if pb <= pc else cc)) & 255
+        rows.append([tuple(line[x:x + 3]) for x in range(0, stride, bpp)])
+        prev = line
+    return w, h, rows
+
+
+def rgb(css):
+    return tuple(int(v) for v in re.findall(r"\d+", css)[:3])
+
+
+def longest_run(row, colour):
+    best = n = 0
+    for px in row:
+        n = n + 1 if px == colour else 0
+        best = max(best, n)
+    return best
 
 
 # ------------------------------------------------------------------ cpu --
@@ -170,6 +232,78 @@ c.check(load.get("rows") == 1800 and load.get("cut") is True,
 c.check(s4.get("zoom") == "app.Deep.bottom" and s4.get("hiddenCallers") == 3000 - 40 and
         s4.get("zoomWidth") == s4.get("canvasWidth") and s4.get("cut") is False,
         "names: the deep leaf zooms, its nearest 40 callers drawn below it", s4)
+
+# ------------------------------------------- deep: the quick start's shape --
+# The JIT compiler's 150-frame C++ stack makes the flame graph far taller than
+# the window; the page must open on the root and the widest frames, not on the
+# empty top of the compiler's tower.
+J = os.path.join(T, "jit.rpc")
+run([BIGWRITER, "jit", J])
+page, text = convert(os.path.join(T, "jit.html"), J)
+shot = os.path.join(T, "jit.png")
+load, search = selftest(page, ["search:app.Hash"], "--screenshot=" + shot)
+_, click, icicle, reverse, flame = selftest(
+    page, ["click:app.Billing.handle", "icicle", "reverse", "icicle:0"])
+ROW = 17
+
+
+def on_screen(st, box, more=0):
+    """The graph's row `box` and `more` rows past it (toward the leaves) are in
+    the graph's part of the window."""
+    b, v = st.get(box) or {}, st.get("view") or {}
+    if not b or not v:
+        return False
+    up, down = (0, more) if st.get("icicle") else (more, 0)
+    return b["top"] - up * ROW >= v["top"] and b["bottom"] + down * ROW <= v["bottom"]
+
+
+c.check(load.get("rows") == 151 and on_screen(load, "baseBox", 3) and
+        load.get("baseRow", [None])[0] == "java.lang.Thread.run",
+        "jit: the page opens on the root and the widest frames (flame view)",
+        (load.get("rows"), load.get("baseBox"), load.get("view")))
+# the writer's weights: 50 parse, 30 hash, 20 compiler samples of 10 ms
+c.check(search.get("matched") == "30.00%", "jit: search app.Hash matches 30%",
+        search.get("matched"))
+c.check(click.get("zoom") == "app.Billing.handle" and
+        click.get("zoomWidth") == click.get("canvasWidth") and
+        click.get("zoomTotal") == 800000000 and on_screen(click, "zoomBox", 1),
+        "jit: a click zooms, the zoomed frame on screen", click.get("zoomBox"))
+c.check(icicle.get("icicle") is True and on_screen(icicle, "zoomBox") and
+        on_screen(icicle, "baseBox"), "jit: icicle view on the zoomed frame",
+        icicle.get("zoomBox"))
+c.check(reverse.get("reversed") is True and reverse.get("zoom") == "all" and
+        on_screen(reverse, "baseBox", 3) and on_screen(flame, "baseBox", 3),
+        "jit: the reversed view opens on its root, as icicle and as flame",
+        (reverse.get("baseBox"), flame.get("baseBox")))
+# The screenshot is taken after the search, at the window size given (the DOM
+# is dumped at that size less the window's frame). The graph is scrolled to its
+# bottom and the rows below it have a fixed height, so the root's bar is where
+# the page says, shifted by the difference in window height.
+try:
+    w, h, px = png_rows(shot)
+except (OSError, ValueError) as e:
+    w, h, px = 0, 0, []
+    c.check(False, "jit: the screenshot decodes", e)
+if px:
+    v, base = load.get("view", {}), load.get("baseBox", {})
+    bg = px[h - 1][0]
+    top, bottom = v.get("top", 0), v.get("bottom", 0) + h - v.get("windowHeight", h)
+    drawn = sum(1 for y in range(top, min(bottom, h)) for p in px[y] if p != bg)
+    area = max(1, (min(bottom, h) - top) * w)
+    c.check(w == WINDOW[0] and drawn > 0.1 * area,
+            "jit: the screenshot shows the graph (%.0f%% of the graph area drawn)"
+            % (100.0 * drawn / area), (w, h))
+    root = rgb(load.get("baseColour") or "")
+    y = base.get("top", -99) + ROW // 2 + h - v.get("windowHeight", h)
+    rows_near = [px[yy] for yy in range(y - 2, y + 3) if 0 <= yy < h]
+    cw = load.get("canvasWidth", 1)
+    c.check(any(longest_run(r, root) > 0.9 * cw for r in rows_near),
+            "jit: the root's bar (%s) is drawn where the page says (y %d)" % (root, y))
+    match = (224, 64, 224)
+    widest = max(longest_run(r, match) for r in px)
+    c.check(abs(widest / cw - 0.30) < 0.01,
+            "jit: the search highlight spans the matched share of the width",
+            (widest, cw))
 
 # ------------------------------------------------------------------ big --
 W = os.path.join(T, "wide.rpc")

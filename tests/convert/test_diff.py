@@ -24,6 +24,7 @@ address on each side. diff-one holds both as two time windows. Checked:
   - usage errors exit 2.
 """
 import collections
+import html
 import json
 import os
 import re
@@ -290,6 +291,31 @@ if m:
             "html: base self weights", got_base)
     c.check(data.get("diff", {}).get("base_total") == b.whole, "html: base total",
             data.get("diff"))
+
+# The page in a browser: the tooltip's and the search's base, new and change.
+chromium = shutil.which("chromium")
+if chromium:
+    udd = os.path.join(T, "chromium")
+    url = "file://" + page + "#selftest=" + "click%3Aapp.core.Hot.work%3Bsearch%3AHot"
+    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                          "--no-first-run", "--disable-extensions", "--user-data-dir=" + udd,
+                          "--window-size=1400,900", "--dump-dom", url],
+                         env=dict(os.environ, HOME=T), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, timeout=180).stdout.decode()
+    m = re.search(r'<pre id="selftest" data-done="1">(.*?)</pre>', dom, re.S)
+    if c.check(m is not None, "html: the page ran its self-test", dom[-1500:]):
+        st = [json.loads(l)["state"] for l in html.unescape(m.group(1)).split("\n")]
+        # the heaviest Hot.work frame is the JIT-compiled one: 90 and 30 samples
+        c.check("self: new 900.00 ms, base 300.00 ms, change +600.00 ms (+200.0%)"
+                in st[1].get("zoomText", ""), "html: the tooltip's self change",
+                st[1].get("zoomText"))
+        c.check(st[0].get("maxChange") == 600e6, "html: the largest change colours",
+                st[0].get("maxChange"))
+        c.check(st[2].get("matchedText") == "Matched: 60.00% (1.200 s); base 40.00% "
+                "(400.00 ms), change +800.00 ms", "html: the search's base and change",
+                st[2].get("matchedText"))
+else:
+    print("note: chromium not found; the page is not run")
 
 # Usage errors.
 for args in (["diff"], ["diff", BASE], ["diff", BASE, NEW, ONE],

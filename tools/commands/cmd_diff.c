@@ -88,6 +88,7 @@ struct diff {
     int format, json, normalize, lines;
     struct rp_time_spec base_from, base_to;
     struct rp_out_options oo;
+    char title[512];             /* "BASE vs NEW", the html page's title          */
 };
 
 enum {
@@ -169,6 +170,10 @@ static int parse_args(struct diff *d, int argc, char **argv)
 static int side_inputs(struct diff *d, int argc, char **argv)
 {
     int two = argc - optind == 2;
+    if (two)
+        snprintf(d->title, sizeof d->title, "%s vs %s", argv[optind], argv[optind + 1]);
+    else
+        snprintf(d->title, sizeof d->title, "%s: two windows", argv[optind]);
     for (int i = 0; i < 2; i++) {
         struct side *s = &d->s[i];
         s->q.missing = rp_inputs_expand(&s->q.in, 1, argv + optind + (two ? i : 0));
@@ -277,7 +282,7 @@ static int write_output(struct diff *d, int argc, char **argv)
     d->oo.argc = argc;
     d->oo.argv = argv;
     d->oo.out_path = d->outpath;
-    d->oo.title = "ringprof diff";
+    d->oo.title = d->title;
     if (d->format == F_PPROF)
         return write_pprof(d);
     struct rp_diff j;

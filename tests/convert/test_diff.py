@@ -14,7 +14,7 @@ address on each side. diff-one holds both as two time windows. Checked:
     and --normalize; the text table's row for Hot.work;
   - collapsed: the exact set of "stack BASE NEW" lines, --normalize as
     difffolded.pl -n computes it; convert's own collapsed output with the same
-    options agrees with the diff's columns;
+    options agrees with the diff's columns, and its flat table by package;
   - one recording with --base-from/--base-to and --from/--to windows gives the
     same diff as the two recordings;
   - pprof: go tool pprof -diff_base reads the pair and shows Hot.work's change
@@ -220,6 +220,17 @@ for label, args, opts in CASES[2:5]:
             got[k] += int(v)
     n = truth(**opts)[1]
     c.check(got == n.stacks, "convert " + label + ": collapsed", (got, n.stacks))
+
+# convert's flat table by package: each package's self and total weight.
+flat, _, _ = ringprof("convert", "--format", "flat", "--group", "package", NEW)
+got = {}
+for l in flat.split("\n"):
+    f = l.split()
+    if len(f) == 8 and f[0].isdigit():
+        got[f[7]] = (int(f[4]), int(f[6]))
+n = truth(group="package")[1]
+c.check(got == {k: (n.self[k], n.total[k]) for k in n.total},
+        "convert --group package: the flat table", (got, n.self, n.total))
 
 # One recording, two windows: the same diff as two recordings.
 two, _, _ = ringprof("diff", "--json", BASE, NEW)

@@ -16,7 +16,8 @@ address on each side. diff-one holds both as two time windows. Checked:
     difffolded.pl -n computes it; convert's own collapsed output with the same
     options agrees with the diff's columns, and its flat table by package;
   - one recording with --base-from/--base-to and --from/--to windows gives the
-    same diff as the two recordings;
+    same diff as the two recordings; for kinds wall, lock, alloc and live (the
+    waits and heap recordings) each window's stacks are convert's for it;
   - pprof: go tool pprof -diff_base reads the pair and shows Hot.work's change
     (skipped without go);
   - html: the page's data holds NEW's shape with each frame's base and new
@@ -241,6 +242,32 @@ b1, n1 = Side(M["one"], (0, 15e9), hidden=True, merge=False, group="method"), \
     Side(M["one"], (15e9, 1e12), hidden=True, merge=False, group="method")
 c.check(b1.stacks == truth()[0].stacks and n1.stacks == truth()[1].stacks,
         "the manifest's windows are the two recordings")
+
+# Every kind, two windows of one recording: each side's total and its stacks are
+# what convert gives for that window (live: the last snapshot in it).
+WAITS, HEAP = os.path.join(T, "w.rpc"), os.path.join(T, "heap")
+subprocess.run([WRITER, "waits", WAITS], check=True)
+subprocess.run([WRITER, "heap", HEAP], check=True)
+for kind, rec, split in (("wall", WAITS, "+2s"), ("lock", WAITS, "+2s"),
+                         ("alloc", HEAP, "+5s"), ("live", HEAP, "+5s")):
+    sides = []
+    for window in (["--to", split], ["--from", split]):
+        conv, _, _ = ringprof("convert", "--quiet", "--format", "collapsed", "--event", kind,
+                              "--hidden-classes", "strip", *window, rec)
+        sides.append(dict(l.rsplit(" ", 1) for l in conv.split("\n") if l))
+    out, _, _ = ringprof("diff", "--quiet", "--json", "--event", kind, "--base-to", split,
+                         "--from", split, rec)
+    got = json.loads(out)
+    c.check([got["base"]["weight"], got["new"]["weight"]] ==
+            [sum(int(v) for v in s.values()) for s in sides] and got["kind"] == kind,
+            "--event %s: each side's total is convert's for its window" % kind,
+            (got["base"], got["new"]))
+    col, _, _ = ringprof("diff", "--quiet", "--format", "collapsed", "--event", kind,
+                         "--base-to", split, "--from", split, rec)
+    want = set("%s %s %s" % (k, sides[0].get(k, "0"), sides[1].get(k, "0"))
+               for k in set(sides[0]) | set(sides[1]))
+    c.check(set(l for l in col.split("\n") if l) == want,
+            "--event %s: the stacks of both windows" % kind)
 
 # pprof: the pair, read by go tool pprof -diff_base.
 go = shutil.which("go")

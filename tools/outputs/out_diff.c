@@ -88,7 +88,7 @@ static void side_line(FILE *out, const struct rp_diff *d, int s, const char *lab
     fputc('\n', out);
 }
 
-static void flat_header(FILE *out, const struct rp_diff *d, const struct rp_out_options *o)
+static void flat_header(FILE *out, const struct rp_diff *d)
 {
     const struct rp_profile *p = d->p[1];
     fprintf(out, "# ringprof diff: kind %s (unit %s)\n", p->kind, p->unit);
@@ -99,13 +99,12 @@ static void flat_header(FILE *out, const struct rp_diff *d, const struct rp_out_
                      "equal shares compare equal\n", d->scale);
     fputs("# ranked by the change of self weight; rel: change / base; %: share of its "
           "profile's total; pts: change of share in percentage points\n", out);
-    (void)o;
 }
 
 static int write_flat_text(FILE *out, const struct rp_diff *d,
                            const struct rp_out_options *o)
 {
-    flat_header(out, d, o);
+    flat_header(out, d);
     size_t n;
     uint32_t *order = ranked_rows(d, &n);
     size_t top = o->top ? o->top : 20;
@@ -181,12 +180,12 @@ int rp_out_diff_flat(FILE *out, const struct rp_diff *d, const struct rp_out_opt
     return json ? write_flat_json(out, d, o) : write_flat_text(out, d, o);
 }
 
-/* difffolded.pl -n: int(count1 * total2 / total1). */
+/* difffolded.pl -n: int(count1 * total2 / total1), in doubles as Perl computes it. */
 static uint64_t folded_base(const struct rp_diff *d, uint64_t w)
 {
     if (d->scale == 1.0 || !d->whole[0])
         return w;
-    return (uint64_t)((unsigned __int128)w * d->whole[1] / d->whole[0]);
+    return (uint64_t)((double)w * (double)d->whole[1] / (double)d->whole[0]);
 }
 
 int rp_out_diff_collapsed(FILE *out, const struct rp_diff *d)

@@ -125,8 +125,11 @@ static int parse_one(void *cmd, int opt, const char *arg)
         return 0;
     default:   /* OPT_BASE_FROM, OPT_BASE_TO */
         if (rp_parse_time(arg, opt == OPT_BASE_FROM ? &d->base_from : &d->base_to) < 0)
-            return rp_query_bad_usage(&d->s[1].q, "'%s': not a time (2026-11-21T06:02:03Z, "
-                                      "+10s, -30s)", arg);
+            return rp_query_bad_usage(&d->s[1].q, opt == OPT_BASE_FROM
+                                      ? "--base-from '%s': not a time "
+                                        "(2026-11-21T06:02:03Z, +10s, -30s)"
+                                      : "--base-to '%s': not a time "
+                                        "(2026-11-21T06:02:03Z, +10s, -30s)", arg);
         return 0;
     }
 }

@@ -12,13 +12,18 @@
 size_t rp_norm_hidden_class(const char *klass)
 {
     size_t n = strlen(klass);
-    /* The address: [/.]0x<hex> at the end. */
+    /* The address: [/.]0x<hex> at the end, or JDK 8's [/]<decimal hash>. */
     size_t i = n;
     while (i > 0 && strchr("0123456789abcdefABCDEF", klass[i - 1]))
         i--;
+    size_t d = n;
+    while (d > 0 && klass[d - 1] >= '0' && klass[d - 1] <= '9')
+        d--;
     if (i < n && i >= 3 && klass[i - 1] == 'x' && klass[i - 2] == '0' &&
         (klass[i - 3] == '/' || klass[i - 3] == '.'))
         n = i - 3;
+    else if (d < n && d >= 2 && klass[d - 1] == '/')
+        n = d - 1;
     /* The sequence number: $<digits> right after $$Lambda, at the (new) end. */
     i = n;
     while (i > 0 && klass[i - 1] >= '0' && klass[i - 1] <= '9')

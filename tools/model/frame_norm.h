@@ -44,8 +44,9 @@ struct rp_frame_norm {
  * rp_norm_hidden_class: the length of `klass` without a hidden class's address
  * and a lambda's sequence number: "Foo$$Lambda$14/0x7f00" -> 11 ("Foo$$Lambda"),
  * "a.B/0x1f" -> 3. The address is a '/' or '.' followed by "0x" and hex digits
- * to the end of the name; the sequence number is "$" and digits right after
- * "$$Lambda". A name with neither gives strlen(klass).
+ * to the end of the name, or (JDK 8: "Foo$$Lambda$3/1831932724") a '/' and
+ * decimal digits; the sequence number is "$" and digits right after "$$Lambda".
+ * A name with neither gives strlen(klass).
  */
 size_t rp_norm_hidden_class(const char *klass);
 

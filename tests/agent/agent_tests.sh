@@ -3,7 +3,7 @@
 #
 #   agent_tests.sh TEST [ENGINE]
 #
-# TEST is cpu_split, fixed_split, sleeping, native_frames, churn, attach, bad_options,
+# TEST is cpu_split, fixed_split, diff_split, sleeping, native_frames, churn, attach, bad_options,
 # signal_safety, shutdown, crash_guard, unloading, handler_replaced, alloc_taken,
 # intrinsics, alloc_callback or asan_catches (ASan builds only); ENGINE is async
 # or jvmti where both are meaningful. In an ASan build RP_JAVA is tests/agent/sanitized_java.sh. meson
@@ -162,6 +162,42 @@ test_sleeping() {
 }
 
 # Native frames (libz) appear below Java's Deflater frames.
+# ringprof diff against a program that measures itself: DiffSplit.java run twice,
+# hot() holding 30% and then 60% of its thread's CPU (2 s each at 1 ms, some 2,000
+# samples a run). The diff's change of hot()'s share of the thread (--thread
+# splitter, total weight: the clock reads below hot() are its callees) must be the
+# change of the CPU shares the program measured, within 5 points (sampling noise
+# is about 1.5 points), and the rows must match by name across the two JVMs.
+test_diff_split() {
+    local run pcts=(30 60) truth=()
+    for run in 0 1; do
+        java_run -agentpath:"$RP_AGENT=dir=$work/rec$run,engine=$engine,interval=1ms" -- \
+            DiffSplit 2 "${pcts[$run]}" || { rc=$?; show_err; fail "run $run: java exited $rc"; }
+        local th tc
+        read -r th tc < <(sed -n 's/^truth hot=\([0-9]*\) cold=\([0-9]*\)$/\1 \2/p' "$work/out")
+        [ -n "${tc:-}" ] || fail "run $run: DiffSplit printed no truth line"
+        truth+=("$(awk -v h="$th" -v c="$tc" 'BEGIN { printf "%.2f", 100 * h / (h + c) }')")
+    done
+    "$RP_RINGPROF" diff --json --thread splitter "$work/rec0" "$work/rec1" >"$work/diff.json" \
+        2>"$work/diff.err" || { cat "$work/diff.err"; fail "ringprof diff failed"; }
+    local got
+    got=$(python3 -c 'import json, sys
+rows = {r["name"]: r for r in json.load(open(sys.argv[1]))["rows"]}
+r = rows.get("DiffSplit.hot")
+print("%.2f %.2f" % (100 * r["base_total_share"], 100 * r["new_total_share"]) if r else "")' \
+        "$work/diff.json")
+    [ -n "$got" ] || fail "no DiffSplit.hot row in the diff"
+    local b n
+    read -r b n <<<"$got"
+    note "hot(): profile $b% -> $n%, truth ${truth[0]}% -> ${truth[1]}%"
+    local dp dt
+    dp=$(awk -v b="$b" -v n="$n" 'BEGIN { print n - b }')
+    dt=$(awk -v b="${truth[0]}" -v n="${truth[1]}" 'BEGIN { print n - b }')
+    within "$dp" "$(awk -v t="$dt" 'BEGIN { print t - 5 }')" "$(awk -v t="$dt" 'BEGIN { print t + 5 }')" ||
+        fail "the diff says hot()'s share changed by $dp points, the program measured $dt"
+    within "$dt" 20 40 || fail "DiffSplit's own split is off: $dt points"
+}
+
 test_native_frames() {
     java_run -agentpath:"$RP_AGENT=$(agent_opts ,interval=1ms,native=on)" -- DeflateWork 4 ||
         { rc=$?; show_err; fail "java exited $rc"; }
@@ -566,7 +602,7 @@ if [ -n "$jdk" ]; then
 fi
 
 case "$test_name" in
-cpu_split|fixed_split|sleeping|native_frames|churn|attach|bad_options|signal_safety|shutdown|crash_guard|unloading|handler_replaced|alloc_taken|asan_catches|intrinsics|alloc_callback)
+cpu_split|fixed_split|diff_split|sleeping|native_frames|churn|attach|bad_options|signal_safety|shutdown|crash_guard|unloading|handler_replaced|alloc_taken|asan_catches|intrinsics|alloc_callback)
     "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac

@@ -28,6 +28,9 @@
  *             cpp  OUT is a chunk file: recording "rec-X", native frames with
  *                  C++ and Rust symbols as the agent records them (mangled),
  *                  in cpu, lock and live samples (see write_cpp).
+ *  diff-base, diff-new, diff-one  two recordings where one method's share
+ *                  changes by a known amount, and one holding both in two
+ *                  time windows (see "diff recordings" below).
  *   --manifest FILE  also write, as JSON, every sample written (wall-clock time,
  *                  thread tid and name, kind, weight, objects, class, stack index;
  *                  for live samples their snapshot and ages, for gc samples the
@@ -85,7 +88,9 @@ enum {
     F_THREAD_RUN, F_WORKER_RUN, F_HANDLE_42, F_HANDLE_57, F_PARSE_7, F_PARSE_INL,
     F_MAIN, F_FIB_5, F_FIB_6, F_HASH, F_ARRAYCOPY, F_MEMCPY, F_WRITE0, F_SYSWRITE,
     F_GC_MARKER, F_CALLHELPER, F_ODD, F_BONLY,
-    F_CACHE_PUT, F_BUF_TAKE, F_TEMP_MAKE, F_SESSION_NEW, F_COUNT
+    F_CACHE_PUT, F_BUF_TAKE, F_TEMP_MAKE, F_SESSION_NEW,
+    F_D_LOOP, F_D_HOT, F_D_HOT_I, F_D_HELPER, F_D_COLD, F_D_LAMBDA_A, F_D_LAMBDA_B,
+    F_COUNT
 };
 
 static const struct fdef frames[F_COUNT] = {
@@ -116,6 +121,17 @@ static const struct fdef frames[F_COUNT] = {
     [F_BUF_TAKE]   = {"app.Buffers", "take", "Buffers.java", RP_FRAME_JIT, 4, 12, 0},
     [F_TEMP_MAKE]  = {"app.Temp", "make", "Temp.java", RP_FRAME_INTERPRETED, 2, 5, 0},
     [F_SESSION_NEW] = {"app.Session", "open", "Session.java", RP_FRAME_JIT, 1, 9, 0},
+    /* the diff recordings': one method (app.core.Hot.work) seen JIT-compiled and
+     * interpreted, a lambda named as JDK 17 and as JDK 21 name it */
+    [F_D_LOOP]     = {"app.core.Loop", "run", "Loop.java", RP_FRAME_JIT, 3, 20, 0},
+    [F_D_HOT]      = {"app.core.Hot", "work", "Hot.java", RP_FRAME_JIT, 5, 30, 0},
+    [F_D_HOT_I]    = {"app.core.Hot", "work", "Hot.java", RP_FRAME_INTERPRETED, 5, 30, 0},
+    [F_D_HELPER]   = {"app.core.Hot", "helper", "Hot.java", RP_FRAME_INLINED, 2, 41, 0},
+    [F_D_COLD]     = {"app.io.Cold", "read", "Cold.java", RP_FRAME_JIT, 1, 12, 0},
+    [F_D_LAMBDA_A] = {"app.core.Loop$$Lambda$14/0x0000000800c03000", "apply", "",
+                      RP_FRAME_JIT, 0, 0, 0},
+    [F_D_LAMBDA_B] = {"app.core.Loop$$Lambda.0x00007f26d0000a08", "apply", "",
+                      RP_FRAME_JIT, 0, 0, 0},
 };
 
 /* ------------------------------------------------------------- stacks -- */
@@ -128,6 +144,7 @@ struct sdef {
 };
 
 enum { S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S_LEAK, S_STEADY, S_YOUNG, S_SMALL,
+       S_D_HOT, S_D_HOT_I, S_D_HELPER, S_D_LAM_A, S_D_LAM_B, S_D_COLD, S_D_NATIVE,
        S_COUNT };
 
 static const struct sdef stacks[S_COUNT] = {
@@ -145,6 +162,13 @@ static const struct sdef stacks[S_COUNT] = {
     [S_STEADY] = {0, 0, 3, {F_THREAD_RUN, F_WORKER_RUN, F_BUF_TAKE}},
     [S_YOUNG] = {0, 0, 2, {F_MAIN, F_TEMP_MAKE}},
     [S_SMALL] = {0, 0, 4, {F_THREAD_RUN, F_WORKER_RUN, F_HANDLE_57, F_SESSION_NEW}},
+    [S_D_HOT] = {0, 0, 3, {F_MAIN, F_D_LOOP, F_D_HOT}},
+    [S_D_HOT_I] = {0, 0, 3, {F_MAIN, F_D_LOOP, F_D_HOT_I}},
+    [S_D_HELPER] = {0, 0, 4, {F_MAIN, F_D_LOOP, F_D_HOT, F_D_HELPER}},
+    [S_D_LAM_A] = {0, 0, 4, {F_MAIN, F_D_LOOP, F_D_LAMBDA_A, F_D_COLD}},
+    [S_D_LAM_B] = {0, 0, 4, {F_MAIN, F_D_LOOP, F_D_LAMBDA_B, F_D_COLD}},
+    [S_D_COLD] = {0, 0, 3, {F_MAIN, F_D_LOOP, F_D_COLD}},
+    [S_D_NATIVE] = {0, 0, 4, {F_MAIN, F_D_LOOP, F_D_COLD, F_MEMCPY}},
 };
 
 /* ------------------------------------------------------------ samples -- */
@@ -443,6 +467,69 @@ static void write_b(const char *out)
     if (rp_chunk_close(o.w) != 0)
         die("close");
     manifest_end("rec-B", NULL);
+}
+
+/* ------------------------------------------------------- diff recordings -- */
+
+/*
+ * diff-base  OUT is a chunk file: recording "rec-DB", 100 cpu samples of 10 ms on
+ *            thread main; app.core.Hot.work holds 40 of them as self (30 JIT,
+ *            10 interpreted), a lambda (JDK 17 name) calls app.io.Cold.read.
+ * diff-new   OUT is a chunk file: recording "rec-DN", 200 samples: Hot.work 110
+ *            (90 JIT, 20 interpreted) plus 10 in Hot.helper inlined into it, the
+ *            lambda under its JDK 21 name, and Cold.read calling memcpy.
+ *            Hot.work's self share goes from 40% to 55%.
+ * diff-one   OUT is a chunk file: recording "rec-D1", diff-base's samples from
+ *            its start, then diff-new's from 20 s later: one recording whose two
+ *            windows (before and after +15s) are the two above.
+ */
+static const struct group dgroups_base[] = {
+    {0, T_MAIN, S_D_HOT, 30, 10 * MS, NULL, 0, 0},
+    {0, T_MAIN, S_D_HOT_I, 10, 10 * MS, NULL, 0, 0},
+    {0, T_MAIN, S_D_LAM_A, 40, 10 * MS, NULL, 0, 0},
+    {0, T_MAIN, S_D_COLD, 20, 10 * MS, NULL, 0, 0},
+};
+static const struct group dgroups_new[] = {
+    {0, T_MAIN, S_D_HOT, 90, 10 * MS, NULL, 0, 0},
+    {0, T_MAIN, S_D_HOT_I, 20, 10 * MS, NULL, 0, 0},
+    {0, T_MAIN, S_D_HELPER, 10, 10 * MS, NULL, 0, 0},
+    {0, T_MAIN, S_D_LAM_B, 40, 10 * MS, NULL, 0, 0},
+    {0, T_MAIN, S_D_COLD, 20, 10 * MS, NULL, 0, 0},
+    {0, T_MAIN, S_D_NATIVE, 20, 10 * MS, NULL, 0, 0},
+};
+
+/* Samples of `g`, one every STEP from sample *k on, on thread main. */
+static void dgroups_write(struct out *o, const struct group *g, size_t n, uint64_t *k)
+{
+    for (size_t gi = 0; gi < n; gi++)
+        for (int i = 0; i < g[gi].count; i++, (*k)++) {
+            uint64_t mono = MONO0 + *k * STEP;
+            uint32_t t = rp_chunk_thread(o->w, 1, threads_a[T_MAIN].tid,
+                                         threads_a[T_MAIN].java_tid, threads_a[T_MAIN].name,
+                                         threads_a[T_MAIN].flags, mono);
+            uint32_t s = put_stack(o->w, g[gi].stack);
+            if (!t || rp_chunk_sample(o->w, o->kcpu, t, mono, s, g[gi].weight, NULL) != 0)
+                die("sample");
+            manifest_sample(WALL0 + *k * STEP, threads_a[T_MAIN].name,
+                            threads_a[T_MAIN].tid, &g[gi]);
+        }
+}
+
+static void write_diff(const char *out, const char *variant)
+{
+    const char *rec = !strcmp(variant, "diff-base") ? "rec-DB"
+                      : !strcmp(variant, "diff-new") ? "rec-DN" : "rec-D1";
+    struct out o = open_chunk(out, rec, "600", "hostD", WALL0, MONO0, 0);
+    uint64_t k = 0;
+    if (strcmp(variant, "diff-new"))
+        dgroups_write(&o, dgroups_base, sizeof dgroups_base / sizeof dgroups_base[0], &k);
+    if (!strcmp(variant, "diff-one"))
+        k = 200;   /* 20 s: the new window starts there */
+    if (strcmp(variant, "diff-base"))
+        dgroups_write(&o, dgroups_new, sizeof dgroups_new / sizeof dgroups_new[0], &k);
+    if (rp_chunk_close(o.w) != 0)
+        die("close");
+    manifest_end(rec, NULL);
 }
 
 /* ------------------------------------------------------- heap recordings -- */
@@ -1449,7 +1536,7 @@ int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--manifest"))) {
         fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn|waits|timeline|"
-                        "timeline-many|cpp|rename OUT "
+                        "timeline-many|cpp|rename|diff-base|diff-new|diff-one OUT "
                         "[--manifest FILE]\n");
         return 2;
     }
@@ -1476,6 +1563,8 @@ int main(int argc, char **argv)
         write_cpp(argv[2]);
     else if (!strcmp(argv[1], "rename"))
         write_rename(argv[2]);
+    else if (!strncmp(argv[1], "diff-", 5))
+        write_diff(argv[2], argv[1]);
     else {
         fprintf(stderr, "rp_testwriter: unknown variant '%s'\n", argv[1]);
         return 2;

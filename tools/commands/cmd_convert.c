@@ -71,6 +71,7 @@ static void usage(FILE *f)
         "  --lines             frames are method:line\n"
         "  --bci               frames are method@bci\n"
         "  --per-thread        one tree per thread ([thread name] as the root frame)\n"
+        RP_NORM_USAGE("keep")
         "  --cutoff PCT        tree, backtrace: hide branches under PCT%% of the total\n"
         "  --top N             flat, histogram: rows shown; backtrace: methods\n"
         "                      (default 10)\n"
@@ -297,7 +298,8 @@ static int parse_args(struct convert *c, int argc, char **argv)
         {"state", 1, 0, OPT_STATE},     {"state-frames", 0, 0, OPT_STATE_FRAMES},
         {"width", 1, 0, OPT_TL_WIDTH},  {"rows", 1, 0, OPT_TL_ROWS},
         {"sort", 1, 0, OPT_TL_SORT},    {"html", 0, 0, OPT_TL_HTML},
-        RP_QUERY_LONGOPTS,              {0, 0, 0, 0}};
+        RP_QUERY_NORM_LONGOPTS,         RP_QUERY_LONGOPTS,
+        {0, 0, 0, 0}};
     int rc = rp_query_parse(&c->q, argc, argv, ":o:h", longopts, parse_one, c);
     if (rc)
         return rc;

@@ -16,6 +16,7 @@ int rp_cmd_ctl(int argc, char **argv);
 int rp_cmd_list(int argc, char **argv);
 int rp_cmd_attach(int argc, char **argv);
 int rp_cmd_convert(int argc, char **argv);
+int rp_cmd_diff(int argc, char **argv);
 int rp_cmd_leaks(int argc, char **argv);
 int rp_cmd_locks(int argc, char **argv);
 int rp_cmd_record(int argc, char **argv);

@@ -51,6 +51,16 @@ static int parse_common(struct rp_query *q, int opt, const char *arg, char **arg
             return 2;
         }
         return 0;
+    case RP_QOPT_GROUP:
+        if (rp_norm_parse_group(arg, &q->norm.group) < 0)
+            return rp_query_bad_usage(q, "--group '%s': method, class or package", arg);
+        return 0;
+    case RP_QOPT_MERGE_TYPES: q->norm.merge_types = 1; return 0;
+    case RP_QOPT_HIDDEN:
+        if (strcmp(arg, "keep") && strcmp(arg, "strip"))
+            return rp_query_bad_usage(q, "--hidden-classes '%s': keep or strip", arg);
+        q->norm.hidden_classes = !strcmp(arg, "strip");
+        return 0;
     case RP_QOPT_STRICT: q->strict = 1; return 0;
     case RP_QOPT_QUIET: q->diag.quiet = 1; return 0;
     case 'h': q->usage(stdout); return 3;
@@ -120,6 +130,7 @@ void rp_query_apply(struct rp_query *q, struct rp_prof_options *po)
     po->from_wall = rp_resolve_time(&q->from, q->sc.first, q->sc.last);
     po->to_wall = rp_resolve_time(&q->to, q->sc.first, q->sc.last);
     rp_filters_apply(&q->fx, po);
+    po->norm = q->norm;
     po->diag = rp_diag_print;
     po->diag_arg = &q->diag;
 }

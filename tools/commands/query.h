@@ -38,6 +38,8 @@ struct rp_query {
     struct rp_inputs in;          /* the chunk files INPUT... named                */
     int missing;                  /* INPUTs that matched nothing                   */
     struct rp_scan sc;            /* the look-ahead (rp_query_scan)                */
+    struct rp_frame_norm norm;    /* --group, --merge-frame-types,                 */
+                                  /* --hidden-classes (the command sets defaults)  */
 };
 
 /* The common options' getopt_long values; a command numbers its own from
@@ -45,6 +47,7 @@ struct rp_query {
 enum {
     RP_QOPT_FROM = 256, RP_QOPT_TO, RP_QOPT_THREAD, RP_QOPT_INCLUDE, RP_QOPT_EXCLUDE,
     RP_QOPT_METHOD, RP_QOPT_DEMANGLE, RP_QOPT_STRICT, RP_QOPT_QUIET,
+    RP_QOPT_GROUP, RP_QOPT_MERGE_TYPES, RP_QOPT_HIDDEN,
     RP_QOPT_END
 };
 
@@ -55,6 +58,24 @@ enum {
     {"exclude", 1, 0, RP_QOPT_EXCLUDE}, {"demangle", 1, 0, RP_QOPT_DEMANGLE},      \
     {"strict", 0, 0, RP_QOPT_STRICT},   {"quiet", 0, 0, RP_QOPT_QUIET},            \
     {"help", 0, 0, 'h'}
+
+/* The frame normalisation options (model/frame_norm.h), for the commands that
+ * show stacks (convert, diff): --group method|class|package,
+ * --merge-frame-types, --hidden-classes keep|strip. Into rp_query.norm. */
+#define RP_QUERY_NORM_LONGOPTS                                                     \
+    {"group", 1, 0, RP_QOPT_GROUP}, {"merge-frame-types", 0, 0, RP_QOPT_MERGE_TYPES}, \
+    {"hidden-classes", 1, 0, RP_QOPT_HIDDEN}
+
+/* Their lines of a usage text; DEFAULT_HIDDEN is the command's --hidden-classes
+ * default, "keep" or "strip". */
+#define RP_NORM_USAGE(DEFAULT_HIDDEN)                                              \
+    "  --group G           frames are methods (default), or Java frames are their\n" \
+    "                      class or package (consecutive equal ones merge;\n"     \
+    "                      native, kernel and marker frames stay)\n"              \
+    "  --merge-frame-types a method's interpreted, JIT and inlined frames are one\n" \
+    "  --hidden-classes H  strip lambda and hidden-class addresses\n"             \
+    "                      (Foo$$Lambda$14/0x... -> Foo$$Lambda) or keep them\n"  \
+    "                      (default: " DEFAULT_HIDDEN ")\n"
 
 /* Print "ringprof CMD: " and fmt with `arg`, a blank line and the usage on
  * stderr. @return 2, the exit status of a usage error. */
@@ -91,8 +112,8 @@ void rp_query_scan(struct rp_query *q, unsigned what);
  * what is not a recording. @return 1 then, else 0. */
 int rp_query_none_readable(struct rp_query *q);
 
-/* Set the time range (resolved against the look-ahead's span), the filters and
- * the problem reporting (into q->diag) in `po`. */
+/* Set the time range (resolved against the look-ahead's span), the filters, the
+ * frame normalisation and the problem reporting (into q->diag) in `po`. */
 void rp_query_apply(struct rp_query *q, struct rp_prof_options *po);
 
 /* Stream every input into a new, finished profile built as `po` says, with

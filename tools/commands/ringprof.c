@@ -21,6 +21,8 @@ static const struct {
      "profiles: call tree, back-traces, flat table, collapsed stacks, ..."},
     {"ctl", rp_cmd_ctl,
      "send a command to a running agent: status, flush, start, stop, set, ..."},
+    {"diff", rp_cmd_diff,
+     "what changed between two profiles: flat table, collapsed, flame graph, pprof"},
     {"leaks", rp_cmd_leaks,
      "allocation sites whose live objects grow across a recording (live=on)"},
     {"locks", rp_cmd_locks,

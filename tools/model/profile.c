@@ -389,7 +389,9 @@ static uint32_t frame_intern(struct rp_profile *p, uint32_t method, int type,
     f->bci = bci;
     f->line = line;
     const char *md = p->methods[method].display;
-    if (frame_is_java(type) && p->granularity == RP_GRAN_LINE)
+    if (p->methods[method].plain)   /* a group (class, package) has no lines */
+        f->display = md;
+    else if (frame_is_java(type) && p->granularity == RP_GRAN_LINE)
         f->display = line ? str_printf(p, "%s:%u", md, line) : str_printf(p, "%s:?", md);
     else if (frame_is_java(type) && p->granularity == RP_GRAN_BCI)
         f->display = bci >= 0 ? str_printf(p, "%s@%d", md, bci) : str_printf(p, "%s@?", md);
@@ -408,6 +410,16 @@ static uint32_t marker_frame(struct rp_profile *p, const char *text)
                         -1, 0);
 }
 
+/* A Java class name as the profile shows it: without a hidden class's address
+ * when options.norm asks (frame_norm.h). */
+static const char *class_shown(struct rp_profile *p, const char *klass)
+{
+    if (!klass || !p->b->o.norm.hidden_classes)
+        return klass;
+    size_t n = rp_norm_hidden_class(klass);
+    return klass[n] ? str_printf(p, "%.*s", (int)n, klass) : klass;
+}
+
 /* The profile method for chunk method `id` seen in a plain (native, ...) frame or
  * a Java one, via the per-chunk maps: most frames of a chunk share their methods.
  * A plain frame's name is a symbol, shown demangled (name_shown). */
@@ -419,7 +431,8 @@ static uint32_t chunk_method(struct rp_profile *p, uint32_t id, int plain)
     if (id < *n && (*map)[id] != RP_PROF_NONE)
         return (*map)[id];
     const struct rp_method_info *mi = rp_reader_method(b->r, id);
-    uint32_t m = mi ? method_intern(p, mi->klass, plain ? name_shown(p, mi->name) : mi->name,
+    uint32_t m = mi ? method_intern(p, plain ? mi->klass : class_shown(p, mi->klass),
+                                    plain ? name_shown(p, mi->name) : mi->name,
                                     mi->signature, mi->file, mi->flags, plain, mi->name)
                     : method_intern(p, "", "[unknown method]", "", "", 0, 1, NULL);
     grow_map((void **)map, n, id, sizeof **map, 256, 0xff);
@@ -444,6 +457,8 @@ static uint32_t chunk_frame(struct rp_profile *p, uint32_t id)
         int plain = !frame_is_java(fi->type) && !(mi && (mi->flags & RP_METHOD_NATIVE));
         uint32_t m = chunk_method(p, fi->method, plain);
         int type = (int)fi->type < RP_FRAME_TYPES ? (int)fi->type : RP_FRAME_CPP;
+        if (frame_is_java(type) && (b->o.norm.merge_types || b->o.norm.group))
+            type = RP_FRAME_JIT;
         f = frame_intern(p, m, type, fi->bci, fi->line);
     }
     grow_map((void **)&b->frame_map, &b->n_frame_map, id, sizeof *b->frame_map, 256, 0xff);
@@ -698,6 +713,36 @@ static void stk_grow(struct rp_prof_build *b)
     free(old);
 }
 
+/* The frame that Java frame `f` becomes under options.norm.group: its class or
+ * package, as a plain method in a JIT frame (frame_norm.h). Other frames stay. */
+static uint32_t group_frame(struct rp_profile *p, uint32_t f)
+{
+    const struct rp_prof_frame *fr = &p->frames[f];
+    const struct rp_prof_method *m = &p->methods[fr->method];
+    if (!frame_is_java(fr->type) || m->plain || !m->klass[0])
+        return f;
+    const char *name = m->klass;
+    if (p->b->o.norm.group == RP_GROUP_PACKAGE) {
+        size_t n = rp_norm_package_len(m->klass);
+        name = n ? str_printf(p, "%.*s", (int)n, m->klass) : "[default package]";
+    }
+    return frame_intern(p, method_intern(p, "", name, "", "", 0, 1, NULL), RP_FRAME_JIT,
+                        -1, 0);
+}
+
+/* Group the frames of path[0..len) in place, merging consecutive frames that
+ * became equal. @return the new length. */
+static size_t group_path(struct rp_profile *p, uint32_t *path, size_t len)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < len; i++) {
+        uint32_t g = group_frame(p, path[i]);
+        if (!out || path[out - 1] != g || g == path[i])
+            path[out++] = g;
+    }
+    return out;
+}
+
 /* Walk chunk stack `stack` (plus the leaf frame `cls` stands for, if not 0) from
  * `root` down, creating nodes. @return the leaf, or LEAF_DROPPED. `cls` is a
  * chunk class id (the allocated class, the monitor's class), or with
@@ -729,7 +774,7 @@ static uint32_t stack_leaf(struct rp_profile *p, uint32_t root, uint32_t stack,
         snprintf(text, sizeof text, "[state:%s]", rp_thread_state_name(cls - 1));
         path[len++] = marker_frame(p, text);
     } else if (cls) {
-        const char *name = rp_reader_class(b->r, cls);
+        const char *name = class_shown(p, rp_reader_class(b->r, cls));
         uint32_t m = method_intern(p, "", name ? name : "[unknown class]", "", "", 0, 1,
                                    NULL);
         path[len++] = frame_intern(p, m, RP_PFRAME_CLASS, -1, 0);
@@ -756,6 +801,8 @@ static uint32_t stack_leaf(struct rp_profile *p, uint32_t root, uint32_t stack,
                 node = LEAF_DROPPED;
                 break;
             }
+    if (b->o.norm.group && node != LEAF_DROPPED)
+        len = group_path(p, path, len);
     for (size_t i = 0; i < len && node != LEAF_DROPPED; i++)
         node = node_child(p, node, path[i]);
     stk_grow(b);

@@ -21,9 +21,11 @@
  * ids), so the same method from two JVMs is one rp_prof_method. A frame is
  * (method, type, line, bci) with line and bci kept only as far as the granularity
  * asks: RP_GRAN_METHOD keeps neither (line 0, bci -1), RP_GRAN_LINE keeps the line,
- * RP_GRAN_BCI keeps the bci. The frame type is always part of the identity, so a
+ * RP_GRAN_BCI keeps the bci. The frame type is part of the identity, so a
  * method seen both JIT-compiled and interpreted is two sibling nodes (as the
- * flame-graph tools show it).
+ * flame-graph tools show it), unless options.norm merges frame types. With
+ * options.norm.group a Java frame is its class or package: a frame of type
+ * RP_FRAME_JIT whose method is plain (named by the group alone).
  *
  * Values. Each node carries nvalues figures, described by vtypes[] (pprof-style
  * type and unit): [RP_PV_SAMPLES] the number of samples ("samples", "count"),
@@ -57,6 +59,7 @@
 #include "ringprof/events.h"
 
 #include "demangle.h"
+#include "frame_norm.h"
 
 #define RP_PROF_NONE UINT32_MAX
 
@@ -229,6 +232,12 @@ struct rp_prof_options {
     /* How native, C++ and kernel symbols are named (tools/model/demangle.h): short
      * (0, the default), full or none. The frame filters see the names so. */
     enum rp_demangle_style demangle;
+    /* Frame normalisation (frame_norm.h): hidden-class names without their
+     * addresses, one frame per method whatever its frame type, frames grouped
+     * by class or package. The names change as methods are read, so the frame
+     * filters see the stripped hidden-class names; grouping comes after the
+     * filters, which see the methods. All off when zeroed. */
+    struct rp_frame_norm norm;
 };
 
 struct rp_prof_build;   /* private building state */

@@ -108,6 +108,15 @@ int rp_out_collapsed(FILE *out, const struct rp_profile *p,
 int rp_out_pprof(FILE *out, const struct rp_profile *p, const struct rp_out_options *o);
 int rp_out_html(FILE *out, const struct rp_profile *p, const struct rp_out_options *o);
 
+/* The writers of `ringprof diff` (out_diff.c, out_html.c), from the join of
+ * two profiles (diff.h): the flat table (json: as one JSON object), the
+ * two-column collapsed stacks, the differential flame graph. */
+struct rp_diff;
+int rp_out_diff_flat(FILE *out, const struct rp_diff *d, const struct rp_out_options *o,
+                     int json);
+int rp_out_diff_collapsed(FILE *out, const struct rp_diff *d);
+int rp_out_diff_html(FILE *out, const struct rp_diff *d, const struct rp_out_options *o);
+
 /* The timeline writer (out_timeline.c): text, or an HTML page or SVG picture
  * when -o ends in .html/.htm or .svg, or with --html. */
 int rp_out_timeline(FILE *out, const struct rp_tl *tl, const struct rp_tl_options *to,

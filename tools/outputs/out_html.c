@@ -34,6 +34,7 @@
 #include "model/live.h"
 #include "model/scan.h"
 #include "model/strtab.h"
+#include "diff.h"
 #include "out_common.h"
 
 /* From the build (tools/outputs/embed.py over tools/outputs/flamegraph.html). */
@@ -131,24 +132,26 @@ static void write_info(FILE *out, const struct rp_profile *p, const struct rp_li
     out_json_cstring(out, info);
 }
 
-int rp_out_html(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)
+/* The page before the data marker; @return where the rest starts, or NULL after
+ * printing why the page cannot be written. */
+static const char *page_open(FILE *out, size_t nnodes)
 {
     const char *page = rp_flamegraph_html;
     const char *mark = strstr(page, DATA_MARKER);
-    if (!mark || !p->nnodes) {
-        fprintf(stderr, "ringprof: convert: html: %s\n",
+    if (!mark || !nnodes) {
+        fprintf(stderr, "ringprof: html: %s\n",
                 mark ? "empty profile" : "page template has no data marker (build bug)");
-        return -1;
+        return NULL;
     }
     fwrite(page, 1, (size_t)(mark - page), out);
+    return mark + strlen(DATA_MARKER);
+}
 
-    struct walk w = {.out = out};
-    rp_strtab_init(&w.names);
-    if (o->cutoff_pct > 0)
-        w.min_weight = (uint64_t)((double)p->nodes[0].total[RP_PV_WEIGHT] *
-                                  o->cutoff_pct / 100.0);
+/* The data's first fields, up to "info" (its value is the caller's). */
+static void data_head(FILE *out, const struct rp_profile *p, const char *title)
+{
     fputs("{\"v\":1,\"title\":", out);
-    out_json_cstring(out, o->title);
+    out_json_cstring(out, title);
     fputs(",\"kind\":", out);
     out_json_cstring(out, p->kind);
     fputs(",\"unit\":", out);
@@ -157,19 +160,134 @@ int rp_out_html(FILE *out, const struct rp_profile *p, const struct rp_out_optio
     fprintf(out, ",\"ns_per_unit\":%.17g",
             strcmp(p->unit, "ns") && p->ns_per_unit > 0 ? p->ns_per_unit : 0.0);
     fputs(",\"info\":", out);
+}
+
+/* The string table, the data's end and the page after the marker. */
+static int page_close(FILE *out, struct rp_strtab *names, const char *rest)
+{
+    fputs("],\n\"strings\":[", out);
+    for (size_t i = 0; i < names->n; i++) {
+        if (i)
+            fputs(",\n", out);
+        out_json_string(out, names->s[i], names->len[i]);
+    }
+    fputs("]}", out);
+    fwrite(rest, 1, rp_flamegraph_html_len - (size_t)(rest - rp_flamegraph_html), out);
+    return ferror(out) ? -1 : 0;
+}
+
+int rp_out_html(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)
+{
+    const char *rest = page_open(out, p->nnodes);
+    if (!rest)
+        return -1;
+    struct walk w = {.out = out};
+    rp_strtab_init(&w.names);
+    if (o->cutoff_pct > 0)
+        w.min_weight = (uint64_t)((double)p->nodes[0].total[RP_PV_WEIGHT] *
+                                  o->cutoff_pct / 100.0);
+    data_head(out, p, o->title);
     write_info(out, p, o->live);
     fputs(",\n\"nodes\":[\n", out);
     rp_prof_walk(p, 0, visit, &w);
-    fputs("],\n\"strings\":[", out);
-    for (size_t i = 0; i < w.names.n; i++) {
-        if (i)
-            fputs(",\n", out);
-        out_json_string(out, w.names.s[i], w.names.len[i]);
-    }
-    fputs("]}", out);
+    int rc = page_close(out, &w.names, rest);
     rp_strtab_free(&w.names);
+    return rc;
+}
 
-    const char *rest = mark + strlen(DATA_MARKER);
-    fwrite(rest, 1, rp_flamegraph_html_len - (size_t)(rest - page), out);
-    return ferror(out) ? -1 : 0;
+/* ------------------------------------------------- the differential page -- */
+
+/*
+ * `ringprof diff --format html`: the same page in its diff mode. The nodes are
+ * the merged tree's (diff.h) in NEW's shape: those with NEW weight, each with
+ * its NEW total weight (samples 0: the join keeps weights only). Beside them,
+ *   "base":[total, self, ...]   two figures a node, in the nodes' order: the
+ *                               node's BASE total and self weight, unscaled
+ *   "diff":{"scale", "base_total", "new_total"}
+ * and the page colours each frame by the change of its self weight (NEW self
+ * minus BASE self times scale), red up, blue down.
+ */
+static int diff_page_type(int type)
+{
+    if (type == RP_PFRAME_CLASS)
+        return PT_CLASS;
+    if (type < 0)
+        return PT_ROOT;
+    return type < RP_FRAME_TYPES ? type : RP_FRAME_MARKER;
+}
+
+static uint32_t diff_kids(const struct rp_diff *d, uint32_t n)
+{
+    uint32_t k = 0;
+    for (uint32_t c = d->nodes[n].first_child; c != RP_PROF_NONE; c = d->nodes[c].next_sibling)
+        k += d->nodes[c].total[1] > 0;
+    return k;
+}
+
+/* Pre-order over the nodes with NEW weight: children come sorted by it, so the
+ * first child without any ends a node's list. */
+static void diff_nodes(FILE *out, const struct rp_diff *d, struct rp_strtab *names, int base)
+{
+    uint32_t n = 0;
+    size_t count = 0;
+    for (;;) {
+        const struct rp_diff_node *x = &d->nodes[n];
+        if (base)
+            fprintf(out, "%s%llu,%llu", count++ ? ",\n" : "",
+                    (unsigned long long)x->total[0], (unsigned long long)x->self[0]);
+        else
+            fprintf(out, "%s%u,%d,%llu,0,%u", count++ ? ",\n" : "",
+                    rp_strtab_cstr(names, d->names.s[x->name]), diff_page_type(x->type),
+                    (unsigned long long)x->total[1], diff_kids(d, n));
+        uint32_t c = x->first_child;
+        if (c != RP_PROF_NONE && d->nodes[c].total[1] > 0) {
+            n = c;
+            continue;
+        }
+        for (;;) {
+            if (n == 0)
+                return;
+            c = d->nodes[n].next_sibling;
+            if (c != RP_PROF_NONE && d->nodes[c].total[1] > 0) {
+                n = c;
+                break;
+            }
+            n = d->nodes[n].parent;
+        }
+    }
+}
+
+static void diff_info(FILE *out, const struct rp_diff *d)
+{
+    char info[512], t[2][32];
+    for (int s = 0; s < 2; s++)
+        if (!rp_prof_fmt_time(d->p[s], d->whole[s], t[s], sizeof t[s])[0])
+            snprintf(t[s], sizeof t[s], "%llu %s", (unsigned long long)d->whole[s],
+                     d->p[s]->unit);
+    snprintf(info, sizeof info, "%s diff: base %llu samples, %s; new %llu samples, %s%s",
+             d->p[1]->kind[0] ? d->p[1]->kind : "?",
+             (unsigned long long)d->p[0]->nodes[0].total[RP_PV_SAMPLES], t[0],
+             (unsigned long long)d->p[1]->nodes[0].total[RP_PV_SAMPLES], t[1],
+             d->scale != 1.0 ? "; base normalised to new's total" : "");
+    out_json_cstring(out, info);
+}
+
+int rp_out_diff_html(FILE *out, const struct rp_diff *d, const struct rp_out_options *o)
+{
+    const char *rest = page_open(out, d->whole[1] ? d->nnodes : 0);
+    if (!rest)
+        return -1;
+    struct rp_strtab names;
+    rp_strtab_init(&names);
+    data_head(out, d->p[1], o->title);
+    diff_info(out, d);
+    fprintf(out, ",\n\"diff\":{\"scale\":%.17g,\"base_total\":%llu,\"new_total\":%llu}",
+            d->scale, (unsigned long long)d->whole[0], (unsigned long long)d->whole[1]);
+    fputs(",\n\"base\":[\n", out);
+    diff_nodes(out, d, &names, 1);
+    fputs("],\n\"nodes\":[\n", out);
+    diff_nodes(out, d, &names, 0);
+    int rc = page_close(out, &names, rest);
+    rp_strtab_free(&names);
+    return rc;
 }

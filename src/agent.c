@@ -68,6 +68,7 @@
 #include "methods.h"
 #include "options.h"
 #include "threadadopt.h"
+#include "threaddump.h"
 #include "threads.h"
 #include "threadtimer.h"
 #include "vmstructs.h"
@@ -346,6 +347,7 @@ static int add_capabilities(char *err, size_t errlen)
                "reported as interpreted");
     rp_methods_init(A.jvmti, want.can_get_line_numbers, want.can_get_source_file_name);
     rp_callstack_init(A.jvmti);
+    rp_threaddump_init(A.vm, A.jvmti);
     return 0;
 }
 

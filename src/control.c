@@ -223,6 +223,9 @@ static int run_command(struct rp_control *ctl, const struct rp_ctl_request *req,
         if (rc == 0)
             reply_settings(j, req);
         return rc;
+    case RP_CTL_THREADS:
+        NEED(threads);
+        return ops->threads(ctl->ctx, j, err, errlen);
     case RP_CTL_VERSION:
         rp_json_kv_string(j, "ringprof", RINGPROF_VERSION);
         rp_json_kv_i64(j, "pid", (int64_t)getpid());
@@ -251,7 +254,7 @@ static const char *reply_problem(const struct rp_json *j, char *buf, size_t cap)
 {
     switch (rp_json_error(j)) {
     case RP_JSON_TOO_LONG:
-        snprintf(buf, cap, "reply too large (over %u bytes)", RP_CONTROL_REPLY_MAX);
+        snprintf(buf, cap, "reply too large (over %zu bytes)", rp_json_max(j));
         return buf;
     case RP_JSON_NOMEM:
         return "out of memory while building the reply";
@@ -273,6 +276,8 @@ static void answer(struct rp_control *ctl, const char *line, size_t len)
         return;
     }
     reply_head(j, 1, req.cmd);
+    rp_json_set_max(j, req.cmd == RP_CTL_THREADS ? RP_CONTROL_THREADS_REPLY_MAX
+                                                 : RP_CONTROL_REPLY_MAX);
     err[0] = '\0';
     if (run_command(ctl, &req, err, sizeof err) != 0) {
         if (!err[0])

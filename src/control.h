@@ -90,6 +90,10 @@ struct rp_control_ops {
     int (*set)(void *ctx, const struct rp_ctl_setting *settings, size_t n,
                char *err, size_t errlen);
 
+    /* threads: add the thread dump's members to the reply object `out` (as for
+     * status). The reply may grow to RP_CONTROL_THREADS_REPLY_MAX. */
+    int (*threads)(void *ctx, struct rp_json *out, char *err, size_t errlen);
+
     /* log: one line for the operator, without "ringprof: " and without "\n"
      * (refused peers, dropped connections, server failures). NULL: not logged. */
     void (*log)(void *ctx, const char *line);

@@ -34,6 +34,7 @@
 #include "engine.h"
 #include "flusher.h"
 #include "log.h"
+#include "threaddump.h"
 #include "threads.h"
 
 /* A flush waits this long for the flusher: a pass takes milliseconds, an fsync
@@ -291,6 +292,14 @@ static int op_set(void *ctx, const struct rp_ctl_setting *set, size_t n, char *e
     return 0;
 }
 
+/* ----------------------------------------------------------------- threads -- */
+
+static int op_threads(void *ctx, struct rp_json *j, char *err, size_t errlen)
+{
+    (void)ctx;
+    return rp_threaddump_reply(j, err, errlen);
+}
+
 /* ------------------------------------------------------- server housekeeping -- */
 
 static void op_log(void *ctx, const char *line)
@@ -316,6 +325,7 @@ static const struct rp_control_ops OPS = {
     .start = op_start,
     .stop = op_stop,
     .set = op_set,
+    .threads = op_threads,
     .log = op_log,
     .thread_start = op_thread_start,
 };

@@ -23,12 +23,12 @@
 static const char *const cmd_names[] = {
     [RP_CTL_STATUS] = "status", [RP_CTL_FLUSH] = "flush",   [RP_CTL_ROTATE] = "rotate",
     [RP_CTL_START] = "start",   [RP_CTL_STOP] = "stop",     [RP_CTL_SET] = "set",
-    [RP_CTL_VERSION] = "version", [RP_CTL_HELP] = "help",
+    [RP_CTL_VERSION] = "version", [RP_CTL_THREADS] = "threads", [RP_CTL_HELP] = "help",
 };
 #define NCMDS (sizeof cmd_names / sizeof cmd_names[0])
 
 static const char commands_list[] =
-    "status, flush, rotate, start, stop, set, version, help";
+    "status, flush, rotate, start, stop, set, version, threads, help";
 static const char kinds_list[] = "cpu, alloc, lock, wall";
 static const char keys_list[] =
     "interval (a duration from 100us to 10s, e.g. 10ms), "

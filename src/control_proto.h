@@ -5,7 +5,7 @@
  * A request is one line of printable ASCII: a command word, then its arguments,
  * separated by spaces or tabs:
  *
- *   status | flush | rotate | version | help
+ *   status | flush | rotate | version | threads | help
  *   start [KIND...]          KIND: cpu, alloc, lock, wall; none means every kind
  *   stop [KIND...]
  *   set KEY=VALUE...         KEY: interval (a duration), alloc (a size),
@@ -58,6 +58,7 @@ enum rp_ctl_cmd {
     RP_CTL_STOP,
     RP_CTL_SET,
     RP_CTL_VERSION,
+    RP_CTL_THREADS,
     RP_CTL_HELP
 };
 

@@ -286,6 +286,33 @@ void rp_json_kv_bool(struct rp_json *j, const char *key, int v)
     rp_json_bool(j, v);
 }
 
+void rp_json_set_max(struct rp_json *j, size_t max)
+{
+    j->max = max;
+}
+
+size_t rp_json_max(const struct rp_json *j)
+{
+    return j->max;
+}
+
+void rp_json_members(struct rp_json *j, const char *obj, size_t len)
+{
+    if (j->err)
+        return;
+    if (len < 2 || obj[0] != '{' || obj[len - 1] != '}' || j->depth < 1 ||
+        j->kind[j->depth - 1] != 'o' || j->after_key) {
+        misuse(j);
+        return;
+    }
+    if (len == 2)
+        return;                         /* "{}": no members */
+    if (j->nonempty[j->depth - 1])
+        putc_(j, ',');
+    put(j, obj + 1, len - 2);
+    j->nonempty[j->depth - 1] = 1;
+}
+
 void rp_json_raw(struct rp_json *j, const char *s, size_t len)
 {
     put(j, s, len);

@@ -49,6 +49,13 @@ struct rp_json {
 /* rp_json_init: an empty writer whose text may grow to `max` bytes (the NUL that
  * rp_json_text adds is not counted). Allocates nothing until the first write. */
 void rp_json_init(struct rp_json *j, size_t max);
+/* Change the most the text may grow to (takes effect for later writes), and
+ * read it. */
+void rp_json_set_max(struct rp_json *j, size_t max);
+size_t rp_json_max(const struct rp_json *j);
+/* Add the members of `obj`, the text of a complete JSON object another writer
+ * made (rp_json_text), to the object open in `j`, as if written one by one. */
+void rp_json_members(struct rp_json *j, const char *obj, size_t len);
 /* Free the buffer and reset to empty (the writer may be used again). */
 void rp_json_free(struct rp_json *j);
 /* Drop the text but keep the buffer and max, and clear the error. */

@@ -115,32 +115,51 @@ static struct rp_slot *current_slot(int count)
     return s;
 }
 
-/* The contended wait in progress on a thread (slottab.h): its start (0: none)
- * and the monitor's owner field then; only the waiting thread touches its own
- * entry. `gen1`: the occupant it belongs to (the slot's generation + 1). */
+/* The contended wait in progress on a thread (slottab.h): its start (0: none),
+ * the monitor's owner field and class then. Only the waiting thread writes its
+ * own entry; rp_lock_waits reads it from other threads as a sequence lock whose
+ * sequence is t0 itself: the writer clears t0, fills the fields, then publishes
+ * t0 (release); a reader takes t0 (acquire), the fields, and t0 again after an
+ * acquire fence, and keeps the copy only if t0 is non-zero and unchanged (a
+ * new wait has a new start). `gen1`: the occupant it belongs to (the slot's
+ * generation + 1). */
 struct wait {
-    uint64_t t0, owner;
-    uint32_t gen1;
+    _Atomic uint64_t t0, owner;
+    _Atomic uint32_t gen1, klass;
 };
 static struct rp_slottab g_waits = RP_SLOTTAB(struct wait);
 
-static void record(struct rp_slot *s, JNIEnv *jni, jobject object, uint64_t t0,
-                   uint64_t owner, uint64_t waited, uint64_t threshold)
+/* The class id of `object` (classes.h), 0 if unknown. */
+static uint32_t class_of(JNIEnv *jni, jobject object)
+{
+    uint32_t id = 0;
+    jclass k = (*jni)->GetObjectClass(jni, object);
+    if (k) {
+        id = rp_class_id(L.jvmti, k);
+        (*jni)->DeleteLocalRef(jni, k);
+    }
+    return id;
+}
+
+/* The slot of the monitor's owner read at a wait's start `t0`, or NULL. A slot
+ * whose thread started after the wait began holds another thread, which got
+ * the ended owner's JavaThread block or stack from the allocator: not the
+ * owner. */
+static struct rp_slot *owner_at(uint64_t owner, uint64_t t0)
+{
+    struct rp_slot *o = owner_slot(owner);
+    if (o && (o->flags & RP_SLOT_FROM_START) && o->start_ns > t0)
+        return NULL;
+    return o;
+}
+
+static void record(struct rp_slot *s, JNIEnv *jni, uint64_t t0, uint64_t owner,
+                   uint32_t klass, uint64_t waited, uint64_t threshold)
 {
     struct rp_sample_hdr h = {.type = RP_SAMPLE_LOCK, .time = t0, .weight = waited,
                               .slot = s->index, .gen = atomic_load(&s->gen)};
-    struct rp_lock_tail t = {.threshold_ns = threshold};
-    jclass k = (*jni)->GetObjectClass(jni, object);
-    if (k) {
-        t.klass = rp_class_id(L.jvmti, k);
-        (*jni)->DeleteLocalRef(jni, k);
-    }
-    struct rp_slot *o = owner_slot(owner);
-    /* The owner was read at Enter; a slot whose thread started after the wait
-     * began holds another thread, which got the ended owner's JavaThread block
-     * or stack from the allocator: not the owner. */
-    if (o && (o->flags & RP_SLOT_FROM_START) && o->start_ns > t0)
-        o = NULL;
+    struct rp_lock_tail t = {.threshold_ns = threshold, .klass = klass};
+    struct rp_slot *o = owner_at(owner, t0);
     if (o) {
         t.owner_slot = o->index + 1;
         t.owner_gen = atomic_load(&o->gen);
@@ -169,17 +188,24 @@ static void record(struct rp_slot *s, JNIEnv *jni, jobject object, uint64_t t0,
 static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                        jobject object)
 {
-    (void)jvmti; (void)jni; (void)thread; (void)object;
+    (void)jvmti; (void)thread;
     atomic_fetch_add(&L.inflight, 1);
     if (atomic_load(&L.on)) {
         uint64_t t0 = rp_mono_ns();
         struct rp_slot *s = current_slot(1);
         struct wait *w = s ? rp_slottab_get(&g_waits, s->index, 1) : NULL;
         if (w) {
-            /* The owner field now, resolved only if the wait turns out long. */
-            w->owner = rp_vmstructs_pending_owner(atomic_load(&s->java_thread));
-            w->t0 = t0;
-            w->gen1 = atomic_load(&s->gen) + 1;
+            /* The owner field now, resolved only if the wait turns out long;
+             * the class now, so that a wait in progress can be named and
+             * Entered (which runs holding the monitor) need not look it up. */
+            atomic_store_explicit(&w->t0, 0, memory_order_relaxed);
+            atomic_thread_fence(memory_order_release);
+            atomic_store_explicit(&w->owner,
+                                  rp_vmstructs_pending_owner(atomic_load(&s->java_thread)),
+                                  memory_order_relaxed);
+            atomic_store_explicit(&w->klass, class_of(jni, object), memory_order_relaxed);
+            atomic_store_explicit(&w->gen1, atomic_load(&s->gen) + 1, memory_order_relaxed);
+            atomic_store_explicit(&w->t0, t0, memory_order_release);
         }
         atomic_fetch_add_explicit(&L.callback_ns, rp_mono_ns() - t0, memory_order_relaxed);
     }
@@ -200,10 +226,13 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
          * it would make this wait look as long as the pause. */
         struct wait *w = s ? rp_slottab_get(&g_waits, s->index, 0) : NULL;
         uint64_t t0 = 0, owner = 0;
-        if (w && w->gen1 == atomic_load(&s->gen) + 1) {
-            t0 = w->t0;
-            owner = w->owner;
-            w->t0 = 0;
+        uint32_t klass = 0;
+        if (w && atomic_load_explicit(&w->gen1, memory_order_relaxed) ==
+                     atomic_load(&s->gen) + 1) {
+            t0 = atomic_load_explicit(&w->t0, memory_order_relaxed);
+            owner = atomic_load_explicit(&w->owner, memory_order_relaxed);
+            klass = atomic_load_explicit(&w->klass, memory_order_relaxed);
+            atomic_store_explicit(&w->t0, 0, memory_order_release);
         }
         if (t0 < atomic_load(&L.on_since))
             t0 = 0;
@@ -214,12 +243,65 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
             /* A CPU sample taken from here on shows [ringprof:lock] under the
              * waiting Java code (sample.h): the timer signal stays open. */
             int outer = rp_callstack_enter(s, RP_AGENT_LOCK);
-            record(s, jni, object, t0, owner, t1 - t0, threshold);
+            record(s, jni, t0, owner, klass ? klass : class_of(jni, object), t1 - t0,
+                   threshold);
             rp_callstack_leave(s, outer);
         }
         atomic_fetch_add_explicit(&L.callback_ns, rp_mono_ns() - t1, memory_order_relaxed);
     }
     atomic_fetch_sub(&L.inflight, 1);
+}
+
+/* ------------------------------------------------------ waits in progress -- */
+
+void rp_lock_wait_json(struct rp_json *j, const struct rp_lock_wait *w, int thread)
+{
+    struct rp_slot_meta m;
+    const char *klass = w->klass ? rp_class_name(w->klass) : NULL;
+    rp_json_object_begin(j);
+    if (thread) {
+        rp_threads_meta(w->slot, &m);
+        rp_json_kv_string(j, "thread", m.name[0] ? m.name : "[unnamed]");
+        rp_json_kv_u64(j, "tid", m.tid > 0 ? (uint64_t)m.tid : 0);
+    }
+    rp_json_kv_u64(j, "age_ns", w->age_ns);
+    rp_json_kv_string(j, "lock", klass);
+    if (w->owner) {
+        rp_threads_meta(w->owner, &m);
+        rp_json_kv_string(j, "owner", m.name[0] ? m.name : "[unnamed]");
+        rp_json_kv_u64(j, "owner_tid", m.tid > 0 ? (uint64_t)m.tid : 0);
+    } else {
+        rp_json_kv_string(j, "owner", NULL);
+    }
+    rp_json_object_end(j);
+}
+
+size_t rp_lock_waits(struct rp_lock_wait *out, size_t max, uint64_t min_age_ns)
+{
+    size_t k = 0;
+    if (!atomic_load(&L.on))
+        return 0;                       /* entries are not kept up to date */
+    uint64_t since = atomic_load(&L.on_since), now = rp_mono_ns();
+    uint32_t n = rp_threads_count();
+    for (uint32_t i = 0; i < n && k < max; i++) {
+        struct rp_slot *s = rp_threads_slot(i);
+        struct wait *w = rp_slottab_get(&g_waits, i, 0);
+        if (!w || atomic_load(&s->state) != RP_SLOT_LIVE)
+            continue;
+        uint64_t t0 = atomic_load_explicit(&w->t0, memory_order_acquire);
+        uint64_t owner = atomic_load_explicit(&w->owner, memory_order_relaxed);
+        uint32_t klass = atomic_load_explicit(&w->klass, memory_order_relaxed);
+        uint32_t gen1 = atomic_load_explicit(&w->gen1, memory_order_relaxed);
+        atomic_thread_fence(memory_order_acquire);
+        if (!t0 || atomic_load_explicit(&w->t0, memory_order_relaxed) != t0 ||
+            gen1 != atomic_load(&s->gen) + 1 || t0 < since || now < t0 ||
+            now - t0 < min_age_ns)
+            continue;
+        struct rp_slot *o = owner_at(owner, t0);
+        out[k++] = (struct rp_lock_wait){.slot = s, .start_ns = t0, .age_ns = now - t0,
+                                         .klass = klass, .owner = o};
+    }
+    return k;
 }
 
 /* -------------------------------------------------------------- lifecycle -- */
@@ -437,7 +519,11 @@ static void kind_effective(struct rp_json *j)
     rp_json_kv_bool(j, "lock", on);
 }
 
-/* Its state and what the callbacks counted. */
+/* Its state, what the callbacks counted, and the waits in progress that are
+ * already over the threshold (at most STATUS_WAITS_MAX, the oldest threads
+ * first in slot order: enough to see a hang, bounded for the reply). */
+#define STATUS_WAITS_MAX 64
+
 static void kind_status(struct rp_json *j)
 {
     struct rp_lock_state a;
@@ -455,6 +541,13 @@ static void kind_status(struct rp_json *j)
     rp_json_kv_u64(j, "ring_dropped", st.ring_dropped);
     rp_json_kv_u64(j, "no_thread", st.no_thread);
     rp_json_kv_u64(j, "callback_ns", st.callback_ns);
+    static struct rp_lock_wait w[STATUS_WAITS_MAX];     /* callbacks never overlap */
+    size_t n = rp_lock_waits(w, STATUS_WAITS_MAX, a.threshold_ns);
+    rp_json_key(j, "waiting");
+    rp_json_array_begin(j);
+    for (size_t i = 0; i < n; i++)
+        rp_lock_wait_json(j, &w[i], 1);
+    rp_json_array_end(j);
     rp_json_object_end(j);
 }
 

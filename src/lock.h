@@ -37,6 +37,7 @@
 #include <stdint.h>
 #include <jvmti.h>
 
+#include "json.h"
 #include "sink.h"
 #include "threads.h"
 
@@ -93,6 +94,31 @@ struct rp_lock_stats {
     uint64_t callback_ns;       /* time in both callbacks, all threads              */
 };
 void rp_lock_stats(struct rp_lock_stats *out);
+
+/* A contended monitor wait in progress: the waiting thread's slot, when the
+ * wait began (CLOCK_MONOTONIC) and how long ago, the monitor's class id
+ * (classes.h; 0: unknown) and its owner's slot when the wait began (NULL:
+ * unknown). */
+struct rp_lock_wait {
+    struct rp_slot *slot;
+    uint64_t start_ns, age_ns;
+    uint32_t klass;
+    struct rp_slot *owner;
+};
+
+/* rp_lock_waits: the contended monitor waits in progress that began at least
+ * `min_age_ns` ago, at most `max` of them in `out`, in slot order. Only while
+ * lock recording is on (the callbacks note a wait's start only then). Reads
+ * what each waiting thread's Enter callback published, lock-free, and the
+ * owner's slot as the record of an ended wait does. @return how many. Any
+ * thread; allocates nothing. */
+size_t rp_lock_waits(struct rp_lock_wait *out, size_t max, uint64_t min_age_ns);
+
+/* One wait as a JSON object: "thread" and "tid" (if `thread`), "age_ns",
+ * "lock" (the monitor's class, or null), "owner" (its name, or null: unknown)
+ * and "owner_tid". Any thread but the signal handler (takes the registry's
+ * lock for the names). */
+void rp_lock_wait_json(struct rp_json *j, const struct rp_lock_wait *w, int thread);
 
 /* Register the lock counters and gauge (counters.h), group RP_COUNTERS_LOCK:
  * the lock records lost for want of a slot, the contended entries not

@@ -22,8 +22,15 @@
 
 /* The longest reply, its "\n" included. A status reply lists per-thread figures;
  * 1 MiB holds several thousand threads. The agent turns a larger reply into an
- * error reply ("reply too large"); a tool refuses to read past it. */
+ * error reply ("reply too large"); a tool refuses to read past the larger
+ * RP_CONTROL_THREADS_REPLY_MAX, the one reply allowed to exceed this. */
 #define RP_CONTROL_REPLY_MAX (1u << 20)
+
+/* The longest reply to `threads` (a thread dump). Every thread's whole stack
+ * is in it, at a few hundred bytes a frame: 16 MiB holds a thousand threads of
+ * a hundred frames with room to spare. The agent answers a larger dump with an
+ * error reply, never a cut one; a tool accepts replies up to this size. */
+#define RP_CONTROL_THREADS_REPLY_MAX (16u << 20)
 
 /* sun_path holds 108 bytes with the NUL, so a socket path has at most 107. */
 #define RP_CONTROL_PATH_MAX 107

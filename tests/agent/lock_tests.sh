@@ -3,7 +3,7 @@
 # (telemetry=, the gauges of include/ringprof/events.h) in real JVMs. One test per
 # invocation:
 #
-#   lock_tests.sh TEST        TEST: billing, telemetry or ctl
+#   lock_tests.sh TEST        TEST: billing, telemetry, ctl or threads
 #
 # meson (tests/agent/meson.build) passes the programs in the environment: RP_JAVA,
 # RP_AGENT (libringprof.so), RP_JAR (tests/java), RP_DUMP (rp_agent_dump),
@@ -172,8 +172,124 @@ test_ctl() {
     [ "$bad" -eq 0 ] || fail "$bad samples waited less than their threshold"
 }
 
+# ------------------------------------------------------------------ threads --
+
+# Deadlocks: two threads deadlocked on monitors, two on ReentrantLocks, one in
+# Object.wait, one live. `ctl threads` (JSON and text) reports exactly the two
+# cycles with their threads and locks, the held and awaited locks with ids that
+# match across threads, and stack lines equal to the ones the program's own
+# Thread.getStackTrace gives; status shows the two monitor waits in progress,
+# each at least as old as the time since the program saw them stuck; the live
+# thread keeps counting and the JVM exits cleanly.
+test_threads() {
+    java_start -agentpath:"$RP_AGENT=dir=$work/rec,lock=1ms" -- Deadlocks "$work/stop"
+    wait_ready
+    local t_ready=$EPOCHREALTIME
+    status_to() { ctl status >"$1" 2>/dev/null; }
+    wait_for -p $pid - status_to "$work/s0" || { show_err; fail "the agent did not answer status"; }
+    ctl threads >"$work/threads.json" || fail "ctl threads: $(head -c 300 "$work/threads.json")"
+    rp ctl "$pid" threads >"$work/threads.txt" || fail "ctl threads (text) failed"
+    local t_req=$EPOCHREALTIME
+    ctl status >"$work/s1" || fail "status after the dumps"
+    ctl status >"$work/s2" || fail "status after the dumps"
+    python3 - "$work" "$t_ready" "$t_req" <<'PY' || fail "the thread dump or status is wrong (above)"
+import json, re, sys
+work, t_ready, t_req = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+bad = []
+def check(ok, what):
+    if not ok:
+        bad.append(what)
+truth = {}
+for line in open(work + "/out"):
+    if line.startswith("truth "):
+        _, name, method, ln = line.split()
+        truth[name] = (method, int(ln))
+r = json.load(open(work + "/threads.json"))
+check(r["ok"] and r["unavailable"] == [], "reply: ok %s, unavailable %s" % (r["ok"], r.get("unavailable")))
+th = {t["name"]: t for t in r["threads"]}
+# The cycles: two, each thread waiting for a lock the next one holds.
+cycles = r["deadlocks"]
+names = sorted(sorted(e["thread"] for e in c) for c in cycles)
+check(names == [["jucl-a", "jucl-b"], ["mon-a", "mon-b"]], "cycles %s" % names)
+for c in cycles:
+    for i, e in enumerate(c):
+        nxt = c[(i + 1) % len(c)]["thread"]
+        check(e["waits_for"]["owner"] == nxt, "%s waits for a lock of %s, not %s" % (e["thread"], e["waits_for"]["owner"], nxt))
+        want = {"mon-a": "Deadlocks$MonitorB", "mon-b": "Deadlocks$MonitorA"}.get(e["thread"], "java.util.concurrent.locks.ReentrantLock$NonfairSync")
+        check(e["waits_for"]["class"] == want, "%s waits for %s" % (e["thread"], e["waits_for"]["class"]))
+check(sorted(n for n, t in th.items() if t["deadlocked"]) == ["jucl-a", "jucl-b", "mon-a", "mon-b"],
+      "deadlocked threads: %s" % sorted(n for n, t in th.items() if t["deadlocked"]))
+# Held and awaited locks, matched by id across threads.
+def held(t, cls):
+    return [h for h in th[t]["held"] if h["lock"]["class"] == cls]
+for me, other, mine, theirs in (("mon-a", "mon-b", "Deadlocks$MonitorA", "Deadlocks$MonitorB"),
+                                ("mon-b", "mon-a", "Deadlocks$MonitorB", "Deadlocks$MonitorA")):
+    t = th[me]
+    check(t["state"] == "BLOCKED" and t["blocked_on"]["class"] == theirs and t["blocked_on"]["owner"] == other,
+          "%s: %s on %s" % (me, t["state"], t.get("blocked_on")))
+    h = held(me, mine)
+    check(len(h) == 1 and h[0]["depth"] == 0, "%s holds %s" % (me, t["held"]))
+    check(h and h[0]["lock"]["id"] == th[other]["blocked_on"]["id"], "%s's lock id is not the one %s waits for" % (me, other))
+    check(t.get("lock_wait", {}).get("owner") == other and t["lock_wait"]["lock"] == theirs, "%s lock_wait %s" % (me, t.get("lock_wait")))
+for me, other in (("jucl-a", "jucl-b"), ("jucl-b", "jucl-a")):
+    t = th[me]
+    p = t.get("parked_on", {})
+    check(t["state"] == "WAITING" and "parked" in t["state_details"] and p.get("owner") == other and p.get("ownable"),
+          "%s: %s %s parked on %s" % (me, t["state"], t["state_details"], p))
+    check(any(h["lock"]["id"] == th[other]["parked_on"]["id"] and h["depth"] == -1 for h in t["held"]),
+          "%s does not hold what %s is parked on" % (me, other))
+w = th["waiter"]
+check(w["state"] == "WAITING" and w.get("waiting_on", {}).get("class") == "Deadlocks$Mailbox" and not w["deadlocked"],
+      "waiter: %s %s" % (w["state"], w.get("waiting_on")))
+check("live" in th and not th["live"]["deadlocked"] and not th["main"]["deadlocked"], "live/main")
+# Stacks: the topmost Deadlocks frame has the line Java itself gives.
+for name, (method, line) in truth.items():
+    top = next((f for f in th[name]["frames"] if f["class"] == "Deadlocks"), None)
+    check(top and (top["method"], top["line"], top["file"]) == (method, line, "Deadlocks.java"),
+          "%s: top Deadlocks frame %s, Java says %s:%d" % (name, top, method, line))
+check(len(truth) == 5, "truth lines: %s" % truth)
+# The text: the cycles first, named plainly; jstack's lock lines.
+txt = open(work + "/threads.txt").read()
+L = r'<(0x[0-9a-f]{8})> \(a ([^)]+)\)'
+dl = re.findall(r'^Deadlock: "([^"]+)" waits for ' + L + r' held by "([^"]+)", which waits for ' + L + r' held by "([^"]+)"$', txt, re.M)
+check(sorted(sorted([d[0], d[3]]) for d in dl) == [["jucl-a", "jucl-b"], ["mon-a", "mon-b"]] and
+      all(d[0] == d[6] and d[0] != d[3] for d in dl), "Deadlock lines: %s" % dl)
+check(txt.index("Deadlock:") < txt.index('"main"'), "the deadlocks are not printed first")
+check("\tat Deadlocks.%s(Deadlocks.java:%d)\n\t- waiting to lock <%s> (a Deadlocks$MonitorB) held by \"mon-b\"\n\t- locked <%s> (a Deadlocks$MonitorA)\n"
+      % (truth["mon-a"][0], truth["mon-a"][1], th["mon-b"]["held"][0]["lock"]["id"], th["mon-a"]["held"][0]["lock"]["id"]) in txt,
+      "mon-a's top frame and lock lines in the text")
+check(re.search(r'- parking to wait for ' + L + r' held by "jucl-b"', txt), "jucl-a's parking line")
+check("\t- waiting on <%s> (a Deadlocks$Mailbox)" % w["waiting_on"]["id"] in txt, "waiter's waiting-on line")
+# status: the two monitor waits in progress, as old as the program says at least.
+s1, s2 = (json.load(open(work + f)) for f in ("/s1", "/s2"))
+w1 = {x["thread"]: x for x in s1["lock"]["waiting"]}
+w2 = {x["thread"]: x for x in s2["lock"]["waiting"]}
+check(sorted(w1) == ["mon-a", "mon-b"], "status waits: %s" % s1["lock"]["waiting"])
+for me, other in (("mon-a", "mon-b"), ("mon-b", "mon-a")):
+    a = w1.get(me, {})
+    check(a.get("owner") == other and a.get("age_ns", 0) >= (t_req - t_ready) * 1e9 and a["age_ns"] >= s1["lock"]["threshold_ns"],
+          "%s: wait %s; stuck for at least %.3f s" % (me, a, t_req - t_ready))
+    check(w2.get(me, {}).get("age_ns", 0) > a.get("age_ns", 0), "%s's wait did not age" % me)
+    print("# %s: wait in progress %.3f s (stuck at least %.3f s when asked)" % (me, a.get("age_ns", 0) / 1e9, t_req - t_ready))
+for b in bad:
+    print("wrong:", b)
+sys.exit(1 if bad else 0)
+PY
+    # The JVM is unharmed: its live thread goes on counting, it still answers.
+    local n1
+    n1=$(grep -c '^live ' "$work/out")
+    live_past() { [ "$(grep -c '^live ' "$work/out")" -ge "$1" ]; }
+    wait_for -p $pid - live_past $((n1 + 3)) || fail "the live thread stopped at $n1"
+    status_to "$work/s3" || fail "no status after the dumps"
+    touch "$work/stop"
+    wait $pid || { rc=$?; pid=; show_err; fail "java exited $rc"; }
+    pid=
+    no_hs_err
+    has_line '^done' "$work/out" || fail "the program did not finish"
+}
+
 case "$test_name" in
-billing|telemetry|ctl) "test_$test_name" ;;
+billing|telemetry|ctl|threads) "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac
 san_check

@@ -4,7 +4,8 @@
  *
  * The words after the target are joined with spaces into one request line
  * (docs/control.md has the commands). The reply, one JSON object, is printed
- * indented, or as received with --raw for scripts. The exit status says whether
+ * indented, or as received with --raw (or --json) for scripts; a `threads` reply
+ * is printed as a jstack-like thread dump (ctl_threads.c). The exit status says whether
  * the agent did it: 0 for an "ok": true reply, 1 for an error reply or an agent
  * that cannot be reached (the reason on stderr), 2 for a usage error.
  *
@@ -24,11 +25,12 @@
 
 #include "commands.h"
 #include "ctl_client.h"
+#include "ctl_threads.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: ringprof ctl [--raw] [--timeout SEC] PID|SOCKET COMMAND [ARG...]\n"
+        "usage: ringprof ctl [--raw|--json] [--timeout SEC] PID|SOCKET COMMAND [ARG...]\n"
         "       (the options may follow the target or the command; words after\n"
         "       '--' are sent as they are)\n"
         "\n"
@@ -45,11 +47,13 @@ static void usage(FILE *f)
         "                              change the CPU period, the allocation interval,\n"
         "                              the lock-contention threshold, the wall-clock\n"
         "                              interval or the threads it visits per tick\n"
+        "  threads                     every Java thread: state, stack, locks held and\n"
+        "                              awaited; the deadlocks first (jstack-like text)\n"
         "  version                     the agent's version and protocol\n"
         "  help                        the commands the agent knows\n"
         "\n"
         "options:\n"
-        "  --raw          print the reply as received (one JSON line)\n"
+        "  --raw, --json  print the reply as received (one JSON line)\n"
         "  --timeout SEC  give up after SEC seconds (default 10)\n"
         "\n"
         "Exit status: 0 the agent did it; 1 an error reply, or no agent reachable;\n"
@@ -60,6 +64,7 @@ int rp_cmd_ctl(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"raw", no_argument, NULL, 'r'},
+        {"json", no_argument, NULL, 'r'},
         {"timeout", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -99,6 +104,7 @@ int rp_cmd_ctl(int argc, char **argv)
         return 2;
     }
     const char *target = argv[optind++];
+    int threads = strcmp(argv[optind], "threads") == 0;
 
     /* The request: the remaining words, space-separated, on one line. */
     size_t len = 0;
@@ -156,9 +162,12 @@ int rp_cmd_ctl(int argc, char **argv)
     }
     char perr[256];
     struct rp_jv *v = rp_jv_parse(reply, strlen(reply), perr, sizeof perr);
+    const struct rp_jv *ok_ = v ? rp_jv_get(v, "ok") : NULL;
     if (raw || !v) {
         rp_print_untrusted(stdout, reply, v != NULL);
         putchar('\n');
+    } else if (threads && ok_ && ok_->type == RP_JV_BOOL && ok_->b) {
+        rp_ctl_threads_print(stdout, v);
     } else {
         rp_jv_print(stdout, v);
     }

@@ -561,11 +561,11 @@ int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms
         }
         set_timeouts(fd, (int)(deadline - now));
         if (len == cap) {
-            if (cap > (size_t)RP_CONTROL_REPLY_MAX) {
+            if (cap > (size_t)RP_CONTROL_THREADS_REPLY_MAX) {
                 free(buf);
                 close(fd);
                 return rp_fail(err, errlen, "reply from %s is longer than %zu bytes",
-                            socket_path, (size_t)RP_CONTROL_REPLY_MAX);
+                            socket_path, (size_t)RP_CONTROL_THREADS_REPLY_MAX);
             }
             char *nb = realloc(buf, cap * 2);
             if (!nb) {

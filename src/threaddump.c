@@ -1,0 +1,623 @@
+/*
+ * src/threaddump.c — the thread dump and its deadlocks (threaddump.h).
+ *
+ * One dump is four steps on the flusher: read every thread (struct th) and the
+ * locks they hold or wait for (struct lk, one per distinct object, matched with
+ * IsSameObject); give each waiting thread the thread it waits for; find the
+ * cycles of that relation (each thread waits for at most one, so a walk from
+ * every thread finds each cycle once) and read their threads again; write the
+ * JSON. The JSON goes to a writer of this module's own (a call that timed out
+ * still runs later, so it must not touch the caller's reply); the control
+ * thread copies its members into the reply once the call has returned, when no
+ * dump is running.
+ */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ringprof/control.h"
+#include "classes.h"
+#include "engine.h"
+#include "lock.h"
+#include "methods.h"
+#include "threaddump.h"
+#include "threads.h"
+
+/* Contended monitor waits in progress matched to the dump's threads. */
+#define WAITS_MAX 4096
+
+static struct {
+    JavaVM *vm;
+    jvmtiEnv *jvmti;
+    jvmtiCapabilities got;             /* the dump's capabilities held            */
+    jfieldID tid, blocker, aos_owner;  /* Thread.tid, Thread.parkBlocker,
+                                        * AOS.exclusiveOwnerThread               */
+    jclass aos, system;                /* global refs                             */
+    jmethodID ihash;
+    struct rp_json out;                /* the dump's members, as one object       */
+    struct rp_lock_wait waits[WAITS_MAX];
+} D;
+
+/* A lock object seen in the dump. */
+struct lk {
+    jobject ref;
+    uint32_t hash, klass;
+    int owner;                 /* index of the thread holding it, -1: none known */
+    int ownable;               /* an AbstractOwnableSynchronizer                 */
+};
+
+/* A thread, as read. Lock fields are indexes into the lock table, -1: none. */
+struct th {
+    jthread ref;
+    char *name;
+    int64_t id;
+    int daemon, priority;
+    jint state, nframes, total;
+    jvmtiFrameInfo *frames;
+    jint nheld;
+    int *held, *held_depth;    /* owned monitors, and the depth that locked them */
+    int contended;             /* the monitor it is blocked on or waiting on     */
+    int parked;                /* the object it is parked on                     */
+    int waits_for;             /* the thread that holds what it waits for       */
+    int wait_lock;             /* and that lock                                  */
+    int in_cycle;
+    const struct rp_lock_wait *wait;   /* lock.h's wait in progress, or NULL      */
+};
+
+struct dump {
+    JNIEnv *jni;
+    jthread *refs;
+    jint n;
+    struct th *t;
+    struct lk *l;
+    size_t nl, capl;
+    int **cycles;              /* each: thread indexes, -1 ended                 */
+    size_t ncycles;
+};
+
+/* ------------------------------------------------------------- capabilities -- */
+
+/* Ask for the dump's capabilities the JVM offers and this environment lacks. */
+static void add_capabilities(void)
+{
+    jvmtiCapabilities pot, want;
+    memset(&want, 0, sizeof want);
+    if ((*D.jvmti)->GetPotentialCapabilities(D.jvmti, &pot) != JVMTI_ERROR_NONE)
+        return;
+    want.can_get_owned_monitor_info = pot.can_get_owned_monitor_info &&
+                                      !D.got.can_get_owned_monitor_info;
+    want.can_get_owned_monitor_stack_depth_info =
+        pot.can_get_owned_monitor_stack_depth_info &&
+        !D.got.can_get_owned_monitor_stack_depth_info;
+    want.can_get_current_contended_monitor = pot.can_get_current_contended_monitor &&
+                                             !D.got.can_get_current_contended_monitor;
+    if (!want.can_get_owned_monitor_info && !want.can_get_owned_monitor_stack_depth_info &&
+        !want.can_get_current_contended_monitor)
+        return;
+    if ((*D.jvmti)->AddCapabilities(D.jvmti, &want) != JVMTI_ERROR_NONE)
+        return;
+    D.got.can_get_owned_monitor_info |= want.can_get_owned_monitor_info;
+    D.got.can_get_owned_monitor_stack_depth_info |= want.can_get_owned_monitor_stack_depth_info;
+    D.got.can_get_current_contended_monitor |= want.can_get_current_contended_monitor;
+}
+
+void rp_threaddump_init(JavaVM *vm, jvmtiEnv *jvmti)
+{
+    D.vm = vm;
+    D.jvmti = jvmti;
+    rp_json_init(&D.out, RP_CONTROL_THREADS_REPLY_MAX);
+    add_capabilities();
+}
+
+/* The JNI ids the dump reads; once. @return 0, or -1 if java.lang.Thread's tid
+ * or System.identityHashCode is missing (parkBlocker and the AOS are optional:
+ * a JDK without them has no park owners). */
+static int lookup_ids(JNIEnv *jni)
+{
+    if (D.ihash)
+        return 0;
+    jclass thread = (*jni)->FindClass(jni, "java/lang/Thread");
+    jclass system = (*jni)->FindClass(jni, "java/lang/System");
+    jclass aos = (*jni)->FindClass(jni,
+                                   "java/util/concurrent/locks/AbstractOwnableSynchronizer");
+    (*jni)->ExceptionClear(jni);
+    if (thread) {
+        D.tid = (*jni)->GetFieldID(jni, thread, "tid", "J");
+        (*jni)->ExceptionClear(jni);
+        D.blocker = (*jni)->GetFieldID(jni, thread, "parkBlocker", "Ljava/lang/Object;");
+        (*jni)->ExceptionClear(jni);
+    }
+    if (aos) {
+        D.aos_owner = (*jni)->GetFieldID(jni, aos, "exclusiveOwnerThread",
+                                         "Ljava/lang/Thread;");
+        (*jni)->ExceptionClear(jni);
+        D.aos = D.aos_owner ? (*jni)->NewGlobalRef(jni, aos) : NULL;
+    }
+    if (system) {
+        D.ihash = (*jni)->GetStaticMethodID(jni, system, "identityHashCode",
+                                            "(Ljava/lang/Object;)I");
+        (*jni)->ExceptionClear(jni);
+        D.system = D.ihash ? (*jni)->NewGlobalRef(jni, system) : NULL;
+        if (!D.system)
+            D.ihash = NULL;
+    }
+    return D.tid && D.ihash ? 0 : -1;
+}
+
+/* --------------------------------------------------------------- reading -- */
+
+/* The lock table's index of `obj` (a local ref the table keeps), added if new;
+ * -1 for NULL or no memory. */
+static int lock_index(struct dump *d, jobject obj)
+{
+    JNIEnv *jni = d->jni;
+    if (!obj)
+        return -1;
+    for (size_t i = 0; i < d->nl; i++)
+        if ((*jni)->IsSameObject(jni, d->l[i].ref, obj))
+            return (int)i;
+    if (d->nl == d->capl) {
+        size_t cap = d->capl ? d->capl * 2 : 64;
+        struct lk *l = realloc(d->l, cap * sizeof *l);
+        if (!l)
+            return -1;
+        d->l = l;
+        d->capl = cap;
+    }
+    struct lk *k = &d->l[d->nl];
+    *k = (struct lk){.ref = obj, .owner = -1};
+    k->hash = (uint32_t)(*jni)->CallStaticIntMethod(jni, D.system, D.ihash, obj);
+    (*jni)->ExceptionClear(jni);
+    jclass c = (*jni)->GetObjectClass(jni, obj);
+    if (c) {
+        k->klass = rp_class_id(D.jvmti, c);
+        (*jni)->DeleteLocalRef(jni, c);
+    }
+    k->ownable = D.aos && (*jni)->IsInstanceOf(jni, obj, D.aos);
+    return (int)d->nl++;
+}
+
+/* The thread index of `thread` in the dump, or -1. */
+static int thread_index(const struct dump *d, jobject thread)
+{
+    for (jint i = 0; thread && i < d->n; i++)
+        if ((*d->jni)->IsSameObject(d->jni, d->refs[i], thread))
+            return (int)i;
+    return -1;
+}
+
+/* The object `t` waits for now: the monitor it is blocked on, else the object it
+ * is parked on. A new local ref, or NULL. */
+static jobject waited_object(struct dump *d, jthread t, jint state)
+{
+    jobject o = NULL;
+    if ((state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) ||
+        (state & JVMTI_THREAD_STATE_IN_OBJECT_WAIT)) {
+        if (D.got.can_get_current_contended_monitor)
+            (*D.jvmti)->GetCurrentContendedMonitor(D.jvmti, t, &o);
+    } else if ((state & JVMTI_THREAD_STATE_PARKED) && D.blocker) {
+        o = (*d->jni)->GetObjectField(d->jni, t, D.blocker);
+    }
+    return o;
+}
+
+static void read_monitors(struct dump *d, struct th *t)
+{
+    jint n = 0;
+    jvmtiMonitorStackDepthInfo *info = NULL;
+    if (D.got.can_get_owned_monitor_stack_depth_info &&
+        (*D.jvmti)->GetOwnedMonitorStackDepthInfo(D.jvmti, t->ref, &n, &info) ==
+            JVMTI_ERROR_NONE && n > 0) {
+        t->held = malloc((size_t)n * sizeof *t->held);
+        t->held_depth = malloc((size_t)n * sizeof *t->held_depth);
+        for (jint i = 0; t->held && t->held_depth && i < n; i++) {
+            int k = lock_index(d, info[i].monitor);
+            if (k < 0)
+                continue;
+            d->l[k].owner = (int)(t - d->t);
+            t->held[t->nheld] = k;
+            t->held_depth[t->nheld++] = info[i].stack_depth;
+        }
+    }
+    if (info)
+        (*D.jvmti)->Deallocate(D.jvmti, (unsigned char *)info);
+    if (!(t->state & JVMTI_THREAD_STATE_PARKED)) {
+        t->contended = lock_index(d, waited_object(d, t->ref, t->state));
+    } else {
+        t->parked = lock_index(d, waited_object(d, t->ref, t->state));
+    }
+}
+
+static void read_thread(struct dump *d, struct th *t)
+{
+    JNIEnv *jni = d->jni;
+    jvmtiThreadInfo info;
+    memset(&info, 0, sizeof info);
+    t->contended = t->parked = t->waits_for = t->wait_lock = -1;
+    if ((*D.jvmti)->GetThreadInfo(D.jvmti, t->ref, &info) == JVMTI_ERROR_NONE) {
+        t->name = info.name ? strdup(info.name) : NULL;
+        t->daemon = info.is_daemon;
+        t->priority = info.priority;
+        (*D.jvmti)->Deallocate(D.jvmti, (unsigned char *)info.name);
+        if (info.thread_group)
+            (*jni)->DeleteLocalRef(jni, info.thread_group);
+        if (info.context_class_loader)
+            (*jni)->DeleteLocalRef(jni, info.context_class_loader);
+    }
+    t->id = (int64_t)(*jni)->GetLongField(jni, t->ref, D.tid);
+    if ((*D.jvmti)->GetThreadState(D.jvmti, t->ref, &t->state) != JVMTI_ERROR_NONE)
+        t->state = 0;
+    t->frames = malloc(RP_THREADDUMP_FRAMES_MAX * sizeof *t->frames);
+    if (!t->frames ||
+        (*D.jvmti)->GetStackTrace(D.jvmti, t->ref, 0, RP_THREADDUMP_FRAMES_MAX, t->frames,
+                                  &t->nframes) != JVMTI_ERROR_NONE)
+        t->nframes = 0;
+    t->total = t->nframes;
+    if (t->nframes == RP_THREADDUMP_FRAMES_MAX &&
+        (*D.jvmti)->GetFrameCount(D.jvmti, t->ref, &t->total) != JVMTI_ERROR_NONE)
+        t->total = t->nframes;
+    read_monitors(d, t);
+}
+
+/* ------------------------------------------------------------- deadlocks -- */
+
+/* Who each waiting thread waits for: a monitor's holder (BLOCKED only: a thread
+ * in Object.wait waits for a notify, not a lock), or a parked-on ownable
+ * synchronizer's exclusive owner. */
+static void link_waits(struct dump *d)
+{
+    JNIEnv *jni = d->jni;
+    for (size_t k = 0; k < d->nl; k++) {
+        struct lk *l = &d->l[k];
+        if (!l->ownable || l->owner >= 0)
+            continue;
+        jobject o = (*jni)->GetObjectField(jni, l->ref, D.aos_owner);
+        l->owner = thread_index(d, o);
+        if (o)
+            (*jni)->DeleteLocalRef(jni, o);
+    }
+    for (jint i = 0; i < d->n; i++) {
+        struct th *t = &d->t[i];
+        int k = (t->state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) ? t->contended
+              : t->parked >= 0 && d->l[t->parked].ownable ? t->parked : -1;
+        if (k >= 0 && d->l[k].owner >= 0 && d->l[k].owner != (int)i) {
+            t->waits_for = d->l[k].owner;
+            t->wait_lock = k;
+        }
+    }
+}
+
+/* Is thread i still waiting for the same lock (a second read)? */
+static int still_waiting(struct dump *d, int i)
+{
+    struct th *t = &d->t[i];
+    jint state = 0;
+    if ((*D.jvmti)->GetThreadState(D.jvmti, t->ref, &state) != JVMTI_ERROR_NONE)
+        return 0;
+    jobject o = waited_object(d, t->ref, state);
+    int same = o && (*d->jni)->IsSameObject(d->jni, o, d->l[t->wait_lock].ref);
+    if (o)
+        (*d->jni)->DeleteLocalRef(d->jni, o);
+    return same;
+}
+
+/* Keep the cycle that enters at thread `start` if every thread in it still
+ * waits for its lock. */
+static void add_cycle(struct dump *d, int start)
+{
+    size_t len = 1;
+    for (int i = d->t[start].waits_for; i != start; i = d->t[i].waits_for)
+        len++;
+    int *c = malloc((len + 1) * sizeof *c);
+    int **cs = realloc(d->cycles, (d->ncycles + 1) * sizeof *cs);
+    if (!c || !cs) {
+        free(c);
+        if (cs)
+            d->cycles = cs;
+        return;
+    }
+    d->cycles = cs;
+    size_t k = 0;
+    int i = start, confirmed = 1;
+    do {
+        c[k++] = i;
+        confirmed &= still_waiting(d, i);
+        i = d->t[i].waits_for;
+    } while (i != start);
+    c[k] = -1;
+    if (!confirmed) {
+        free(c);
+        return;
+    }
+    for (k = 0; c[k] >= 0; k++)
+        d->t[c[k]].in_cycle = 1;
+    d->cycles[d->ncycles++] = c;
+}
+
+/* Walk from each thread not yet visited; a walk that comes back to a thread it
+ * visited itself has closed a cycle. */
+static void find_cycles(struct dump *d)
+{
+    int *walk = malloc((size_t)d->n * sizeof *walk);
+    if (!walk)
+        return;
+    for (jint i = 0; i < d->n; i++)
+        walk[i] = -1;
+    for (jint i = 0; i < d->n; i++) {
+        int j = (int)i;
+        while (j >= 0 && walk[j] < 0) {
+            walk[j] = (int)i;
+            j = d->t[j].waits_for;
+        }
+        if (j >= 0 && walk[j] == (int)i)
+            add_cycle(d, j);
+    }
+    free(walk);
+}
+
+/* Give each thread the contended monitor wait in progress lock.c keeps for it
+ * (matched by Java thread id), if it is over the lock threshold. */
+static void match_waits(struct dump *d)
+{
+    struct rp_lock_state st;
+    rp_lock_state(&st);
+    size_t n = rp_lock_waits(D.waits, WAITS_MAX, st.threshold_ns);
+    for (size_t k = 0; k < n; k++) {
+        struct rp_slot_meta m;
+        rp_threads_meta(D.waits[k].slot, &m);
+        for (jint i = 0; i < d->n; i++)
+            if (m.java_tid && d->t[i].id == m.java_tid)
+                d->t[i].wait = &D.waits[k];
+    }
+}
+
+/* ---------------------------------------------------------------- writing -- */
+
+/* The JVMTI state as Thread.State names it. */
+static const char *state_name(jint s)
+{
+    if (!(s & JVMTI_THREAD_STATE_ALIVE))
+        return (s & JVMTI_THREAD_STATE_TERMINATED) ? "TERMINATED" : "NEW";
+    if (s & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)
+        return "BLOCKED";
+    if (s & JVMTI_THREAD_STATE_WAITING_INDEFINITELY)
+        return "WAITING";
+    if (s & JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT)
+        return "TIMED_WAITING";
+    return "RUNNABLE";
+}
+
+static void state_details(struct rp_json *j, jint s)
+{
+    static const struct { jint bit; const char *name; } detail[] = {
+        {JVMTI_THREAD_STATE_IN_NATIVE, "in native"},
+        {JVMTI_THREAD_STATE_SUSPENDED, "suspended"},
+        {JVMTI_THREAD_STATE_INTERRUPTED, "interrupted"},
+        {JVMTI_THREAD_STATE_SLEEPING, "sleeping"},
+        {JVMTI_THREAD_STATE_IN_OBJECT_WAIT, "in Object.wait"},
+        {JVMTI_THREAD_STATE_PARKED, "parked"},
+    };
+    rp_json_key(j, "state_details");
+    rp_json_array_begin(j);
+    for (size_t i = 0; i < sizeof detail / sizeof detail[0]; i++)
+        if (s & detail[i].bit)
+            rp_json_string(j, detail[i].name);
+    rp_json_array_end(j);
+}
+
+static void lock_json(struct rp_json *j, const struct dump *d, const char *key, int k)
+{
+    char id[16];
+    const struct lk *l = &d->l[k];
+    snprintf(id, sizeof id, "0x%08x", l->hash);
+    rp_json_key(j, key);
+    rp_json_object_begin(j);
+    rp_json_kv_string(j, "id", id);
+    rp_json_kv_string(j, "class", l->klass ? rp_class_name(l->klass) : NULL);
+    rp_json_kv_bool(j, "ownable", l->ownable);
+    if (l->owner >= 0) {
+        rp_json_kv_string(j, "owner", d->t[l->owner].name);
+        rp_json_kv_i64(j, "owner_id", d->t[l->owner].id);
+    } else {
+        rp_json_kv_string(j, "owner", NULL);
+    }
+    rp_json_object_end(j);
+}
+
+static void frames_json(struct rp_json *j, const struct dump *d, const struct th *t)
+{
+    rp_json_kv_i64(j, "frames_total", t->total);
+    rp_json_key(j, "frames");
+    rp_json_array_begin(j);
+    for (jint f = 0; f < t->nframes; f++) {
+        const struct rp_method *m = rp_methods_get(d->jni, t->frames[f].method);
+        jlocation bci = t->frames[f].location;
+        rp_json_object_begin(j);
+        rp_json_kv_string(j, "class", m->klass);
+        rp_json_kv_string(j, "method", m->name);
+        rp_json_kv_string(j, "file", m->file[0] ? m->file : NULL);
+        rp_json_kv_u64(j, "line", bci >= 0 ? rp_method_line(m, (int32_t)bci) : 0);
+        rp_json_kv_bool(j, "native", (m->flags & RP_METHOD_NATIVE) || bci < 0);
+        rp_json_object_end(j);
+    }
+    rp_json_array_end(j);
+}
+
+/* What the thread holds: its monitors (with the frame that locked each, -1 if
+ * not locked by a frame, e.g. JNI MonitorEnter) and the ownable synchronizers
+ * other threads are parked on. */
+static void held_json(struct rp_json *j, const struct dump *d, int i)
+{
+    const struct th *t = &d->t[i];
+    rp_json_key(j, "held");
+    rp_json_array_begin(j);
+    for (jint h = 0; h < t->nheld; h++) {
+        rp_json_object_begin(j);
+        lock_json(j, d, "lock", t->held[h]);
+        rp_json_kv_i64(j, "depth", t->held_depth[h]);
+        rp_json_object_end(j);
+    }
+    for (size_t k = 0; k < d->nl; k++)
+        if (d->l[k].ownable && d->l[k].owner == i) {
+            rp_json_object_begin(j);
+            lock_json(j, d, "lock", (int)k);
+            rp_json_kv_i64(j, "depth", -1);
+            rp_json_object_end(j);
+        }
+    rp_json_array_end(j);
+}
+
+static void thread_json(struct rp_json *j, const struct dump *d, int i)
+{
+    const struct th *t = &d->t[i];
+    rp_json_object_begin(j);
+    rp_json_kv_string(j, "name", t->name);
+    rp_json_kv_i64(j, "id", t->id);
+    rp_json_kv_bool(j, "daemon", t->daemon);
+    rp_json_kv_i64(j, "priority", t->priority);
+    rp_json_kv_string(j, "state", state_name(t->state));
+    state_details(j, t->state);
+    if (t->contended >= 0)
+        lock_json(j, d, (t->state & JVMTI_THREAD_STATE_IN_OBJECT_WAIT) &&
+                        !(t->state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)
+                        ? "waiting_on" : "blocked_on", t->contended);
+    if (t->parked >= 0)
+        lock_json(j, d, "parked_on", t->parked);
+    if (t->wait) {
+        rp_json_key(j, "lock_wait");
+        rp_lock_wait_json(j, t->wait, 0);
+    }
+    rp_json_kv_bool(j, "deadlocked", t->in_cycle);
+    held_json(j, d, i);
+    frames_json(j, d, t);
+    rp_json_object_end(j);
+}
+
+static void deadlocks_json(struct rp_json *j, const struct dump *d)
+{
+    rp_json_key(j, "deadlocks");
+    rp_json_array_begin(j);
+    for (size_t c = 0; c < d->ncycles; c++) {
+        rp_json_array_begin(j);
+        for (const int *i = d->cycles[c]; *i >= 0; i++) {
+            const struct th *t = &d->t[*i];
+            rp_json_object_begin(j);
+            rp_json_kv_string(j, "thread", t->name);
+            rp_json_kv_i64(j, "id", t->id);
+            lock_json(j, d, "waits_for", t->wait_lock);
+            rp_json_object_end(j);
+        }
+        rp_json_array_end(j);
+    }
+    rp_json_array_end(j);
+}
+
+static void unavailable_json(struct rp_json *j)
+{
+    rp_json_key(j, "unavailable");
+    rp_json_array_begin(j);
+    if (!D.got.can_get_owned_monitor_stack_depth_info)
+        rp_json_string(j, "can_get_owned_monitor_stack_depth_info: held monitors");
+    if (!D.got.can_get_current_contended_monitor)
+        rp_json_string(j, "can_get_current_contended_monitor: monitors waited for");
+    if (!D.blocker || !D.aos)
+        rp_json_string(j, "Thread.parkBlocker or AbstractOwnableSynchronizer: "
+                       "parked-on objects and their owners");
+    rp_json_array_end(j);
+}
+
+/* ------------------------------------------------------------- the call -- */
+
+static void dump_free(struct dump *d)
+{
+    for (jint i = 0; d->t && i < d->n; i++) {
+        free(d->t[i].name);
+        free(d->t[i].frames);
+        free(d->t[i].held);
+        free(d->t[i].held_depth);
+    }
+    for (size_t c = 0; c < d->ncycles; c++)
+        free(d->cycles[c]);
+    free(d->cycles);
+    free(d->t);
+    free(d->l);
+    if (d->refs)
+        (*D.jvmti)->Deallocate(D.jvmti, (unsigned char *)d->refs);
+}
+
+/* On the flusher (rp_engine_call): the dump into D.out. */
+static int take(void *arg, char *err, size_t errlen)
+{
+    (void)arg;
+    struct dump d = {0};
+    rp_json_reset(&D.out);
+    if ((*D.vm)->GetEnv(D.vm, (void **)&d.jni, JNI_VERSION_1_6) != JNI_OK) {
+        snprintf(err, errlen, "the thread dump needs a thread attached to the JVM");
+        return -1;
+    }
+    JNIEnv *jni = d.jni;
+    add_capabilities();
+    if (lookup_ids(jni) != 0) {
+        snprintf(err, errlen, "this JVM has no java.lang.Thread.tid or "
+                 "System.identityHashCode: no thread dump");
+        return -1;
+    }
+    if ((*jni)->PushLocalFrame(jni, 64) != 0) {
+        (*jni)->ExceptionClear(jni);
+        snprintf(err, errlen, "out of memory for the thread dump");
+        return -1;
+    }
+    int rc = -1;
+    if ((*D.jvmti)->GetAllThreads(D.jvmti, &d.n, &d.refs) != JVMTI_ERROR_NONE ||
+        (*jni)->EnsureLocalCapacity(jni, d.n * 8 + 64) != 0 ||
+        !(d.t = calloc((size_t)d.n + 1, sizeof *d.t))) {
+        (*jni)->ExceptionClear(jni);
+        snprintf(err, errlen, "the threads could not be listed (out of memory?)");
+        goto out;
+    }
+    for (jint i = 0; i < d.n; i++) {
+        d.t[i].ref = d.refs[i];
+        read_thread(&d, &d.t[i]);
+    }
+    link_waits(&d);
+    find_cycles(&d);
+    match_waits(&d);
+    rp_json_object_begin(&D.out);
+    unavailable_json(&D.out);
+    deadlocks_json(&D.out, &d);
+    rp_json_key(&D.out, "threads");
+    rp_json_array_begin(&D.out);
+    for (jint i = 0; i < d.n; i++)
+        thread_json(&D.out, &d, (int)i);
+    rp_json_array_end(&D.out);
+    rp_json_object_end(&D.out);
+    if (rp_json_error(&D.out) == RP_JSON_OK) {
+        rc = 0;
+    } else {
+        snprintf(err, errlen, "the thread dump of %d threads is %s", (int)d.n,
+                 rp_json_error(&D.out) == RP_JSON_TOO_LONG
+                 ? "larger than the reply limit (RP_CONTROL_THREADS_REPLY_MAX)"
+                 : "incomplete (out of memory)");
+    }
+out:
+    dump_free(&d);
+    (*jni)->PopLocalFrame(jni, NULL);
+    return rc;
+}
+
+int rp_threaddump_reply(struct rp_json *out, char *err, size_t errlen)
+{
+    if (!D.vm) {
+        snprintf(err, errlen, "the agent has not started");
+        return -1;
+    }
+    if (rp_engine_call(take, NULL, err, errlen) != 0)
+        return -1;
+    size_t len;
+    const char *text = rp_json_text(&D.out, &len);
+    rp_json_members(out, text, len);
+    rp_json_free(&D.out);
+    return 0;
+}

@@ -1,0 +1,60 @@
+/*
+ * src/threaddump.h — the thread dump behind `ctl threads` (docs/control.md):
+ * every Java thread with its state, its stack with line numbers, the monitors
+ * it holds (and the frame that locked each), the monitor it is blocked on or
+ * waiting on, the java.util.concurrent object it is parked on and that object's
+ * exclusive owner, the contended monitor wait in progress the lock module saw
+ * (lock.h), and first the deadlocks: cycles of threads each waiting for a lock
+ * the next one holds.
+ *
+ * The dump is taken on the flusher (rp_engine_call: JVMTI and JNI need a thread
+ * attached to the JVM), one thread after another with GetAllThreads,
+ * GetThreadState, GetStackTrace, GetOwnedMonitorStackDepthInfo and
+ * GetCurrentContendedMonitor; each of those is a handshake with that one thread,
+ * never a stop of the whole VM, and no Java code runs (fields are read with JNI;
+ * the one call is System.identityHashCode, an intrinsic). Application threads
+ * never wait for the agent: the dump waits for them. Because the threads are
+ * read one by one, a cycle is reported only after a second read of each of its
+ * threads finds it still waiting for the same lock.
+ *
+ * A lock is named by its identity hash ("0x1b6d3586", stable across dumps of the
+ * same JVM) and its class. A monitor's owner is the thread whose owned monitors
+ * hold it; a parked-on object's owner is its exclusiveOwnerThread where it is an
+ * AbstractOwnableSynchronizer (ReentrantLock's and ReentrantReadWriteLock's write
+ * side are). Ownable synchronizers a thread holds are known only through the
+ * threads parked on them: no heap walk.
+ *
+ * Capabilities: can_get_owned_monitor_info, can_get_owned_monitor_stack_depth_info
+ * and can_get_current_contended_monitor, asked for at load and again at the
+ * first dump if they were not had; the reply names those missing ("unavailable")
+ * and leaves out what they would have given.
+ */
+#ifndef RINGPROF_SRC_THREADDUMP_H
+#define RINGPROF_SRC_THREADDUMP_H
+
+#include <stddef.h>
+#include <jvmti.h>
+
+#include "json.h"
+
+/* Frames per thread in a dump; a deeper stack says how many were left out
+ * ("frames_total"). jstack prints all, but a runaway recursion of 100,000
+ * frames would alone fill the reply. */
+#define RP_THREADDUMP_FRAMES_MAX 1024
+
+/* Load time, after the agent's own capabilities: ask for the dump's (those the
+ * JVM offers; a refusal is not an error, the dump asks again). Keeps `vm` and
+ * `jvmti` for the dumps. */
+void rp_threaddump_init(JavaVM *vm, jvmtiEnv *jvmti);
+
+/*
+ * rp_threaddump_reply: take a dump on the flusher and add its members
+ * ("deadlocks", "threads", and "unavailable" if a capability is missing) to the
+ * reply object open in `out`. @return 0, or -1 with one sentence in err (the
+ * flusher did not answer in time, the agent is shutting down, the dump would be
+ * larger than RP_CONTROL_THREADS_REPLY_MAX). The control server's thread; one
+ * call at a time.
+ */
+int rp_threaddump_reply(struct rp_json *out, char *err, size_t errlen);
+
+#endif

@@ -374,7 +374,8 @@ static void usage(FILE *f)
         "  --ring-bytes B       per-thread ring capacity, power of two (default 64k)\n"
         "  --maxsize B          retention: bytes of finished chunks kept (default 1g)\n"
         "  --chunk-size B       rotate chunks at this size (default 16m)\n"
-        "  --slow-flusher       drain the rings only at the end, to force ring drops\n",
+        "  --slow-flusher       drain the rings only at the end, to force ring drops\n"
+        "                       (runs past --seconds until a ring has dropped, at most 120 s)\n",
         MAX_WORKERS);
 }
 
@@ -433,10 +434,35 @@ static int start_workers(void)
     return 0;
 }
 
+/* Whether any ring has dropped a record yet (the flusher's side of the ring). */
+static int some_ring_dropped(void)
+{
+    for (int i = 0; i < opt.threads; i++) {
+        struct rp_ring_stats st;
+        if (!workers[i].ring)
+            continue;
+        rp_ring_stats(workers[i].ring, &st);
+        for (int r = 0; r < RP_RING_DROP_REASONS; r++)
+            if (st.dropped[r])
+                return 1;
+    }
+    return 0;
+}
+
+/* Flush every --flush-ms for --seconds. With --slow-flusher, nothing is drained
+ * until the end, and the run goes on past --seconds until a ring has overflowed
+ * (at most SLOW_FLUSHER_LIMIT_S): on a busy machine the threads may get too little
+ * CPU in --seconds to fill a ring, and a run meant to show losses must show them. */
+#define SLOW_FLUSHER_LIMIT_S 120
 static void run_flusher(struct flush_ctx *c, void *scratch)
 {
-    uint64_t end = now_ns(CLOCK_MONOTONIC) + (uint64_t)(opt.seconds * 1e9);
-    while (now_ns(CLOCK_MONOTONIC) < end) {
+    uint64_t start = now_ns(CLOCK_MONOTONIC);
+    uint64_t end = start + (uint64_t)(opt.seconds * 1e9);
+    uint64_t limit = start + (uint64_t)SLOW_FLUSHER_LIMIT_S * 1000000000u;
+    for (;;) {
+        uint64_t now = now_ns(CLOCK_MONOTONIC);
+        if (now >= end && (!opt.slow_flusher || some_ring_dropped() || now >= limit))
+            break;
         sleep_ns(opt.flush_ns);
         if (!opt.slow_flusher)
             flush_once(c, scratch);

@@ -48,7 +48,8 @@ while read -r name sampled cpu; do
 done <<<"$rows"
 
 # 2. Forced loss: a 4 KiB ring (~100 records) drained only at the end overflows
-#    once a thread has had 0.4 s of CPU (one sample per 4 ms tick). Every signal the
+#    once a thread has had 0.4 s of CPU (one sample per 4 ms tick; on a busy machine
+#    rp_synth runs past --seconds until a ring has dropped). Every signal the
 #    handlers took (rp_synth counts them) is either a sample in the file or a counted
 #    loss: samples + lost == signals, exactly.
 "$SYNTH" --dir "$tmp/b" --threads 2 --seconds 3 --interval-us 1000 --flush-ms 300 \

@@ -38,6 +38,7 @@ static const char *const runs[][MAXARGS] = {
     {"convert", "--quiet", "--format", "flat", "--event", "alloc", "@"},
     {"convert", "--quiet", "--format", "flat", "--event", "live", "--snapshot", "first",
      "@"},
+    {"convert", "--quiet", "--format", "histogram", "@"},
     {"convert", "--quiet", "--format", "collapsed", "--value", "samples", "--include",
      "[a-m]", "--exclude", "Z", "--thread", ".", "@"},
     {"convert", "--quiet", "--format", "collapsed", "--event", "live", "@"},

@@ -366,6 +366,11 @@ for args in (["diff"], ["diff", BASE], ["diff", BASE, NEW, ONE],
     _, err, rc = ringprof(*args, code=None)
     c.check(rc == 2 and "usage:" in err, "usage error: ringprof " + " ".join(args[:3]),
             (rc, err[:200]))
+_, err, rc = ringprof("diff", "--event", "allocs", BASE, NEW, code=None)
+c.check(rc == 1 and "base: the inputs have no kind 'allocs' (they hold: cpu 100)" in err,
+        "an event kind the inputs do not have", (rc, err))
+_, err, rc = ringprof("diff", "--thread", "nobody", BASE, NEW)
+c.check("no sample left after the filters" in err, "a side the filters empty", err)
 _, err, rc = ringprof("diff", BASE, os.path.join(T, "absent"), code=None)
 c.check(rc == 1 and "new: no input could be read" in err, "a missing NEW", (rc, err))
 

@@ -6,8 +6,9 @@
  * `convert` in every output format, with the options that switch on the other
  * code paths (per-thread trees, lines and bcis, cutoff, time range, regex
  * filters, the alloc and live kinds with their snapshots, sample counts instead
- * of weights, wall samples by thread state, lock samples), then `summary`,
- * `leaks` and `locks` (text and JSON). Output goes to
+ * of weights, wall samples by thread state, lock samples, frames grouped by
+ * class and package), then `summary`, `leaks`, `locks` (text and JSON) and
+ * `diff` (the file against itself, and two windows of it). Output goes to
  * /dev/null (stdout is redirected once, at start-up); --quiet keeps the readers'
  * diagnostics off stderr.
  *
@@ -54,6 +55,13 @@ static const char *const runs[][MAXARGS] = {
     {"convert", "--quiet", "--format", "flat", "--event", "lock", "@"},
     {"locks", "--quiet", "@"},
     {"locks", "--quiet", "--json", "--stacks", "1", "@"},
+    {"convert", "--quiet", "--format", "tree", "--group", "package", "--hidden-classes",
+     "strip", "@"},
+    {"convert", "--quiet", "--format", "collapsed", "--group", "class", "--lines", "@"},
+    {"diff", "--quiet", "--json", "--merge-frame-types", "--base-to", "+0.5s", "--from",
+     "+0.5s", "@"},
+    {"diff", "--quiet", "--format", "collapsed", "--normalize", "@", "@"},
+    {"diff", "--quiet", "--format", "html", "--group", "class", "@", "@"},
 };
 
 static int run(const char *const *row, const char *path)
@@ -65,7 +73,8 @@ static int run(const char *const *row, const char *path)
     argv[argc] = NULL;
     rp_cmd_fn fn = !strcmp(row[0], "convert") ? rp_cmd_convert
                  : !strcmp(row[0], "summary") ? rp_cmd_summary
-                 : !strcmp(row[0], "locks") ? rp_cmd_locks : rp_cmd_leaks;
+                 : !strcmp(row[0], "locks") ? rp_cmd_locks
+                 : !strcmp(row[0], "diff") ? rp_cmd_diff : rp_cmd_leaks;
     return fn(argc, argv);
 }
 

@@ -67,8 +67,9 @@ static void usage(FILE *f)
         "pprof: go tool pprof -diff_base=DIR/base.pb.gz DIR/new.pb.gz (add -normalize\n"
         "for shares). See docs/tool.md, \"ringprof diff\".\n"
         "\n"
-        "Exit status: 0 done; 1 nothing could be read on a side (or --strict and a\n"
-        "problem was found), or the output could not be written; 2 usage error.\n");
+        "Exit status: 0 done; 1 nothing could be read on a side, a side has no\n"
+        "sample of the kind, the output could not be written, or --strict and a\n"
+        "problem was found; 2 usage error.\n");
 }
 
 enum { F_FLAT, F_COLLAPSED, F_HTML, F_PPROF };
@@ -246,10 +247,21 @@ static int side_build(struct diff *d, struct side *s)
         fprintf(stderr, "ringprof diff: %s: no input could be read\n", s->label);
         return 1;
     }
-    if (!s->p->nodes[0].total[RP_PV_SAMPLES])
-        fprintf(stderr, "ringprof diff: %s: no samples of kind '%s' kept\n", s->label,
-                d->event ? d->event : "?");
-    return 0;
+    if (s->p->nodes[0].total[RP_PV_SAMPLES])
+        return 0;
+    const struct rp_profile *p = s->p;
+    int seen = 0;
+    for (size_t k = 0; k < p->nkinds; k++)
+        seen |= d->event && !strcmp(p->kinds[k].name, d->event) && p->kinds[k].samples;
+    fprintf(stderr, "ringprof diff: %s: %s '%s'", s->label,
+            seen ? "no sample left after the filters, of kind" : "the inputs have no kind",
+            d->event ? d->event : "?");
+    const char *sep = " (they hold:";
+    for (size_t k = 0; !seen && k < p->nkinds; k++, sep = ",")
+        fprintf(stderr, "%s %s %llu", sep, p->kinds[k].name,
+                (unsigned long long)p->kinds[k].samples);
+    fputs(!seen && p->nkinds ? ")\n" : "\n", stderr);
+    return !seen;   /* a kind that is not there is no profile to compare */
 }
 
 /* ---------------------------------------------------------------- output -- */

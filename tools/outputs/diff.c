@@ -1,9 +1,9 @@
 /*
  * tools/outputs/diff.c — joining two profiles for `ringprof diff` (diff.h).
  *
- * Rows: each profile's per-method figures (out_method_rows) are added to the
- * row of the method's display name, so methods match by what the user reads,
- * and overloads that display alike are one row. Tree: each profile is walked in
+ * Rows: each profile's per-method figures, with methods keyed by display name
+ * (out_method_rows_keyed), so methods match by what the user reads, and
+ * overloads or one symbol in two libraries are one row, counted once a stack. Tree: each profile is walked in
  * pre-order with a map from its nodes to merged nodes; a node's merged node is
  * the child of its parent's merged node with the same name and frame type,
  * found in an open-addressing table of (parent, name, type). Then totals come
@@ -96,25 +96,34 @@ static int add_node(const struct rp_profile *p, uint32_t node, size_t depth, voi
     return 0;
 }
 
+/* Grow the rows to hold one per name the table has. */
+static void rows_grow(struct rp_diff *d)
+{
+    size_t n = d->names.n;
+    if (n <= d->nrows)
+        return;
+    d->rows = rp_xreallocarray(d->rows, n, sizeof *d->rows);
+    memset(d->rows + d->nrows, 0, (n - d->nrows) * sizeof *d->rows);
+    for (size_t k = d->nrows; k < n; k++)
+        d->rows[k].name = (uint32_t)k;
+    d->nrows = n;
+}
+
+/* The per-method figures of side `side`, by display name: methods that display
+ * alike are one row, each sample in its total once. */
 static void add_rows(struct rp_diff *d, int side, const struct rp_profile *p)
 {
-    struct out_method_row *mr = out_method_rows(p);
-    for (size_t i = 0; i < p->nmethods; i++) {
-        if (!mr[i].self[RP_PV_SAMPLES] && !mr[i].total[RP_PV_SAMPLES])
-            continue;
-        uint32_t name = rp_strtab_cstr(&d->names, p->methods[i].display);
-        if (name >= d->nrows) {
-            size_t n = d->names.cap;
-            d->rows = rp_xreallocarray(d->rows, n, sizeof *d->rows);
-            memset(d->rows + d->nrows, 0, (n - d->nrows) * sizeof *d->rows);
-            for (size_t k = d->nrows; k < n; k++)
-                d->rows[k].name = (uint32_t)k;
-            d->nrows = n;
-        }
-        d->rows[name].self[side] += mr[i].self[RP_PV_WEIGHT];
-        d->rows[name].total[side] += mr[i].total[RP_PV_WEIGHT];
+    uint32_t *key = rp_xmalloc((p->nmethods + 1) * sizeof *key);
+    for (size_t i = 0; i < p->nmethods; i++)
+        key[i] = rp_strtab_cstr(&d->names, p->methods[i].display);
+    rows_grow(d);
+    struct out_method_row *mr = out_method_rows_keyed(p, key, d->nrows);
+    for (size_t i = 0; i < d->nrows; i++) {
+        d->rows[i].self[side] += mr[i].self[RP_PV_WEIGHT];
+        d->rows[i].total[side] += mr[i].total[RP_PV_WEIGHT];
     }
     free(mr);
+    free(key);
 }
 
 static const struct rp_diff *sort_d;

@@ -38,7 +38,7 @@ struct rp_diff_row {
 struct rp_diff_node {
     uint32_t name;               /* into rp_diff.names; the root's is ""        */
     int type;                    /* the profiles' frame type (rp_prof_frame),   */
-                                 /* -1 for the root                             */
+                                 /* -1 for the root, -2 for a thread node       */
     uint32_t parent;             /* RP_PROF_NONE for the root (node 0)          */
     uint32_t first_child, next_sibling;  /* sorted by NEW's total, then BASE's, */
                                  /* then name: NEW's shape, deterministic       */

@@ -206,26 +206,34 @@ void out_walk2(const struct rp_profile *p, uint32_t start, out_node_fn enter,
 
 struct mrows {
     struct out_method_row *rows;
-    uint32_t *onpath;          /* per method: occurrences on the current path */
+    uint32_t *onpath;          /* per row: occurrences on the current path    */
+    const uint32_t *key;       /* method -> row; NULL: the method's own       */
 };
+
+/* The row of a node's method, RP_PROF_NONE for root and thread nodes. */
+static uint32_t row_of(const struct mrows *m, const struct rp_profile *p, uint32_t node)
+{
+    uint32_t meth = out_node_method(p, node);
+    return meth == RP_PROF_NONE || !m->key ? meth : m->key[meth];
+}
 
 static void rows_enter(const struct rp_profile *p, uint32_t node, void *arg)
 {
     struct mrows *m = arg;
-    uint32_t meth = out_node_method(p, node);
-    if (meth == RP_PROF_NONE)
+    uint32_t row = row_of(m, p, node);
+    if (row == RP_PROF_NONE)
         return;
-    struct out_method_row *r = &m->rows[meth];
+    struct out_method_row *r = &m->rows[row];
     const struct rp_prof_node *n = &p->nodes[node];
     for (int v = 0; v < RP_PV_MAX; v++)
         r->self[v] += n->self[v];
     /* An allocated class is the leaf below the allocating frame: what it holds is
      * also the allocating method's self. */
-    uint32_t caller = out_node_method(p, n->parent);
+    uint32_t caller = row_of(m, p, n->parent);
     if (p->frames[n->ref].type == RP_PFRAME_CLASS && caller != RP_PROF_NONE)
         for (int v = 0; v < RP_PV_MAX; v++)
             m->rows[caller].self[v] += n->self[v];
-    if (m->onpath[meth]++ == 0)   /* outermost: its total holds every sample once */
+    if (m->onpath[row]++ == 0)   /* outermost: its total holds every sample once */
         for (int v = 0; v < RP_PV_MAX; v++)
             r->total[v] += n->total[v];
 }
@@ -233,23 +241,30 @@ static void rows_enter(const struct rp_profile *p, uint32_t node, void *arg)
 static void rows_leave(const struct rp_profile *p, uint32_t node, void *arg)
 {
     struct mrows *m = arg;
-    uint32_t meth = out_node_method(p, node);
-    if (meth != RP_PROF_NONE)
-        m->onpath[meth]--;
+    uint32_t row = row_of(m, p, node);
+    if (row != RP_PROF_NONE)
+        m->onpath[row]--;
 }
 
-struct out_method_row *out_method_rows(const struct rp_profile *p)
+struct out_method_row *out_method_rows_keyed(const struct rp_profile *p,
+                                             const uint32_t *key, size_t nkeys)
 {
-    struct mrows m;
-    m.rows = rp_xmalloc((p->nmethods + 1) * sizeof *m.rows);
-    memset(m.rows, 0, (p->nmethods + 1) * sizeof *m.rows);
-    m.onpath = rp_xmalloc((p->nmethods + 1) * sizeof *m.onpath);
-    memset(m.onpath, 0, (p->nmethods + 1) * sizeof *m.onpath);
-    for (size_t i = 0; i < p->nmethods; i++)
+    size_t n = key ? nkeys : p->nmethods;
+    struct mrows m = {.key = key};
+    m.rows = rp_xmalloc((n + 1) * sizeof *m.rows);
+    memset(m.rows, 0, (n + 1) * sizeof *m.rows);
+    m.onpath = rp_xmalloc((n + 1) * sizeof *m.onpath);
+    memset(m.onpath, 0, (n + 1) * sizeof *m.onpath);
+    for (size_t i = 0; i < n; i++)
         m.rows[i].method = (uint32_t)i;
     out_walk2(p, 0, rows_enter, rows_leave, &m);
     free(m.onpath);
     return m.rows;
+}
+
+struct out_method_row *out_method_rows(const struct rp_profile *p)
+{
+    return out_method_rows_keyed(p, NULL, 0);
 }
 
 /* One TRACE frame, HPROF style: "name(File.java:123)". */

@@ -40,6 +40,12 @@ struct out_method_row {
 };
 /* @return an array of p->nmethods rows, indexed by method. Caller frees. */
 struct out_method_row *out_method_rows(const struct rp_profile *p);
+/* The same with methods merged into rows by key[method] (< nkeys): a sample is
+ * in a row's total once however many of its methods are on the stack (two
+ * native symbols of one name in two libraries, a C++ overload). @return nkeys
+ * rows indexed by key, .method being the key. Caller frees. */
+struct out_method_row *out_method_rows_keyed(const struct rp_profile *p,
+                                             const uint32_t *key, size_t nkeys);
 
 /* Depth-first walk of the subtree of `start`: enter(node) in pre-order, leave(node)
  * after its subtree. No recursion. */

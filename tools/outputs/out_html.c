@@ -1,6 +1,7 @@
 /*
  * tools/outputs/out_html.c — `ringprof convert --format html`: one self-contained,
- * interactive flame graph page.
+ * interactive flame graph page; and `ringprof diff --format html`, the same page
+ * in its diff mode (below, "the differential page").
  *
  * The page (tools/outputs/flamegraph.html: HTML, CSS and a canvas renderer in one file)
  * is compiled into the binary by tools/outputs/embed.py. This writer copies it, putting

@@ -55,3 +55,8 @@ int rp_norm_parse_group(const char *s, enum rp_prof_group *g)
         return -1;
     return 0;
 }
+
+const char *rp_norm_group_noun(enum rp_prof_group g)
+{
+    return g == RP_GROUP_CLASS ? "class" : g == RP_GROUP_PACKAGE ? "package" : "method";
+}

@@ -59,4 +59,8 @@ size_t rp_norm_package_len(const char *klass);
  * other text. */
 int rp_norm_parse_group(const char *s, enum rp_prof_group *g);
 
+/* rp_norm_group_noun: what a row names under `g`, for table headings: "method",
+ * "class" or "package". */
+const char *rp_norm_group_noun(enum rp_prof_group g);
+
 #endif

@@ -1092,6 +1092,7 @@ struct rp_profile *rp_prof_new(const struct rp_prof_options *o)
     stk_grow(b);
     p->granularity = o->granularity;
     p->per_thread = o->per_thread;
+    p->group = o->norm.group;
     p->kind = str_intern(p, "");
     p->unit = p->kind;
     p->nvalues = 2;

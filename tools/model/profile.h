@@ -253,6 +253,7 @@ struct rp_profile {
     double ns_per_unit;
     enum rp_prof_granularity granularity;
     int per_thread;
+    enum rp_prof_group group;        /* what a Java frame names (options.norm.group) */
 
     size_t nvalues;                  /* 2, or 3 with RP_PV_OBJECTS                */
     struct rp_prof_value_type vtypes[RP_PV_MAX];

@@ -110,7 +110,7 @@ static int write_flat_text(FILE *out, const struct rp_diff *d,
     size_t top = o->top ? o->top : 20;
     fprintf(out, "%4s %14s %14s %14s %8s %7s %7s %7s %14s %14s %14s  %s\n", "rank",
             "base self", "new self", "change", "rel", "base%", "new%", "pts",
-            "base total", "new total", "change", "method");
+            "base total", "new total", "change", rp_norm_group_noun(d->p[1]->group));
     for (size_t i = 0; i < n && i < top; i++) {
         const struct rp_diff_row *r = &d->rows[order[i]];
         double s0 = out_pct(r->self[0], d->whole[0]), s1 = out_pct(r->self[1], d->whole[1]);

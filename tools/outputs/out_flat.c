@@ -74,8 +74,8 @@ static void method_table(FILE *out, const struct rp_profile *p,
     fprintf(out, "%s BEGIN (total = %llu samples, weight = %llu %s)\n", title,
             (unsigned long long)root->total[RP_PV_SAMPLES], (unsigned long long)whole,
             p->unit[0] ? p->unit : "-");
-    fprintf(out, "rank    self   accum   count %14s   total %14s method\n", "self-weight",
-            "total-weight");
+    fprintf(out, "rank    self   accum   count %14s   total %14s %s\n", "self-weight",
+            "total-weight", rp_norm_group_noun(p->group));
     double accum = 0;
     size_t shown = o->top && o->top < n ? o->top : n;
     for (size_t i = 0; i < shown; i++) {

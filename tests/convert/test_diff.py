@@ -232,6 +232,11 @@ for l in flat.split("\n"):
 n = truth(group="package")[1]
 c.check(got == {k: (n.self[k], n.total[k]) for k in n.total},
         "convert --group package: the flat table", (got, n.self, n.total))
+c.check(any(l.startswith("rank ") and l.split()[-1] == "package" for l in flat.split("\n")),
+        "convert --group package: the name column is headed 'package'")
+dflat, _, _ = ringprof("diff", "--group", "class", BASE, NEW)
+c.check(any(l.startswith("rank ") and l.split()[-1] == "class" for l in dflat.split("\n")),
+        "diff --group class: the name column is headed 'class'")
 
 # One recording, two windows: the same diff as two recordings.
 two, _, _ = ringprof("diff", "--json", BASE, NEW)

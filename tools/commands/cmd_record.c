@@ -11,7 +11,8 @@
  * reaches the JVM, which shuts the agent down cleanly, and the conversion still
  * runs. The conversions are this same binary run again ("convert"), so record adds
  * no second implementation of anything. The exit status is the program's own,
- * unless the program ran but nothing could be converted (then 1).
+ * or 1 where that is 0 but the program wrote no recording ("no JVM was profiled":
+ * it was not a java launcher) or the recording could not be converted.
  *
  * The agent options are checked here with the agent's own parser before anything
  * runs, so a typo is one line and exit 2, not a JVM that refuses to start. DIR may
@@ -19,21 +20,21 @@
  * removes its chunk files first: convert reads every chunk in the directory, and an
  * earlier run's samples would silently merge into the new profile.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "commands.h"
 #include "ctl_client.h"
-#include "query.h"
 #include "options.h"
+#include "query.h"
 
 static void usage(FILE *f)
 {
@@ -51,7 +52,8 @@ static void usage(FILE *f)
         "                     docs/options.md); dir= is set by -o\n"
         "  --agent PATH       the agent library (default: libringprof.so next to\n"
         "                     this ringprof, or $RINGPROF_AGENT)\n"
-        "  --event KIND       what to convert (default cpu)\n"
+        "  --event KIND       what to convert: cpu (default), alloc, live, wall,\n"
+        "                     lock, gc\n"
         "  --no-convert       only record\n");
 }
 

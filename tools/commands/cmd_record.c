@@ -155,8 +155,14 @@ static int chunk_files(const char *dir, int remove)
     return n;
 }
 
-/* The user's agent options, checked with the agent's parser: @return 0, or 2 with
- * one line on stderr. dir= is record's own (it is DIR/recording). */
+static void print_option_line(void *arg, const char *line)
+{
+    fprintf(arg, "%s\n", line);
+}
+
+/* The user's agent options, checked with the agent's parser: @return 0, 2 with
+ * one line on stderr, or 3 when they ask for the option table (printed). dir= is
+ * record's own (it is DIR/recording). */
 static int check_agent_options(const char *opts)
 {
     struct rp_options o;
@@ -166,6 +172,10 @@ static int check_agent_options(const char *opts)
         fprintf(stderr, "ringprof record: --options: %s\n",
                 strncmp(err, "ringprof: ", 10) == 0 ? err + 10 : err);
         return 2;
+    }
+    if (o.help) {
+        rp_options_print_help(print_option_line, stdout);
+        return 3;
     }
     if (o.dir[0]) {
         fprintf(stderr, "ringprof record: --options may not set dir=: the recording "
@@ -218,11 +228,6 @@ static int no_jvm_profiled(const char *recording, char **prog, int status)
     return status ? status : 1;
 }
 
-static void print_option_line(void *arg, const char *line)
-{
-    fprintf(arg, "%s\n", line);
-}
-
 int rp_cmd_record(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -243,11 +248,9 @@ int rp_cmd_record(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
-    if (strcmp(opts, "help") == 0) {
-        rp_options_print_help(print_option_line, stdout);
-        return 0;
-    }
     int rc = check_agent_options(opts);
+    if (rc == 3)
+        return 0;
     if (rc == 0 && rp_event_check("record", event, NULL) != 0)
         rc = 2;
     if (rc != 0)

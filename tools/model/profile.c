@@ -99,7 +99,7 @@ struct frame_filter {      /* per profile frame: lazily evaluated regex results 
 struct kind_state {
     int8_t state;          /* 0: not looked at yet, 1: selected, -1: not        */
     int8_t class_x, objects_x;   /* extra indexes, -1: absent                   */
-    int8_t state_x;
+    int8_t state_x, age_x;
     uint32_t seen;         /* index into p->kinds                               */
 };
 
@@ -925,7 +925,7 @@ static struct kind_state *chunk_kind(struct rp_profile *p, uint32_t id)
     const struct rp_kind_info *ki = rp_reader_kind(b->r, id);
     ks->seen = kind_seen(p, ki);
     ks->state = -1;
-    ks->class_x = ks->objects_x = ks->state_x = -1;
+    ks->class_x = ks->objects_x = ks->state_x = ks->age_x = -1;
     if (ki && ki->name && (!b->event || !strcmp(b->event, ki->name))) {
         int cx, ox;
         kind_select(p, ki, &cx, &ox);
@@ -935,6 +935,8 @@ static struct kind_state *chunk_kind(struct rp_profile *p, uint32_t id)
         for (uint32_t i = 0; i < ki->nextra && i < RP_MAX_EXTRA; i++)
             if (ki->extra[i] && !strcmp(ki->extra[i], "state"))
                 ks->state_x = (int8_t)i;
+            else if (ki->extra[i] && !strcmp(ki->extra[i], RP_LIVE_AGE_GCS))
+                ks->age_x = (int8_t)i;
     }
     return ks;
 }
@@ -970,6 +972,11 @@ static void add_sample(struct rp_profile *p, const struct rp_event *ev)
     }
     if (b->o.instant && (!b->instant_ok || ev->u.sample.time != b->instant_mono)) {
         p->stats.samples_instant_filtered++;
+        return;
+    }
+    if (b->o.min_age_gcs && ks->age_x >= 0 && (uint32_t)ks->age_x < ev->u.sample.nextra &&
+        ev->u.sample.extra[ks->age_x] < b->o.min_age_gcs) {
+        p->stats.samples_young_filtered++;
         return;
     }
     const uint32_t tid = ev->u.sample.thread;

@@ -488,8 +488,9 @@ static uint64_t thread_hash(const struct rp_profile *p, uint32_t i)
 static uint32_t node_new(struct rp_profile *p, uint32_t parent, uint16_t kind,
                          uint32_t ref);
 
-/* The slot of the current source's thread `tid` in the thread table: its index, or
- * RP_PROF_NONE where it would go. The table must exist (tab_grow). */
+/* Where the current source's thread `tid` is in the thread table: @return j with
+ * b->thrs.slot[j] its index, or RP_PROF_NONE (the free slot it would take). The
+ * table must exist (tab_grow). */
 static size_t thread_slot(const struct rp_profile *p, uint64_t tid)
 {
     const struct rp_prof_build *b = p->b;

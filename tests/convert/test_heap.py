@@ -247,6 +247,16 @@ c.check("live snapshot " + SPLIT in err,
         "stderr names the live snapshot used, the survivors apart from the young", err)
 c.check("# snapshot %s" % wall(MH["snapshots"][last]) in out,
         "the profile's header names the snapshot")
+rc, out, err = rp("convert", "--format", "tree", "--event", "live", "--min-gcs", "1", H)
+root = re.search(r"^ +(\d+) +\d+ +100\.00% .*\[all\]$", out, re.M)
+c.check(rc == 0 and root and int(root.group(1)) == b_old and
+        ", %d younger than --min-gcs" % (n_last - n_old) in out,
+        "--min-gcs 1: the live tree holds the survivors only, the rest counted",
+        (root and root.group(1), b_old))
+for bad in ("-1", "x", "1000001"):
+    rc, out, err = rp("convert", "--event", "live", "--min-gcs", bad, H)
+    c.check(rc == 2 and "--min-gcs '%s'" % bad in err, "--min-gcs %s: usage error" % bad,
+            (rc, err[:200]))
 for opts in ([], ["--snapshot", "6"], ["--snapshot", "-3"], ["--snapshot", "first"],
              ["--to", "+5s"], ["--from", "+2s", "--snapshot", "2"], ["--per-thread"],
              ["--lines"], ["--exclude", "Temp"]):

@@ -320,5 +320,10 @@ summary = run([RINGPROF, "summary", R])
 rows = [m.group(1) for m in (re.match(r"^\s+60[123]  (.*?)\s{2,}\d+ ", l)
                              for l in summary.splitlines()) if m]
 c.check(sorted(rows) == sorted(NAMES), "rename: summary's thread rows", rows)
+timeline = run([RINGPROF, "convert", "--format", "timeline", R])
+c.check(re.search(r"^a \(renamed b\) \(tid 603\) +\|", timeline, re.M) and
+        re.search(r"^main \(renamed DestroyJava~ \(tid 601\) \|", timeline, re.M) and
+        re.search(r"^worker \(tid 602\) +\|", timeline, re.M),
+        "rename: the timeline's rows", timeline[:1200])
 
 c.close()

@@ -7,7 +7,7 @@
 #     --force replaces it, and the profile then holds one run, not two;
 #   - a command that loads no agent: "no JVM was profiled", exit 1;
 #   - --options: dir= refused plainly, a bad option is one line; --event checked;
-#     all exit 2 before anything runs.
+#     all exit 2 before anything runs; --options help prints the option table.
 set -u
 RINGPROF=$1 WRITER=$2
 tmp=$(mktemp -d)
@@ -69,6 +69,9 @@ check "--options typo: one line, the parser's" \
 record -o bad --event allocs -- ./java Main >/dev/null 2>e.err
 check "--event allocs: exit 2" test $? -eq 2
 check "--event allocs: names the valid kinds" grep -q "unknown event 'allocs': the valid names are cpu," e.err
+record -o bad --options interval=1ms,help -- ./java Main >h.out 2>&1
+check "--options help: exit 0, the agent's option table" \
+    bash -c "[ $? -eq 0 ] && grep -q '^  interval ' h.out"
 check "usage errors ran nothing" test "$(lines java.args)" -eq 2 -a ! -e bad/recording
 
 echo "$((checks - fails)) of $checks checks passed"

@@ -54,6 +54,8 @@ static void usage(FILE *f)
         "                      first, last (default), N (the N-th) or -N (the N-th\n"
         "                      from the end); also picks the live columns of\n"
         "                      alloc's flat and histogram tables\n"
+        "  --min-gcs N         live: only objects that survived at least N GCs (1:\n"
+        "                      the heap the program keeps; default 0, every object)\n"
         "  --format F          output format (default: from the -o extension, else tree)\n"
         "  -o, --output FILE   write to FILE instead of stdout\n"
         "  --from T, --to T    keep samples with T_from <= time < T_to. T is UTC\n"
@@ -161,7 +163,7 @@ struct convert {
 
 enum {
     OPT_EVENT = RP_QOPT_END, OPT_FORMAT, OPT_LINES, OPT_BCI, OPT_PER_THREAD, OPT_CUTOFF,
-    OPT_TOP, OPT_VALUE, OPT_SNAPSHOT, OPT_STATE, OPT_STATE_FRAMES,
+    OPT_TOP, OPT_VALUE, OPT_SNAPSHOT, OPT_MIN_GCS, OPT_STATE, OPT_STATE_FRAMES,
     OPT_TL_WIDTH, OPT_TL_ROWS, OPT_TL_SORT, OPT_TL_HTML
 };
 
@@ -277,6 +279,7 @@ static int parse_one(void *cmd, int opt, const char *arg)
             return 2;
         c->state_set = 1;
         return 0;
+    case OPT_MIN_GCS: return rp_query_parse_min_gcs(&c->q, arg, &c->po.min_age_gcs);
     case OPT_STATE_FRAMES: c->po.state_frames = c->oo.state_frames = c->state_set = 1; return 0;
     case OPT_TL_WIDTH:
     case OPT_TL_ROWS:
@@ -296,6 +299,7 @@ static int parse_args(struct convert *c, int argc, char **argv)
         {"top", 1, 0, OPT_TOP},         {"value", 1, 0, OPT_VALUE},
         {"snapshot", 1, 0, OPT_SNAPSHOT},
         {"state", 1, 0, OPT_STATE},     {"state-frames", 0, 0, OPT_STATE_FRAMES},
+        {"min-gcs", 1, 0, OPT_MIN_GCS},
         {"width", 1, 0, OPT_TL_WIDTH},  {"rows", 1, 0, OPT_TL_ROWS},
         {"sort", 1, 0, OPT_TL_SORT},    {"html", 0, 0, OPT_TL_HTML},
         RP_QUERY_NORM_LONGOPTS,         RP_QUERY_LONGOPTS,

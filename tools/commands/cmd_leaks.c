@@ -131,16 +131,9 @@ static int parse_one(void *cmd, int opt, const char *arg)
 {
     struct leaks *l = cmd;
     char *end;
-    unsigned long long v;
     switch (opt) {
     case OPT_MIN_GCS:
-        errno = 0;
-        v = strtoull(arg, &end, 10);
-        if (end == arg || *end || errno || arg[0] == '-' || v > 1000000)
-            return rp_query_bad_usage(&l->q, "--min-gcs '%s': a number of GCs from 0 "
-                                      "to 1000000", arg);
-        l->min_gcs = (unsigned)v;
-        return 0;
+        return rp_query_parse_min_gcs(&l->q, arg, &l->min_gcs);
     case OPT_ALPHA:
         errno = 0;
         l->alpha = strtod(arg, &end);

@@ -11,7 +11,8 @@
  * reaches the JVM, which shuts the agent down cleanly, and the conversion still
  * runs. The conversions are this same binary run again ("convert"), so record adds
  * no second implementation of anything. The exit status is the program's own,
- * unless the program ran but nothing could be converted (then 1).
+ * or 1 where that is 0 but the program wrote no recording ("no JVM was profiled":
+ * it was not a java launcher) or the recording could not be converted.
  *
  * The agent options are checked here with the agent's own parser before anything
  * runs, so a typo is one line and exit 2, not a JVM that refuses to start. DIR may
@@ -19,21 +20,21 @@
  * removes its chunk files first: convert reads every chunk in the directory, and an
  * earlier run's samples would silently merge into the new profile.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "commands.h"
 #include "ctl_client.h"
-#include "query.h"
 #include "options.h"
+#include "query.h"
 
 static void usage(FILE *f)
 {
@@ -51,7 +52,8 @@ static void usage(FILE *f)
         "                     docs/options.md); dir= is set by -o\n"
         "  --agent PATH       the agent library (default: libringprof.so next to\n"
         "                     this ringprof, or $RINGPROF_AGENT)\n"
-        "  --event KIND       what to convert (default cpu)\n"
+        "  --event KIND       what to convert: cpu (default), alloc, live, wall,\n"
+        "                     lock, gc\n"
         "  --no-convert       only record\n");
 }
 
@@ -153,8 +155,14 @@ static int chunk_files(const char *dir, int remove)
     return n;
 }
 
-/* The user's agent options, checked with the agent's parser: @return 0, or 2 with
- * one line on stderr. dir= is record's own (it is DIR/recording). */
+static void print_option_line(void *arg, const char *line)
+{
+    fprintf(arg, "%s\n", line);
+}
+
+/* The user's agent options, checked with the agent's parser: @return 0, 2 with
+ * one line on stderr, or 3 when they ask for the option table (printed). dir= is
+ * record's own (it is DIR/recording). */
 static int check_agent_options(const char *opts)
 {
     struct rp_options o;
@@ -164,6 +172,10 @@ static int check_agent_options(const char *opts)
         fprintf(stderr, "ringprof record: --options: %s\n",
                 strncmp(err, "ringprof: ", 10) == 0 ? err + 10 : err);
         return 2;
+    }
+    if (o.help) {
+        rp_options_print_help(print_option_line, stdout);
+        return 3;
     }
     if (o.dir[0]) {
         fprintf(stderr, "ringprof record: --options may not set dir=: the recording "
@@ -216,11 +228,6 @@ static int no_jvm_profiled(const char *recording, char **prog, int status)
     return status ? status : 1;
 }
 
-static void print_option_line(void *arg, const char *line)
-{
-    fprintf(arg, "%s\n", line);
-}
-
 int rp_cmd_record(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -241,11 +248,9 @@ int rp_cmd_record(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
-    if (strcmp(opts, "help") == 0) {
-        rp_options_print_help(print_option_line, stdout);
-        return 0;
-    }
     int rc = check_agent_options(opts);
+    if (rc == 3)
+        return 0;
     if (rc == 0 && rp_event_check("record", event, NULL) != 0)
         rc = 2;
     if (rc != 0)

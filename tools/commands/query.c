@@ -5,6 +5,7 @@
 #include "query.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 int rp_query_bad_usage(const struct rp_query *q, const char *fmt, const char *arg)
@@ -14,6 +15,18 @@ int rp_query_bad_usage(const struct rp_query *q, const char *fmt, const char *ar
     fputs("\n\n", stderr);
     q->usage(stderr);
     return 2;
+}
+
+int rp_query_parse_min_gcs(const struct rp_query *q, const char *arg, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(arg, &end, 10);
+    if (end == arg || *end || errno || arg[0] == '-' || v > 1000000)
+        return rp_query_bad_usage(q, "--min-gcs '%s': a number of GCs from 0 to 1000000",
+                                  arg);
+    *out = (unsigned)v;
+    return 0;
 }
 
 static const char *filter_option(int opt)

@@ -81,6 +81,10 @@ enum {
  * stderr. @return 2, the exit status of a usage error. */
 int rp_query_bad_usage(const struct rp_query *q, const char *fmt, const char *arg);
 
+/* --min-gcs N (leaks, convert): a number of GCs from 0 to 1000000 into *out.
+ * @return 0, or 2 after printing the usage error. */
+int rp_query_parse_min_gcs(const struct rp_query *q, const char *arg, unsigned *out);
+
 /* A command's own option: @return 0, or 2 after printing the usage error
  * (rp_query_bad_usage). */
 typedef int (*rp_query_own_fn)(void *cmd, int opt, const char *arg);

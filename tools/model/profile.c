@@ -99,7 +99,7 @@ struct frame_filter {      /* per profile frame: lazily evaluated regex results 
 struct kind_state {
     int8_t state;          /* 0: not looked at yet, 1: selected, -1: not        */
     int8_t class_x, objects_x;   /* extra indexes, -1: absent                   */
-    int8_t state_x;
+    int8_t state_x, age_x;
     uint32_t seen;         /* index into p->kinds                               */
 };
 
@@ -503,8 +503,9 @@ static uint64_t thread_hash(const struct rp_profile *p, uint32_t i)
 static uint32_t node_new(struct rp_profile *p, uint32_t parent, uint16_t kind,
                          uint32_t ref);
 
-/* The slot of the current source's thread `tid` in the thread table: its index, or
- * RP_PROF_NONE where it would go. The table must exist (tab_grow). */
+/* Where the current source's thread `tid` is in the thread table: @return j with
+ * b->thrs.slot[j] its index, or RP_PROF_NONE (the free slot it would take). The
+ * table must exist (tab_grow). */
 static size_t thread_slot(const struct rp_profile *p, uint64_t tid)
 {
     const struct rp_prof_build *b = p->b;
@@ -972,7 +973,7 @@ static struct kind_state *chunk_kind(struct rp_profile *p, uint32_t id)
     const struct rp_kind_info *ki = rp_reader_kind(b->r, id);
     ks->seen = kind_seen(p, ki);
     ks->state = -1;
-    ks->class_x = ks->objects_x = ks->state_x = -1;
+    ks->class_x = ks->objects_x = ks->state_x = ks->age_x = -1;
     if (ki && ki->name && (!b->event || !strcmp(b->event, ki->name))) {
         int cx, ox;
         kind_select(p, ki, &cx, &ox);
@@ -982,6 +983,8 @@ static struct kind_state *chunk_kind(struct rp_profile *p, uint32_t id)
         for (uint32_t i = 0; i < ki->nextra && i < RP_MAX_EXTRA; i++)
             if (ki->extra[i] && !strcmp(ki->extra[i], "state"))
                 ks->state_x = (int8_t)i;
+            else if (ki->extra[i] && !strcmp(ki->extra[i], RP_LIVE_AGE_GCS))
+                ks->age_x = (int8_t)i;
     }
     return ks;
 }
@@ -1017,6 +1020,11 @@ static void add_sample(struct rp_profile *p, const struct rp_event *ev)
     }
     if (b->o.instant && (!b->instant_ok || ev->u.sample.time != b->instant_mono)) {
         p->stats.samples_instant_filtered++;
+        return;
+    }
+    if (b->o.min_age_gcs && ks->age_x >= 0 && (uint32_t)ks->age_x < ev->u.sample.nextra &&
+        ev->u.sample.extra[ks->age_x] < b->o.min_age_gcs) {
+        p->stats.samples_young_filtered++;
         return;
     }
     const uint32_t tid = ev->u.sample.thread;

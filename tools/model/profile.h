@@ -175,6 +175,7 @@ struct rp_prof_stats {
     uint64_t weight_read_kind;       /* summed weight of the selected kind, before  */
                                      /* any filter                                  */
     uint64_t samples_state_filtered; /* wall samples not in options.state_mask     */
+    uint64_t samples_young_filtered; /* live samples under options.min_age_gcs     */
 };
 
 /* A kind seen in the inputs, with its counts (so the tool can say what else there
@@ -229,6 +230,10 @@ struct rp_prof_options {
      * apply only to a kind with a "state" extra. */
     uint32_t state_mask;
     int state_frames;
+    /* Live objects (kind live, its "age_gcs" extra): keep only those that
+     * survived at least this many GCs; 0: all. A kind without the extra is not
+     * filtered. */
+    uint32_t min_age_gcs;
     /* How native, C++ and kernel symbols are named (tools/model/demangle.h): short
      * (0, the default), full or none. The frame filters see the names so. */
     enum rp_demangle_style demangle;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile.h"
 #include "scan.h"
 #include "xalloc.h"
 
@@ -103,6 +104,22 @@ static uint32_t source_of(struct rp_tl *tl, struct rp_reader *r)
     return (uint32_t)tl->nsources++;
 }
 
+/* Thread t is now called `name`: its shown name follows rp_thread_display. */
+static void thread_named(struct rp_tl_thread *t, const char *name)
+{
+    if (!name || !*name)
+        return;
+    char shown[1024];
+    if (!t->first_name[0]) {
+        free(t->first_name);
+        t->first_name = xstrdup(name);
+    }
+    rp_thread_display(shown, sizeof shown, t->first_name,
+                      strcmp(name, t->first_name) ? name : NULL);
+    free((char *)t->name);
+    t->name = xstrdup(shown);
+}
+
 /* The model's thread for (source, os tid), created on first use. */
 static uint32_t thread_row(struct rp_tl *tl, struct build *b, uint64_t tid,
                            const char *name)
@@ -124,10 +141,7 @@ static uint32_t thread_row(struct rp_tl *tl, struct build *b, uint64_t tid,
     for (; b->hash[h]; h = (h + 1) & b->hmask) {
         struct rp_tl_thread *t = &tl->threads[b->hash[h] - 1];
         if (t->os_tid == tid && t->source == b->source) {
-            if (name && *name && strcmp(name, t->name)) {   /* renamed: latest wins */
-                free((char *)t->name);
-                t->name = xstrdup(name);
-            }
+            thread_named(t, name);
             return b->hash[h] - 1;
         }
     }
@@ -135,10 +149,23 @@ static uint32_t thread_row(struct rp_tl *tl, struct build *b, uint64_t tid,
     struct rp_tl_thread *t = &tl->threads[tl->nthreads];
     memset(t, 0, sizeof *t);
     t->name = xstrdup(name);
+    t->first_name = xstrdup(name);
     t->os_tid = tid;
     t->source = b->source;
     b->hash[h] = (uint32_t)tl->nthreads + 1;
     return (uint32_t)tl->nthreads++;
+}
+
+/* A THREAD record for chunk thread `id`: a thread already in the model takes its
+ * new name now, sampled again or not (main becomes DestroyJavaVM after its last
+ * sample); the next sample re-reads it and re-applies --thread. */
+static void thread_redefined(struct rp_tl *tl, struct build *b, uint32_t id)
+{
+    uint32_t row = b->thr[id];
+    const struct rp_thread_info *ti = rp_reader_thread(b->r, id);
+    if (row != T_UNSEEN && row != T_FILTERED && ti)
+        thread_named(&tl->threads[row - 1], ti->name);
+    b->thr[id] = T_UNSEEN;
 }
 
 /* Chunk thread id -> model index, or T_FILTERED (no such thread, or --thread). */
@@ -329,7 +356,7 @@ static void load_file(struct rp_tl *tl, struct build *b, const char *path)
         else if (ev.type == RP_EV_GAUGE)
             on_gauge(tl, b, &ev);
         else if (ev.type == RP_EV_THREAD && ev.u.thread.id < b->nthr)
-            b->thr[ev.u.thread.id] = T_UNSEEN;   /* re-read its name, re-filter */
+            thread_redefined(tl, b, ev.u.thread.id);
     }
     rp_reader_close(r);
     b->r = NULL;
@@ -464,6 +491,7 @@ void rp_tl_free(struct rp_tl *tl)
 {
     for (size_t i = 0; i < tl->nthreads; i++) {
         free((char *)tl->threads[i].name);
+        free(tl->threads[i].first_name);
         free(tl->threads[i].spans);
     }
     free(tl->threads);

@@ -57,7 +57,10 @@ struct rp_tl_span {
 };
 
 struct rp_tl_thread {
-    const char *name;      /* latest name seen, "" if never named (owned)          */
+    const char *name;      /* as every command shows it (rp_thread_display): the   */
+                           /* first name, then a later one, "main (renamed        */
+                           /* DestroyJavaVM)"; "" if never named (owned)          */
+    char *first_name;      /* its name when first seen (owned)                    */
     uint64_t os_tid;
     uint32_t source;       /* index into rp_tl.sources                             */
     struct rp_tl_span *spans;

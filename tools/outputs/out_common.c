@@ -127,6 +127,9 @@ void out_header(FILE *out, const struct rp_profile *p, const struct rp_out_optio
         if (st->samples_instant_filtered)
             fprintf(out, ", %llu of other snapshots",
                     (unsigned long long)st->samples_instant_filtered);
+        if (st->samples_young_filtered)
+            fprintf(out, ", %llu younger than --min-gcs",
+                    (unsigned long long)st->samples_young_filtered);
         if (st->samples_state_filtered)
             fprintf(out, ", %llu by --state",
                     (unsigned long long)st->samples_state_filtered);

@@ -198,14 +198,14 @@ static void sample_labels(struct pprof *x, uint32_t src, const struct rp_prof_th
 }
 
 /* The thread state a wall sample's leaf frame "[state:NAME]" stands for
- * (RP_FMT_STATES), or NULL for any other frame. */
-static const char *state_of(const struct rp_prof_frame *f)
+ * (RP_FMT_STATES), into name (cap bytes). @return name, or NULL for any other
+ * frame. */
+static const char *state_of(const struct rp_prof_frame *f, char *name, size_t cap)
 {
     static const char prefix[] = "[state:";
-    static char name[32];
     if (f->type != RP_FRAME_MARKER || strncmp(f->display, prefix, sizeof prefix - 1))
         return NULL;
-    snprintf(name, sizeof name, "%s", f->display + sizeof prefix - 1);
+    snprintf(name, cap, "%s", f->display + sizeof prefix - 1);
     name[strcspn(name, "]")] = '\0';
     return name;
 }
@@ -221,10 +221,12 @@ static int write_sample(const struct rp_profile *p, uint32_t leaf, const uint32_
     size_t n = 0;
     const struct rp_prof_thread *thr = NULL;
     const char *state = NULL;
+    char state_name[32];
     for (size_t i = depth; i-- > 0;) {             /* leaf first               */
         const struct rp_prof_node *node = &p->nodes[path[i]];
         if (node->kind == RP_PNODE_FRAME && i == depth - 1 &&
-            (state = state_of(&p->frames[node->ref])) && !x->state_frames) {
+            (state = state_of(&p->frames[node->ref], state_name, sizeof state_name)) &&
+            !x->state_frames) {
             continue;   /* the state is the label, not a frame */
         } else if (node->kind == RP_PNODE_FRAME) {
             x->ids[n++] = (uint64_t)node->ref + 1;

@@ -2,9 +2,10 @@
  * src/lock.c — lock contention: MonitorContendedEnter/Entered (see lock.h for
  * the design and what the owner means).
  *
- * Cost per contended entry, on the waiting thread: Enter reads the clock and the
- * owner field (two process_vm_readv); Entered reads the clock and, for a wait
- * at or above the threshold, takes the stack and the class, resolves the owner
+ * Cost per contended entry, on the waiting thread: Enter reads the clock, the
+ * owner field (two process_vm_readv) and the monitor's class, and publishes
+ * them as the wait in progress (rp_lock_waits); Entered reads the clock and,
+ * for a wait at or above the threshold, takes the stack, resolves the owner
  * (one or two more reads, a tid lookup, and only for a stack-locked owner a pass
  * over the slots), and pushes one record. Entered runs while the thread owns the
  * monitor, so its time adds to the monitor's hold time; it is in the gauge

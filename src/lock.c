@@ -38,6 +38,8 @@ static struct {
     struct rp_lock_config cfg;
     int potential;                      /* the JVM offers can_generate_monitor_events */
     int have_cap;                       /* and this environment holds it           */
+    int have_tags;                      /* can_tag_objects: a known class's id is
+                                         * one GetTag (classes.h)                 */
     _Atomic int on;
     _Atomic int configured;
     _Atomic uint64_t threshold;
@@ -198,13 +200,17 @@ static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
         if (w) {
             /* The owner field now, resolved only if the wait turns out long;
              * the class now, so that a wait in progress can be named and
-             * Entered (which runs holding the monitor) need not look it up. */
+             * Entered (which runs holding the monitor) need not look it up;
+             * but only where that is one GetTag once the class is known:
+             * without tags every lookup reads the class's name, which only a
+             * wait over the threshold pays (in Entered). */
             atomic_store_explicit(&w->t0, 0, memory_order_relaxed);
             atomic_thread_fence(memory_order_release);
             atomic_store_explicit(&w->owner,
                                   rp_vmstructs_pending_owner(atomic_load(&s->java_thread)),
                                   memory_order_relaxed);
-            atomic_store_explicit(&w->klass, class_of(jni, object), memory_order_relaxed);
+            atomic_store_explicit(&w->klass, L.have_tags ? class_of(jni, object) : 0,
+                                  memory_order_relaxed);
             atomic_store_explicit(&w->gen1, atomic_load(&s->gen) + 1, memory_order_relaxed);
             atomic_store_explicit(&w->t0, t0, memory_order_release);
         }
@@ -323,6 +329,7 @@ void rp_lock_init(jvmtiEnv *jvmti, const struct rp_lock_config *cfg,
     L.jvmti = jvmti;
     L.cfg = *cfg;
     L.have_cap = got->can_generate_monitor_events;
+    L.have_tags = got->can_tag_objects;
     atomic_store(&L.threshold, cfg->on ? cfg->threshold_ns : RP_LOCK_DEFAULT_THRESHOLD_NS);
     atomic_store(&L.configured, cfg->on);
     cb->MonitorContendedEnter = on_contended_enter;

@@ -37,6 +37,7 @@ static struct {
     jclass aos, system;                /* global refs                             */
     jmethodID ihash;
     struct rp_json out;                /* the dump's members, as one object       */
+    jvmtiFrameInfo frames[RP_THREADDUMP_FRAMES_MAX];   /* one stack as read       */
     struct rp_lock_wait waits[WAITS_MAX];
 } D;
 
@@ -249,10 +250,15 @@ static void read_thread(struct dump *d, struct th *t)
     t->id = (int64_t)(*jni)->GetLongField(jni, t->ref, D.tid);
     if ((*D.jvmti)->GetThreadState(D.jvmti, t->ref, &t->state) != JVMTI_ERROR_NONE)
         t->state = 0;
-    t->frames = malloc(RP_THREADDUMP_FRAMES_MAX * sizeof *t->frames);
-    if (!t->frames ||
-        (*D.jvmti)->GetStackTrace(D.jvmti, t->ref, 0, RP_THREADDUMP_FRAMES_MAX, t->frames,
+    /* Read into one buffer, kept at its size: 2000 threads of a few frames
+     * must not cost 2000 full buffers. */
+    if ((*D.jvmti)->GetStackTrace(D.jvmti, t->ref, 0, RP_THREADDUMP_FRAMES_MAX, D.frames,
                                   &t->nframes) != JVMTI_ERROR_NONE)
+        t->nframes = 0;
+    t->frames = t->nframes ? malloc((size_t)t->nframes * sizeof *t->frames) : NULL;
+    if (t->frames)
+        memcpy(t->frames, D.frames, (size_t)t->nframes * sizeof *t->frames);
+    else
         t->nframes = 0;
     t->total = t->nframes;
     if (t->nframes == RP_THREADDUMP_FRAMES_MAX &&

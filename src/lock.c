@@ -261,6 +261,12 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
 
 /* ------------------------------------------------------ waits in progress -- */
 
+struct rp_slot *rp_lock_pending_owner(JNIEnv *jni, jobject thread)
+{
+    uint64_t jt = rp_vmstructs_java_thread(jni, thread);
+    return jt ? owner_slot(rp_vmstructs_pending_owner(jt)) : NULL;
+}
+
 void rp_lock_wait_json(struct rp_json *j, const struct rp_lock_wait *w, int thread)
 {
     struct rp_slot_meta m;

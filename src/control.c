@@ -358,6 +358,10 @@ static int conn_reply(struct rp_control *ctl, struct conn *c, uint64_t now)
         return -1;
     }
     memcpy(c->out, text, len);
+    /* The writer keeps its buffer for the next reply, but not one that only a
+     * thread dump needed (up to RP_CONTROL_THREADS_REPLY_MAX). */
+    if (ctl->reply.cap > RP_CONTROL_REPLY_MAX)
+        rp_json_free(&ctl->reply);
     c->outlen = len;
     c->outoff = 0;
     c->out_ms = now;

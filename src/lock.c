@@ -2,9 +2,10 @@
  * src/lock.c — lock contention: MonitorContendedEnter/Entered (see lock.h for
  * the design and what the owner means).
  *
- * Cost per contended entry, on the waiting thread: Enter reads the clock and the
- * owner field (two process_vm_readv); Entered reads the clock and, for a wait
- * at or above the threshold, takes the stack and the class, resolves the owner
+ * Cost per contended entry, on the waiting thread: Enter reads the clock, the
+ * owner field (two process_vm_readv) and the monitor's class, and publishes
+ * them as the wait in progress (rp_lock_waits); Entered reads the clock and,
+ * for a wait at or above the threshold, takes the stack, resolves the owner
  * (one or two more reads, a tid lookup, and only for a stack-locked owner a pass
  * over the slots), and pushes one record. Entered runs while the thread owns the
  * monitor, so its time adds to the monitor's hold time; it is in the gauge
@@ -37,6 +38,8 @@ static struct {
     struct rp_lock_config cfg;
     int potential;                      /* the JVM offers can_generate_monitor_events */
     int have_cap;                       /* and this environment holds it           */
+    int have_tags;                      /* can_tag_objects: a known class's id is
+                                         * one GetTag (classes.h)                 */
     _Atomic int on;
     _Atomic int configured;
     _Atomic uint64_t threshold;
@@ -197,13 +200,17 @@ static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
         if (w) {
             /* The owner field now, resolved only if the wait turns out long;
              * the class now, so that a wait in progress can be named and
-             * Entered (which runs holding the monitor) need not look it up. */
+             * Entered (which runs holding the monitor) need not look it up;
+             * but only where that is one GetTag once the class is known:
+             * without tags every lookup reads the class's name, which only a
+             * wait over the threshold pays (in Entered). */
             atomic_store_explicit(&w->t0, 0, memory_order_relaxed);
             atomic_thread_fence(memory_order_release);
             atomic_store_explicit(&w->owner,
                                   rp_vmstructs_pending_owner(atomic_load(&s->java_thread)),
                                   memory_order_relaxed);
-            atomic_store_explicit(&w->klass, class_of(jni, object), memory_order_relaxed);
+            atomic_store_explicit(&w->klass, L.have_tags ? class_of(jni, object) : 0,
+                                  memory_order_relaxed);
             atomic_store_explicit(&w->gen1, atomic_load(&s->gen) + 1, memory_order_relaxed);
             atomic_store_explicit(&w->t0, t0, memory_order_release);
         }
@@ -253,6 +260,12 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
 }
 
 /* ------------------------------------------------------ waits in progress -- */
+
+struct rp_slot *rp_lock_pending_owner(JNIEnv *jni, jobject thread)
+{
+    uint64_t jt = rp_vmstructs_java_thread(jni, thread);
+    return jt ? owner_slot(rp_vmstructs_pending_owner(jt)) : NULL;
+}
 
 void rp_lock_wait_json(struct rp_json *j, const struct rp_lock_wait *w, int thread)
 {
@@ -322,6 +335,7 @@ void rp_lock_init(jvmtiEnv *jvmti, const struct rp_lock_config *cfg,
     L.jvmti = jvmti;
     L.cfg = *cfg;
     L.have_cap = got->can_generate_monitor_events;
+    L.have_tags = got->can_tag_objects;
     atomic_store(&L.threshold, cfg->on ? cfg->threshold_ns : RP_LOCK_DEFAULT_THRESHOLD_NS);
     atomic_store(&L.configured, cfg->on);
     cb->MonitorContendedEnter = on_contended_enter;

@@ -114,6 +114,13 @@ struct rp_lock_wait {
  * thread; allocates nothing. */
 size_t rp_lock_waits(struct rp_lock_wait *out, size_t max, uint64_t min_age_ns);
 
+/* rp_lock_pending_owner: the slot of the thread that owns the monitor `thread`
+ * is blocked on now, read through VMStructs as the Enter callback reads it
+ * (JavaThread::_current_pending_monitor), or NULL (not blocked, unknown). For
+ * a thread dump without can_get_current_contended_monitor. A thread attached
+ * to the JVM (`jni` is its env). */
+struct rp_slot *rp_lock_pending_owner(JNIEnv *jni, jobject thread);
+
 /* One wait as a JSON object: "thread" and "tid" (if `thread`), "age_ns",
  * "lock" (the monitor's class, or null), "owner" (its name, or null: unknown)
  * and "owner_tid". Any thread but the signal handler (takes the registry's

@@ -37,6 +37,7 @@ static struct {
     jclass aos, system;                /* global refs                             */
     jmethodID ihash;
     struct rp_json out;                /* the dump's members, as one object       */
+    jvmtiFrameInfo frames[RP_THREADDUMP_FRAMES_MAX];   /* one stack as read       */
     struct rp_lock_wait waits[WAITS_MAX];
 } D;
 
@@ -61,6 +62,9 @@ struct th {
     int contended;             /* the monitor it is blocked on or waiting on     */
     int parked;                /* the object it is parked on                     */
     int waits_for;             /* the thread that holds what it waits for       */
+    int pending_owner;         /* without can_get_current_contended_monitor:
+                                * the holder of the monitor it is blocked on,
+                                * read through VMStructs (lock.h), or -1      */
     int wait_lock;             /* and that lock                                  */
     int in_cycle;
     const struct rp_lock_wait *wait;   /* lock.h's wait in progress, or NULL      */
@@ -188,6 +192,19 @@ static int thread_index(const struct dump *d, jobject thread)
     return -1;
 }
 
+/* The thread index of the thread in `slot`, by its Java thread id, or -1. */
+static int slot_index(const struct dump *d, struct rp_slot *slot)
+{
+    struct rp_slot_meta m;
+    if (!slot)
+        return -1;
+    rp_threads_meta(slot, &m);
+    for (jint i = 0; m.java_tid && i < d->n; i++)
+        if (d->t[i].id == m.java_tid)
+            return (int)i;
+    return -1;
+}
+
 /* The object `t` waits for now: the monitor it is blocked on, else the object it
  * is parked on. A new local ref, or NULL. */
 static jobject waited_object(struct dump *d, jthread t, jint state)
@@ -223,7 +240,10 @@ static void read_monitors(struct dump *d, struct th *t)
     }
     if (info)
         (*D.jvmti)->Deallocate(D.jvmti, (unsigned char *)info);
-    if (!(t->state & JVMTI_THREAD_STATE_PARKED)) {
+    if (!D.got.can_get_current_contended_monitor &&
+        (t->state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)) {
+        t->pending_owner = -2;          /* resolved once every thread is read */
+    } else if (!(t->state & JVMTI_THREAD_STATE_PARKED)) {
         t->contended = lock_index(d, waited_object(d, t->ref, t->state));
     } else {
         t->parked = lock_index(d, waited_object(d, t->ref, t->state));
@@ -235,7 +255,7 @@ static void read_thread(struct dump *d, struct th *t)
     JNIEnv *jni = d->jni;
     jvmtiThreadInfo info;
     memset(&info, 0, sizeof info);
-    t->contended = t->parked = t->waits_for = t->wait_lock = -1;
+    t->contended = t->parked = t->waits_for = t->wait_lock = t->pending_owner = -1;
     if ((*D.jvmti)->GetThreadInfo(D.jvmti, t->ref, &info) == JVMTI_ERROR_NONE) {
         t->name = info.name ? strdup(info.name) : NULL;
         t->daemon = info.is_daemon;
@@ -249,10 +269,15 @@ static void read_thread(struct dump *d, struct th *t)
     t->id = (int64_t)(*jni)->GetLongField(jni, t->ref, D.tid);
     if ((*D.jvmti)->GetThreadState(D.jvmti, t->ref, &t->state) != JVMTI_ERROR_NONE)
         t->state = 0;
-    t->frames = malloc(RP_THREADDUMP_FRAMES_MAX * sizeof *t->frames);
-    if (!t->frames ||
-        (*D.jvmti)->GetStackTrace(D.jvmti, t->ref, 0, RP_THREADDUMP_FRAMES_MAX, t->frames,
+    /* Read into one buffer, kept at its size: 2000 threads of a few frames
+     * must not cost 2000 full buffers. */
+    if ((*D.jvmti)->GetStackTrace(D.jvmti, t->ref, 0, RP_THREADDUMP_FRAMES_MAX, D.frames,
                                   &t->nframes) != JVMTI_ERROR_NONE)
+        t->nframes = 0;
+    t->frames = t->nframes ? malloc((size_t)t->nframes * sizeof *t->frames) : NULL;
+    if (t->frames)
+        memcpy(t->frames, D.frames, (size_t)t->nframes * sizeof *t->frames);
+    else
         t->nframes = 0;
     t->total = t->nframes;
     if (t->nframes == RP_THREADDUMP_FRAMES_MAX &&
@@ -280,6 +305,12 @@ static void link_waits(struct dump *d)
     }
     for (jint i = 0; i < d->n; i++) {
         struct th *t = &d->t[i];
+        if (t->pending_owner == -2)
+            t->pending_owner = slot_index(d, rp_lock_pending_owner(jni, t->ref));
+        if (t->pending_owner >= 0 && t->pending_owner != (int)i) {
+            t->waits_for = t->pending_owner;        /* the monitor is not known */
+            continue;
+        }
         int k = (t->state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) ? t->contended
               : t->parked >= 0 && d->l[t->parked].ownable ? t->parked : -1;
         if (k >= 0 && d->l[k].owner >= 0 && d->l[k].owner != (int)i) {
@@ -296,6 +327,9 @@ static int still_waiting(struct dump *d, int i)
     jint state = 0;
     if ((*D.jvmti)->GetThreadState(D.jvmti, t->ref, &state) != JVMTI_ERROR_NONE)
         return 0;
+    if (t->wait_lock < 0)
+        return (state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) &&
+               slot_index(d, rp_lock_pending_owner(d->jni, t->ref)) == t->waits_for;
     jobject o = waited_object(d, t->ref, state);
     int same = o && (*d->jni)->IsSameObject(d->jni, o, d->l[t->wait_lock].ref);
     if (o)
@@ -426,6 +460,23 @@ static void lock_json(struct rp_json *j, const struct dump *d, const char *key, 
     rp_json_object_end(j);
 }
 
+/* A monitor known only by its holder (pending_owner): no id; its class from
+ * the lock module's wait in progress, if it keeps one. */
+static void unknown_monitor_json(struct rp_json *j, const struct dump *d, const char *key,
+                                 const struct th *t)
+{
+    const struct th *o = &d->t[t->waits_for];
+    rp_json_key(j, key);
+    rp_json_object_begin(j);
+    rp_json_kv_string(j, "id", NULL);
+    rp_json_kv_string(j, "class", t->wait && t->wait->klass ? rp_class_name(t->wait->klass)
+                                                            : NULL);
+    rp_json_kv_bool(j, "ownable", 0);
+    rp_json_kv_string(j, "owner", o->name);
+    rp_json_kv_i64(j, "owner_id", o->id);
+    rp_json_object_end(j);
+}
+
 static void frames_json(struct rp_json *j, const struct dump *d, const struct th *t)
 {
     rp_json_kv_i64(j, "frames_total", t->total);
@@ -485,6 +536,8 @@ static void thread_json(struct rp_json *j, const struct dump *d, int i)
                         ? "waiting_on" : "blocked_on", t->contended);
     if (t->parked >= 0)
         lock_json(j, d, "parked_on", t->parked);
+    if (t->pending_owner >= 0 && t->waits_for >= 0)
+        unknown_monitor_json(j, d, "blocked_on", t);
     if (t->wait) {
         rp_json_key(j, "lock_wait");
         rp_lock_wait_json(j, t->wait, 0);
@@ -506,7 +559,10 @@ static void deadlocks_json(struct rp_json *j, const struct dump *d)
             rp_json_object_begin(j);
             rp_json_kv_string(j, "thread", t->name);
             rp_json_kv_i64(j, "id", t->id);
-            lock_json(j, d, "waits_for", t->wait_lock);
+            if (t->wait_lock >= 0)
+                lock_json(j, d, "waits_for", t->wait_lock);
+            else
+                unknown_monitor_json(j, d, "waits_for", t);
             rp_json_object_end(j);
         }
         rp_json_array_end(j);

@@ -27,7 +27,10 @@
  * Capabilities: can_get_owned_monitor_info, can_get_owned_monitor_stack_depth_info
  * and can_get_current_contended_monitor, asked for at load and again at the
  * first dump if they were not had; the reply names those missing ("unavailable")
- * and leaves out what they would have given.
+ * and leaves out what they would have given. Without
+ * can_get_current_contended_monitor (HotSpot grants it at load only, so an
+ * attached agent lacks it), a blocked thread's monitor is known by its holder
+ * alone, read through VMStructs (rp_lock_pending_owner): enough for the cycles.
  */
 #ifndef RINGPROF_SRC_THREADDUMP_H
 #define RINGPROF_SRC_THREADDUMP_H

@@ -180,7 +180,8 @@ test_ctl() {
 # match across threads, and stack lines equal to the ones the program's own
 # Thread.getStackTrace gives; status shows the two monitor waits in progress,
 # each at least as old as the time since the program saw them stuck; the live
-# thread keeps counting and the JVM exits cleanly.
+# thread keeps counting and the JVM exits cleanly. Then the same with an agent
+# attached late: both cycles found without the monitor capabilities.
 test_threads() {
     java_start -agentpath:"$RP_AGENT=dir=$work/rec,lock=1ms" -- Deadlocks "$work/stop"
     wait_ready
@@ -286,6 +287,39 @@ PY
     pid=
     no_hs_err
     has_line '^done' "$work/out" || fail "the program did not finish"
+
+    # Attached late, the agent has no monitor capabilities (HotSpot grants
+    # them at load only): it says so, and still finds both cycles, the
+    # monitors' through VMStructs (holders, not the objects).
+    java_start -- Deadlocks "$work/stop2"
+    wait_ready
+    rp attach --agent "$RP_AGENT" $pid "dir=$work/rec2" >"$work/attach" 2>&1 ||
+        fail "attach failed: $(cat "$work/attach")"
+    wait_for -p $pid - status_to "$work/s4" || { show_err; fail "the attached agent did not answer status"; }
+    ctl threads >"$work/threads2.json" || fail "ctl threads (attached): $(head -c 300 "$work/threads2.json")"
+    python3 - "$work/threads2.json" <<'PY' || fail "the attached agent's dump is wrong (above)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+bad = []
+un = r["unavailable"]
+if not any("can_get_current_contended_monitor" in u for u in un):
+    print("# unavailable: %s (this JVM grants the monitor capabilities late)" % un)
+cycles = {tuple(sorted(e["thread"] for e in c)): c for c in r["deadlocks"]}
+if sorted(cycles) != [("jucl-a", "jucl-b"), ("mon-a", "mon-b")]:
+    bad.append("cycles %s" % sorted(cycles))
+for c in cycles.values():
+    for i, e in enumerate(c):
+        nxt = c[(i + 1) % len(c)]["thread"]
+        if e["waits_for"]["owner"] != nxt:
+            bad.append("%s waits for a lock of %s, not %s" % (e["thread"], e["waits_for"]["owner"], nxt))
+for b in bad:
+    print("wrong:", b)
+sys.exit(1 if bad else 0)
+PY
+    touch "$work/stop2"
+    wait $pid || { rc=$?; pid=; show_err; fail "java exited $rc (attached)"; }
+    pid=
+    no_hs_err
 }
 
 case "$test_name" in

@@ -213,7 +213,8 @@ check(r == {"protocol": 1, "ok": True, "command": "version", "ringprof": r.get("
 
 r = ask(sock, "help")
 check(r.get("ok") is True and r.get("commands") ==
-      ["status", "flush", "rotate", "start", "stop", "set", "version", "help"] and
+      ["status", "flush", "rotate", "start", "stop", "set", "version", "threads",
+       "help"] and
       r.get("kinds") == ["cpu", "alloc", "lock", "wall"] and
       r.get("settings") == ["interval", "alloc", "lock", "wall", "wallthreads"],
       "help reply: %r" % r)

@@ -117,6 +117,44 @@ static void test_json_escaping(void)
     }
 }
 
+/* rp_json_members: another writer's object spliced into an open object, with
+ * the commas right whether members come before, after or not at all; refused
+ * where no member may go. */
+static void test_json_members(void)
+{
+    struct rp_json j, part;
+    rp_json_init(&j, 4096);
+    rp_json_init(&part, 4096);
+    rp_json_object_begin(&part);
+    rp_json_kv_u64(&part, "a", 1);
+    rp_json_key(&part, "b");
+    rp_json_array_begin(&part);
+    rp_json_array_end(&part);
+    rp_json_object_end(&part);
+    size_t len;
+    const char *text = rp_json_text(&part, &len);
+    rp_json_object_begin(&j);
+    rp_json_members(&j, text, len);
+    rp_json_members(&j, "{}", 2);
+    rp_json_kv_bool(&j, "c", 1);
+    rp_json_members(&j, text, len);
+    rp_json_object_end(&j);
+    expect_text(&j, "{\"a\":1,\"b\":[],\"c\":true,\"a\":1,\"b\":[]}", "members");
+    rp_json_reset(&j);
+    rp_json_array_begin(&j);
+    rp_json_members(&j, text, len);
+    CHECK(rp_json_error(&j) == RP_JSON_MISUSE, "members into an array: error %d",
+          (int)rp_json_error(&j));
+    rp_json_reset(&j);
+    rp_json_object_begin(&j);
+    rp_json_key(&j, "k");
+    rp_json_members(&j, text, len);
+    CHECK(rp_json_error(&j) == RP_JSON_MISUSE, "members after a key: error %d",
+          (int)rp_json_error(&j));
+    rp_json_free(&j);
+    rp_json_free(&part);
+}
+
 static void test_json_errors(void)
 {
     struct rp_json j;
@@ -201,6 +239,7 @@ static void test_parse_commands(void)
     expect_ok("rotate", RP_CTL_ROTATE, 0);
     expect_ok("version", RP_CTL_VERSION, 0);
     expect_ok("help", RP_CTL_HELP, 0);
+    expect_ok("threads", RP_CTL_THREADS, 0);
     expect_ok("start", RP_CTL_START, RP_CTL_KIND_ALL);
     expect_ok("stop", RP_CTL_STOP, RP_CTL_KIND_ALL);
     expect_ok("start cpu", RP_CTL_START, RP_CTL_KIND_CPU);
@@ -259,6 +298,7 @@ static void test_parse_refusals(void)
     EXPECT_ERR("status now", RP_CTL_STATUS, "'status' takes no arguments (got 'now')");
     EXPECT_ERR("flush x", RP_CTL_FLUSH, "takes no arguments");
     EXPECT_ERR("version 2", RP_CTL_VERSION, "takes no arguments");
+    EXPECT_ERR("threads all", RP_CTL_THREADS, "'threads' takes no arguments");
     EXPECT_ERR("start heap", RP_CTL_START,
                "unknown event kind 'heap': kinds are cpu, alloc, lock, wall");
     EXPECT_ERR("set wall=500us", RP_CTL_SET, "bad value '500us' for wall: accepted values are "
@@ -412,6 +452,7 @@ int main(void)
     test_json_shapes();
     test_json_escaping();
     test_json_errors();
+    test_json_members();
     test_parse_commands();
     test_parse_refusals();
     test_parse_every_byte();

@@ -15,14 +15,20 @@ static void put(FILE *f, const char *s)
     rp_print_untrusted(f, s ? s : "?", 0);
 }
 
-/* <0x1b6d3586> (a java.lang.Object) */
+/* <0x1b6d3586> (a java.lang.Object); a monitor known only by its holder (an
+ * attached agent: docs/control.md) has no id, and maybe no class. */
 static void lock_text(FILE *f, const struct rp_jv *lock)
 {
+    const char *id = rp_jv_str(rp_jv_get(lock, "id")),
+               *cls = rp_jv_str(rp_jv_get(lock, "class"));
     fputc('<', f);
-    put(f, rp_jv_str(rp_jv_get(lock, "id")));
-    fputs("> (a ", f);
-    put(f, rp_jv_str(rp_jv_get(lock, "class")));
-    fputc(')', f);
+    put(f, id ? id : "a monitor");
+    fputc('>', f);
+    if (cls) {
+        fputs(" (a ", f);
+        put(f, cls);
+        fputc(')', f);
+    }
 }
 
 static void owner_text(FILE *f, const struct rp_jv *lock)

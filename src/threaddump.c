@@ -10,6 +10,12 @@
  * still runs later, so it must not touch the caller's reply); the control
  * thread copies its members into the reply once the call has returned, when no
  * dump is running.
+ *
+ * The threads and locks the dump keeps are global references, and every other
+ * reference is deleted once read, so the dump needs a constant number of local
+ * references (LOCAL_REFS) whatever the number of threads: HotSpot refuses to
+ * promise more than -XX:MaxJNILocalCapacity (65536) of them, which one
+ * reference per thread and lock would pass at about 8,000 threads.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -24,6 +30,9 @@
 #include "methods.h"
 #include "threaddump.h"
 #include "threads.h"
+
+/* The local references a dump holds at once (a thread's transient ones). */
+#define LOCAL_REFS 64
 
 /* Contended monitor waits in progress matched to the dump's threads. */
 #define WAITS_MAX 4096
@@ -43,7 +52,7 @@ static struct {
 
 /* A lock object seen in the dump. */
 struct lk {
-    jobject ref;
+    jobject ref;               /* a global reference                             */
     uint32_t hash, klass;
     int owner;                 /* index of the thread holding it, -1: none known */
     int ownable;               /* an AbstractOwnableSynchronizer                 */
@@ -72,7 +81,7 @@ struct th {
 
 struct dump {
     JNIEnv *jni;
-    jthread *refs;
+    jthread *refs;             /* GetAllThreads' array, made global references   */
     jint n;
     struct th *t;
     struct lk *l;
@@ -152,34 +161,43 @@ static int lookup_ids(JNIEnv *jni)
 
 /* --------------------------------------------------------------- reading -- */
 
-/* The lock table's index of `obj` (a local ref the table keeps), added if new;
- * -1 for NULL or no memory. */
+/* The lock table's index of `obj`, added if new; -1 for NULL or no memory.
+ * `obj` is a local reference, deleted here (the table keeps a global one). Locks
+ * are compared by identity hash first, so a dump of many threads holding many
+ * locks does not compare every pair. */
 static int lock_index(struct dump *d, jobject obj)
 {
     JNIEnv *jni = d->jni;
     if (!obj)
         return -1;
-    for (size_t i = 0; i < d->nl; i++)
-        if ((*jni)->IsSameObject(jni, d->l[i].ref, obj))
-            return (int)i;
-    if (d->nl == d->capl) {
+    uint32_t hash = (uint32_t)(*jni)->CallStaticIntMethod(jni, D.system, D.ihash, obj);
+    (*jni)->ExceptionClear(jni);
+    int found = -1;
+    for (size_t i = 0; i < d->nl && found < 0; i++)
+        if (d->l[i].hash == hash && (*jni)->IsSameObject(jni, d->l[i].ref, obj))
+            found = (int)i;
+    if (found < 0 && d->nl == d->capl) {
         size_t cap = d->capl ? d->capl * 2 : 64;
         struct lk *l = realloc(d->l, cap * sizeof *l);
-        if (!l)
-            return -1;
-        d->l = l;
-        d->capl = cap;
+        if (l) {
+            d->l = l;
+            d->capl = cap;
+        }
+    }
+    jobject ref = found < 0 && d->nl < d->capl ? (*jni)->NewGlobalRef(jni, obj) : NULL;
+    if (!ref) {
+        (*jni)->DeleteLocalRef(jni, obj);
+        return found;
     }
     struct lk *k = &d->l[d->nl];
-    *k = (struct lk){.ref = obj, .owner = -1};
-    k->hash = (uint32_t)(*jni)->CallStaticIntMethod(jni, D.system, D.ihash, obj);
-    (*jni)->ExceptionClear(jni);
+    *k = (struct lk){.ref = ref, .hash = hash, .owner = -1};
     jclass c = (*jni)->GetObjectClass(jni, obj);
     if (c) {
         k->klass = rp_class_id(D.jvmti, c);
         (*jni)->DeleteLocalRef(jni, c);
     }
     k->ownable = D.aos && (*jni)->IsInstanceOf(jni, obj, D.aos);
+    (*jni)->DeleteLocalRef(jni, obj);
     return (int)d->nl++;
 }
 
@@ -598,7 +616,12 @@ static void dump_free(struct dump *d)
         free(d->cycles[c]);
     free(d->cycles);
     free(d->t);
+    for (size_t k = 0; k < d->nl; k++)
+        (*d->jni)->DeleteGlobalRef(d->jni, d->l[k].ref);
     free(d->l);
+    for (jint i = 0; d->refs && i < d->n; i++)
+        if (d->refs[i])
+            (*d->jni)->DeleteGlobalRef(d->jni, d->refs[i]);
     if (d->refs)
         (*D.jvmti)->Deallocate(D.jvmti, (unsigned char *)d->refs);
 }
@@ -620,17 +643,28 @@ static int take(void *arg, char *err, size_t errlen)
                  "System.identityHashCode: no thread dump");
         return -1;
     }
-    if ((*jni)->PushLocalFrame(jni, 64) != 0) {
+    if ((*jni)->PushLocalFrame(jni, LOCAL_REFS) != 0) {
         (*jni)->ExceptionClear(jni);
         snprintf(err, errlen, "out of memory for the thread dump");
         return -1;
     }
     int rc = -1;
-    if ((*D.jvmti)->GetAllThreads(D.jvmti, &d.n, &d.refs) != JVMTI_ERROR_NONE ||
-        (*jni)->EnsureLocalCapacity(jni, d.n * 8 + 64) != 0 ||
-        !(d.t = calloc((size_t)d.n + 1, sizeof *d.t))) {
-        (*jni)->ExceptionClear(jni);
-        snprintf(err, errlen, "the threads could not be listed (out of memory?)");
+    jvmtiError e = (*D.jvmti)->GetAllThreads(D.jvmti, &d.n, &d.refs);
+    if (e != JVMTI_ERROR_NONE) {
+        d.refs = NULL, d.n = 0;
+        snprintf(err, errlen, "the threads could not be listed (JVMTI error %d)", (int)e);
+        goto out;
+    }
+    /* GetAllThreads' local references, global ones from here on. */
+    int refs_ok = 1;
+    for (jint i = 0; i < d.n; i++) {
+        jthread local = d.refs[i];
+        d.refs[i] = (*jni)->NewGlobalRef(jni, local);
+        (*jni)->DeleteLocalRef(jni, local);
+        refs_ok &= d.refs[i] != NULL;   /* a NULL jthread would be the flusher */
+    }
+    if (!refs_ok || !(d.t = calloc((size_t)d.n + 1, sizeof *d.t))) {
+        snprintf(err, errlen, "out of memory for the thread dump of %d threads", (int)d.n);
         goto out;
     }
     for (jint i = 0; i < d.n; i++) {

@@ -181,9 +181,13 @@ test_ctl() {
 # Thread.getStackTrace gives; status shows the two monitor waits in progress,
 # each at least as old as the time since the program saw them stuck; the live
 # thread keeps counting and the JVM exits cleanly. Then the same with an agent
-# attached late: both cycles found without the monitor capabilities.
+# attached late: both cycles found without the monitor capabilities. The first
+# JVM allows only 128 JNI local references to be promised
+# (-XX:MaxJNILocalCapacity; HotSpot's default is 65536): a dump that needs one
+# per thread or lock fails there as it would past about 8,000 threads.
 test_threads() {
-    java_start -agentpath:"$RP_AGENT=dir=$work/rec,lock=1ms" -- Deadlocks "$work/stop"
+    java_start -XX:MaxJNILocalCapacity=128 -agentpath:"$RP_AGENT=dir=$work/rec,lock=1ms" \
+        -- Deadlocks "$work/stop"
     wait_ready
     local t_ready=$EPOCHREALTIME
     status_to() { ctl status >"$1" 2>/dev/null; }

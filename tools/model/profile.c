@@ -1190,6 +1190,15 @@ const struct rp_thread_info *rp_prof_chunk_thread(const struct rp_profile *p,
     return p->b && p->b->r && id ? rp_reader_thread(p->b->r, id) : NULL;
 }
 
+const char *rp_prof_chunk_class(const struct rp_profile *p, uint32_t id)
+{
+    if (!p->b || !p->b->r || !id)
+        return NULL;
+    /* The callback's profile is const to it; a shortened name goes into the
+     * arena, as the class frames' names do. */
+    return class_shown((struct rp_profile *)p, rp_reader_class(p->b->r, id));
+}
+
 int rp_prof_add_file(struct rp_profile *p, const char *path)
 {
     p->stats.files++;

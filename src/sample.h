@@ -129,8 +129,9 @@ struct rp_alloc_tail {
     uint32_t live_gen;      /* that entry's generation                             */
 };
 
-/* What a wall-clock record (RP_SAMPLE_WALL) carries after its frames. The
- * fields are the extras of kind `wall` (include/ringprof/events.h). */
+/* What a wall-clock record (RP_SAMPLE_WALL) carries after its frames: the
+ * extras of kind `wall` (include/ringprof/events.h), the owner as a slot and
+ * generation that the flusher turns into a THREAD id (rp_sink_slot_thread). */
 struct rp_wall_tail {
     uint32_t state;         /* enum rp_thread_state                                */
     uint32_t jvmti_state;   /* GetThreadState's bits                               */

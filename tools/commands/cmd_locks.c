@@ -581,7 +581,7 @@ static void print_owners(FILE *out, const struct locks *l, const struct owner *o
     fprintf(out, "  owners (%zu, by the wait they caused):\n", n);
     for (size_t k = 0; k < no; k++) {
         const struct owner *o = &owners[k];
-        fprintf(out, "  %7llu %-7s %14s %6.2f%%  ", (unsigned long long)o->waits, what,
+        fprintf(out, "  %7llu %s %14s %6.2f%%  ", (unsigned long long)o->waits, what,
                 fmt_ns(o->wait_ns, a, sizeof a), out_pct(o->wait_ns, all));
         if (o->name) {
             out_text(out, o->name[0] ? o->name : "?");

@@ -55,16 +55,21 @@ int rp_park_available(JNIEnv *jni)
     return P.blocker && P.owner;
 }
 
-jobject rp_park_blocker(JNIEnv *jni, jobject thread)
+/* Object field `f` of `obj`: a new local ref, or NULL (null, or an exception,
+ * cleared). */
+static jobject object_field(JNIEnv *jni, jobject obj, jfieldID f)
 {
-    if (!thread || !rp_park_available(jni))
-        return NULL;
-    jobject b = (*jni)->GetObjectField(jni, thread, P.blocker);
+    jobject v = (*jni)->GetObjectField(jni, obj, f);
     if ((*jni)->ExceptionCheck(jni)) {
         (*jni)->ExceptionClear(jni);
         return NULL;
     }
-    return b;
+    return v;
+}
+
+jobject rp_park_blocker(JNIEnv *jni, jobject thread)
+{
+    return thread && rp_park_available(jni) ? object_field(jni, thread, P.blocker) : NULL;
 }
 
 int rp_park_ownable(JNIEnv *jni, jobject obj)
@@ -74,12 +79,5 @@ int rp_park_ownable(JNIEnv *jni, jobject obj)
 
 jobject rp_park_owner(JNIEnv *jni, jobject obj)
 {
-    if (!rp_park_ownable(jni, obj))
-        return NULL;
-    jobject o = (*jni)->GetObjectField(jni, obj, P.owner);
-    if ((*jni)->ExceptionCheck(jni)) {
-        (*jni)->ExceptionClear(jni);
-        return NULL;
-    }
-    return o;
+    return rp_park_ownable(jni, obj) ? object_field(jni, obj, P.owner) : NULL;
 }

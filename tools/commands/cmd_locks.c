@@ -44,6 +44,8 @@
 #define JUC_LOCKS "java.util.concurrent.locks."
 #define LOCK_SUPPORT "java.util.concurrent.locks.LockSupport"
 
+/* An owner and the waits it caused; also, for a parked site, a blocker class
+ * (name: the class, NULL: none recorded; os_tid 0; waits: samples). */
 struct owner {
     uint64_t os_tid;             /* 0 with name NULL: unknown                    */
     char *name;
@@ -60,19 +62,13 @@ struct monitor {
     size_t nstacks, cap_stacks;
 };
 
-/* A parked site's blocker class (the parkBlocker's class, NULL: none recorded). */
-struct blocker {
-    char *name;
-    uint64_t samples, wall_ns;
-};
-
 struct juc_site {
     uint32_t site, via;          /* methods; RP_PROF_NONE: none                  */
     uint64_t samples, wall_ns, threads;
     uint32_t last_thread;        /* to count threads once each                   */
     struct owner *owners;        /* the blockers' owners, by sample: waits are   */
     size_t nowners, cap_owners;  /* samples, wait_ns their wall time             */
-    struct blocker *blockers;
+    struct owner *blockers;      /* the blockers' classes, by sample              */
     size_t nblockers, cap_blockers;
 };
 
@@ -291,18 +287,6 @@ static int cmp_owners(const void *a, const void *b)
     return c ? c : (x->os_tid < y->os_tid ? -1 : x->os_tid > y->os_tid);
 }
 
-static int cmp_blockers(const void *a, const void *b)
-{
-    const struct blocker *x = a, *y = b;
-    if (x->wall_ns != y->wall_ns)
-        return x->wall_ns > y->wall_ns ? -1 : 1;
-    if (x->samples != y->samples)
-        return x->samples > y->samples ? -1 : 1;
-    if (!x->name || !y->name)
-        return !x->name ? (y->name ? 1 : 0) : -1;
-    return strcmp(x->name, y->name);
-}
-
 static int cmp_stacks(const void *a, const void *b)
 {
     const struct rp_prof_node *x = &sort_p->nodes[*(const uint32_t *)a];
@@ -401,21 +385,14 @@ static size_t site_of(struct locks *l, const struct rp_profile *p, uint32_t leaf
         s->via = via;
         s->last_thread = RP_PROF_NONE;
     }
-    if (leaf >= l->cap_leaf) {
-        size_t cap = l->cap_leaf ? l->cap_leaf : 256;
-        while (cap <= leaf)
-            cap *= 2;
-        l->leaf_site = rp_xrealloc(l->leaf_site, cap * sizeof *l->leaf_site);
-        memset(l->leaf_site + l->cap_leaf, 0, (cap - l->cap_leaf) * sizeof *l->leaf_site);
-        l->cap_leaf = cap;
-    }
+    rp_xgrow_map((void **)&l->leaf_site, &l->cap_leaf, leaf, sizeof *l->leaf_site, 256, 0);
     l->leaf_site[leaf] = (uint32_t)i + 1;
     return i;
 }
 
 static void blocker_add(struct juc_site *s, const char *name, uint64_t ns)
 {
-    struct blocker *b = NULL;
+    struct owner *b = NULL;
     for (size_t i = 0; i < s->nblockers && !b; i++)
         if (name ? s->blockers[i].name && !strcmp(s->blockers[i].name, name)
                  : !s->blockers[i].name)
@@ -426,8 +403,8 @@ static void blocker_add(struct juc_site *s, const char *name, uint64_t ns)
         memset(b, 0, sizeof *b);
         b->name = name ? rp_xstrdup(name) : NULL;
     }
-    b->samples++;
-    b->wall_ns += ns;
+    b->waits++;
+    b->wait_ns += ns;
 }
 
 struct wall_fields {
@@ -675,9 +652,9 @@ static void print_site(FILE *out, const struct locks *l, const struct juc_site *
     size_t nb = l->nstacks < s->nblockers ? l->nstacks : s->nblockers;
     fprintf(out, "  blocker classes (%zu, by wall time):\n", s->nblockers);
     for (size_t k = 0; k < nb; k++) {
-        const struct blocker *b = &s->blockers[k];
-        fprintf(out, "  %7llu samples %14s %6.2f%%  ", (unsigned long long)b->samples,
-                fmt_ns(b->wall_ns, a, sizeof a), out_pct(b->wall_ns, s->wall_ns));
+        const struct owner *b = &s->blockers[k];
+        fprintf(out, "  %7llu samples %14s %6.2f%%  ", (unsigned long long)b->waits,
+                fmt_ns(b->wait_ns, a, sizeof a), out_pct(b->wait_ns, s->wall_ns));
         out_text(out, b->name ? b->name : "[none recorded]");
         fputc('\n', out);
     }
@@ -748,14 +725,14 @@ static void json_blockers(FILE *out, const struct locks *l, const struct juc_sit
     fputs(",\"blockers\":[", out);
     size_t nb = l->nstacks < s->nblockers ? l->nstacks : s->nblockers;
     for (size_t k = 0; k < nb; k++) {
-        const struct blocker *b = &s->blockers[k];
+        const struct owner *b = &s->blockers[k];
         fputs(k ? ",{\"class\":" : "{\"class\":", out);
         if (b->name)
             out_json_cstring(out, b->name);
         else
             fputs("null", out);
-        fprintf(out, ",\"samples\":%llu,\"wall_ns\":%llu}", (unsigned long long)b->samples,
-                (unsigned long long)b->wall_ns);
+        fprintf(out, ",\"samples\":%llu,\"wall_ns\":%llu}", (unsigned long long)b->waits,
+                (unsigned long long)b->wait_ns);
     }
     fputc(']', out);
 }
@@ -880,7 +857,7 @@ static int run(struct locks *l, int argc, char **argv)
         if (s->nowners)
             qsort(s->owners, s->nowners, sizeof *s->owners, cmp_owners);
         if (s->nblockers)
-            qsort(s->blockers, s->nblockers, sizeof *s->blockers, cmp_blockers);
+            qsort(s->blockers, s->nblockers, sizeof *s->blockers, cmp_owners);
     }
 
     rp_query_problems(&l->q, NULL, "the figures hold");

@@ -25,7 +25,10 @@
 #include "engine.h"
 #include "counters.h"
 #include "engine_wall.h"
+#include "classes.h"
 #include "jthread.h"
+#include "lock.h"
+#include "park.h"
 #include "sample.h"
 #include "sink.h"
 #include "threads.h"
@@ -47,6 +50,8 @@ struct wall_thread {
     uint32_t jvmti_state;      /* its GetThreadState bits                         */
     int32_t status;            /* that walk's rp_walk_status                      */
     uint16_t flags;            /* its rp_sample_flags                             */
+    uint32_t blocker_class;    /* parked: its blocker's class id (classes.h), 0   */
+    uint32_t owner_slot1, owner_gen;   /* and that blocker's owner: slot + 1, gen */
     uint32_t njava, cap;
     struct rp_java_frame *frames;
 };
@@ -205,6 +210,30 @@ static void walk(JNIEnv *jni, jthread t, struct wall_thread *e)
     add(&W.walks, 1);
 }
 
+/* What a parked thread waits for: the class of its parkBlocker and, for an
+ * ownable synchronizer, the owner's slot (park.h), into e; zeros if none. */
+static void read_blocker(JNIEnv *jni, jthread t, struct wall_thread *e)
+{
+    e->blocker_class = e->owner_slot1 = e->owner_gen = 0;
+    jobject b = rp_park_blocker(jni, t);
+    if (!b)
+        return;
+    jclass k = (*jni)->GetObjectClass(jni, b);
+    if (k) {
+        e->blocker_class = rp_class_id(W.jvmti, k);
+        (*jni)->DeleteLocalRef(jni, k);
+    }
+    jobject owner = rp_park_owner(jni, b);
+    struct rp_slot *o = owner ? rp_lock_thread_slot(jni, owner) : NULL;
+    if (o) {
+        e->owner_slot1 = o->index + 1;
+        e->owner_gen = atomic_load(&o->gen);
+    }
+    if (owner)
+        (*jni)->DeleteLocalRef(jni, owner);
+    (*jni)->DeleteLocalRef(jni, b);
+}
+
 /* The thread's CPU clock through its clock id (no JVMTI call), or 0. */
 static uint64_t cpu_clock(struct rp_slot *s)
 {
@@ -240,7 +269,8 @@ static void push(struct rp_slot *s, uint32_t gen, struct wall_thread *e, uint64_
     h.gen = gen;
     h.njava = e->njava;
     struct rp_wall_tail tail = {e->state, e->jvmti_state, letter, (uint32_t)repeat,
-                                cpu_delta};
+                                cpu_delta, e->blocker_class, e->owner_slot1, e->owner_gen,
+                                0};
     struct iovec iov[3] = {{&h, sizeof h},
                            {e->frames, (size_t)e->njava * sizeof *e->frames},
                            {&tail, sizeof tail}};
@@ -305,6 +335,7 @@ static int visit(JNIEnv *jni, struct rp_slot *s, struct wall_thread *e)
         e->state = RP_TS_UNKNOWN;
         e->status = RP_WALK_NO_JAVA_FRAMES;
         e->flags = 0;
+        e->blocker_class = e->owner_slot1 = e->owner_gen = 0;
     } else {
         since = e->last_ns;
         cpu_delta = cpu > e->cpu_ns ? cpu - e->cpu_ns : 0;
@@ -316,10 +347,16 @@ static int visit(JNIEnv *jni, struct rp_slot *s, struct wall_thread *e)
     /* The repeat rule (engine_wall.h): not running, no CPU used since. */
     int repeat = !first && cpu == e->cpu_ns && e->state != RP_TS_RUNNING &&
                  e->state != RP_TS_RUNNABLE && e->state != RP_TS_UNKNOWN;
-    if (repeat)
+    /* A repeat keeps the previous sample's stack and blocker with its state. */
+    if (repeat) {
         add(&W.repeats, 1);
-    else
+    } else {
         walk(jni, t, e);
+        if (state == RP_TS_PARKED)
+            read_blocker(jni, t, e);
+        else
+            e->blocker_class = e->owner_slot1 = e->owner_gen = 0;
+    }
     (*jni)->DeleteLocalRef(jni, t);
     e->last_ns = now;
     e->cpu_ns = cpu;
@@ -762,6 +799,9 @@ enum rp_sink_result rp_wall_flush(const struct rp_sink *sk, struct rp_slot *s,
     extra[RP_WALL_X_OS_STATE] = tail.os_state;
     extra[RP_WALL_X_REPEAT] = tail.repeat;
     extra[RP_WALL_X_CPU_NS] = tail.cpu_ns;
+    extra[RP_WALL_X_BLOCKER_CLASS] = tail.blocker_class ? rp_stacks_class(tail.blocker_class)
+                                                        : 0;
+    extra[RP_WALL_X_BLOCKER_OWNER] = rp_sink_slot_thread(sk, tail.owner_slot, tail.owner_gen);
     uint32_t thread, stack;
     if (!rp_sink_ids(sk, s, h, flen, &thread, &stack) ||
         !rp_sink_kind(sk, &kind, RP_KIND_WALL, "ns", rp_wall_interval(), WALL_EXTRA,

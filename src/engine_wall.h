@@ -16,6 +16,11 @@
  * sample repeats the previous one's frames (extra `repeat` = 1). So an idle
  * thread costs a state read and a clock read, never a safepoint handshake.
  *
+ * A walk of a parked thread also reads what it parked on (park.h: the class of
+ * Thread.parkBlocker and, for a lock, its exclusive owner, whose slot is found
+ * as a monitor owner's is, rp_lock_thread_slot): the extras blocker_class and
+ * blocker_owner. A repeat keeps them with the stack.
+ *
  * Weight: the wall-clock ns since that thread's previous sample; the first
  * sample of a thread covers the time since it started or since sampling
  * (re)started, whichever is later. A thread's samples therefore tile its life.

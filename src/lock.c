@@ -75,17 +75,24 @@ void rp_lock_learn_thread(struct rp_slot *s, JNIEnv *jni, jobject thread)
     atomic_store(&s->java_thread, jt);
 }
 
+/* The slot of the thread whose JavaThread* is `jt`, or NULL. Its tid, read
+ * through it, names the slot, which must have learned the same JavaThread* (a
+ * wrong pointer reads a wrong tid). */
+static struct rp_slot *java_thread_slot(uint64_t jt)
+{
+    pid_t tid = jt ? rp_vmstructs_tid(jt) : 0;
+    struct rp_slot *o = tid ? rp_threads_by_tid(tid) : NULL;
+    return o && atomic_load(&o->java_thread) == jt ? o : NULL;
+}
+
 /* The slot of the thread whose JavaThread* (or BasicLock*, on its stack) is
  * `owner`, or NULL. */
 static struct rp_slot *owner_slot(uint64_t owner)
 {
     if (!owner)
         return NULL;
-    /* A JavaThread*: its tid, read through it, names the slot, which must have
-     * learned the same JavaThread* (a wrong pointer reads a wrong tid). */
-    pid_t tid = rp_vmstructs_tid(owner);
-    struct rp_slot *o = tid ? rp_threads_by_tid(tid) : NULL;
-    if (o && atomic_load(&o->java_thread) == owner)
+    struct rp_slot *o = java_thread_slot(owner);
+    if (o)
         return o;
     /* A BasicLock* on the owner's stack: rare (the first contention after a
      * stack lock is inflated), so a pass over the slots is affordable. */
@@ -260,6 +267,11 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
 }
 
 /* ------------------------------------------------------ waits in progress -- */
+
+struct rp_slot *rp_lock_thread_slot(JNIEnv *jni, jobject thread)
+{
+    return thread ? java_thread_slot(rp_vmstructs_java_thread(jni, thread)) : NULL;
+}
 
 struct rp_slot *rp_lock_pending_owner(JNIEnv *jni, jobject thread)
 {
@@ -596,9 +608,7 @@ enum rp_sink_result rp_lock_flush(const struct rp_sink *sk, struct rp_slot *s,
     memcpy(&t, (const uint8_t *)h + flen, sizeof t);
     uint32_t thread, stack;
     int ids = rp_sink_ids(sk, s, h, flen, &thread, &stack);
-    struct rp_slot *o = t.owner_slot ? rp_threads_slot(t.owner_slot - 1) : NULL;
-    uint32_t owner = o && atomic_load(&o->gen) == t.owner_gen &&
-                     atomic_load(&o->state) != RP_SLOT_FREE ? sk->thread_id(sk->ctx, o) : 0;
+    uint32_t owner = rp_sink_slot_thread(sk, t.owner_slot, t.owner_gen);
     if (t.owner_slot && !owner)
         g_owner_gone++;
     uint64_t extra[RP_LOCK_NEXTRA] = {rp_stacks_class(t.klass), owner, t.threshold_ns};

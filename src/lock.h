@@ -114,6 +114,12 @@ struct rp_lock_wait {
  * thread; allocates nothing. */
 size_t rp_lock_waits(struct rp_lock_wait *out, size_t max, uint64_t min_age_ns);
 
+/* rp_lock_thread_slot: the slot of the Java thread `thread` (a java.lang.Thread),
+ * found through its JavaThread* as a monitor's owner is (VMStructs), or NULL
+ * (not started, ended, not registered, or no VMStructs). For the wall sampler's
+ * owners of parked-on locks (park.h). A thread attached to the JVM. */
+struct rp_slot *rp_lock_thread_slot(JNIEnv *jni, jobject thread);
+
 /* rp_lock_pending_owner: the slot of the thread that owns the monitor `thread`
  * is blocked on now, read through VMStructs as the Enter callback reads it
  * (JavaThread::_current_pending_monitor), or NULL (not blocked, unknown). For

@@ -129,14 +129,20 @@ struct rp_alloc_tail {
     uint32_t live_gen;      /* that entry's generation                             */
 };
 
-/* What a wall-clock record (RP_SAMPLE_WALL) carries after its frames. The
- * fields are the extras of kind `wall` (include/ringprof/events.h). */
+/* What a wall-clock record (RP_SAMPLE_WALL) carries after its frames: the
+ * extras of kind `wall` (include/ringprof/events.h), the owner as a slot and
+ * generation that the flusher turns into a THREAD id (rp_sink_slot_thread). */
 struct rp_wall_tail {
     uint32_t state;         /* enum rp_thread_state                                */
     uint32_t jvmti_state;   /* GetThreadState's bits                               */
     uint32_t os_state;      /* /proc task state letter, 0: not read                */
     uint32_t repeat;        /* 1: frames copied from the previous sample, no walk  */
     uint64_t cpu_ns;        /* the thread's CPU over the sample's weight           */
+    uint32_t blocker_class; /* parked: class id of the parkBlocker's class, 0      */
+    uint32_t owner_slot;    /* parked: the blocker's owner's thread slot + 1, 0:
+                             * none or unknown                                    */
+    uint32_t owner_gen;     /* that slot's generation                              */
+    uint32_t pad;
 };
 
 /* What a lock record (RP_SAMPLE_LOCK) carries after its frames. */

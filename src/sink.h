@@ -28,8 +28,7 @@
 #include "ringprof/chunk.h"
 #include "sample.h"
 #include "stacks.h"
-
-struct rp_slot;
+#include "threads.h"
 
 struct rp_sink {
     struct rp_chunk_writer *w;  /* the chunk being written; NULL: none could be
@@ -91,6 +90,18 @@ static inline int rp_sink_ids(const struct rp_sink *sk, struct rp_slot *s,
     *thread = sk->thread_id(sk->ctx, s);
     *stack = *thread ? rp_stacks_id(h, flen) : 0;
     return *stack != 0;
+}
+
+/* The chunk thread id of the thread a record names by slot (`slot1` = its slot
+ * index + 1, 0: none) and that slot's generation when the record was taken (a
+ * lock's owner, a parked-on lock's owner): 0 if none, or if the slot has been
+ * freed or taken by another thread since, or no memory. */
+static inline uint32_t rp_sink_slot_thread(const struct rp_sink *sk, uint32_t slot1,
+                                           uint32_t gen)
+{
+    struct rp_slot *o = slot1 ? rp_threads_slot(slot1 - 1) : NULL;
+    return o && atomic_load(&o->gen) == gen && atomic_load(&o->state) != RP_SLOT_FREE
+           ? sk->thread_id(sk->ctx, o) : 0;
 }
 
 /* Gauge `name` = value at this pass's time. */

@@ -28,6 +28,7 @@
 #include "engine.h"
 #include "lock.h"
 #include "methods.h"
+#include "park.h"
 #include "threaddump.h"
 #include "threads.h"
 
@@ -41,9 +42,9 @@ static struct {
     JavaVM *vm;
     jvmtiEnv *jvmti;
     jvmtiCapabilities got;             /* the dump's capabilities held            */
-    jfieldID tid, blocker, aos_owner;  /* Thread.tid, Thread.parkBlocker,
-                                        * AOS.exclusiveOwnerThread               */
-    jclass aos, system;                /* global refs                             */
+    jfieldID tid;                      /* Thread.tid                              */
+    int park;                          /* park.h's fields are available           */
+    jclass system;                     /* global ref                              */
     jmethodID ihash;
     struct rp_json out;                /* the dump's members, as one object       */
     jvmtiFrameInfo frames[RP_THREADDUMP_FRAMES_MAX];   /* one stack as read       */
@@ -125,28 +126,19 @@ void rp_threaddump_init(JavaVM *vm, jvmtiEnv *jvmti)
 }
 
 /* The JNI ids the dump reads; once. @return 0, or -1 if java.lang.Thread's tid
- * or System.identityHashCode is missing (parkBlocker and the AOS are optional:
- * a JDK without them has no park owners). */
+ * or System.identityHashCode is missing (parkBlocker and the AOS are optional,
+ * park.h: a JDK without them has no park owners). */
 static int lookup_ids(JNIEnv *jni)
 {
+    D.park = rp_park_available(jni);
     if (D.ihash)
         return 0;
     jclass thread = (*jni)->FindClass(jni, "java/lang/Thread");
     jclass system = (*jni)->FindClass(jni, "java/lang/System");
-    jclass aos = (*jni)->FindClass(jni,
-                                   "java/util/concurrent/locks/AbstractOwnableSynchronizer");
     (*jni)->ExceptionClear(jni);
     if (thread) {
         D.tid = (*jni)->GetFieldID(jni, thread, "tid", "J");
         (*jni)->ExceptionClear(jni);
-        D.blocker = (*jni)->GetFieldID(jni, thread, "parkBlocker", "Ljava/lang/Object;");
-        (*jni)->ExceptionClear(jni);
-    }
-    if (aos) {
-        D.aos_owner = (*jni)->GetFieldID(jni, aos, "exclusiveOwnerThread",
-                                         "Ljava/lang/Thread;");
-        (*jni)->ExceptionClear(jni);
-        D.aos = D.aos_owner ? (*jni)->NewGlobalRef(jni, aos) : NULL;
     }
     if (system) {
         D.ihash = (*jni)->GetStaticMethodID(jni, system, "identityHashCode",
@@ -196,7 +188,7 @@ static int lock_index(struct dump *d, jobject obj)
         k->klass = rp_class_id(D.jvmti, c);
         (*jni)->DeleteLocalRef(jni, c);
     }
-    k->ownable = D.aos && (*jni)->IsInstanceOf(jni, obj, D.aos);
+    k->ownable = rp_park_ownable(jni, obj);
     (*jni)->DeleteLocalRef(jni, obj);
     return (int)d->nl++;
 }
@@ -232,8 +224,8 @@ static jobject waited_object(struct dump *d, jthread t, jint state)
         (state & JVMTI_THREAD_STATE_IN_OBJECT_WAIT)) {
         if (D.got.can_get_current_contended_monitor)
             (*D.jvmti)->GetCurrentContendedMonitor(D.jvmti, t, &o);
-    } else if ((state & JVMTI_THREAD_STATE_PARKED) && D.blocker) {
-        o = (*d->jni)->GetObjectField(d->jni, t, D.blocker);
+    } else if (state & JVMTI_THREAD_STATE_PARKED) {
+        o = rp_park_blocker(d->jni, t);
     }
     return o;
 }
@@ -316,7 +308,7 @@ static void link_waits(struct dump *d)
         struct lk *l = &d->l[k];
         if (!l->ownable || l->owner >= 0)
             continue;
-        jobject o = (*jni)->GetObjectField(jni, l->ref, D.aos_owner);
+        jobject o = rp_park_owner(jni, l->ref);
         l->owner = thread_index(d, o);
         if (o)
             (*jni)->DeleteLocalRef(jni, o);
@@ -596,7 +588,7 @@ static void unavailable_json(struct rp_json *j)
         rp_json_string(j, "can_get_owned_monitor_stack_depth_info: held monitors");
     if (!D.got.can_get_current_contended_monitor)
         rp_json_string(j, "can_get_current_contended_monitor: monitors waited for");
-    if (!D.blocker || !D.aos)
+    if (!D.park)
         rp_json_string(j, "Thread.parkBlocker or AbstractOwnableSynchronizer: "
                        "parked-on objects and their owners");
     rp_json_array_end(j);

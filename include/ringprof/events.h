@@ -82,8 +82,15 @@ static inline int rp_thread_state_parse(const char *name, size_t len)
                                   * sample, so its stack was not walked again and
                                   * this sample repeats it; 0: walked            */
 #define RP_WALL_X_CPU_NS 4       /* the thread's CPU ns over the sample's weight  */
-#define RP_WALL_NEXTRA 5
-#define RP_WALL_EXTRA_NAMES {"state", "jvmti_state", "os_state", "repeat", "cpu_ns"}
+#define RP_WALL_X_BLOCKER_CLASS 5 /* state parked: CLASS id of the class of the
+                                  * object it parked on (Thread.parkBlocker),
+                                  * 0: none or another state                     */
+#define RP_WALL_X_BLOCKER_OWNER 6 /* state parked on an AbstractOwnableSynchronizer
+                                  * (ReentrantLock, a write lock): THREAD id of
+                                  * its exclusive owner, 0: none or unknown      */
+#define RP_WALL_NEXTRA 7
+#define RP_WALL_EXTRA_NAMES {"state", "jvmti_state", "os_state", "repeat", "cpu_ns", \
+                             "blocker_class", "blocker_owner"}
 
 /* Kind `lock` (unit ns, period 0): one contended monitor entry that waited at
  * least the `lock=` threshold. Time: when the wait began. Weight: the ns waited.

@@ -162,6 +162,27 @@ check(counters.get("wall.visits", 0) == nsamples + lost and
        counters.get("wall.repeats", 0), nsamples, lost))
 sys.exit(1 if bad else 0)
 EOF
+    # `ringprof locks`: w-parked's site (ReentrantLock.lockInterruptibly) names
+    # the lock's class and its owner, w-holder, for nearly all its parked time
+    # (a sample taken as w-parked parks, before the owner is read, may say
+    # unknown).
+    "$RP_RINGPROF" locks --json "$work/rec" >"$work/locks.json" 2>"$work/locks.err" ||
+        fail "ringprof locks: $(cat "$work/locks.err")"
+    python3 - "$work/locks.json" <<'EOF' || fail "ringprof locks does not name w-holder (above)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+site = [p for p in j["parked"] if (p["site"] or "").startswith("WallStates.") and
+        "ReentrantLock" in (p["via"] or "")]
+ok = len(site) == 1
+if ok:
+    p = site[0]
+    own, blk = p["owners"], p["blockers"]
+    ok = bool(own and own[0]["thread"] == "w-holder" and own[0]["tid"] > 0 and
+              own[0]["wait_ns"] >= 0.9 * p["wall_ns"] and blk and
+              blk[0]["class"] == "java.util.concurrent.locks.ReentrantLock$NonfairSync")
+print("#", "ok  " if ok else "FAIL", "w-parked's site, its blockers and owners:", site)
+sys.exit(0 if ok else 1)
+EOF
     echo ok
 }
 

@@ -17,6 +17,8 @@
  *                  that only churn.
  *           waits  OUT is a chunk file: recording "rec-W", kinds wall and lock,
  *                  telemetry gauges (see "waits recording" below).
+ *       waits-old  the same, its wall kind with the five extras written before
+ *                  blocker_class and blocker_owner.
  *        timeline  OUT is a chunk file: recording "rec-T", wall, lock and gc
  *                  samples and telemetry gauges (see write_timeline).
  *   timeline-many  OUT is a chunk file: 2000 threads, mostly parked
@@ -856,14 +858,15 @@ static void write_heap(const char *out, int churn)
  *          worker-2  blocked entering Ledger.post, running in Ledger.audit;
  *          sleeper   sleeping in Thread.sleep the whole time (repeats);
  *          pool-1-thread-1  parked in LinkedBlockingQueue.take (an idle pool);
- *          locker    parked in ReentrantLock.lock called from app.Billing.charge;
+ *          locker    parked in ReentrantLock.lock called from app.Billing.charge,
+ *                    the lock owned by worker-1, then worker-2, then unknown;
  *          main      waiting in Thread.join, then native in a socket read.
  *        Lock samples on two monitor classes, app.Ledger (by far the most wait,
  *        owners worker-1, worker-2 and one unknown) and app.Cache (owner
  *        worker-1). Telemetry every second: CPU user 600 ms/s and sys 100 ms/s,
  *        RSS, heap, GC count and time, threads, classes, agent CPU 5 ms/s.
- * The manifest lists every sample (with state, repeat, monitor class and owner
- * name), the stacks as display names root first, and the gauges.
+ * The manifest lists every sample (with state, repeat, blocker class and owner,
+ * monitor class and owner name), the stacks as display names root first, and the gauges.
  */
 
 #define W_THREADS 6
@@ -939,12 +942,18 @@ static const struct {
 };
 #define WS_COUNT (sizeof wstacks / sizeof wstacks[0])
 
+#define W_NONFAIR "java.util.concurrent.locks.ReentrantLock$NonfairSync"
+#define W_COND "java.util.concurrent.locks.AbstractQueuedSynchronizer$ConditionObject"
+
 /* A run of wall samples of one thread: `count` samples of `weight` each, back to
- * back from `at` (ms after the recording's start). */
+ * back from `at` (ms after the recording's start); parked ones with the class
+ * of their blocker (NULL: none) and its owner (a thread index + 1, 0: none). */
 static const struct wgroup {
     int thread, stack, state, count, repeat;
     uint64_t at_ms, weight_ms, cpu_ms;
     char os_state;
+    const char *blocker;
+    int owner1;
 } wgroups[] = {
     {0, WS_POST, RP_TS_RUNNING, 40, 0, 0, 50, 45, 'R'},
     {0, WS_POST, RP_TS_BLOCKED, 60, 0, 2000, 50, 0, 'S'},
@@ -953,9 +962,11 @@ static const struct wgroup {
     {1, WS_AUDIT, RP_TS_RUNNING, 20, 0, 4000, 50, 48, 'R'},
     {2, WS_SLEEP, RP_TS_SLEEPING, 1, 0, 0, 50, 0, 'S'},
     {2, WS_SLEEP, RP_TS_SLEEPING, 99, 1, 50, 50, 0, 'S'},
-    {3, WS_POOL, RP_TS_PARKED, 1, 0, 0, 100, 0, 'S'},
-    {3, WS_POOL, RP_TS_PARKED, 49, 1, 100, 100, 0, 'S'},
-    {4, WS_RLOCK, RP_TS_PARKED, 30, 0, 0, 50, 0, 'S'},
+    {3, WS_POOL, RP_TS_PARKED, 1, 0, 0, 100, 0, 'S', W_COND, 0},
+    {3, WS_POOL, RP_TS_PARKED, 49, 1, 100, 100, 0, 'S', W_COND, 0},
+    {4, WS_RLOCK, RP_TS_PARKED, 12, 0, 0, 50, 0, 'S', W_NONFAIR, 1},
+    {4, WS_RLOCK, RP_TS_PARKED, 8, 0, 600, 50, 0, 'S', W_NONFAIR, 2},
+    {4, WS_RLOCK, RP_TS_PARKED, 10, 0, 1000, 50, 0, 'S', W_NONFAIR, 0},
     {4, WS_POST, RP_TS_RUNNING, 70, 0, 1500, 50, 40, 'R'},
     {5, WS_JOIN, RP_TS_WAITING, 50, 1, 0, 50, 0, 'S'},
     {5, WS_READ, RP_TS_NATIVE, 50, 0, 2500, 50, 0, 'S'},
@@ -1003,14 +1014,17 @@ static uint32_t wput_thread(struct rp_chunk_writer *w, int t)
     return id;
 }
 
-static void write_waits(const char *out)
+/* `old`: the wall kind as written before blocker_class and blocker_owner (its
+ * first five extras), the samples otherwise the same. */
+static void write_waits(const char *out, int old)
 {
     const uint64_t wall0 = WALL0 + 7200 * SEC * 3, mono0 = MONO0;
     struct rp_chunk_writer *w = open_writer(out, "rec-W", "500", "hostW", wall0, mono0, 0,
                                             "interval=10ms,wall=50ms,lock=10ms");
     static const char *const wx[] = RP_WALL_EXTRA_NAMES;
     static const char *const lx[] = RP_LOCK_EXTRA_NAMES;
-    uint32_t kwall = rp_chunk_kind(w, RP_KIND_WALL, "ns", 50 * MS, wx, RP_WALL_NEXTRA);
+    uint32_t kwall = rp_chunk_kind(w, RP_KIND_WALL, "ns", 50 * MS, wx,
+                                   old ? RP_WALL_X_CPU_NS + 1 : RP_WALL_NEXTRA);
     uint32_t klock = rp_chunk_kind(w, RP_KIND_LOCK, "ns", 0, lx, RP_LOCK_NEXTRA);
     uint32_t kcpu = rp_chunk_kind(w, "cpu", "ns", 10 * MS, NULL, 0);
     if (!kwall || !klock || !kcpu)
@@ -1028,18 +1042,26 @@ static void write_waits(const char *out)
             x[RP_WALL_X_OS_STATE] = (uint64_t)(unsigned char)g->os_state;
             x[RP_WALL_X_REPEAT] = (uint64_t)g->repeat;
             x[RP_WALL_X_CPU_NS] = g->cpu_ms * MS;
+            x[RP_WALL_X_BLOCKER_CLASS] =
+                g->blocker ? rp_chunk_class(w, rp_chunk_cstring(w, g->blocker)) : 0;
+            x[RP_WALL_X_BLOCKER_OWNER] = g->owner1 ? wput_thread(w, g->owner1 - 1) : 0;
             if (rp_chunk_sample(w, kwall, wput_thread(w, g->thread), mono0 + t,
                                 wput_stack(w, g->stack), g->weight_ms * MS, x) != 0)
                 die("wall sample");
             if (m)
                 fprintf(m, "%s\n  {\"t\": %llu, \"thread\": \"%s\", \"tid\": %llu, "
                            "\"kind\": \"wall\", \"weight\": %llu, \"stack\": %d, "
-                           "\"state\": \"%s\", \"repeat\": %d, \"cpu_ns\": %llu}",
+                           "\"state\": \"%s\", \"repeat\": %d, \"cpu_ns\": %llu, "
+                           "\"blocker\": %s%s%s, \"blocker_owner\": %s%s%s}",
                         first ? "" : ",", (unsigned long long)(wall0 + t),
                         wthreads[g->thread].name, (unsigned long long)wthreads[g->thread].tid,
                         (unsigned long long)(g->weight_ms * MS), g->stack,
                         rp_thread_state_name((unsigned)g->state), g->repeat,
-                        (unsigned long long)(g->cpu_ms * MS));
+                        (unsigned long long)(g->cpu_ms * MS), g->blocker ? "\"" : "",
+                        g->blocker ? g->blocker : "null", g->blocker ? "\"" : "",
+                        g->owner1 ? "\"" : "",
+                        g->owner1 ? wthreads[g->owner1 - 1].name : "null",
+                        g->owner1 ? "\"" : "");
             first = 0;
         }
         if (rp_chunk_flush(w) != 0)
@@ -1553,8 +1575,8 @@ int main(int argc, char **argv)
         write_b(argv[2]);
     else if (!strcmp(argv[1], "heap") || !strcmp(argv[1], "churn"))
         write_heap(argv[2], !strcmp(argv[1], "churn"));
-    else if (!strcmp(argv[1], "waits"))
-        write_waits(argv[2]);
+    else if (!strcmp(argv[1], "waits") || !strcmp(argv[1], "waits-old"))
+        write_waits(argv[2], !strcmp(argv[1], "waits-old"));
     else if (!strcmp(argv[1], "timeline"))
         write_timeline(argv[2]);
     else if (!strcmp(argv[1], "timeline-many"))

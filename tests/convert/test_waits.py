@@ -407,7 +407,57 @@ c.check(got[0][0] == "java.util.concurrent.LinkedBlockingQueue.take" and
         ("app.Billing.charge", "java.util.concurrent.locks.ReentrantLock.lock")
         in [g[:2] for g in got], "locks: the idle pool and the ReentrantLock user found")
 
+
+
+# each parked site's blocker classes and blocker owners, by wall time (None:
+# none recorded, unknown), exactly as the manifest has them
+def by_wall(counts, ns):
+    return sorted(((k, counts[k], ns[k]) for k in counts),
+                  key=lambda x: (-x[2], -x[1], x[0] is None, x[0] or ""))
+
+
+def truth_parked(old):
+    t = collections.defaultdict(lambda: [collections.Counter() for _ in range(4)])
+    for s in WALL:
+        if s["state"] == "parked":
+            k = t[parked_key(s["stack"])]
+            b, o = (None, None) if old else (s["blocker"], s["blocker_owner"])
+            k[0][b] += 1
+            k[1][b] += s["weight"]
+            k[2][o] += 1
+            k[3][o] += s["weight"]
+    return {k: (by_wall(v[0], v[1]), by_wall(v[2], v[3])) for k, v in t.items()}
+
+
+def got_parked(j):
+    return {(p["site"], p["via"]):
+            ([(b["class"], b["samples"], b["wall_ns"]) for b in p["blockers"]],
+             [(o["thread"], o["waits"], o["wait_ns"]) for o in p["owners"]])
+            for p in j["parked"]}
+
+
+got, want = got_parked(j), truth_parked(False)
+c.check(got == want, "locks: parked sites' blocker classes and owners", (got, want))
+c.check([o[0] for o in want[("app.Billing.charge",
+                             "java.util.concurrent.locks.ReentrantLock.lock")][1]]
+        == ["worker-1", None, "worker-2"], "locks: the ReentrantLock's owners, unknown counted")
+# a wall kind written before blocker_class and blocker_owner (five extras):
+# the same sites, no blocker, owners unknown
+O = os.path.join(T, "old.rpc")
+run([WRITER, "waits-old", O])
+jo = json.loads(out("locks", "--json", O))
+c.check([(p["site"], p["via"], p["wall_ns"], p["samples"], p["threads"]) for p in jo["parked"]]
+        == [(p["site"], p["via"], p["wall_ns"], p["samples"], p["threads"]) for p in j["parked"]]
+        and got_parked(jo) == truth_parked(True),
+        "locks: an old wall kind (five extras) reads, blockers none, owners unknown",
+        got_parked(jo))
+
 text = out("locks", W)
+site2 = text.split("PARKED 2:")[1]
+c.check("blocker classes (1, by wall time)" in site2 and
+        "java.util.concurrent.locks.ReentrantLock$NonfairSync" in site2 and
+        "worker-1 (tid 501)" in site2 and "unknown" in site2,
+        "locks text: a parked site's blocker class and owners", site2)
 rows = text.split("MONITORS BEGIN")[1].split("MONITORS END")[0].splitlines()[2:]
 truth = truth_monitors(LOCK)
 c.check([r.split()[-1] for r in rows] == [k for k, _ in truth] and

@@ -19,7 +19,11 @@
  *     and its ConditionObject are all skipped), shown with the last skipped frame
  *     it called ("via"). So app.Billing.charge via ReentrantLock.lock is one
  *     site, and an idle pool's LinkedBlockingQueue.take via
- *     ConditionObject.await another. Ranked by wall time parked.
+ *     ConditionObject.await another. Ranked by wall time parked. Each site
+ *     gets the classes of the objects its threads parked on and, where those
+ *     are AbstractOwnableSynchronizers, the owners (the wall kind's
+ *     blocker_class and blocker_owner extras; a recording without them shows
+ *     none and "unknown").
  *
  * Both are built as profiles (tools/model/profile.h) with the usual filters, so
  * stacks are interned once and memory is proportional to distinct stacks: the
@@ -40,6 +44,8 @@
 #define JUC_LOCKS "java.util.concurrent.locks."
 #define LOCK_SUPPORT "java.util.concurrent.locks.LockSupport"
 
+/* An owner and the waits it caused; also, for a parked site, a blocker class
+ * (name: the class, NULL: none recorded; os_tid 0; waits: samples). */
 struct owner {
     uint64_t os_tid;             /* 0 with name NULL: unknown                    */
     char *name;
@@ -60,6 +66,10 @@ struct juc_site {
     uint32_t site, via;          /* methods; RP_PROF_NONE: none                  */
     uint64_t samples, wall_ns, threads;
     uint32_t last_thread;        /* to count threads once each                   */
+    struct owner *owners;        /* the blockers' owners, by sample: waits are   */
+    size_t nowners, cap_owners;  /* samples, wait_ns their wall time             */
+    struct owner *blockers;      /* the blockers' classes, by sample              */
+    size_t nblockers, cap_blockers;
 };
 
 struct locks {
@@ -77,6 +87,8 @@ struct locks {
     uint64_t wall_samples;       /* of kind wall in the inputs, before filters  */
     struct juc_site *sites;
     size_t nsites, cap_sites;
+    uint32_t *leaf_site;         /* wall profile leaf → site index + 1, 0: none  */
+    size_t cap_leaf;
     uint64_t parked_ns, parked_samples;
 };
 
@@ -99,11 +111,13 @@ static void usage(FILE *f)
         "threads waited to enter them, from the lock samples (the agent's lock=),\n"
         "with each monitor's waiting stacks and the owners that made them wait; then\n"
         "java.util.concurrent waits, from the wall-clock samples (wall=) in state\n"
-        "parked, by the code that asked for the lock or condition. INPUT is a chunk\n"
-        "file, a recording directory or a glob.\n"
+        "parked, by the code that asked for the lock or condition, with the classes\n"
+        "of the objects parked on and the owners of those that are locks. INPUT is\n"
+        "a chunk file, a recording directory or a glob.\n"
         "\n"
         "  --top N             monitors and parked sites shown (default 10)\n"
-        "  --stacks N          stacks and owners shown per monitor (default 5)\n"
+        "  --stacks N          stacks and owners shown per monitor, blocker classes\n"
+        "                      and owners per parked site (default 5)\n"
         "  --from T, --to T    only waits that began in [T_from, T_to) (as for\n"
         "                      convert: UTC, +DUR, -DUR)\n"
         "  --thread REGEX      only waiting threads whose name matches\n"
@@ -170,17 +184,19 @@ static struct monitor *monitor_of(struct locks *l, uint32_t method)
     return m;
 }
 
-static void owner_add(struct monitor *m, const struct rp_thread_info *ti, uint64_t ns)
+/* Count `ns` of wait against owner `ti` (NULL: unknown) in owners[0..*n). */
+static void owner_add(struct owner **owners, size_t *n, size_t *cap,
+                      const struct rp_thread_info *ti, uint64_t ns)
 {
     uint64_t tid = ti ? ti->os_tid : 0;
     const char *name = ti ? (ti->name ? ti->name : "") : NULL;
     struct owner *o = NULL;
-    for (size_t i = 0; i < m->nowners && !o; i++)
-        if (m->owners[i].os_tid == tid && (m->owners[i].name == NULL) == (name == NULL))
-            o = &m->owners[i];
+    for (size_t i = 0; i < *n && !o; i++)
+        if ((*owners)[i].os_tid == tid && ((*owners)[i].name == NULL) == (name == NULL))
+            o = &(*owners)[i];
     if (!o) {
-        m->owners = xgrow(m->owners, &m->cap_owners, m->nowners, sizeof *m->owners);
-        o = &m->owners[m->nowners++];
+        *owners = xgrow(*owners, cap, *n, sizeof **owners);
+        o = &(*owners)[(*n)++];
         memset(o, 0, sizeof *o);
         o->os_tid = tid;
         o->name = name ? rp_xstrdup(name) : NULL;
@@ -190,6 +206,29 @@ static void owner_add(struct monitor *m, const struct rp_thread_info *ti, uint64
     }
     o->waits++;
     o->wait_ns += ns;
+}
+
+/* The index of extra `name` in `kind`, or -1 (no such extra, no kind). */
+static int extra_index(const struct rp_kind_info *kind, const char *name)
+{
+    for (uint32_t i = 0; kind && i < kind->nextra; i++)
+        if (kind->extra[i] && !strcmp(kind->extra[i], name))
+            return (int)i;
+    return -1;
+}
+
+/* Extra `x` of the sample (0 when absent: -1, or an older layout with fewer). */
+static uint64_t extra_value(const struct rp_event *ev, int x)
+{
+    return x >= 0 && (uint32_t)x < ev->u.sample.nextra ? ev->u.sample.extra[x] : 0;
+}
+
+/* The thread extra `x` of the sample names, or NULL (0, unknown). */
+static const struct rp_thread_info *extra_thread(const struct rp_profile *p,
+                                                 const struct rp_event *ev, int x)
+{
+    uint64_t id = extra_value(ev, x);
+    return id && id <= UINT32_MAX ? rp_prof_chunk_thread(p, (uint32_t)id) : NULL;
 }
 
 struct lock_fields {
@@ -209,10 +248,7 @@ static void on_lock(void *arg, const struct rp_profile *p, uint32_t leaf,
     struct lock_cb *cb = arg;
     if (kind != cb->f.kind) {
         cb->f.kind = kind;
-        cb->f.owner_x = -1;
-        for (uint32_t i = 0; kind && i < kind->nextra; i++)
-            if (kind->extra[i] && !strcmp(kind->extra[i], "owner"))
-                cb->f.owner_x = (int)i;
+        cb->f.owner_x = extra_index(kind, "owner");
     }
     struct monitor *m = monitor_of(cb->l, leaf_monitor(p, leaf));
     uint64_t ns = ev->u.sample.weight;
@@ -220,10 +256,8 @@ static void on_lock(void *arg, const struct rp_profile *p, uint32_t leaf,
     m->wait_ns += ns;
     if (ns > m->max_ns)
         m->max_ns = ns;
-    uint64_t owner = cb->f.owner_x >= 0 && (uint32_t)cb->f.owner_x < ev->u.sample.nextra
-                         ? ev->u.sample.extra[cb->f.owner_x] : 0;
-    owner_add(m, owner && owner <= UINT32_MAX ? rp_prof_chunk_thread(p, (uint32_t)owner)
-                                              : NULL, ns);
+    owner_add(&m->owners, &m->nowners, &m->cap_owners,
+              extra_thread(p, ev, cb->f.owner_x), ns);
 }
 
 static const struct rp_profile *sort_p;
@@ -331,27 +365,97 @@ static void parked_site(const struct rp_profile *p, const uint32_t *path, size_t
     }
 }
 
-static int collect_parked(const struct rp_profile *p, uint32_t leaf, const uint32_t *path,
-                          size_t depth, void *arg)
+/* The site of a parked stack (leaf `leaf`, root-most `path[0..depth)`): made
+ * when new, and remembered for the leaf. @return its index. */
+static size_t site_of(struct locks *l, const struct rp_profile *p, uint32_t leaf,
+                      const uint32_t *path, size_t depth)
 {
-    struct locks *l = arg;
+    if (leaf < l->cap_leaf && l->leaf_site[leaf])
+        return l->leaf_site[leaf] - 1;
     uint32_t site, via;
     parked_site(p, path, depth, &site, &via);
-    /* Per-thread profile: path[0] is the thread node. */
-    uint32_t thread = p->nodes[path[0]].kind == RP_PNODE_THREAD ? p->nodes[path[0]].ref
-                                                                 : RP_PROF_NONE;
-    struct juc_site *s = NULL;
-    for (size_t i = 0; i < l->nsites && !s; i++)
-        if (l->sites[i].site == site && l->sites[i].via == via)
-            s = &l->sites[i];
-    if (!s) {
+    size_t i = 0;
+    while (i < l->nsites && (l->sites[i].site != site || l->sites[i].via != via))
+        i++;
+    if (i == l->nsites) {
         l->sites = xgrow(l->sites, &l->cap_sites, l->nsites, sizeof *l->sites);
-        s = &l->sites[l->nsites++];
+        struct juc_site *s = &l->sites[l->nsites++];
         memset(s, 0, sizeof *s);
         s->site = site;
         s->via = via;
         s->last_thread = RP_PROF_NONE;
     }
+    rp_xgrow_map((void **)&l->leaf_site, &l->cap_leaf, leaf, sizeof *l->leaf_site, 256, 0);
+    l->leaf_site[leaf] = (uint32_t)i + 1;
+    return i;
+}
+
+static void blocker_add(struct juc_site *s, const char *name, uint64_t ns)
+{
+    struct owner *b = NULL;
+    for (size_t i = 0; i < s->nblockers && !b; i++)
+        if (name ? s->blockers[i].name && !strcmp(s->blockers[i].name, name)
+                 : !s->blockers[i].name)
+            b = &s->blockers[i];
+    if (!b) {
+        s->blockers = xgrow(s->blockers, &s->cap_blockers, s->nblockers, sizeof *s->blockers);
+        b = &s->blockers[s->nblockers++];
+        memset(b, 0, sizeof *b);
+        b->name = name ? rp_xstrdup(name) : NULL;
+    }
+    b->waits++;
+    b->wait_ns += ns;
+}
+
+struct wall_fields {
+    const struct rp_kind_info *kind;
+    int class_x, owner_x;
+};
+
+struct wall_cb {
+    struct locks *l;
+    struct wall_fields f;
+    uint32_t *path;
+    size_t cap;
+};
+
+/* on_sample of the parked profile: the sample's blocker class and owner, for
+ * its site. A kind written before the two extras existed has neither: none,
+ * unknown. */
+static void on_parked(void *arg, const struct rp_profile *p, uint32_t leaf,
+                      const struct rp_event *ev, const struct rp_kind_info *kind)
+{
+    struct wall_cb *cb = arg;
+    if (kind != cb->f.kind) {
+        cb->f.kind = kind;
+        cb->f.class_x = extra_index(kind, "blocker_class");
+        cb->f.owner_x = extra_index(kind, "blocker_owner");
+    }
+    size_t depth = 0;
+    if (leaf >= cb->l->cap_leaf || !cb->l->leaf_site[leaf]) {
+        while ((depth = rp_prof_path(p, leaf, cb->path, cb->cap)) > cb->cap) {
+            cb->cap = depth * 2;
+            cb->path = rp_xrealloc(cb->path, cb->cap * sizeof *cb->path);
+        }
+    }
+    size_t i = site_of(cb->l, p, leaf, cb->path, depth);   /* may move the sites */
+    struct juc_site *s = &cb->l->sites[i];
+    uint64_t ns = ev->u.sample.weight, klass = extra_value(ev, cb->f.class_x);
+    blocker_add(s, klass && klass <= UINT32_MAX ? rp_prof_chunk_class(p, (uint32_t)klass)
+                                                : NULL, ns);
+    owner_add(&s->owners, &s->nowners, &s->cap_owners, extra_thread(p, ev, cb->f.owner_x),
+              ns);
+}
+
+static int collect_parked(const struct rp_profile *p, uint32_t leaf, const uint32_t *path,
+                          size_t depth, void *arg)
+{
+    struct locks *l = arg;
+    /* Per-thread profile: path[0] is the thread node. */
+    uint32_t thread = p->nodes[path[0]].kind == RP_PNODE_THREAD ? p->nodes[path[0]].ref
+                                                                 : RP_PROF_NONE;
+    size_t i = site_of(l, p, leaf, path, depth);
+    struct juc_site *s = &l->sites[i];
     const struct rp_prof_node *n = &p->nodes[leaf];
     s->samples += n->self[RP_PV_SAMPLES];
     s->wall_ns += n->self[RP_PV_WEIGHT];
@@ -444,6 +548,29 @@ static void print_header(FILE *out, const struct locks *l)
                 (unsigned long long)st->samples_frame_filtered);
 }
 
+/* The owners that made others wait (`all`: the wait they are a share of; `what`:
+ * what their count counts), --stacks of them. */
+static void print_owners(FILE *out, const struct locks *l, const struct owner *owners,
+                         size_t n, uint64_t all, const char *what)
+{
+    char a[32];
+    size_t no = l->nstacks < n ? l->nstacks : n;
+    fprintf(out, "  owners (%zu, by the wait they caused):\n", n);
+    for (size_t k = 0; k < no; k++) {
+        const struct owner *o = &owners[k];
+        fprintf(out, "  %7llu %s %14s %6.2f%%  ", (unsigned long long)o->waits, what,
+                fmt_ns(o->wait_ns, a, sizeof a), out_pct(o->wait_ns, all));
+        if (o->name) {
+            out_text(out, o->name[0] ? o->name : "?");
+            fprintf(out, " (tid %llu)\n", (unsigned long long)o->os_tid);
+        } else {
+            fputs("unknown\n", out);
+        }
+    }
+    if (no < n)
+        fprintf(out, "    # %zu more owners (--stacks %zu)\n", n - no, l->nstacks);
+}
+
 static void print_monitors(FILE *out, const struct locks *l)
 {
     const struct rp_prof_node *root = &l->p->nodes[0];
@@ -499,23 +626,42 @@ static void print_monitors(FILE *out, const struct locks *l)
         if (ns < m->nstacks)
             fprintf(out, "    # %zu more stacks (--stacks %zu)\n", m->nstacks - ns,
                     l->nstacks);
-        size_t no = l->nstacks < m->nowners ? l->nstacks : m->nowners;
-        fprintf(out, "  owners (%zu, by the wait they caused):\n", m->nowners);
-        for (size_t k = 0; k < no; k++) {
-            const struct owner *o = &m->owners[k];
-            fprintf(out, "  %7llu waits %14s %6.2f%%  ", (unsigned long long)o->waits,
-                    fmt_ns(o->wait_ns, a, sizeof a), out_pct(o->wait_ns, m->wait_ns));
-            if (o->name) {
-                out_text(out, o->name[0] ? o->name : "?");
-                fprintf(out, " (tid %llu)\n", (unsigned long long)o->os_tid);
-            } else {
-                fputs("unknown\n", out);
-            }
-        }
-        if (no < m->nowners)
-            fprintf(out, "    # %zu more owners (--stacks %zu)\n", m->nowners - no,
-                    l->nstacks);
+        print_owners(out, l, m->owners, m->nowners, m->wait_ns, "waits");
     }
+}
+
+static void print_site_name(FILE *out, const struct locks *l, const struct juc_site *s)
+{
+    out_text(out, method_name(l->w, s->site, "[no LockSupport.park frame]"));
+    if (s->via != RP_PROF_NONE) {
+        fputs(" (via ", out);
+        out_text(out, l->w->methods[s->via].display);
+        fputc(')', out);
+    }
+}
+
+/* A parked site's blocker classes and the owners of its blockers. */
+static void print_site(FILE *out, const struct locks *l, const struct juc_site *s,
+                       size_t rank)
+{
+    char a[32];
+    fprintf(out, "\nPARKED %zu: ", rank);
+    print_site_name(out, l, s);
+    fprintf(out, ", %llu samples, %s\n", (unsigned long long)s->samples,
+            fmt_ns(s->wall_ns, a, sizeof a));
+    size_t nb = l->nstacks < s->nblockers ? l->nstacks : s->nblockers;
+    fprintf(out, "  blocker classes (%zu, by wall time):\n", s->nblockers);
+    for (size_t k = 0; k < nb; k++) {
+        const struct owner *b = &s->blockers[k];
+        fprintf(out, "  %7llu samples %14s %6.2f%%  ", (unsigned long long)b->waits,
+                fmt_ns(b->wait_ns, a, sizeof a), out_pct(b->wait_ns, s->wall_ns));
+        out_text(out, b->name ? b->name : "[none recorded]");
+        fputc('\n', out);
+    }
+    if (nb < s->nblockers)
+        fprintf(out, "    # %zu more classes (--stacks %zu)\n", s->nblockers - nb,
+                l->nstacks);
+    print_owners(out, l, s->owners, s->nowners, s->wall_ns, "samples");
 }
 
 static void print_parked(FILE *out, const struct locks *l)
@@ -543,17 +689,52 @@ static void print_parked(FILE *out, const struct locks *l)
         fprintf(out, "%4zu %14s %6.2f%% %8llu %7llu  ", i + 1,
                 fmt_ns(s->wall_ns, a, sizeof a), out_pct(s->wall_ns, l->parked_ns),
                 (unsigned long long)s->samples, (unsigned long long)s->threads);
-        out_text(out, method_name(l->w, s->site, "[no LockSupport.park frame]"));
-        if (s->via != RP_PROF_NONE) {
-            fputs(" (via ", out);
-            out_text(out, l->w->methods[s->via].display);
-            fputc(')', out);
-        }
+        print_site_name(out, l, s);
         fputc('\n', out);
     }
     fputs("PARKED END\n", out);
     if (shown < l->nsites)
         fprintf(out, "# %zu more not shown (--top %zu)\n", l->nsites - shown, l->top);
+    for (size_t i = 0; i < shown; i++)
+        print_site(out, l, &l->sites[i], i + 1);
+}
+
+/* ,"owners":[...]: --stacks of them; "waits" counts what the owners' list
+ * counts (waits, or parked samples). */
+static void json_owners(FILE *out, const struct locks *l, const struct owner *owners,
+                        size_t n)
+{
+    fputs(",\"owners\":[", out);
+    size_t no = l->nstacks < n ? l->nstacks : n;
+    for (size_t k = 0; k < no; k++) {
+        const struct owner *o = &owners[k];
+        fputs(k ? ",{\"thread\":" : "{\"thread\":", out);
+        if (o->name)
+            out_json_cstring(out, o->name);
+        else
+            fputs("null", out);
+        fprintf(out, ",\"tid\":%llu,\"waits\":%llu,\"wait_ns\":%llu}",
+                (unsigned long long)o->os_tid, (unsigned long long)o->waits,
+                (unsigned long long)o->wait_ns);
+    }
+    fputc(']', out);
+}
+
+static void json_blockers(FILE *out, const struct locks *l, const struct juc_site *s)
+{
+    fputs(",\"blockers\":[", out);
+    size_t nb = l->nstacks < s->nblockers ? l->nstacks : s->nblockers;
+    for (size_t k = 0; k < nb; k++) {
+        const struct owner *b = &s->blockers[k];
+        fputs(k ? ",{\"class\":" : "{\"class\":", out);
+        if (b->name)
+            out_json_cstring(out, b->name);
+        else
+            fputs("null", out);
+        fprintf(out, ",\"samples\":%llu,\"wall_ns\":%llu}", (unsigned long long)b->waits,
+                (unsigned long long)b->wait_ns);
+    }
+    fputc(']', out);
 }
 
 static void json_monitor(FILE *out, const struct locks *l, const struct monitor *m,
@@ -584,20 +765,9 @@ static void json_monitor(FILE *out, const struct locks *l, const struct monitor 
         }
         fputs("]}", out);
     }
-    fputs("],\"owners\":[", out);
-    size_t no = l->nstacks < m->nowners ? l->nstacks : m->nowners;
-    for (size_t k = 0; k < no; k++) {
-        const struct owner *o = &m->owners[k];
-        fputs(k ? ",{\"thread\":" : "{\"thread\":", out);
-        if (o->name)
-            out_json_cstring(out, o->name);
-        else
-            fputs("null", out);
-        fprintf(out, ",\"tid\":%llu,\"waits\":%llu,\"wait_ns\":%llu}",
-                (unsigned long long)o->os_tid, (unsigned long long)o->waits,
-                (unsigned long long)o->wait_ns);
-    }
-    fputs("]}", out);
+    fputc(']', out);
+    json_owners(out, l, m->owners, m->nowners);
+    fputc('}', out);
 }
 
 static void print_json(FILE *out, const struct locks *l)
@@ -633,9 +803,12 @@ static void print_json(FILE *out, const struct locks *l)
             out_json_cstring(out, l->w->methods[s->via].display);
         else
             fputs("null", out);
-        fprintf(out, ",\"wall_ns\":%llu,\"samples\":%llu,\"threads\":%llu}",
+        fprintf(out, ",\"wall_ns\":%llu,\"samples\":%llu,\"threads\":%llu",
                 (unsigned long long)s->wall_ns, (unsigned long long)s->samples,
                 (unsigned long long)s->threads);
+        json_blockers(out, l, s);
+        json_owners(out, l, s->owners, s->nowners);
+        fputc('}', out);
     }
     fputs("]}\n", out);
 }
@@ -668,14 +841,24 @@ static int run(struct locks *l, int argc, char **argv)
     po.event = RP_KIND_WALL;
     po.state_mask = 1u << RP_TS_PARKED;
     po.per_thread = 1;
-    po.on_sample = NULL;
+    struct wall_cb wcb = {l, {NULL, -1, -1}, NULL, 0};
+    po.on_sample = on_parked;
+    po.on_sample_arg = &wcb;
     po.diag = NULL;
     l->w = rp_query_build(&l->q, &po, NULL);
+    free(wcb.path);
     l->wall_samples = kind_samples(l->w, RP_KIND_WALL);
     rp_prof_foreach_stack(l->w, collect_parked, l);
     sort_p = l->w;
     if (l->nsites)
         qsort(l->sites, l->nsites, sizeof *l->sites, cmp_sites);
+    for (size_t i = 0; i < l->nsites; i++) {
+        struct juc_site *s = &l->sites[i];
+        if (s->nowners)
+            qsort(s->owners, s->nowners, sizeof *s->owners, cmp_owners);
+        if (s->nblockers)
+            qsort(s->blockers, s->nblockers, sizeof *s->blockers, cmp_owners);
+    }
 
     rp_query_problems(&l->q, NULL, "the figures hold");
     uint64_t locks = kind_samples(l->p, RP_KIND_LOCK);
@@ -716,7 +899,16 @@ int rp_cmd_locks(int argc, char **argv)
         free(l.mons[i].stacks);
     }
     free(l.mons);
+    for (size_t i = 0; i < l.nsites; i++) {
+        for (size_t k = 0; k < l.sites[i].nowners; k++)
+            free(l.sites[i].owners[k].name);
+        for (size_t k = 0; k < l.sites[i].nblockers; k++)
+            free(l.sites[i].blockers[k].name);
+        free(l.sites[i].owners);
+        free(l.sites[i].blockers);
+    }
     free(l.sites);
+    free(l.leaf_site);
     rp_prof_free(l.p);
     rp_prof_free(l.w);
     rp_query_free(&l.q);

@@ -47,18 +47,6 @@ static void grow(void **arr, size_t *cap, size_t n, size_t size)
 /* Grow the map *arr, indexed by a chunk's ids (`size`-byte elements, *n of
  * them), to hold index `id`: its length doubles from `first`, and the new
  * elements are filled with the byte `fill` (0, or 0xff for RP_PROF_NONE). */
-static void grow_map(void **arr, size_t *n, size_t id, size_t size, size_t first, int fill)
-{
-    if (id < *n)
-        return;
-    size_t cap = *n ? *n : first;
-    while (cap <= id)
-        cap *= 2;
-    *arr = rp_xrealloc(*arr, cap * size);
-    memset((char *)*arr + *n * size, fill, (cap - *n) * size);
-    *n = cap;
-}
-
 static uint64_t hash_str(const char *s)
 {
     uint64_t h = 1469598103934665603ull;   /* FNV-1a */
@@ -234,7 +222,7 @@ static const char *name_shown(struct rp_profile *p, const char *name)
         (name[1] != 'Z' && name[1] != 'R'))
         return str_intern(p, name);
     uint32_t id = str_id(p, name);
-    grow_map((void **)&b->shown, &b->cap_shown, id, sizeof *b->shown, 256, 0);
+    rp_xgrow_map((void **)&b->shown, &b->cap_shown, id, sizeof *b->shown, 256, 0);
     if (!b->shown[id]) {
         char *d = rp_demangle(name, b->o.demangle);
         const char *shown = d ? str_intern(p, d) : b->str_list[id];
@@ -435,7 +423,7 @@ static uint32_t chunk_method(struct rp_profile *p, uint32_t id, int plain)
                                     plain ? name_shown(p, mi->name) : mi->name,
                                     mi->signature, mi->file, mi->flags, plain, mi->name)
                     : method_intern(p, "", "[unknown method]", "", "", 0, 1, NULL);
-    grow_map((void **)map, n, id, sizeof **map, 256, 0xff);
+    rp_xgrow_map((void **)map, n, id, sizeof **map, 256, 0xff);
     (*map)[id] = m;
     return m;
 }
@@ -461,7 +449,7 @@ static uint32_t chunk_frame(struct rp_profile *p, uint32_t id)
             type = RP_FRAME_JIT;
         f = frame_intern(p, m, type, fi->bci, fi->line);
     }
-    grow_map((void **)&b->frame_map, &b->n_frame_map, id, sizeof *b->frame_map, 256, 0xff);
+    rp_xgrow_map((void **)&b->frame_map, &b->n_frame_map, id, sizeof *b->frame_map, 256, 0xff);
     b->frame_map[id] = f;
     return f;
 }
@@ -582,7 +570,7 @@ static void thread_redefined(struct rp_profile *p, uint32_t id)
 static struct thr_state *chunk_thread(struct rp_profile *p, uint32_t id)
 {
     struct rp_prof_build *b = p->b;
-    grow_map((void **)&b->thr_map, &b->n_thr_map, id, sizeof *b->thr_map, 64, 0);
+    rp_xgrow_map((void **)&b->thr_map, &b->n_thr_map, id, sizeof *b->thr_map, 64, 0);
     struct thr_state *ts = &b->thr_map[id];
     if (ts->thread)
         return ts;
@@ -966,7 +954,7 @@ static void kind_select(struct rp_profile *p, const struct rp_kind_info *ki, int
 static struct kind_state *chunk_kind(struct rp_profile *p, uint32_t id)
 {
     struct rp_prof_build *b = p->b;
-    grow_map((void **)&b->kind_map, &b->n_kind_map, id, sizeof *b->kind_map, 8, 0);
+    rp_xgrow_map((void **)&b->kind_map, &b->n_kind_map, id, sizeof *b->kind_map, 8, 0);
     struct kind_state *ks = &b->kind_map[id];
     if (ks->state)
         return ks;
@@ -1188,6 +1176,15 @@ const struct rp_thread_info *rp_prof_chunk_thread(const struct rp_profile *p,
                                                   uint32_t id)
 {
     return p->b && p->b->r && id ? rp_reader_thread(p->b->r, id) : NULL;
+}
+
+const char *rp_prof_chunk_class(const struct rp_profile *p, uint32_t id)
+{
+    if (!p->b || !p->b->r || !id)
+        return NULL;
+    /* The callback's profile is const to it; a shortened name goes into the
+     * arena, as the class frames' names do. */
+    return class_shown((struct rp_profile *)p, rp_reader_class(p->b->r, id));
 }
 
 int rp_prof_add_file(struct rp_profile *p, const char *path)

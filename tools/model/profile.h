@@ -297,6 +297,12 @@ int rp_prof_add_file(struct rp_profile *p, const char *path);
 const struct rp_thread_info *rp_prof_chunk_thread(const struct rp_profile *p,
                                                   uint32_t id);
 
+/* Inside an on_sample callback only: the name of the chunk's CLASS record `id`
+ * as the profile shows class names (options.norm), for extras that name a class
+ * (kind wall's "blocker_class"); NULL when the chunk has no such class or no
+ * chunk is being read. Valid for the profile's life. */
+const char *rp_prof_chunk_class(const struct rp_profile *p, uint32_t id);
+
 /* rp_prof_add_reader: the same from an open reader (it is read to its end, not
  * closed). For callers that opened the file themselves. */
 void rp_prof_add_reader(struct rp_profile *p, struct rp_reader *r);

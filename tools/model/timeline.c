@@ -173,14 +173,7 @@ static uint32_t chunk_thread(struct rp_tl *tl, struct build *b, uint32_t id)
 {
     if (id < b->nthr && b->thr[id] != T_UNSEEN)
         return b->thr[id] == T_FILTERED ? T_FILTERED : b->thr[id] - 1;
-    if (id >= b->nthr) {
-        size_t n = b->nthr ? b->nthr : 64;
-        while (n <= id)
-            n *= 2;
-        b->thr = rp_xrealloc(b->thr, n * sizeof *b->thr);
-        memset(b->thr + b->nthr, 0, (n - b->nthr) * sizeof *b->thr);
-        b->nthr = n;
-    }
+    rp_xgrow_map((void **)&b->thr, &b->nthr, id, sizeof *b->thr, 64, 0);
     const struct rp_thread_info *ti = id ? rp_reader_thread(b->r, id) : NULL;
     const char *name = ti && ti->name ? ti->name : "";
     if (!ti || (b->po->thread_re && regexec(b->po->thread_re, name, 0, NULL, 0))) {

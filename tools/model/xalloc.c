@@ -43,3 +43,15 @@ void *rp_xreallocarray(void *q, size_t n, size_t size)
         return checked(NULL);
     return rp_xrealloc(q, n * size);
 }
+
+void rp_xgrow_map(void **arr, size_t *n, size_t id, size_t size, size_t first, int fill)
+{
+    if (id < *n)
+        return;
+    size_t cap = *n ? *n : first;
+    while (cap <= id)
+        cap *= 2;
+    *arr = rp_xreallocarray(*arr, cap, size);
+    memset((char *)*arr + *n * size, fill, (cap - *n) * size);
+    *n = cap;
+}

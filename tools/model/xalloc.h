@@ -29,4 +29,9 @@ char *rp_xstrdup(const char *s);
  * out of memory. */
 void *rp_xreallocarray(void *q, size_t n, size_t size);
 
+/* A map indexed by id (*arr, *n elements of `size` bytes) made large enough to
+ * hold index `id`: doubled from *n (or `first`) until it does, new bytes set to
+ * `fill`. Nothing is done if id < *n. */
+void rp_xgrow_map(void **arr, size_t *n, size_t id, size_t size, size_t first, int fill);
+
 #endif

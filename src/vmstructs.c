@@ -3,6 +3,7 @@
  * (see vmstructs.h).
  */
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -13,7 +14,8 @@
 static long g_osthread_off = -1;      /* (Java)Thread::_osthread               */
 static long g_tid_off = -1;           /* OSThread::_thread_id                  */
 static long g_env_off = -1;           /* JNIEnv* - JavaThread*, learned          */
-static jfieldID g_eetop;
+/* Looked up by the first caller; threads that race store the same id. */
+static _Atomic(jfieldID) g_eetop;
 /* For lock owners (lock.c); optional: without them owners are unknown. */
 static long g_stack_base_off = -1;    /* (Java)Thread::_stack_base             */
 static long g_stack_size_off = -1;    /* (Java)Thread::_stack_size             */
@@ -184,20 +186,22 @@ static int safe_read(uint64_t addr, void *out, size_t len)
 
 uint64_t rp_vmstructs_java_thread(JNIEnv *jni, jobject thread)
 {
-    if (!g_eetop) {
+    jfieldID eetop = atomic_load_explicit(&g_eetop, memory_order_acquire);
+    if (!eetop) {
         jclass k = (*jni)->FindClass(jni, "java/lang/Thread");
         if (!k) {
             (*jni)->ExceptionClear(jni);
             return 0;
         }
-        g_eetop = (*jni)->GetFieldID(jni, k, "eetop", "J");
+        eetop = (*jni)->GetFieldID(jni, k, "eetop", "J");
         (*jni)->DeleteLocalRef(jni, k);
-        if (!g_eetop) {
+        if (!eetop) {
             (*jni)->ExceptionClear(jni);
             return 0;
         }
+        atomic_store_explicit(&g_eetop, eetop, memory_order_release);
     }
-    return (uint64_t)(*jni)->GetLongField(jni, thread, g_eetop);
+    return (uint64_t)(*jni)->GetLongField(jni, thread, eetop);
 }
 
 pid_t rp_vmstructs_tid(uint64_t java_thread)

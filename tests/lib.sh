@@ -39,10 +39,24 @@ rp_begin() {   # rp_begin PREFIX LABEL
     trap 'fail "shell error at line $LINENO"' ERR
 }
 
+# ours PID: PID is still a child of this shell. A child that ended and was
+# waited for gives its number back, and a JVM storming threads cycles through
+# all 32768 of them in seconds: a cleanup that killed every number it had
+# once started could kill another test's process that got one of them.
+ours() {
+    local stat
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }                   # after "PID (COMM) ": STATE PPID ...
+    set -- $stat
+    [ "${2:-}" = "$$" ]
+}
+
 rp_cleanup() {
     local p
     trap - ERR
-    for p in $pid "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+    for p in $pid "${pids[@]}"; do
+        if ours "$p"; then kill -9 "$p" 2>/dev/null || true; fi
+    done
     if declare -F cleanup_hook >/dev/null; then cleanup_hook; fi
     if [ "$keep" -eq 1 ]; then keep_scratch; else rm -rf "$work"; fi
 }

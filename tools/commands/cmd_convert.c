@@ -330,6 +330,12 @@ static int parse_args(struct convert *c, int argc, char **argv)
                                       "allocated objects, so it takes --event alloc or "
                                       "live", c->po.event);
     }
+    /* JFR frames are methods with their line and bci; viewers group them. */
+    if (c->fmt->model == RP_MODEL_EVENTS && c->q.norm.group != RP_GROUP_METHOD)
+        return rp_query_bad_usage(&c->q, "--group %s: a JFR file holds methods (with "
+                                  "their line and bci); its viewers group them by class "
+                                  "or package themselves",
+                                  c->q.norm.group == RP_GROUP_CLASS ? "class" : "package");
     if (c->fmt->binary && !c->outpath && isatty(STDOUT_FILENO)) {
         fprintf(stderr, "ringprof convert: the %s format is binary: use -o FILE or "
                         "redirect stdout\n", c->fmt->name);

@@ -611,10 +611,17 @@ static int run_events(struct convert *c, int argc, char **argv)
             unlink(c->outpath);
         return 1;
     }
-    if (c->po.event && rp_event_check("convert", c->po.event, c->p))
+    /* The file is written by now: one that holds nothing asked for goes. */
+    if (c->po.event && rp_event_check("convert", c->po.event, c->p)) {
+        if (c->outpath)
+            unlink(c->outpath);
         return 2;
-    if (kind_absent(c))
+    }
+    if (kind_absent(c)) {
+        if (c->outpath)
+            unlink(c->outpath);
         return 1;
+    }
     rp_query_problems(&c->q, c->p, "the file holds");
     return wrc ? 1 : rp_query_status(&c->q);
 }

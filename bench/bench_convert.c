@@ -13,14 +13,21 @@
  * of stream time, drained thread after thread; a chunk rotates at 16 MiB. It stops
  * when the chunk files reach --mb megabytes (default 100; --quick: 10).
  *
- * Then it runs the real binary, `ringprof convert --format F -o /dev/null DIR`, as
- * a child (--runs times, default 3), and prints for each format (collapsed, and
- * with --all also tree, flat and collapsed --per-thread):
+ * Then it runs the real binary, `ringprof convert --format F -o OUT DIR`, as a
+ * child, for collapsed, pprof and jfr (and with --all also tree, flat, collapsed
+ * --per-thread and --lines), interleaved: every format once per round (A B C A B
+ * C ...), --runs rounds (default 3), so that the machine's drift hits them all
+ * alike. OUT is a file in a directory of its own (removed at the end). For each
+ * format it prints:
  *   samples_s      samples converted per second of wall time (median run)
  *   mb_s           chunk-file megabytes per second
+ *   seconds        the median run's wall time, and its ratio to collapsed's
  *   peak_rss_mb    the child's peak resident set (ru_maxrss from wait4), maximum
  *                  over runs
- * Figures are printed, never asserted. One core: the converter is single-threaded.
+ *   out_mb         the output's size, and its ratio to the chunk files'
+ * and, for jfr, the events the writer reports (a sample of two intervals' weight
+ * is two jdk.ExecutionSample events, out_jfr.c). Figures are printed, never
+ * asserted. One core: the converter is single-threaded.
  *
  *   bench_convert [--quick] [--all] [--mb N] [--threads N] [--stacks N] [--runs N]
  *                 [--cpp PCT] [--dir DIR] [--keep] [--ringprof PATH]
@@ -261,8 +268,10 @@ static uint64_t write_recording(void)
 
 /* ------------------------------------------------------------ the runs -- */
 
-/* Run `ringprof convert ARGS... -o /dev/null DIR`; wall seconds, peak RSS in KiB. */
-static int run_convert(char *const extra[], double *secs, long *rss_kb)
+/* Run `ringprof convert ARGS... -o OUT DIR`, its stderr into ERR; wall seconds,
+ * peak RSS in KiB. */
+static int run_convert(char *const extra[], const char *out, const char *err,
+                       double *secs, long *rss_kb)
 {
     char *argv[16];
     int n = 0;
@@ -271,7 +280,7 @@ static int run_convert(char *const extra[], double *secs, long *rss_kb)
     for (int i = 0; extra[i]; i++)
         argv[n++] = extra[i];
     argv[n++] = "-o";
-    argv[n++] = "/dev/null";
+    argv[n++] = (char *)out;
     argv[n++] = dir;
     argv[n] = NULL;
     double t0 = now();
@@ -279,6 +288,8 @@ static int run_convert(char *const extra[], double *secs, long *rss_kb)
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        if (!freopen(err, "w", stderr))
+            _exit(126);
         execv(ringprof, argv);
         _exit(127);
     }
@@ -297,25 +308,86 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void bench_format(const char *label, char *const extra[], uint64_t samples,
-                         double mb)
+#define MAXRUNS 15
+struct format {
+    const char *label;
+    char *args[5];
+    double t[MAXRUNS];
+    long rss_kb;
+    uint64_t out_bytes;
+    char report[512];           /* the writer's last stderr line, for jfr */
+};
+
+/* The last non-empty line of file `path` into out (cap bytes). */
+static void last_line(const char *path, char *out, size_t cap)
 {
-    double t[16];
-    long rss = 0;
-    for (int r = 0; r < runs; r++) {
-        long k;
-        int rc = run_convert(extra, &t[r], &k);
-        if (rc != 0) {
-            fprintf(stderr, "bench_convert: %s exited %d\n", ringprof, rc);
-            exit(1);
+    char line[512];
+    FILE *f = fopen(path, "r");
+    out[0] = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (line[0] != '\n')
+            snprintf(out, cap, "%s", line);
+    if (f)
+        fclose(f);
+    out[strcspn(out, "\n")] = 0;
+}
+
+/* Every format once per round, rounds interleaved; then the figures. */
+static void bench_formats(struct format *f, int nf, uint64_t samples, double mb,
+                          const char *outdir)
+{
+    char out[PATH_MAX + 32], err[PATH_MAX + 32];
+    snprintf(out, sizeof out, "%s/out", outdir);
+    snprintf(err, sizeof err, "%s/stderr", outdir);
+    for (int r = 0; r < runs; r++)
+        for (int i = 0; i < nf; i++) {
+            long k;
+            int rc = run_convert(f[i].args, out, err, &f[i].t[r], &k);
+            if (rc != 0) {
+                fprintf(stderr, "bench_convert: %s convert %s exited %d; its stderr is %s\n",
+                        ringprof, f[i].label, rc, err);
+                exit(1);
+            }
+            if (k > f[i].rss_kb)
+                f[i].rss_kb = k;
+            struct stat st;
+            f[i].out_bytes = stat(out, &st) == 0 ? (uint64_t)st.st_size : 0;
+            if (!strcmp(f[i].args[1], "jfr"))
+                last_line(err, f[i].report, sizeof f[i].report);
+            unlink(out);
         }
-        if (k > rss)
-            rss = k;
+    unlink(err);
+    double base = 0;
+    for (int i = 0; i < nf; i++) {
+        qsort(f[i].t, (size_t)runs, sizeof f[i].t[0], cmp_double);
+        double med = f[i].t[runs / 2];
+        if (i == 0)
+            base = med;
+        printf("%-22s samples_s %12.0f   mb_s %7.1f   seconds %6.2f (x%.2f)   "
+               "peak_rss_mb %7.1f   out_mb %7.1f (x%.3f of the input)\n",
+               f[i].label, (double)samples / med, mb / med, med, med / base,
+               (double)f[i].rss_kb / 1024.0, (double)f[i].out_bytes / 1e6,
+               (double)f[i].out_bytes / 1e6 / mb);
+        if (f[i].report[0])
+            printf("%-22s %s\n", "", f[i].report);
     }
-    qsort(t, (size_t)runs, sizeof t[0], cmp_double);
-    double med = t[runs / 2];
-    printf("%-22s samples_s %12.0f   mb_s %7.1f   seconds %6.2f   peak_rss_mb %7.1f\n",
-           label, (double)samples / med, mb / med, med, (double)rss / 1024.0);
+}
+
+/* Remove the files of directory d (not its subdirectories), and d if asked. */
+static void clean_dir(const char *d, int remove_dir)
+{
+    DIR *dp = opendir(d);
+    struct dirent *e;
+    while (dp && (e = readdir(dp))) {
+        char p[PATH_MAX + 300];
+        snprintf(p, sizeof p, "%s/%s", d, e->d_name);
+        if (e->d_name[0] != '.')
+            unlink(p);
+    }
+    if (dp)
+        closedir(dp);
+    if (remove_dir)
+        rmdir(d);
 }
 
 static void usage(void)
@@ -355,7 +427,7 @@ int main(int argc, char **argv)
         else
             usage();
     }
-    if (nthreads < 1 || nstacks < 2 || runs < 1 || runs > 15 || target_mb <= 0 ||
+    if (nthreads < 1 || nstacks < 2 || runs < 1 || runs > MAXRUNS || target_mb <= 0 ||
         cpp_pct < 0 || cpp_pct > 100)
         usage();
     if (!ringprof[0]) {
@@ -397,32 +469,24 @@ int main(int argc, char **argv)
     printf("convert                %s, median of %d run%s\n", ringprof, runs,
            runs == 1 ? "" : "s");
 
-    char *collapsed[] = {"--format", "collapsed", NULL};
-    bench_format("collapsed", collapsed, samples, mb);
-    if (all) {
-        char *per_thread[] = {"--format", "collapsed", "--per-thread", NULL};
-        char *lines[] = {"--format", "collapsed", "--lines", NULL};
-        char *tree[] = {"--format", "tree", NULL};
-        char *flat[] = {"--format", "flat", NULL};
-        bench_format("collapsed --per-thread", per_thread, samples, mb);
-        bench_format("collapsed --lines", lines, samples, mb);
-        bench_format("tree", tree, samples, mb);
-        bench_format("flat", flat, samples, mb);
+    struct format f[] = {
+        {"collapsed", {"--format", "collapsed", NULL}},
+        {"pprof", {"--format", "pprof", NULL}},
+        {"jfr", {"--format", "jfr", NULL}},
+        {"collapsed --per-thread", {"--format", "collapsed", "--per-thread", NULL}},
+        {"collapsed --lines", {"--format", "collapsed", "--lines", NULL}},
+        {"tree", {"--format", "tree", NULL}},
+        {"flat", {"--format", "flat", NULL}},
+    };
+    char outdir[] = "/tmp/bench_convert_out.XXXXXX";
+    if (!mkdtemp(outdir)) {
+        perror("mkdtemp");
+        return 1;
     }
+    bench_formats(f, all ? (int)(sizeof f / sizeof f[0]) : 3, samples, mb, outdir);
+    rmdir(outdir);
 
-    if (!keep) {
-        DIR *d = opendir(dir);
-        struct dirent *e;
-        while (d && (e = readdir(d))) {
-            char p[PATH_MAX + 300];
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            if (e->d_name[0] != '.')
-                unlink(p);
-        }
-        if (d)
-            closedir(d);
-        if (!userdir)
-            rmdir(dir);
-    }
+    if (!keep)
+        clean_dir(dir, !userdir);
     return 0;
 }

@@ -22,6 +22,8 @@
  *   samples_s      samples converted per second of wall time (median run)
  *   mb_s           chunk-file megabytes per second
  *   seconds        the median run's wall time, and its ratio to collapsed's
+ *   cpu_s          the median run's CPU time (user + system, from wait4), and its
+ *                  ratio to collapsed's: steadier than wall time on a busy machine
  *   peak_rss_mb    the child's peak resident set (ru_maxrss from wait4), maximum
  *                  over runs
  *   out_mb         the output's size, and its ratio to the chunk files'
@@ -269,9 +271,9 @@ static uint64_t write_recording(void)
 /* ------------------------------------------------------------ the runs -- */
 
 /* Run `ringprof convert ARGS... -o OUT DIR`, its stderr into ERR; wall seconds,
- * peak RSS in KiB. */
+ * CPU seconds (user + system), peak RSS in KiB. */
 static int run_convert(char *const extra[], const char *out, const char *err,
-                       double *secs, long *rss_kb)
+                       double *secs, double *cpu, long *rss_kb)
 {
     char *argv[16];
     int n = 0;
@@ -298,6 +300,8 @@ static int run_convert(char *const extra[], const char *out, const char *err,
     if (wait4(pid, &status, 0, &ru) < 0)
         return -1;
     *secs = now() - t0;
+    *cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
     *rss_kb = ru.ru_maxrss;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -312,7 +316,7 @@ static int cmp_double(const void *a, const void *b)
 struct format {
     const char *label;
     char *args[5];
-    double t[MAXRUNS];
+    double t[MAXRUNS], cpu[MAXRUNS];
     long rss_kb;
     uint64_t out_bytes;
     char report[512];           /* the writer's last stderr line, for jfr */
@@ -342,7 +346,7 @@ static void bench_formats(struct format *f, int nf, uint64_t samples, double mb,
     for (int r = 0; r < runs; r++)
         for (int i = 0; i < nf; i++) {
             long k;
-            int rc = run_convert(f[i].args, out, err, &f[i].t[r], &k);
+            int rc = run_convert(f[i].args, out, err, &f[i].t[r], &f[i].cpu[r], &k);
             if (rc != 0) {
                 fprintf(stderr, "bench_convert: %s convert %s exited %d; its stderr is %s\n",
                         ringprof, f[i].label, rc, err);
@@ -357,15 +361,16 @@ static void bench_formats(struct format *f, int nf, uint64_t samples, double mb,
             unlink(out);
         }
     unlink(err);
-    double base = 0;
+    double base = 0, base_cpu = 0;
     for (int i = 0; i < nf; i++) {
         qsort(f[i].t, (size_t)runs, sizeof f[i].t[0], cmp_double);
-        double med = f[i].t[runs / 2];
+        qsort(f[i].cpu, (size_t)runs, sizeof f[i].cpu[0], cmp_double);
+        double med = f[i].t[runs / 2], cpu = f[i].cpu[runs / 2];
         if (i == 0)
-            base = med;
-        printf("%-22s samples_s %12.0f   mb_s %7.1f   seconds %6.2f (x%.2f)   "
-               "peak_rss_mb %7.1f   out_mb %7.1f (x%.3f of the input)\n",
-               f[i].label, (double)samples / med, mb / med, med, med / base,
+            base = med, base_cpu = cpu;
+        printf("%-22s samples_s %10.0f   mb_s %6.1f   seconds %6.2f (x%.2f)   cpu_s %6.2f "
+               "(x%.2f)   peak_rss_mb %6.1f   out_mb %6.1f (x%.3f of the input)\n",
+               f[i].label, (double)samples / med, mb / med, med, med / base, cpu, cpu / base_cpu,
                (double)f[i].rss_kb / 1024.0, (double)f[i].out_bytes / 1e6,
                (double)f[i].out_bytes / 1e6 / mb);
         if (f[i].report[0])

@@ -16,10 +16,11 @@
  * file and copied (a pipe).
  *
  * Mapping (docs/tool.md, "JFR", is the users' version):
- *   cpu    jdk.ExecutionSample: a sample of weight w is n = max(1, round(w /
- *          period)) events at its time (viewers count events: this keeps their
- *          CPU totals right); each event's `weight` field holds w/n (the first
- *          takes the remainder), so the fields add up to w exactly.
+ *   cpu    jdk.ExecutionSample: a sample of weight w is n = round(w / period)
+ *          events at its time, at least 1 and at most MAX_SPLIT (viewers count
+ *          events: this keeps their CPU totals right); each event's `weight`
+ *          field holds w/n (the first takes the remainder), so the fields add
+ *          up to w exactly.
  *   wall   jdk.NativeMethodSample in states native and io, ringprof.WallClockSample
  *          in the others; both with the JDK thread state, ringprof's state name,
  *          weight, CPU time, repeat, the parked-on class and its owner.
@@ -56,6 +57,10 @@
 #include "ringprof/events.h"
 
 #define FLUSH_AT (1u << 20)    /* write pending events out at this many bytes */
+/* The most events one CPU sample becomes: 1000 intervals is 10 s of CPU at the
+ * default 10 ms that no timer signal interrupted; only a damaged chunk weighs
+ * more, and it would otherwise write gigabytes (its weight still adds up). */
+#define MAX_SPLIT 1000u
 
 /* How a kind's samples are written. */
 enum handler { H_UNSET = 0, H_CPU, H_WALL, H_ALLOC, H_LIVE, H_LOCK, H_GC, H_OTHER };
@@ -381,9 +386,11 @@ static uint64_t jdk_state(unsigned st)
 static void write_cpu(struct jfr *j, uint64_t wall, uint32_t thr, uint32_t stack,
                       const struct kmap *k, uint64_t w)
 {
-    uint64_t n = k->period ? (w + k->period / 2) / k->period : 1;
-    if (n == 0)
-        n = 1;
+    uint64_t n = 1;
+    if (k->period) {   /* round(w / period), without overflow for any w */
+        n = w / k->period + (w % k->period >= k->period - k->period / 2);
+        n = n < 1 ? 1 : n > MAX_SPLIT ? MAX_SPLIT : n;
+    }
     for (uint64_t i = 0; i < n; i++) {
         ev_begin(j, JFR_EXECUTION_SAMPLE, wall);
         rp_jfr_varint(&j->ev, thr);

@@ -750,8 +750,13 @@ static void maybe_drain(struct jfr *j)
  * renamed DestroyJavaVM after its last sample). The writer's own names, from
  * the records its events saw, are for threads the profile does not have (one
  * with thread CPU readings only). */
-static void pool_threads(struct jfr *j, const struct rp_profile *p)
+/* Each pool_* function below writes its pool(s) unless empty (the JDK's reader
+ * refuses a pool of no entries: "Pool java.lang.Thread must contain at least
+ * one element"); @return the pools written. */
+static int pool_threads(struct jfr *j, const struct rp_profile *p)
 {
+    if (!j->thread_keys.n)
+        return 0;
     struct rp_strtab prof_keys;                        /* "recording tid" -> index */
     rp_strtab_init(&prof_keys);
     char key[640];
@@ -789,6 +794,7 @@ static void pool_threads(struct jfr *j, const struct rp_profile *p)
         maybe_drain(j);
     }
     rp_strtab_free(&prof_keys);
+    return 1;
 }
 
 /* Whether frame f is the converter's "[truncated]" marker. */
@@ -798,12 +804,14 @@ static int is_truncation(const struct rp_profile *p, const struct rp_prof_frame 
 }
 
 /* Every stack trace used: the path from its node to the root, leaf first. */
-static void pool_stacks(struct jfr *j, const struct rp_profile *p, uint8_t *method_used)
+static int pool_stacks(struct jfr *j, const struct rp_profile *p, uint8_t *method_used)
 {
     struct rp_jfr_buf *b = &j->buf;
     size_t n = 0;
     for (size_t i = 0; i < j->n_node_used; i++)
         n += j->node_used[i];
+    if (!n)
+        return 0;
     rp_jfr_varint(b, JFR_STACK_TRACE);
     rp_jfr_varint(b, n);
     struct rp_jfr_buf frames = {0};
@@ -837,17 +845,20 @@ static void pool_stacks(struct jfr *j, const struct rp_profile *p, uint8_t *meth
         maybe_drain(j);
     }
     rp_jfr_buf_free(&frames);
+    return 1;
 }
 
 /* Every method a stack names. A Java method's class is its JVM name; a native,
  * C++ or kernel frame's is its library as recorded; a marker's is "". */
-static void pool_methods(struct jfr *j, const struct rp_profile *p,
-                         const uint8_t *method_used)
+static int pool_methods(struct jfr *j, const struct rp_profile *p,
+                        const uint8_t *method_used)
 {
     struct rp_jfr_buf *b = &j->buf;
     size_t n = 0;
     for (size_t m = 0; m < p->nmethods; m++)
         n += method_used[m];
+    if (!n)
+        return 0;
     rp_jfr_varint(b, JFR_METHOD);
     rp_jfr_varint(b, n);
     char buf[1024];
@@ -867,10 +878,13 @@ static void pool_methods(struct jfr *j, const struct rp_profile *p,
         rp_jfr_bool(b, 0);                             /* hidden                */
         maybe_drain(j);
     }
+    return 1;
 }
 
-static void pool_classes(struct jfr *j)
+static int pool_classes(struct jfr *j)
 {
+    if (!j->cls.n)
+        return 0;   /* no class, no package */
     struct rp_jfr_buf *b = &j->buf;
     rp_jfr_varint(b, JFR_CLASS);
     rp_jfr_varint(b, j->cls.n);
@@ -883,6 +897,8 @@ static void pool_classes(struct jfr *j)
         rp_jfr_bool(b, 0);                             /* hidden                */
         maybe_drain(j);
     }
+    if (!j->pkg.n)
+        return 1;
     rp_jfr_varint(b, JFR_PACKAGE);
     rp_jfr_varint(b, j->pkg.n);
     for (size_t i = 0; i < j->pkg.n; i++) {
@@ -890,10 +906,13 @@ static void pool_classes(struct jfr *j)
         rp_jfr_varint(b, symbol(j, j->pkg.s[i]));
         maybe_drain(j);
     }
+    return 2;
 }
 
-static void pool_symbols(struct jfr *j)
+static int pool_symbols(struct jfr *j)
 {
+    if (!j->sym.n)
+        return 0;
     struct rp_jfr_buf *b = &j->buf;
     rp_jfr_varint(b, JFR_SYMBOL);
     rp_jfr_varint(b, j->sym.n);
@@ -902,6 +921,7 @@ static void pool_symbols(struct jfr *j)
         rp_jfr_string(b, j->sym.s[i]);
         maybe_drain(j);
     }
+    return 1;
 }
 
 /* Overwrite body bytes [at, at+n) (the checkpoint's size, the header). */
@@ -920,8 +940,9 @@ static void patch(struct jfr *j, uint64_t at, const void *p, size_t n)
 
 /* The checkpoint event: every pool. Its size comes first but the pools are
  * streamed, so it is a 5-byte varint (padded with continuation bits, which
- * readers accept) patched at the end: checkpoints up to 32 GiB. @return its
- * offset in the chunk. */
+ * readers accept) patched at the end: checkpoints up to 32 GiB. So is the
+ * number of pools (one byte: at most 9), as empty ones are left out. @return
+ * its offset in the chunk. */
 #define SIZE_PAD 5
 static uint64_t write_checkpoint(struct jfr *j, const struct rp_profile *p)
 {
@@ -934,7 +955,8 @@ static uint64_t write_checkpoint(struct jfr *j, const struct rp_profile *p)
     rp_jfr_varint(&j->buf, 0);                         /* duration              */
     rp_jfr_varint(&j->buf, 0);                         /* delta to previous: none */
     rp_jfr_u8(&j->buf, 1);                             /* type: flush           */
-    rp_jfr_varint(&j->buf, 9);                         /* pools, below          */
+    uint64_t pools_at = start + j->buf.n;
+    rp_jfr_u8(&j->buf, 0);                             /* pools, below          */
 
     static const char *const frame_types[RP_FRAME_TYPES] = {
         "Interpreted", "JIT compiled", "Inlined", "Native", "C++", "Kernel", "Native"};
@@ -945,16 +967,17 @@ static uint64_t write_checkpoint(struct jfr *j, const struct rp_profile *p)
     pool_fixed(&j->buf, JFR_THREAD_STATE, states, JFR_STATE_COUNT);
     static const char *const when[] = {"After GC"};
     pool_fixed(&j->buf, JFR_GC_WHEN, when, 1);
-    pool_threads(j, p);
+    uint8_t pools = 3 + (uint8_t)pool_threads(j, p);
     /* Stacks name methods, methods classes, classes packages, and all of them
      * symbols: written in that order, each pool is complete when written. */
     uint8_t *method_used = rp_xcalloc(p->nmethods ? p->nmethods : 1, 1);
-    pool_stacks(j, p, method_used);
-    pool_methods(j, p, method_used);
+    pools += (uint8_t)pool_stacks(j, p, method_used);
+    pools += (uint8_t)pool_methods(j, p, method_used);
     free(method_used);
-    pool_classes(j);
-    pool_symbols(j);
+    pools += (uint8_t)pool_classes(j);
+    pools += (uint8_t)pool_symbols(j);
     drain(j);
+    patch(j, pools_at, &pools, 1);
 
     uint64_t n = j->written - start;
     for (int i = 0; i < SIZE_PAD; i++)

@@ -405,8 +405,11 @@ static int open_recording(char *err, size_t errlen)
         snprintf(dir, sizeof dir, "ringprof-%ld", (long)getpid());
     char *vm_name = sysprop("java.vm.name");
     char *vm_version = sysprop("java.vm.version");
-    char interval[32], engine[16];
+    char interval[32], engine[16], cpus[16];
     snprintf(interval, sizeof interval, "%llu", (unsigned long long)A.opt.interval_ns);
+    /* CPUs online: what a reader divides the process's CPU rate by for a share
+     * of the host (the JFR writer's jdk.CPULoad). */
+    snprintf(cpus, sizeof cpus, "%ld", sysconf(_SC_NPROCESSORS_ONLN));
     snprintf(engine, sizeof engine, "%s", A.async ? "async" : "jvmti");
     struct rp_kv meta[] = {
         {RP_META_JVM_NAME, vm_name},
@@ -417,6 +420,7 @@ static int open_recording(char *err, size_t errlen)
         {"agent.interval_ns", interval},
         {"agent.native", A.async && A.opt.native ? "on" : "off"},
         {"agent.timer", A.async ? rp_cputimer_source_name() : "none"},
+        {RP_META_HOST_CPUS, cpus},
     };
     struct rp_recording_limits lim = {A.opt.maxsize, A.opt.maxage_ns, A.opt.chunksize,
                                       A.opt.chunktime_ns};

@@ -178,6 +178,7 @@ enum rp_thread_flags {
 #define RP_META_JVM_VERSION  "jvm.version"
 #define RP_META_OPTIONS      "agent.options"
 #define RP_META_PRODUCER     "producer"        /* "ringprof <version>"               */
+#define RP_META_HOST_CPUS    "host.cpus"       /* CPUs online when the agent started */
 
 #define RP_COUNTER_LOST_PREFIX "lost."
 /* Samples in segments the writer could not write (ENOSPC, EFBIG, EIO): counted by

@@ -157,6 +157,7 @@ struct convert {
     int state_set;               /* --state or --state-frames given              */
     struct rp_tl_options tlo;    /* --format timeline (tools/model/timeline.h)         */
     struct rp_tl tl;
+    size_t readable;             /* RP_MODEL_EVENTS: inputs read as chunks        */
 };
 
 /* ------------------------------------------------------------- options -- */
@@ -507,7 +508,16 @@ static int kind_absent(const struct convert *c)
     return 1;
 }
 
-/* Write the profile. @return 0, or 1 after printing why it failed. */
+/* An events writer's build step (formats.h): the profile pass, its writer's
+ * callbacks in po. */
+static struct rp_profile *build_events(void *arg, const struct rp_prof_options *po)
+{
+    struct convert *c = arg;
+    return rp_query_build(&c->q, po, &c->readable);
+}
+
+/* Write the profile (for RP_MODEL_EVENTS, build it while writing). @return 0,
+ * or 1 after printing why it failed. */
 static int write_output(struct convert *c, int argc, char **argv)
 {
     FILE *out = stdout;
@@ -524,6 +534,8 @@ static int write_output(struct convert *c, int argc, char **argv)
     c->lv.nages = c->ages.n;
     int wrc = c->fmt->model == RP_MODEL_TIMELINE
                   ? c->fmt->write_timeline(out, &c->tl, &c->tlo, &c->oo)
+              : c->fmt->model == RP_MODEL_EVENTS
+                  ? c->fmt->write_events(out, build_events, c, &c->po, &c->oo, &c->p)
                   : c->fmt->write_profile(out, c->p, &c->oo);
     if (fflush(out) != 0 || ferror(out))
         wrc = -1;
@@ -573,12 +585,42 @@ static int run_timeline(struct convert *c, int argc, char **argv)
     return rp_query_status(&c->q);
 }
 
+/*
+ * An events format (jfr) writes every kind's samples, as the profile pass reads
+ * them, unless --event names one; the telemetry and the recordings' metadata
+ * always. The filters apply to the samples as for the other formats.
+ */
+static int run_events(struct convert *c, int argc, char **argv)
+{
+    c->po.all_kinds = !c->po.event;
+    if (rp_query_need_range(&c->q))
+        look_ahead(c);   /* its default kind is not wanted: all_kinds says so */
+    rp_query_apply(&c->q, &c->po);
+    if (c->po.all_kinds)
+        c->po.event = NULL;
+    int wrc = write_output(c, argc, argv);
+    if (!c->readable) {
+        fprintf(stderr, "ringprof convert: no input could be read\n");
+        if (c->outpath)
+            unlink(c->outpath);
+        return 1;
+    }
+    if (c->po.event && rp_event_check("convert", c->po.event, c->p))
+        return 2;
+    if (kind_absent(c))
+        return 1;
+    rp_query_problems(&c->q, c->p, "the file holds");
+    return wrc ? 1 : rp_query_status(&c->q);
+}
+
 static int run(struct convert *c, int argc, char **argv)
 {
     if (rp_query_inputs(&c->q, argc, argv))
         return 1;
     if (c->fmt->model == RP_MODEL_TIMELINE)
         return run_timeline(c, argc, argv);
+    if (c->fmt->model == RP_MODEL_EVENTS)
+        return run_events(c, argc, argv);
     look_ahead(c);
     rp_query_apply(&c->q, &c->po);
     /* What the format needs of the profile (formats.h, RP_FMT_*). */

@@ -357,8 +357,8 @@ static uint32_t frame_intern(struct rp_profile *p, uint32_t method, int type,
     struct rp_prof_build *b = p->b;
     if (!frame_is_java(type) || p->granularity != RP_GRAN_BCI)
         bci = -1;
-    if (!frame_is_java(type) || p->granularity != RP_GRAN_LINE)
-        line = 0;
+    if (!frame_is_java(type) || p->granularity == RP_GRAN_METHOD)
+        line = 0;   /* RP_GRAN_BCI keeps it too: one bci has one line */
     if (bci < -1)
         bci = -1;
     tab_grow(p, &b->frms, frame_hash);
@@ -962,7 +962,7 @@ static struct kind_state *chunk_kind(struct rp_profile *p, uint32_t id)
     ks->seen = kind_seen(p, ki);
     ks->state = -1;
     ks->class_x = ks->objects_x = ks->state_x = ks->age_x = -1;
-    if (ki && ki->name && (!b->event || !strcmp(b->event, ki->name))) {
+    if (ki && ki->name && (b->o.all_kinds || !b->event || !strcmp(b->event, ki->name))) {
         int cx, ox;
         kind_select(p, ki, &cx, &ox);
         ks->state = 1;
@@ -1146,10 +1146,14 @@ void rp_prof_add_reader(struct rp_profile *p, struct rp_reader *r)
     if (p->kind[0] && !p->ns_per_unit && unit_is_count(p->unit))
         p->ns_per_unit = b->interval_ns;
 
+    if (b->o.on_chunk)
+        b->o.on_chunk(b->o.on_sample_arg, p, r, 0);
     struct rp_event ev;
     while (rp_reader_next(r, &ev)) {
         if (ev.type == RP_EV_SAMPLE)
             add_sample(p, &ev);
+        else if (ev.type != RP_EV_THREAD && b->o.on_event)
+            b->o.on_event(b->o.on_sample_arg, p, &ev);
         else if (ev.type == RP_EV_THREAD) {
             thread_redefined(p, ev.u.thread.id);
             if (ev.u.thread.id < b->n_thr_map)
@@ -1163,6 +1167,8 @@ void rp_prof_add_reader(struct rp_profile *p, struct rp_reader *r)
             p->nodes[b->leaf_arr[i]].self[v] += b->acc[i].v[v];
         memset(&b->acc[i], 0, sizeof b->acc[i]);
     }
+    if (b->o.on_chunk)
+        b->o.on_chunk(b->o.on_sample_arg, p, r, 1);
     struct rp_reader_stats st;
     rp_reader_stats(r, &st);
     p->stats.segments_ok += st.segments_ok;

@@ -21,7 +21,8 @@
  * ids), so the same method from two JVMs is one rp_prof_method. A frame is
  * (method, type, line, bci) with line and bci kept only as far as the granularity
  * asks: RP_GRAN_METHOD keeps neither (line 0, bci -1), RP_GRAN_LINE keeps the line,
- * RP_GRAN_BCI keeps the bci. The frame type is part of the identity, so a
+ * RP_GRAN_BCI keeps the bci and its line (a bci has one line, so the identity is
+ * the bci's; the display shows the bci). The frame type is part of the identity, so a
  * method seen both JIT-compiled and interpreted is two sibling nodes (as the
  * flame-graph tools show it), unless options.norm merges frame types. With
  * options.norm.group a Java frame is its class or package: a frame of type
@@ -110,7 +111,7 @@ struct rp_prof_frame {
     uint32_t method;       /* index into rp_profile.methods                      */
     int type;              /* enum rp_frame_type, or RP_PFRAME_CLASS              */
     int32_t bci;           /* -1: none (always -1 unless RP_GRAN_BCI)             */
-    uint32_t line;         /* 0: unknown (always 0 unless RP_GRAN_LINE)           */
+    uint32_t line;         /* 0: unknown (always 0 at RP_GRAN_METHOD)             */
     const char *display;   /* method display plus ":line" / "@bci" as the         */
                            /* granularity asks, for Java frames only (":?" / "@?" */
                            /* when unknown); never                                */
@@ -221,6 +222,17 @@ struct rp_prof_options {
     void (*on_sample)(void *arg, const struct rp_profile *p, uint32_t leaf,
                       const struct rp_event *ev, const struct rp_kind_info *kind);
     void *on_sample_arg;
+    /* With on_sample_arg, for a writer that streams every event (the JFR
+     * writer): on_chunk is called when a chunk's reading begins (end 0, before
+     * its first event) and ends (end 1, its reader's stats complete); on_event
+     * for every event that is not a sample or a THREAD record (segments,
+     * counters, gauges, thread CPU readings), unfiltered. NULL: none. */
+    void (*on_chunk)(void *arg, const struct rp_profile *p, const struct rp_reader *r,
+                     int end);
+    void (*on_event)(void *arg, const struct rp_profile *p, const struct rp_event *ev);
+    /* Keep the samples of every kind, not only `event`'s (the profile's kind and
+     * values are then the first kind's; only on_sample can tell them apart). */
+    int all_kinds;
     /* Thread states (kind wall, its "state" extra; include/ringprof/events.h).
      * state_mask: keep only samples whose state's bit (1u << state) is set; a
      * sample without the extra, or with a state this build does not know, counts

@@ -27,6 +27,8 @@ const struct rp_format rp_formats[] = {
      .needs = RP_FMT_THREADS | RP_FMT_LINES | RP_FMT_STATES},
     {"html", ".html .htm", PROFILE(rp_out_html),
      .summary = "self-contained interactive flame graph page (works offline)"},
+    {"jfr", ".jfr", .model = RP_MODEL_EVENTS, .write_events = rp_out_jfr, .binary = 1,
+     .summary = "JDK Flight Recorder file of every kind for JMC, IntelliJ, jfr, Pyroscope"},
     /* No extension selects it: .html and .txt already mean html and tree; with
      * --format timeline, -o x.html or x.svg draws it as a picture. */
     {"timeline", "", .model = RP_MODEL_TIMELINE, .write_timeline = rp_out_timeline,

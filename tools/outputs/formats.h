@@ -49,8 +49,11 @@ struct rp_out_options {
 enum rp_model {
     RP_MODEL_PROFILE,         /* a calling context tree (model/profile.h), built    */
                               /* for one event kind: rp_format.write_profile        */
-    RP_MODEL_TIMELINE         /* wall, lock and gc samples and the gauges in time   */
+    RP_MODEL_TIMELINE,        /* wall, lock and gc samples and the gauges in time   */
                               /* (model/timeline.h): rp_format.write_timeline       */
+    RP_MODEL_EVENTS           /* every sample and reading as it is read, streamed   */
+                              /* while the profile of all kinds is built:           */
+                              /* rp_format.write_events                             */
 };
 
 typedef int (*rp_out_profile_fn)(FILE *out, const struct rp_profile *p,
@@ -58,6 +61,16 @@ typedef int (*rp_out_profile_fn)(FILE *out, const struct rp_profile *p,
 typedef int (*rp_out_timeline_fn)(FILE *out, const struct rp_tl *tl,
                                   const struct rp_tl_options *to,
                                   const struct rp_out_options *o);
+/* An events writer sets its callbacks in *po (on_sample, on_event, on_chunk and
+ * what they need) and calls build(build_arg, po), which reads every input into
+ * a profile (with progress) and returns it finished; the writer leaves it in
+ * *built for the caller to report on and free, whatever it returns. */
+typedef struct rp_profile *(*rp_jfr_build_fn)(void *build_arg,
+                                              const struct rp_prof_options *po);
+typedef int (*rp_out_events_fn)(FILE *out, rp_jfr_build_fn build, void *build_arg,
+                                struct rp_prof_options *po,
+                                const struct rp_out_options *o,
+                                struct rp_profile **built);
 
 struct rp_format {
     const char *name;         /* --format NAME                                      */
@@ -66,6 +79,7 @@ struct rp_format {
     enum rp_model model;      /* which of the writers below is set                  */
     rp_out_profile_fn write_profile;
     rp_out_timeline_fn write_timeline;
+    rp_out_events_fn write_events;
     int binary;               /* refuse to write it to a terminal                   */
     const char *summary;      /* one line for the usage message                    */
     unsigned needs;           /* RP_FMT_*: what it needs of the model beyond what   */
@@ -116,6 +130,12 @@ int rp_out_diff_flat(FILE *out, const struct rp_diff *d, const struct rp_out_opt
                      int json);
 int rp_out_diff_collapsed(FILE *out, const struct rp_diff *d);
 int rp_out_diff_html(FILE *out, const struct rp_diff *d, const struct rp_out_options *o);
+
+/* The JFR writer (out_jfr.c, jfr.c): a JDK Flight Recorder file of every
+ * kind's samples, the telemetry and the recordings' metadata. */
+int rp_out_jfr(FILE *out, rp_jfr_build_fn build, void *build_arg,
+               struct rp_prof_options *po, const struct rp_out_options *o,
+               struct rp_profile **built);
 
 /* The timeline writer (out_timeline.c): text, or an HTML page or SVG picture
  * when -o ends in .html/.htm or .svg, or with --html. */

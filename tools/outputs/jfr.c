@@ -1,0 +1,581 @@
+/*
+ * tools/outputs/jfr.c — encoding JFR values, the chunk header, and the metadata
+ * event that describes every type `ringprof convert --format jfr` writes (see
+ * jfr.h). The schema is the table below: one row per type, its fields in the
+ * order events and pool entries write them (out_jfr.c must follow it).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jfr.h"
+#include "model/strtab.h"
+#include "model/xalloc.h"
+
+/* ------------------------------------------------------------- encoding -- */
+
+void rp_jfr_buf_free(struct rp_jfr_buf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+static void reserve(struct rp_jfr_buf *b, size_t n)
+{
+    if (b->cap - b->n >= n)
+        return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap - b->n < n)
+        cap *= 2;
+    b->p = rp_xrealloc(b->p, cap);
+    b->cap = cap;
+}
+
+void rp_jfr_u8(struct rp_jfr_buf *b, uint8_t v)
+{
+    reserve(b, 1);
+    b->p[b->n++] = v;
+}
+
+void rp_jfr_bytes(struct rp_jfr_buf *b, const void *p, size_t n)
+{
+    reserve(b, n);
+    memcpy(b->p + b->n, p, n);
+    b->n += n;
+}
+
+void rp_jfr_varint(struct rp_jfr_buf *b, uint64_t v)
+{
+    reserve(b, 9);
+    for (int i = 0; i < 8; i++) {
+        if (v < 0x80) {
+            b->p[b->n++] = (uint8_t)v;
+            return;
+        }
+        b->p[b->n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    b->p[b->n++] = (uint8_t)v;   /* the 9th byte carries 8 bits */
+}
+
+size_t rp_jfr_varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80 && n < 9) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+void rp_jfr_bool(struct rp_jfr_buf *b, int v)
+{
+    rp_jfr_u8(b, v ? 1 : 0);
+}
+
+void rp_jfr_float(struct rp_jfr_buf *b, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    uint8_t be[4] = {(uint8_t)(u >> 24), (uint8_t)(u >> 16), (uint8_t)(u >> 8), (uint8_t)u};
+    rp_jfr_bytes(b, be, 4);
+}
+
+void rp_jfr_string(struct rp_jfr_buf *b, const char *s)
+{
+    if (!s) {
+        rp_jfr_u8(b, 0);
+        return;
+    }
+    size_t len = strlen(s);
+    if (!len) {
+        rp_jfr_u8(b, 1);
+        return;
+    }
+    rp_jfr_u8(b, 3);
+    rp_jfr_varint(b, len);
+    rp_jfr_bytes(b, s, len);
+}
+
+static void put_be(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = n - 1; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+void rp_jfr_header(uint8_t out[RP_JFR_HEADER_SIZE], const struct rp_jfr_header *h)
+{
+    memcpy(out, "FLR", 4);           /* magic, with its NUL                       */
+    put_be(out + 4, 2, 2);           /* major                                     */
+    put_be(out + 6, 0, 2);           /* minor                                     */
+    put_be(out + 8, h->size, 8);
+    put_be(out + 16, h->cp_offset, 8);
+    put_be(out + 24, h->meta_offset, 8);
+    put_be(out + 32, h->start_nanos, 8);
+    put_be(out + 40, h->duration_nanos, 8);
+    put_be(out + 48, h->start_ticks, 8);
+    put_be(out + 56, h->ticks_per_second, 8);
+    out[64] = 0;                     /* file state: complete                      */
+    out[65] = out[66] = 0;
+    out[67] = 1 | 2;                 /* compressed integers, final chunk          */
+}
+
+void rp_jfr_event(struct rp_jfr_buf *out, const struct rp_jfr_buf *body)
+{
+    size_t n = rp_jfr_varint_len(body->n + 1);
+    while (rp_jfr_varint_len(body->n + n) != n)
+        n++;
+    rp_jfr_varint(out, body->n + n);
+    rp_jfr_bytes(out, body->p, body->n);
+}
+
+/* --------------------------------------------------------------- schema -- */
+
+/* Field flags: what the field is and which annotations say so. */
+enum {
+    F_CP = 1 << 0,          /* constantPool: an id into the type's pool           */
+    F_ARRAY = 1 << 1,       /* dimension 1                                        */
+    F_TICKS = 1 << 2,       /* @Timestamp(TICKS)                                  */
+    F_SPAN = 1 << 3,        /* @Timespan(TICKS)                                   */
+    F_NANOS = 1 << 4,       /* @Timespan(NANOSECONDS)                             */
+    F_BYTES = 1 << 5,       /* @DataAmount(BYTES), @Unsigned                       */
+    F_PCT = 1 << 6,         /* @Percentage                                        */
+    F_ADDR = 1 << 7,        /* @MemoryAddress, @Unsigned                           */
+    F_UNSIGNED = 1 << 8,    /* @Unsigned                                          */
+    F_MILLIS = 1 << 9       /* @Timestamp(MILLISECONDS_SINCE_EPOCH)               */
+};
+
+struct field {
+    const char *name;
+    int type;
+    unsigned flags;
+    const char *label;
+};
+
+struct type {
+    int id;
+    const char *name, *super, *label, *description;
+    const char *category[3];
+    int simple;                    /* simpleType: the pool holds its one field    */
+    const struct field *fields;
+};
+
+#define EVENT "jdk.jfr.Event"
+#define ANNOTATION "java.lang.annotation.Annotation"
+#define END {NULL, 0, 0, NULL}
+#define START_TIME {"startTime", JFR_LONG, F_TICKS, "Start Time"}
+#define DURATION {"duration", JFR_LONG, F_SPAN, "Duration"}
+#define EVENT_THREAD {"eventThread", JFR_THREAD, F_CP, "Event Thread"}
+#define STACK_TRACE {"stackTrace", JFR_STACK_TRACE, F_CP, "Stack Trace"}
+
+static const struct field F_CLASS[] = {
+    {"classLoader", JFR_CLASS_LOADER, F_CP, "Class Loader"},
+    {"name", JFR_SYMBOL, F_CP, "Name"},
+    {"package", JFR_PACKAGE, F_CP, "Package"},
+    {"modifiers", JFR_INT, 0, "Access Modifiers"},
+    {"hidden", JFR_BOOLEAN, 0, "Hidden"}, END};
+static const struct field F_THREAD[] = {
+    {"osName", JFR_STRING, 0, "OS Thread Name"},
+    {"osThreadId", JFR_LONG, 0, "OS Thread Id"},
+    {"javaName", JFR_STRING, 0, "Java Thread Name"},
+    {"javaThreadId", JFR_LONG, 0, "Java Thread Id"},
+    {"group", JFR_THREAD_GROUP, F_CP, "Java Thread Group"},
+    {"virtual", JFR_BOOLEAN, 0, "Virtual Thread"}, END};
+static const struct field F_CLASS_LOADER[] = {
+    {"type", JFR_CLASS, F_CP, "Type"}, {"name", JFR_SYMBOL, F_CP, "Name"}, END};
+static const struct field F_DESCRIPTION[] = {{"description", JFR_STRING, 0, "Description"}, END};
+static const struct field F_NAME[] = {{"name", JFR_STRING, 0, "Name"}, END};
+static const struct field F_STACK_TRACE[] = {
+    {"truncated", JFR_BOOLEAN, 0, "Truncated"},
+    {"frames", JFR_STACK_FRAME, F_ARRAY, "Stack Frames"}, END};
+static const struct field F_STACK_FRAME[] = {
+    {"method", JFR_METHOD, F_CP, "Java Method"},
+    {"lineNumber", JFR_INT, 0, "Line Number"},
+    {"bytecodeIndex", JFR_INT, 0, "Bytecode Index"},
+    {"type", JFR_FRAME_TYPE, F_CP, "Frame Type"}, END};
+static const struct field F_METHOD[] = {
+    {"type", JFR_CLASS, F_CP, "Type"},
+    {"name", JFR_SYMBOL, F_CP, "Name"},
+    {"descriptor", JFR_SYMBOL, F_CP, "Descriptor"},
+    {"modifiers", JFR_INT, 0, "Access Modifiers"},
+    {"hidden", JFR_BOOLEAN, 0, "Hidden"}, END};
+static const struct field F_PACKAGE[] = {{"name", JFR_SYMBOL, F_CP, "Name"}, END};
+static const struct field F_SYMBOL[] = {{"string", JFR_STRING, 0, "String"}, END};
+static const struct field F_THREAD_GROUP[] = {
+    {"parent", JFR_THREAD_GROUP, F_CP, "Parent"}, {"name", JFR_STRING, 0, "Name"}, END};
+static const struct field F_GC_CAUSE[] = {{"cause", JFR_STRING, 0, "Cause"}, END};
+static const struct field F_GC_WHEN[] = {{"when", JFR_STRING, 0, "When"}, END};
+static const struct field F_VIRTUAL_SPACE[] = {
+    {"start", JFR_LONG, F_ADDR, "Start Address"},
+    {"committedEnd", JFR_LONG, F_ADDR, "Committed End Address"},
+    {"committedSize", JFR_LONG, F_BYTES, "Committed Size"},
+    {"reservedEnd", JFR_LONG, F_ADDR, "Reserved End Address"},
+    {"reservedSize", JFR_LONG, F_BYTES, "Reserved Size"}, END};
+static const struct field F_OLD_OBJECT[] = {
+    {"address", JFR_LONG, F_ADDR, "Memory Address"},
+    {"type", JFR_CLASS, F_CP, "Java Class"},
+    {"description", JFR_STRING, 0, "Object Description"}, END};
+
+/* The fields ringprof adds to the sample events (after the JDK's). */
+#define WALL_FIELDS                                                                  \
+    {"weight", JFR_LONG, F_NANOS, "Weight"},                                         \
+    {"wallState", JFR_STRING, 0, "ringprof Thread State"},                           \
+    {"cpuTime", JFR_LONG, F_NANOS, "CPU Time"},                                      \
+    {"repeat", JFR_BOOLEAN, 0, "Stack Repeated"},                                    \
+    {"blockerClass", JFR_CLASS, F_CP, "Parked On"},                                  \
+    {"blockerOwner", JFR_THREAD, F_CP, "Owner of the Lock Parked On"}
+
+static const struct field F_EXECUTION_SAMPLE[] = {
+    START_TIME, {"sampledThread", JFR_THREAD, F_CP, "Thread"}, STACK_TRACE,
+    {"state", JFR_THREAD_STATE, F_CP, "Thread State"},
+    {"weight", JFR_LONG, F_NANOS, "Weight"}, END};
+static const struct field F_WALL_SAMPLE[] = {
+    START_TIME, {"sampledThread", JFR_THREAD, F_CP, "Thread"}, STACK_TRACE,
+    {"state", JFR_THREAD_STATE, F_CP, "Thread State"}, WALL_FIELDS, END};
+static const struct field F_ALLOCATION_SAMPLE[] = {
+    START_TIME, EVENT_THREAD, STACK_TRACE,
+    {"objectClass", JFR_CLASS, F_CP, "Object Class"},
+    {"weight", JFR_LONG, F_BYTES, "Sample Weight"},
+    {"objects", JFR_LONG, 0, "Objects"},
+    {"size", JFR_LONG, F_BYTES, "Object Size"},
+    {"arrayLength", JFR_LONG, 0, "Array Length"}, END};
+static const struct field F_OLD_OBJECT_SAMPLE[] = {
+    START_TIME, DURATION, EVENT_THREAD, STACK_TRACE,
+    {"allocationTime", JFR_LONG, F_TICKS, "Allocation Time"},
+    {"objectSize", JFR_LONG, F_BYTES, "Object Size"},
+    {"lastKnownHeapUsage", JFR_LONG, F_BYTES, "Last Known Heap Usage"},
+    {"object", JFR_OLD_OBJECT, 0, "Object"},
+    {"arrayElements", JFR_INT, 0, "Array Elements"},
+    {"weight", JFR_LONG, F_BYTES, "Sample Weight"},
+    {"objects", JFR_LONG, 0, "Objects"},
+    {"ageGcs", JFR_LONG, 0, "GCs Survived"}, END};
+static const struct field F_MONITOR_ENTER[] = {
+    START_TIME, DURATION, EVENT_THREAD, STACK_TRACE,
+    {"monitorClass", JFR_CLASS, F_CP, "Monitor Class"},
+    {"previousOwner", JFR_THREAD, F_CP, "Previous Monitor Owner"},
+    {"address", JFR_LONG, F_ADDR, "Monitor Address"},
+    {"threshold", JFR_LONG, F_NANOS, "ringprof lock= Threshold"}, END};
+static const struct field F_GARBAGE_COLLECTION[] = {
+    START_TIME, DURATION,
+    {"gcId", JFR_INT, F_UNSIGNED, "GC Identifier"},
+    {"name", JFR_GC_NAME, F_CP, "Name"},
+    {"cause", JFR_GC_CAUSE, F_CP, "Cause"},
+    {"sumOfPauses", JFR_LONG, F_SPAN, "Sum of Pauses"},
+    {"longestPause", JFR_LONG, F_SPAN, "Longest Pause"}, END};
+static const struct field F_GC_PHASE_PAUSE[] = {
+    START_TIME, DURATION, EVENT_THREAD,
+    {"gcId", JFR_INT, F_UNSIGNED, "GC Identifier"},
+    {"name", JFR_STRING, 0, "Name"}, END};
+static const struct field F_GC_HEAP_SUMMARY[] = {
+    START_TIME,
+    {"gcId", JFR_INT, F_UNSIGNED, "GC Identifier"},
+    {"when", JFR_GC_WHEN, F_CP, "When"},
+    {"heapSpace", JFR_VIRTUAL_SPACE, 0, "Heap Space"},
+    {"heapUsed", JFR_LONG, F_BYTES, "Heap Used"}, END};
+static const struct field F_CPU_LOAD[] = {
+    START_TIME,
+    {"jvmUser", JFR_FLOAT, F_PCT, "JVM User"},
+    {"jvmSystem", JFR_FLOAT, F_PCT, "JVM System"},
+    {"machineTotal", JFR_FLOAT, F_PCT, "Machine Total"}, END};
+static const struct field F_RESIDENT_SET_SIZE[] = {
+    START_TIME,
+    {"size", JFR_LONG, F_BYTES, "Resident Set Size"},
+    {"peak", JFR_LONG, F_BYTES, "Resident Set Size Peak Value"}, END};
+static const struct field F_CLASS_LOADING_STATISTICS[] = {
+    START_TIME, {"loadedClassCount", JFR_LONG, 0, "Loaded Class Count"}, END};
+static const struct field F_JVM_INFORMATION[] = {
+    START_TIME,
+    {"jvmName", JFR_STRING, 0, "JVM Name"},
+    {"jvmVersion", JFR_STRING, 0, "JVM Version"},
+    {"jvmArguments", JFR_STRING, 0, "JVM Command Line Arguments"},
+    {"jvmFlags", JFR_STRING, 0, "JVM Settings File Arguments"},
+    {"javaArguments", JFR_STRING, 0, "Java Application Arguments"},
+    {"jvmStartTime", JFR_LONG, F_MILLIS, "JVM Start Time"},
+    {"pid", JFR_LONG, 0, "Process Identifier"}, END};
+static const struct field F_RP_SAMPLE[] = {
+    START_TIME, {"sampledThread", JFR_THREAD, F_CP, "Thread"}, STACK_TRACE,
+    {"kind", JFR_STRING, 0, "Kind"},
+    {"weight", JFR_LONG, 0, "Weight"},
+    {"unit", JFR_STRING, 0, "Unit"}, END};
+static const struct field F_RP_GAUGE[] = {
+    START_TIME, {"name", JFR_STRING, 0, "Name"}, {"value", JFR_LONG, 0, "Value"}, END};
+static const struct field F_RP_THREAD_CPU[] = {
+    START_TIME, EVENT_THREAD, {"cpuTime", JFR_LONG, F_NANOS, "CPU Time (cumulative)"},
+    END};
+static const struct field F_RP_COUNTER[] = {
+    START_TIME, {"name", JFR_STRING, 0, "Name"}, {"value", JFR_LONG, 0, "Value"}, END};
+static const struct field F_RP_RECORDING[] = {
+    START_TIME,
+    {"recordingId", JFR_STRING, 0, "Recording"},
+    {"chunkSeq", JFR_LONG, 0, "Chunk Sequence Number"},
+    {"pid", JFR_LONG, 0, "Process Identifier"},
+    {"host", JFR_STRING, 0, "Host"},
+    {"jvmName", JFR_STRING, 0, "JVM Name"},
+    {"jvmVersion", JFR_STRING, 0, "JVM Version"},
+    {"agentOptions", JFR_STRING, 0, "Agent Options"},
+    {"producer", JFR_STRING, 0, "Producer"},
+    {"file", JFR_STRING, 0, "Chunk File"},
+    {"metadata", JFR_STRING, 0, "Chunk Header"},
+    {"segmentsWhole", JFR_LONG, 0, "Segments Whole"},
+    {"segmentsDamaged", JFR_LONG, 0, "Segments Damaged"},
+    {"segmentsCutOff", JFR_LONG, 0, "Segments Cut Off"}, END};
+static const struct field F_VALUE[] = {{"value", JFR_STRING, 0, NULL}, END};
+static const struct field F_VALUES[] = {{"value", JFR_STRING, F_ARRAY, NULL}, END};
+static const struct field F_NONE[] = {END};
+
+#define C_PROFILING {"Java Virtual Machine", "Profiling"}
+#define C_APP {"Java Application"}
+#define C_GC {"Java Virtual Machine", "GC", "Collector"}
+#define C_RP {"ringprof"}
+
+static const struct type TYPES[] = {
+    {JFR_BOOLEAN, "boolean"}, {JFR_CHAR, "char"}, {JFR_FLOAT, "float"},
+    {JFR_DOUBLE, "double"}, {JFR_BYTE, "byte"}, {JFR_SHORT, "short"},
+    {JFR_INT, "int"}, {JFR_LONG, "long"}, {JFR_STRING, "java.lang.String"},
+
+    {JFR_CLASS, "java.lang.Class", NULL, "Java Class", .fields = F_CLASS},
+    {JFR_THREAD, "java.lang.Thread", NULL, "Thread", .fields = F_THREAD},
+    {JFR_CLASS_LOADER, "jdk.types.ClassLoader", NULL, "Java Class Loader",
+     .fields = F_CLASS_LOADER},
+    {JFR_FRAME_TYPE, "jdk.types.FrameType", NULL, "Frame type", .simple = 1,
+     .fields = F_DESCRIPTION},
+    {JFR_THREAD_STATE, "jdk.types.ThreadState", NULL, "Java Thread State", .simple = 1,
+     .fields = F_NAME},
+    {JFR_STACK_TRACE, "jdk.types.StackTrace", NULL, "Stacktrace", .fields = F_STACK_TRACE},
+    {JFR_STACK_FRAME, "jdk.types.StackFrame", NULL, "Stack Frame", .fields = F_STACK_FRAME},
+    {JFR_METHOD, "jdk.types.Method", NULL, "Java Method", .fields = F_METHOD},
+    {JFR_PACKAGE, "jdk.types.Package", NULL, "Package", .fields = F_PACKAGE},
+    {JFR_SYMBOL, "jdk.types.Symbol", NULL, "Symbol", .simple = 1, .fields = F_SYMBOL},
+    {JFR_THREAD_GROUP, "jdk.types.ThreadGroup", NULL, "Thread Group",
+     .fields = F_THREAD_GROUP},
+    {JFR_GC_NAME, "jdk.types.GCName", NULL, "GC Name", .simple = 1, .fields = F_NAME},
+    {JFR_GC_CAUSE, "jdk.types.GCCause", NULL, "GC Cause", .simple = 1,
+     .fields = F_GC_CAUSE},
+    {JFR_GC_WHEN, "jdk.types.GCWhen", NULL, "GC When", .simple = 1, .fields = F_GC_WHEN},
+    {JFR_VIRTUAL_SPACE, "jdk.types.VirtualSpace", NULL, "Virtual Space",
+     .fields = F_VIRTUAL_SPACE},
+    {JFR_OLD_OBJECT, "jdk.types.OldObject", NULL, "Old Object", .fields = F_OLD_OBJECT},
+
+    {JFR_EXECUTION_SAMPLE, "jdk.ExecutionSample", EVENT, "Method Profiling Sample",
+     "A CPU sample of a thread running Java or native code; ringprof writes one per "
+     "sampling interval of CPU time the sample stands for",
+     C_PROFILING, .fields = F_EXECUTION_SAMPLE},
+    {JFR_NATIVE_METHOD_SAMPLE, "jdk.NativeMethodSample", EVENT, "Method Profiling Sample Native",
+     "A wall-clock sample of a thread in native code or blocked in the kernel "
+     "(ringprof states native and io)",
+     C_PROFILING, .fields = F_WALL_SAMPLE},
+    {JFR_ALLOCATION_SAMPLE, "jdk.ObjectAllocationSample", EVENT, "Object Allocation Sample",
+     NULL, C_APP, .fields = F_ALLOCATION_SAMPLE},
+    {JFR_OLD_OBJECT_SAMPLE, "jdk.OldObjectSample", EVENT, "Old Object Sample",
+     "A sampled object still live at a ringprof live snapshot (startTime)",
+     {"Java Virtual Machine", "Profiling"}, .fields = F_OLD_OBJECT_SAMPLE},
+    {JFR_MONITOR_ENTER, "jdk.JavaMonitorEnter", EVENT, "Java Monitor Blocked", NULL, C_APP,
+     .fields = F_MONITOR_ENTER},
+    {JFR_GARBAGE_COLLECTION, "jdk.GarbageCollection", EVENT, "Garbage Collection",
+     "A GC pause as ringprof's agent saw it (GarbageCollectionStart to Finish)", C_GC,
+     .fields = F_GARBAGE_COLLECTION},
+    {JFR_GC_PHASE_PAUSE, "jdk.GCPhasePause", EVENT, "GC Phase Pause", NULL,
+     {"Java Virtual Machine", "GC", "Phases"}, .fields = F_GC_PHASE_PAUSE},
+    {JFR_GC_HEAP_SUMMARY, "jdk.GCHeapSummary", EVENT, "Heap Summary", NULL,
+     {"Java Virtual Machine", "GC", "Heap"}, .fields = F_GC_HEAP_SUMMARY},
+    {JFR_CPU_LOAD, "jdk.CPULoad", EVENT, "CPU Load",
+     "The JVM's CPU as shares of all the host's CPUs; machineTotal is the JVM's own "
+     "(ringprof does not read the machine's)",
+     {"Operating System", "Processor"}, .fields = F_CPU_LOAD},
+    {JFR_RESIDENT_SET_SIZE, "jdk.ResidentSetSize", EVENT, "Resident Set Size", NULL,
+     {"Operating System", "Memory"}, .fields = F_RESIDENT_SET_SIZE},
+    {JFR_CLASS_LOADING_STATISTICS, "jdk.ClassLoadingStatistics", EVENT,
+     "Class Loading Statistics", NULL, {"Java Application", "Statistics"},
+     .fields = F_CLASS_LOADING_STATISTICS},
+    {JFR_JVM_INFORMATION, "jdk.JVMInformation", EVENT, "JVM Information",
+     "jvmArguments holds the ringprof agent's options", {"Java Virtual Machine"},
+     .fields = F_JVM_INFORMATION},
+
+    {JFR_RP_WALL_SAMPLE, "ringprof.WallClockSample", EVENT, "Wall-Clock Sample",
+     "A wall-clock sample of a thread in any state but native and io (those are "
+     "jdk.NativeMethodSample); weight is the wall time it stands for",
+     C_RP, .fields = F_WALL_SAMPLE},
+    {JFR_RP_SAMPLE, "ringprof.Sample", EVENT, "Sample",
+     "A sample of an event kind this converter has no JFR type for", C_RP,
+     .fields = F_RP_SAMPLE},
+    {JFR_RP_GAUGE, "ringprof.Gauge", EVENT, "Telemetry Gauge",
+     "A telemetry reading; a name ending in .total is cumulative", C_RP,
+     .fields = F_RP_GAUGE},
+    {JFR_RP_THREAD_CPU, "ringprof.ThreadCPUTime", EVENT, "Thread CPU Time",
+     "A thread's cumulative CPU time at a flush", C_RP, .fields = F_RP_THREAD_CPU},
+    {JFR_RP_COUNTER, "ringprof.Counter", EVENT, "Counter",
+     "What a segment of the recording added to a counter (lost.* are losses)", C_RP,
+     .fields = F_RP_COUNTER},
+    {JFR_RP_RECORDING, "ringprof.Recording", EVENT, "Recording Chunk",
+     "One chunk file of a ringprof recording: its header and what reading it found",
+     C_RP, .fields = F_RP_RECORDING},
+
+    {JFR_A_LABEL, "jdk.jfr.Label", ANNOTATION, .fields = F_VALUE},
+    {JFR_A_DESCRIPTION, "jdk.jfr.Description", ANNOTATION, .fields = F_VALUE},
+    {JFR_A_CATEGORY, "jdk.jfr.Category", ANNOTATION, .fields = F_VALUES},
+    {JFR_A_CONTENT_TYPE, "jdk.jfr.ContentType", ANNOTATION, .fields = F_NONE},
+    {JFR_A_TIMESTAMP, "jdk.jfr.Timestamp", ANNOTATION, "Timestamp", .fields = F_VALUE},
+    {JFR_A_TIMESPAN, "jdk.jfr.Timespan", ANNOTATION, "Timespan", .fields = F_VALUE},
+    {JFR_A_DATA_AMOUNT, "jdk.jfr.DataAmount", ANNOTATION, "Data Amount", .fields = F_VALUE},
+    {JFR_A_MEMORY_ADDRESS, "jdk.jfr.MemoryAddress", ANNOTATION, "Memory Address",
+     .fields = F_NONE},
+    {JFR_A_UNSIGNED, "jdk.jfr.Unsigned", ANNOTATION, "Unsigned Value", .fields = F_NONE},
+    {JFR_A_PERCENTAGE, "jdk.jfr.Percentage", ANNOTATION, "Percentage", .fields = F_NONE},
+};
+
+/* ------------------------------------------------------- metadata event -- */
+
+/* The element tree is written into `tree` as strings are interned into `st`;
+ * the string table is written before it. */
+struct meta {
+    struct rp_strtab st;
+    struct rp_jfr_buf tree;
+};
+
+static void s(struct meta *m, const char *str)
+{
+    rp_jfr_varint(&m->tree, rp_strtab_cstr(&m->st, str));
+}
+
+static void attr(struct meta *m, const char *key, const char *value)
+{
+    s(m, key);
+    s(m, value);
+}
+
+static void attr_id(struct meta *m, const char *key, int id)
+{
+    char num[16];
+    snprintf(num, sizeof num, "%d", id);
+    attr(m, key, num);
+}
+
+/* An annotation element with `nvalues` values (0, 1: "value", more:
+ * "value-0", "value-1", ...). */
+static void annotation(struct meta *m, int type, const char *const *values, int nvalues)
+{
+    s(m, "annotation");
+    rp_jfr_varint(&m->tree, 1 + (uint64_t)nvalues);
+    attr_id(m, "class", type);
+    for (int i = 0; i < nvalues; i++) {
+        char key[16];
+        if (nvalues == 1 && type != JFR_A_CATEGORY)
+            snprintf(key, sizeof key, "value");
+        else
+            snprintf(key, sizeof key, "value-%d", i);
+        attr(m, key, values[i]);
+    }
+    rp_jfr_varint(&m->tree, 0);
+}
+
+static void annotation1(struct meta *m, int type, const char *value)
+{
+    annotation(m, type, &value, value ? 1 : 0);
+}
+
+static int field_annotations(unsigned f)
+{
+    return !!(f & (F_TICKS | F_SPAN | F_NANOS | F_MILLIS)) + 2 * !!(f & (F_BYTES | F_ADDR)) +
+           !!(f & (F_PCT | F_UNSIGNED));
+}
+
+static void field(struct meta *m, const struct field *f)
+{
+    s(m, "field");
+    rp_jfr_varint(&m->tree, 2 + !!(f->flags & F_CP) + !!(f->flags & F_ARRAY));
+    attr(m, "name", f->name);
+    attr_id(m, "class", f->type);
+    if (f->flags & F_CP)
+        attr(m, "constantPool", "true");
+    if (f->flags & F_ARRAY)
+        attr(m, "dimension", "1");
+    rp_jfr_varint(&m->tree, (uint64_t)(!!f->label + field_annotations(f->flags)));
+    if (f->label)
+        annotation1(m, JFR_A_LABEL, f->label);
+    if (f->flags & F_TICKS)
+        annotation1(m, JFR_A_TIMESTAMP, "TICKS");
+    if (f->flags & F_MILLIS)
+        annotation1(m, JFR_A_TIMESTAMP, "MILLISECONDS_SINCE_EPOCH");
+    if (f->flags & F_SPAN)
+        annotation1(m, JFR_A_TIMESPAN, "TICKS");
+    if (f->flags & F_NANOS)
+        annotation1(m, JFR_A_TIMESPAN, "NANOSECONDS");
+    if (f->flags & (F_BYTES | F_ADDR))
+        annotation1(m, JFR_A_UNSIGNED, NULL);
+    if (f->flags & F_BYTES)
+        annotation1(m, JFR_A_DATA_AMOUNT, "BYTES");
+    if (f->flags & F_ADDR)
+        annotation1(m, JFR_A_MEMORY_ADDRESS, NULL);
+    if (f->flags & F_PCT)
+        annotation1(m, JFR_A_PERCENTAGE, NULL);
+    if (f->flags & F_UNSIGNED)
+        annotation1(m, JFR_A_UNSIGNED, NULL);
+}
+
+static int is_content_type(int id)
+{
+    return id == JFR_A_TIMESTAMP || id == JFR_A_TIMESPAN || id == JFR_A_DATA_AMOUNT ||
+           id == JFR_A_MEMORY_ADDRESS || id == JFR_A_PERCENTAGE;
+}
+
+static void class_element(struct meta *m, const struct type *t)
+{
+    size_t nfields = 0, ncat = 0;
+    while (t->fields && t->fields[nfields].name)
+        nfields++;
+    while (ncat < 3 && t->category[ncat])
+        ncat++;
+    s(m, "class");
+    rp_jfr_varint(&m->tree, 2 + !!t->super + !!t->simple);
+    attr_id(m, "id", t->id);
+    attr(m, "name", t->name);
+    if (t->super)
+        attr(m, "superType", t->super);
+    if (t->simple)
+        attr(m, "simpleType", "true");
+    rp_jfr_varint(&m->tree, !!t->label + !!t->description + !!ncat +
+                                is_content_type(t->id) + nfields);
+    if (t->label)
+        annotation1(m, JFR_A_LABEL, t->label);
+    if (t->description)
+        annotation1(m, JFR_A_DESCRIPTION, t->description);
+    if (ncat)
+        annotation(m, JFR_A_CATEGORY, t->category, (int)ncat);
+    if (is_content_type(t->id))
+        annotation1(m, JFR_A_CONTENT_TYPE, NULL);
+    for (size_t i = 0; i < nfields; i++)
+        field(m, &t->fields[i]);
+}
+
+void rp_jfr_metadata(struct rp_jfr_buf *out, int64_t ticks)
+{
+    struct meta m = {0};
+    rp_strtab_init(&m.st);
+    s(&m, "root");
+    rp_jfr_varint(&m.tree, 0);                     /* no attributes             */
+    rp_jfr_varint(&m.tree, 2);                     /* metadata, region          */
+    s(&m, "metadata");
+    rp_jfr_varint(&m.tree, 0);
+    rp_jfr_varint(&m.tree, sizeof TYPES / sizeof TYPES[0]);
+    for (size_t i = 0; i < sizeof TYPES / sizeof TYPES[0]; i++)
+        class_element(&m, &TYPES[i]);
+    s(&m, "region");
+    rp_jfr_varint(&m.tree, 2);
+    attr(&m, "locale", "en_US");
+    attr(&m, "gmtOffset", "0");
+    rp_jfr_varint(&m.tree, 0);
+
+    struct rp_jfr_buf body = {0};
+    rp_jfr_varint(&body, JFR_METADATA);
+    rp_jfr_long(&body, ticks);                     /* start time                */
+    rp_jfr_varint(&body, 0);                       /* duration                  */
+    rp_jfr_varint(&body, 1);                       /* metadata id               */
+    rp_jfr_varint(&body, m.st.n);
+    for (size_t i = 0; i < m.st.n; i++)
+        rp_jfr_string(&body, m.st.s[i]);
+    rp_jfr_bytes(&body, m.tree.p, m.tree.n);
+    rp_jfr_event(out, &body);
+    rp_jfr_buf_free(&body);
+    rp_jfr_buf_free(&m.tree);
+    rp_strtab_free(&m.st);
+}

@@ -1309,7 +1309,9 @@ static void write_timeline(const char *out)
                 die("lock sample");
             if (tl_entry())
                 fprintf(manifest, "{\"kind\": \"lock\", \"t\": %llu, \"tid\": 502, "
-                        "\"weight\": %llu}", (unsigned long long)(wall0 + ms * MS),
+                        "\"thread\": \"worker\", \"monitor\": \"app.Ledger\", "
+                        "\"owner\": \"ender\", \"weight\": %llu}",
+                        (unsigned long long)(wall0 + ms * MS),
                         (unsigned long long)(10000 * MS));
         }
         if (ms == 12000) {
@@ -1317,8 +1319,11 @@ static void write_timeline(const char *out)
             if (rp_chunk_sample(w, kgc, 0, mono0 + ms * MS, 0, 50 * MS, x))
                 die("gc sample");
             if (tl_entry())
-                fprintf(manifest, "{\"kind\": \"gc\", \"t\": %llu, \"weight\": %llu}",
-                        (unsigned long long)(wall0 + ms * MS), (unsigned long long)(50 * MS));
+                fprintf(manifest, "{\"kind\": \"gc\", \"t\": %llu, \"weight\": %llu, "
+                        "\"heap_used\": %llu, \"heap_committed\": %llu, \"id\": %llu}",
+                        (unsigned long long)(wall0 + ms * MS), (unsigned long long)(50 * MS),
+                        (unsigned long long)x[0], (unsigned long long)x[1],
+                        (unsigned long long)x[2]);
         }
         for (size_t i = 0; i < TL_NTHREADS; i++) {
             const struct tl_thread *t = &tl_threads[i];

@@ -605,8 +605,11 @@ static int run_events(struct convert *c, int argc, char **argv)
             unlink(c->outpath);
         return 1;
     }
-    if (c->po.event && rp_event_check("convert", c->po.event, c->p))
+    if (c->po.event && rp_event_check("convert", c->po.event, c->p)) {
+        if (c->outpath)
+            unlink(c->outpath);   /* a usage error leaves no file, as in the other formats */
         return 2;
+    }
     if (kind_absent(c))
         return 1;
     rp_query_problems(&c->q, c->p, "the file holds");

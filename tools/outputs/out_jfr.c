@@ -82,6 +82,7 @@ struct kmap {
 struct jthread {
     uint64_t os_tid, java_tid;
     char *name, *renamed;       /* first name seen; newest different one or NULL */
+    uint32_t src;               /* its recording (source_keys)                   */
     int java;
 };
 
@@ -274,6 +275,7 @@ static uint32_t thread_id(struct jfr *j, const struct rp_profile *p, uint32_t id
             struct jthread *t = &j->threads[idx];
             memset(t, 0, sizeof *t);
             t->os_tid = ti->os_tid;
+            t->src = j->src;
             t->name = rp_xstrdup(ti->name ? ti->name : "");
         }
         out = idx + 1;
@@ -734,8 +736,43 @@ static void maybe_drain(struct jfr *j)
         drain(j);
 }
 
-static void pool_threads(struct jfr *j)
+/* "recording\ntid": the key of a thread across the writer and the profile. */
+static uint32_t thread_key(struct rp_strtab *tab, const char *recording, uint64_t tid)
 {
+    char key[1100];
+    snprintf(key, sizeof key, "%s\n%llu", recording, (unsigned long long)tid);
+    return rp_strtab_cstr(tab, key);
+}
+
+/* The newest name of every output thread: the profile's, which also saw the
+ * THREAD records after a thread's last sample (main becomes DestroyJavaVM at
+ * exit); else the newest a sample had. newest[i] is thread i's, or NULL. */
+static const char **newest_names(const struct jfr *j, const struct rp_profile *p)
+{
+    struct rp_strtab keys;
+    rp_strtab_init(&keys);
+    size_t n = j->thread_keys.n;
+    uint32_t *prof = rp_xcalloc(p->nthreads + n + 1, sizeof *prof);   /* index + 1 */
+    for (size_t i = 0; i < p->nthreads; i++)
+        if (p->threads[i].source < p->nsources)
+            prof[thread_key(&keys, p->sources[p->threads[i].source].recording,
+                            p->threads[i].os_tid)] = (uint32_t)i + 1;
+    const char **newest = rp_xcalloc(n ? n : 1, sizeof *newest);
+    for (size_t i = 0; i < n; i++) {
+        const struct jthread *t = &j->threads[i];
+        uint32_t k = prof[thread_key(&keys, j->source_keys.s[t->src], t->os_tid)];
+        const struct rp_prof_thread *pt = k ? &p->threads[k - 1] : NULL;
+        newest[i] = !pt ? t->renamed
+                    : pt->renamed[0] && strcmp(pt->renamed, t->name) ? pt->renamed : NULL;
+    }
+    free(prof);
+    rp_strtab_free(&keys);
+    return newest;
+}
+
+static void pool_threads(struct jfr *j, const struct rp_profile *p)
+{
+    const char **newest = newest_names(j, p);
     struct rp_jfr_buf *b = &j->buf;
     rp_jfr_varint(b, JFR_THREAD);
     rp_jfr_varint(b, j->thread_keys.n);
@@ -743,7 +780,7 @@ static void pool_threads(struct jfr *j)
         const struct jthread *t = &j->threads[i];
         char name[1024];
         if (t->name[0])
-            rp_thread_display(name, sizeof name, t->name, t->renamed);
+            rp_thread_display(name, sizeof name, t->name, newest[i]);
         else
             snprintf(name, sizeof name, "[tid %llu]", (unsigned long long)t->os_tid);
         rp_jfr_varint(b, i + 1);
@@ -755,6 +792,7 @@ static void pool_threads(struct jfr *j)
         rp_jfr_bool(b, 0);                             /* virtual               */
         maybe_drain(j);
     }
+    free(newest);
 }
 
 /* Whether frame f is the converter's "[truncated]" marker. */
@@ -911,7 +949,7 @@ static uint64_t write_checkpoint(struct jfr *j, const struct rp_profile *p)
     pool_fixed(&j->buf, JFR_THREAD_STATE, states, JFR_STATE_COUNT);
     static const char *const when[] = {"After GC"};
     pool_fixed(&j->buf, JFR_GC_WHEN, when, 1);
-    pool_threads(j);
+    pool_threads(j, p);
     /* Stacks name methods, methods classes, classes packages, and all of them
      * symbols: written in that order, each pool is complete when written. */
     uint8_t *method_used = rp_xcalloc(p->nmethods ? p->nmethods : 1, 1);

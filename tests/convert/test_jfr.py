@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/convert/test_jfr.py -- `ringprof convert --format jfr`, read back by real consumers.
 
-    test_jfr.py RINGPROF RP_TESTWRITER SRCDIR JAVA [JDK25_DIR [JMC_DIR]]
+    test_jfr.py RINGPROF RP_TESTWRITER SRCDIR JAVA JFRDUMP_JAR [JDK25_DIR [JMC_DIR]]
 
 rp_testwriter's recordings that have manifests (main, heap, waits, timeline, cpp,
 rename) are converted to .jfr, then read by:
@@ -37,9 +37,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from consumers import Checks, load_manifest, run, tempdir  # noqa: E402
 
-RINGPROF, WRITER, SRC, JAVA = sys.argv[1:5]
-JDK25 = sys.argv[5] if len(sys.argv) > 5 else "/usr/lib/jvm/temurin-25-jdk-amd64"
-JMC = sys.argv[6] if len(sys.argv) > 6 else "/var/cache/ringprof/jmc"
+RINGPROF, WRITER, SRC, JAVA, JFRDUMP_JAR = sys.argv[1:6]
+JDK25 = sys.argv[6] if len(sys.argv) > 6 else "/usr/lib/jvm/temurin-25-jdk-amd64"
+JMC = sys.argv[7] if len(sys.argv) > 7 else "/var/cache/ringprof/jmc"
 JFR = os.path.join(os.path.dirname(os.path.realpath(JAVA)), "jfr") if JAVA else ""
 if not JAVA or not os.access(JAVA, os.X_OK) or not os.access(JFR, os.X_OK):
     print("SKIP: no JDK (java and jfr) found: tools/install-deps installs one")
@@ -217,6 +217,7 @@ def expected_samples(v, m, threads, stacks):
             length = s["length"]
             out.append(event("jdk.OldObjectSample", t, 0, th, st,
                              allocationTime=t - s["age_ms"] * MS, objectSize=s["size"],
+                             objectAge=s["age_ms"] * MS,
                              lastKnownHeapUsage=heap_before(m, t),
                              object={"address": 0, "type": jvm_class(s["class"]),
                                      "description": None},
@@ -340,6 +341,11 @@ with open(inferred, "rb") as a, open(files["main"], "rb") as b:
 
 
 # ------------------------------------------------ the consumers, in parallel --
+# Short-lived JVMs start faster with C1 only and the serial collector.
+JVM = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
+JFR_JVM = ["-J" + o for o in JVM]
+
+
 def tool(cmd, env=None):
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300,
                        env=env)
@@ -353,20 +359,21 @@ HAVE_25 = os.access(JFR25, os.X_OK)
 names = list(files)
 jobs = {}
 with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
-    jobs["dump"] = pool.submit(tool, [JAVA, os.path.join(SRC, "JfrDump.java")] +
+    jobs["dump"] = pool.submit(tool, [JAVA] + JVM + ["-cp", JFRDUMP_JAR, "JfrDump"] +
                                [files[n] for n in names])
     if HAVE_JMC:
-        jobs["jmc"] = pool.submit(tool, [JAVA, "-cp", ":".join(JMC_JARS),
+        jobs["jmc"] = pool.submit(tool, [JAVA] + JVM + ["-cp", ":".join(JMC_JARS),
                                          os.path.join(SRC, "JmcDump.java")] +
                                   [files[v] for v in VARIANTS])
     for v in VARIANTS:
-        jobs["summary", v] = pool.submit(tool, [JFR, "summary", files[v]])
-        jobs["print", v] = pool.submit(tool, [JFR, "print", "--json", files[v]])
+        jobs["summary", v] = pool.submit(tool, [JFR] + JFR_JVM + ["summary", files[v]])
+        jobs["print", v] = pool.submit(tool, [JFR] + JFR_JVM + ["print", "--json", files[v]])
     if HAVE_25:
-        jobs["hot"] = pool.submit(tool, [JFR25, "view", "--width", "200", "hot-methods",
-                                         files["main"]])
-        jobs["site"] = pool.submit(tool, [JFR25, "view", "--width", "200",
-                                          "allocation-by-site", files["heap"]])
+        jobs["hot"] = pool.submit(tool, [JFR25] + JFR_JVM + ["view", "--width", "200",
+                                                             "hot-methods", files["main"]])
+        jobs["site"] = pool.submit(tool, [JFR25] + JFR_JVM + ["view", "--width", "200",
+                                                              "allocation-by-site",
+                                                              files["heap"]])
     results = {k: f.result() for k, f in jobs.items()}
 
 

@@ -246,6 +246,9 @@ struct out {
     uint32_t kcpu, kalloc;
 };
 
+/* host.cpus for the next open_writer (NULL: none in the header). */
+static const char *host_cpus;
+
 static struct rp_chunk_writer *open_writer(const char *path, const char *rec,
                                            const char *pid, const char *host,
                                            uint64_t wall, uint64_t mono, int seq,
@@ -265,10 +268,11 @@ static struct rp_chunk_writer *open_writer(const char *path, const char *rec,
         {RP_META_JVM_NAME, "TestVM"},
         {RP_META_OPTIONS, options},
         {RP_META_PRODUCER, "rp_testwriter"},
+        {RP_META_HOST_CPUS, host_cpus},
     };
     char err[256];
-    struct rp_chunk_writer *cw = rp_chunk_writer_open(path, meta, sizeof meta / sizeof meta[0],
-                                                      err, sizeof err);
+    size_t n = sizeof meta / sizeof meta[0] - !host_cpus;
+    struct rp_chunk_writer *cw = rp_chunk_writer_open(path, meta, n, err, sizeof err);
     if (!cw) {
         fprintf(stderr, "rp_testwriter: %s\n", err);
         exit(1);
@@ -1165,7 +1169,7 @@ static void write_waits(const char *out, int old)
 
 /*
  * Variant "timeline" (OUT is a chunk file): recording "rec-T" (pid 500, host
- * hostT), 30 s from WALL0 + 4 h, written as the agent writes wall=, lock= and
+ * hostT, host.cpus 2), 30 s from WALL0 + 4 h, written as the agent writes wall=, lock= and
  * telemetry= (docs/format.md, "Event kinds written by the agent"): a wall
  * sample covers [time - weight, time] of its thread, a lock sample
  * [time, time + weight]. Times below are seconds after the start:
@@ -1279,6 +1283,7 @@ static void tl_gauges(struct rp_chunk_writer *w, uint64_t wall0, uint64_t mono0,
 static void write_timeline(const char *out)
 {
     const uint64_t wall0 = WALL0 + 4 * 3600 * 1000 * MS, mono0 = MONO0 + 4 * 3600 * 1000 * MS;
+    host_cpus = "2";
     struct rp_chunk_writer *w = open_writer(out, "rec-T", "500", "hostT", wall0, mono0, 0,
                                             "wall=250ms,lock=10ms,telemetry=1s");
     static const char *const wall_x[] = RP_WALL_EXTRA_NAMES;

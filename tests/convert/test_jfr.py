@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tests/convert/test_jfr.py -- `ringprof convert --format jfr`, read back by real consumers.
 
-    test_jfr.py RINGPROF RP_TESTWRITER SRCDIR JAVA JFRDUMP_JAR [JDK25_DIR [JMC_DIR]]
+    test_jfr.py RINGPROF RP_TESTWRITER RP_BIGWRITER SRCDIR JAVA JFRDUMP_JAR
+                [JDK25_DIR [JMC_DIR]]
 
 rp_testwriter's recordings that have manifests (main, heap, waits, timeline, cpp,
 rename) are converted to .jfr, then read by:
@@ -19,7 +20,9 @@ rename) are converted to .jfr, then read by:
     where the jars are missing);
   - JDK 25's `jfr view hot-methods` and `jfr view allocation-by-site`, where JDK 25
     is installed: the manifest's top method and allocation site first;
-and convert's own side: `-o x.jfr` infers the format, --thread, --from/--to and
+rp_bigwriter's hostile names and 3000-frame stack are read back by both parsers;
+`ringprof summary`'s sample counts per kind match the events; and convert's own
+side: `-o x.jfr` infers the format, --thread, --from/--to and
 --event give the subsets the manifest predicts, usage errors exit 2 with a message.
 The truth is computed from the manifests, never from the converter; the JVMs start
 once per tool (the dumpers read every file in one run). Exit 77 only without a JDK.
@@ -37,9 +40,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from consumers import Checks, load_manifest, run, tempdir  # noqa: E402
 
-RINGPROF, WRITER, SRC, JAVA, JFRDUMP_JAR = sys.argv[1:6]
-JDK25 = sys.argv[6] if len(sys.argv) > 6 else "/usr/lib/jvm/temurin-25-jdk-amd64"
-JMC = sys.argv[7] if len(sys.argv) > 7 else "/var/cache/ringprof/jmc"
+RINGPROF, WRITER, BIGWRITER, SRC, JAVA, JFRDUMP_JAR = sys.argv[1:7]
+JDK25 = sys.argv[7] if len(sys.argv) > 7 else "/usr/lib/jvm/temurin-25-jdk-amd64"
+JMC = sys.argv[8] if len(sys.argv) > 8 else "/var/cache/ringprof/jmc"
 JFR = os.path.join(os.path.dirname(os.path.realpath(JAVA)), "jfr") if JAVA else ""
 if not JAVA or not os.access(JAVA, os.X_OK) or not os.access(JFR, os.X_OK):
     print("SKIP: no JDK (java and jfr) found: tools/install-deps installs one")
@@ -353,11 +356,19 @@ for v in VARIANTS:
     files[v] = os.path.join(T, v + ".jfr")
     convert(files[v], [inputs[v]], "--format", "jfr")
 
+# rp_bigwriter's names: markup, quotes, U+2028 and bytes that are not UTF-8 in
+# names, a stack 3000 frames deep.
+inputs["names"] = os.path.join(T, "names.rpc")
+run([BIGWRITER, "names", inputs["names"]])
+files["names"] = os.path.join(T, "names.jfr")
+convert(files["names"], [inputs["names"]])
+
 # The filtered conversions (main): their subsets are checked with the rest.
 FILTERS = {
     "thread": ("--thread", "^worker-1$"),
     "window": ("--from", "+2s", "--to", "+5s"),
     "cpu": ("--event", "cpu"),
+    "exclude": ("--exclude", "memcpy|^app\\.Math\\."),
 }
 for name, args in FILTERS.items():
     files["main-" + name] = os.path.join(T, "main-%s.jfr" % name)
@@ -393,8 +404,9 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
     if HAVE_JMC:
         jobs["jmc"] = pool.submit(tool, [JAVA] + JVM + ["-cp", ":".join(JMC_JARS),
                                          os.path.join(SRC, "JmcDump.java")] +
-                                  [files[v] for v in VARIANTS])
+                                  [files[v] for v in VARIANTS + ["names"]])
     for v in VARIANTS:
+        jobs["rp-summary", v] = pool.submit(tool, [RINGPROF, "summary", inputs[v]])
         jobs["summary", v] = pool.submit(tool, [JFR] + JFR_JVM + ["summary", files[v]])
         jobs["print", v] = pool.submit(tool, [JFR] + JFR_JVM + ["print", "--json", files[v]])
     if HAVE_25:
@@ -409,7 +421,9 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
 def split_dump(text):
     """JfrDump/JmcDump output: {file: (header, [events])}."""
     out, cur = {}, None
-    for line in text.splitlines():
+    for line in text.split("\n"):    # not splitlines(): names may hold U+2028
+        if not line:
+            continue
         e = json.loads(line)
         if "file" in e:
             cur = out.setdefault(e["file"], (e, []))
@@ -518,6 +532,56 @@ c.check([(e["fields"]["eventThread"]["osThreadId"], e["fields"]["cpuTime"]) for 
         [(101, 130 * MS)], "main: ringprof.ThreadCPUTime of main, 130 ms",
         [e["fields"] for e in tc])
 
+# ------------------------------------------------ hostile names, deep stacks --
+SCRIPT = "</script><script>alert(1)</script>"
+QUOTES = "say\"hi\"'<!--&amp;\u2028"
+
+
+def names_check(what, events):
+    """rp_bigwriter names: 40, 30 and 20 samples on the three hostile leaves
+    (invalid UTF-8 replaced, the rest of the name kept), 10 on the deep stack,
+    all on the thread named </script><b>"thread"."""
+    leaves = collections.Counter()
+    for e in events:
+        if e["type"] != "jdk.ExecutionSample":
+            continue
+        f = e["fields"]
+        t = f.get("sampledThread") or f.get("eventThread")
+        frames = f["stackTrace"]["frames"]
+        shape = "deep" if len(frames) == 3000 and frames[0]["method"] == "bottom" and \
+            all(x["method"] == "recurse" for x in frames[1:-1]) and \
+            frames[-1]["method"] == "run" else frames[0]["method"]
+        if shape.startswith("bad") and "utf8" in shape:
+            shape = "bad-utf8"
+        leaves[shape, t["javaName"]] += 1
+    thread = '</script><b>"thread"'
+    want = {(SCRIPT, thread): 40, (QUOTES, thread): 30, ("bad-utf8", thread): 20,
+            ("deep", thread): 10}
+    c.check(leaves == want, "%s: hostile names exact, invalid UTF-8 replaced, the 3000-frame "
+            "stack whole" % what, dict(leaves))
+
+
+names_check("rp_bigwriter names (JfrDump)", dumps[files["names"]][1])
+
+# ------------------------------------------------ against ringprof summary --
+# The samples per kind that `ringprof summary` counts are the events written (a
+# cpu sample's events carry its weight: their sum is the kind's weight).
+for v in VARIANTS:
+    rc, out, err = results["rp-summary", v]
+    kinds = {mm.group(1): (int(mm.group(2)), float(mm.group(3) or 0)) for mm in re.finditer(
+        r"^\s*samples\s+(\w+)\s+(\d+)\s+(?:weight\s+([\d.]+) s$)?", out, re.M)}
+    types = collections.Counter(e["type"] for e in dumps[files[v]][1])
+    cpu_w = sum(e["fields"]["weight"] for e in dumps[files[v]][1]
+                if e["type"] == "jdk.ExecutionSample")
+    got = {"alloc": types["jdk.ObjectAllocationSample"], "live": types["jdk.OldObjectSample"],
+           "lock": types["jdk.JavaMonitorEnter"], "gc": types["jdk.GarbageCollection"],
+           "wall": types["jdk.NativeMethodSample"] + types["ringprof.WallClockSample"]}
+    want = {k: kinds.get(k, (0, 0))[0] for k in got}
+    c.check(rc == 0 and got == want and
+            abs(cpu_w / 1e9 - kinds.get("cpu", (0, 0.0))[1]) < 0.0005,
+            "%s: the events per kind are ringprof summary's samples (cpu: its weight)" % v,
+            "events %s, cpu %d ns; summary %s" % (got, cpu_w, kinds))
+
 # ------------------------------------------- jfr summary and jfr print --json --
 def summary_counts(text):
     counts = {}
@@ -565,6 +629,8 @@ subsets = {
     "thread": [e for e in main_events if e[3] and e[3][1] == "worker-1"],
     "window": [e for e in main_events if t0 + 2000 * MS <= e[1] < t0 + 5000 * MS],
     "cpu": [e for e in main_events if e[0] == "jdk.ExecutionSample"],
+    "exclude": [e for e in main_events
+                if not any("memcpy" in f[1] or f[0] == "app.Math" for f in e[4][1])],
 }
 for name, want in subsets.items():
     events = dumps[files["main-" + name]][1]
@@ -596,6 +662,14 @@ for args, pattern in (
     msg = r.stderr.decode("utf-8", "replace")
     c.check(r.returncode == 2 and re.search(pattern, msg) and not os.path.exists(bad),
             "usage error %s: exit 2, a message, no file" % " ".join(args),
+            "exit %d: %s" % (r.returncode, msg.strip()))
+for args, pattern, rc in ((("--group", "class"), r"--group", 2),
+                         (("--event", "wall"), r"no wall samples", 1)):
+    bad = os.path.join(T, "bad-%s.jfr" % args[1])
+    r = convert(bad, [inputs["main"]], *args, check=False)
+    msg = r.stderr.decode("utf-8", "replace")
+    c.check(r.returncode == rc and re.search(pattern, msg) and not os.path.exists(bad),
+            "%s: exit %d, a message, no file" % (" ".join(args), rc),
             "exit %d: %s" % (r.returncode, msg.strip()))
 r = convert(os.path.join(T, "missing.jfr"), [os.path.join(T, "no-such.rpc")], "--format", "jfr",
             check=False)
@@ -632,6 +706,7 @@ else:
     noise = [line for line in err.splitlines() if line.strip() and not JMC_NOISE.search(line)]
     if c.check(rc == 0 and not noise, "JMC's parser loads every file", "\n".join(noise)[-2000:]):
         jmc = split_dump(out)
+        names_check("rp_bigwriter names (JMC)", jmc[files["names"]][1])
         for v in VARIANTS:
             jevents = jmc[files[v]][1]
             got = [jmc_key(e) for e in jevents if e["type"] in SAMPLE_TYPES]

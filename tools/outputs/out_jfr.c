@@ -81,8 +81,8 @@ struct kmap {
 /* A thread of the output: (recording, os_tid). */
 struct jthread {
     uint64_t os_tid, java_tid;
+    uint32_t src;               /* its recording: index in source_keys           */
     char *name, *renamed;       /* first name seen; newest different one or NULL */
-    uint32_t src;               /* its recording (source_keys)                   */
     int java;
 };
 
@@ -737,51 +737,39 @@ static void maybe_drain(struct jfr *j)
         drain(j);
 }
 
-/* "recording\ntid": the key of a thread across the writer and the profile. */
-static uint32_t thread_key(struct rp_strtab *tab, const char *recording, uint64_t tid)
-{
-    char key[1100];
-    snprintf(key, sizeof key, "%s\n%llu", recording, (unsigned long long)tid);
-    return rp_strtab_cstr(tab, key);
-}
-
-/* The newest name of every output thread: the profile's, which also saw the
- * THREAD records after a thread's last sample (main becomes DestroyJavaVM at
- * exit); else the newest a sample had. newest[i] is thread i's, or NULL. */
-static const char **newest_names(const struct jfr *j, const struct rp_profile *p)
-{
-    struct rp_strtab keys;
-    rp_strtab_init(&keys);
-    size_t n = j->thread_keys.n;
-    uint32_t *prof = rp_xcalloc(p->nthreads + n + 1, sizeof *prof);   /* index + 1 */
-    for (size_t i = 0; i < p->nthreads; i++)
-        if (p->threads[i].source < p->nsources)
-            prof[thread_key(&keys, p->sources[p->threads[i].source].recording,
-                            p->threads[i].os_tid)] = (uint32_t)i + 1;
-    const char **newest = rp_xcalloc(n ? n : 1, sizeof *newest);
-    for (size_t i = 0; i < n; i++) {
-        const struct jthread *t = &j->threads[i];
-        uint32_t k = prof[thread_key(&keys, j->source_keys.s[t->src], t->os_tid)];
-        const struct rp_prof_thread *pt = k ? &p->threads[k - 1] : NULL;
-        newest[i] = !pt ? t->renamed
-                    : pt->renamed[0] && strcmp(pt->renamed, t->name) ? pt->renamed : NULL;
-    }
-    free(prof);
-    rp_strtab_free(&keys);
-    return newest;
-}
-
+/* Threads are named as every other format names them: by the profile's thread
+ * of the same recording and tid, whose name has seen every thread record of
+ * the inputs, also those that come after the thread's last event (main is
+ * renamed DestroyJavaVM after its last sample). The writer's own names, from
+ * the records its events saw, are for threads the profile does not have (one
+ * with thread CPU readings only). */
 static void pool_threads(struct jfr *j, const struct rp_profile *p)
 {
-    const char **newest = newest_names(j, p);
+    struct rp_strtab prof_keys;                        /* "recording tid" -> index */
+    rp_strtab_init(&prof_keys);
+    char key[640];
+    for (size_t k = 0; k < p->nthreads; k++) {
+        const struct rp_prof_thread *pt = &p->threads[k];
+        snprintf(key, sizeof key, "%s %llu", p->sources[pt->source].recording,
+                 (unsigned long long)pt->os_tid);
+        rp_strtab_cstr(&prof_keys, key);
+    }
     struct rp_jfr_buf *b = &j->buf;
     rp_jfr_varint(b, JFR_THREAD);
     rp_jfr_varint(b, j->thread_keys.n);
     for (size_t i = 0; i < j->thread_keys.n; i++) {
         const struct jthread *t = &j->threads[i];
+        snprintf(key, sizeof key, "%s %llu", j->source_keys.s[t->src],
+                 (unsigned long long)t->os_tid);
+        uint32_t k = rp_strtab_cstr(&prof_keys, key);
+        const char *first = t->name, *renamed = t->renamed;
+        if (k < p->nthreads && p->threads[k].name[0]) {
+            first = p->threads[k].name;
+            renamed = p->threads[k].renamed;
+        }
         char name[1024];
-        if (t->name[0])
-            rp_thread_display(name, sizeof name, t->name, newest[i]);
+        if (first[0])
+            rp_thread_display(name, sizeof name, first, renamed);
         else
             snprintf(name, sizeof name, "[tid %llu]", (unsigned long long)t->os_tid);
         rp_jfr_varint(b, i + 1);
@@ -793,7 +781,7 @@ static void pool_threads(struct jfr *j, const struct rp_profile *p)
         rp_jfr_bool(b, 0);                             /* virtual               */
         maybe_drain(j);
     }
-    free(newest);
+    rp_strtab_free(&prof_keys);
 }
 
 /* Whether frame f is the converter's "[truncated]" marker. */

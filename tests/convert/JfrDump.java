@@ -193,8 +193,8 @@ public class JfrDump {
 
     static String epochNanos(Instant t) {
         try {
-            return Long.toString(Math.addExact(Math.multiplyExact(t.getEpochSecond(), 1_000_000_000L),
-                                               t.getNano()));
+            long s = Math.multiplyExact(t.getEpochSecond(), 1_000_000_000L);
+            return Long.toString(Math.addExact(s, t.getNano()));
         } catch (ArithmeticException e) {
             return "\"" + t + "\"";
         }

@@ -8,7 +8,7 @@ rp_testwriter's recordings that have manifests (main, heap, waits, timeline, cpp
 rename) are converted to .jfr, then read by:
   - the JDK's `jfr summary` and `jfr print --json` (JDK 17, beside JAVA): no error
     output, and summary's per-type counts equal to what the manifest implies under
-    the mapping of docs/tool.md (an ExecutionSample per period of a cpu sample's
+    the mapping of docs/profiles.md ("jfr") (an ExecutionSample per period of a cpu sample's
     weight, three events per GC pause, a ResidentSetSize per RSS reading, ...);
   - JfrDump.java (jdk.jfr.consumer.RecordingFile): every event compared exactly
     with the manifest: time, thread, stack (frames leaf first: class, method,
@@ -64,7 +64,7 @@ JFR_STATE = {"running": "STATE_RUNNABLE", "runnable": "STATE_RUNNABLE",
              "unknown": "STATE_UNKNOWN"}
 TS_NAMES = ["unknown", "running", "runnable", "native", "io", "blocked", "waiting",
             "parked", "sleeping"]
-# docs/tool.md: a frame without a descriptor (native, C++, kernel, markers) gets
+# docs/profiles.md: a frame without a descriptor (native, C++, kernel, markers) gets
 # "()V", which readers can parse; rp_testwriter records "()V" for its Java methods.
 DESCRIPTOR = "()V"
 PRIMITIVE = {"boolean": "Z", "byte": "B", "char": "C", "short": "S", "int": "I",
@@ -109,7 +109,7 @@ def frame(cls, method, ftype, line, bci):
 
 def stack_of(st):
     """A manifest stack (rp_testwriter's frames root first) as JFR's, leaf first;
-    docs/tool.md: the "[no stack]" marker stands for an empty stack."""
+    docs/profiles.md: the "[no stack]" marker stands for an empty stack."""
     if isinstance(st, list):      # waits and rename: display names, all JIT, no line
         frames = [frame(*(n.rsplit(".", 1)), 1, 0, -1) for n in st]
         truncated = False
@@ -145,7 +145,7 @@ def from_dump(e):
         if f.get(k) is not None:
             thread = jthread_key(f.pop(k))
     if e["type"] == "jdk.GarbageCollection":    # the collector's name and the cause:
-        f.pop("name", None)                     # not in the recording (docs/tool.md)
+        f.pop("name", None)                     # not in the recording (profiles.md)
         f.pop("cause", None)
     stack = f.pop("stackTrace", None)
     if stack is not None:

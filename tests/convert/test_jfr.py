@@ -196,66 +196,81 @@ SAMPLE_TYPES = ("jdk.ExecutionSample", "jdk.ObjectAllocationSample", "jdk.OldObj
                 "jdk.GarbageCollection", "jdk.GCPhasePause", "jdk.GCHeapSummary")
 
 
-def expected_samples(v, m, threads, stacks):
+def cpu_events(s, m, th, st, threads):
+    """round(weight / period) events, at least one, their weights adding up."""
+    t, w = s["t"], s["weight"]
+    n = max(1, (w + CPU_PERIOD // 2) // CPU_PERIOD)
+    return [event("jdk.ExecutionSample", t, 0, th, st, state="STATE_RUNNABLE",
+                  weight=w // n + (w % n if i == 0 else 0)) for i in range(n)]
+
+
+def alloc_events(s, m, th, st, threads):
+    length = s.get("length", 0)      # array length + 1; main's kind has none
+    return [event("jdk.ObjectAllocationSample", s["t"], 0, th, st,
+                  objectClass=jvm_class(s["class"]), weight=s["weight"],
+                  objects=s["objects"], size=s["size"],
+                  arrayLength=length - 1 if length else -1)]
+
+
+def live_events(s, m, th, st, threads):
+    t, length = s["t"], s["length"]
+    return [event("jdk.OldObjectSample", t, 0, th, st,
+                  allocationTime=t - s["age_ms"] * MS, objectSize=s["size"],
+                  objectAge=s["age_ms"] * MS, lastKnownHeapUsage=heap_before(m, t),
+                  object={"address": 0, "type": jvm_class(s["class"]), "description": None},
+                  arrayElements=length - 1 if length else -2 ** 31,
+                  weight=s["weight"], objects=s["objects"], ageGcs=s["age_gcs"])]
+
+
+def lock_events(s, m, th, st, threads):
+    owner = threads.by_name.get(s.get("owner"))
+    return [event("jdk.JavaMonitorEnter", s["t"], s["weight"], th, st,
+                  monitorClass=s["monitor"], previousOwner=threads.json(owner), address=0,
+                  threshold=10 * MS)]
+
+
+def wall_events(s, m, th, st, threads):
+    t, w = s["t"], s["weight"]
+    state = s["state"] if isinstance(s["state"], str) else TS_NAMES[s["state"]]
+    if "cpu_ns" in s:
+        cpu, repeat = s["cpu_ns"], bool(s["repeat"])
+        blocker, owner = s["blocker"], threads.by_name.get(s["blocker_owner"])
+    else:          # timeline: CPU the whole sample when running; a repeat after the
+        cpu = w if state == "running" else 0           # thread's first unless running
+        repeat = state != "running" and t - w != m["wall0"] + first_ms(s["tid"])
+        blocker, owner = None, None
+    return [event("jdk.NativeMethodSample" if state in ("native", "io")
+                  else "ringprof.WallClockSample", t, 0, th, st,
+                  state=JFR_STATE[state], weight=w, wallState=state, cpuTime=cpu,
+                  repeat=repeat, blockerClass=blocker, blockerOwner=threads.json(owner))]
+
+
+def gc_events(s, m, th, st, threads):
+    t, w = s["t"], s["weight"]
+    return [event("jdk.GarbageCollection", t, w, None, None, gcId=s["id"],
+                  sumOfPauses=w, longestPause=w),
+            event("jdk.GCPhasePause", t, w, None, None, gcId=s["id"], name="GC Pause",
+                  eventThread=None),
+            event("jdk.GCHeapSummary", t + w, 0, None, None, gcId=s["id"], when="After GC",
+                  heapUsed=s["heap_used"],
+                  heapSpace={"start": 0, "committedEnd": 0,
+                             "committedSize": s["heap_committed"], "reservedEnd": 0,
+                             "reservedSize": 0})]
+
+
+KIND_EVENTS = {"cpu": cpu_events, "alloc": alloc_events, "live": live_events,
+               "lock": lock_events, "wall": wall_events, "gc": gc_events}
+
+
+def expected_samples(m, threads, stacks):
     """The sample events (and GC events) the manifest implies, as event() tuples."""
     out = []
     for s in m["samples"]:
-        kind = s.get("kind")
-        if kind is None:
+        if "kind" not in s:
             continue                                   # timeline's gauge readings
-        t, w = s["t"], s["weight"]
         th = threads.by_tid.get(s.get("tid"))
         st = stacks[s["stack"]] if "stack" in s else stacks[0]
-        if kind == "cpu":
-            n = max(1, (w + CPU_PERIOD // 2) // CPU_PERIOD)
-            for i in range(n):
-                out.append(event("jdk.ExecutionSample", t, 0, th, st, state="STATE_RUNNABLE",
-                                 weight=w // n + (w % n if i == 0 else 0)))
-        elif kind == "alloc":
-            length = s.get("length", 0)
-            out.append(event("jdk.ObjectAllocationSample", t, 0, th, st,
-                             objectClass=jvm_class(s["class"]), weight=w,
-                             objects=s["objects"], size=s["size"],
-                             arrayLength=length - 1 if length else -1))
-        elif kind == "live":
-            length = s["length"]
-            out.append(event("jdk.OldObjectSample", t, 0, th, st,
-                             allocationTime=t - s["age_ms"] * MS, objectSize=s["size"],
-                             objectAge=s["age_ms"] * MS,
-                             lastKnownHeapUsage=heap_before(m, t),
-                             object={"address": 0, "type": jvm_class(s["class"]),
-                                     "description": None},
-                             arrayElements=length - 1 if length else -2 ** 31,
-                             weight=w, objects=s["objects"], ageGcs=s["age_gcs"]))
-        elif kind == "lock":
-            owner = threads.by_name.get(s.get("owner"))
-            out.append(event("jdk.JavaMonitorEnter", t, w, th, st, monitorClass=s["monitor"],
-                             previousOwner=threads.json(owner), address=0,
-                             threshold=10 * MS))
-        elif kind == "wall":
-            state = s["state"] if isinstance(s["state"], str) else TS_NAMES[s["state"]]
-            if "cpu_ns" in s:
-                cpu, repeat = s["cpu_ns"], bool(s["repeat"])
-                blocker, owner = s["blocker"], threads.by_name.get(s["blocker_owner"])
-            else:          # timeline: CPU the whole sample when running; repeats after
-                cpu = w if state == "running" else 0       # the first unless running
-                repeat = state != "running" and t - w != m["wall0"] + first_ms(s["tid"])
-                blocker, owner = None, None
-            out.append(event("jdk.NativeMethodSample" if state in ("native", "io")
-                             else "ringprof.WallClockSample", t, 0, th, st,
-                             state=JFR_STATE[state], weight=w, wallState=state, cpuTime=cpu,
-                             repeat=repeat, blockerClass=blocker,
-                             blockerOwner=threads.json(owner)))
-        elif kind == "gc":
-            out.append(event("jdk.GarbageCollection", t, w, None, None, gcId=s["id"],
-                             sumOfPauses=w, longestPause=w))
-            out.append(event("jdk.GCPhasePause", t, w, None, None, gcId=s["id"],
-                             name="GC Pause", eventThread=None))
-            out.append(event("jdk.GCHeapSummary", t + w, 0, None, None, gcId=s["id"],
-                             when="After GC", heapUsed=s["heap_used"],
-                             heapSpace={"start": 0, "committedEnd": 0,
-                                        "committedSize": s["heap_committed"],
-                                        "reservedEnd": 0, "reservedSize": 0}))
+        out += KIND_EVENTS[s["kind"]](s, m, th, st, threads)
     return out
 
 
@@ -464,7 +479,7 @@ def stacks_of(v):
 expected = {}
 for v in VARIANTS:
     m = manifests[v]
-    expected[v] = expected_samples(v, m, threads_of(v), stacks_of(v))
+    expected[v] = expected_samples(m, threads_of(v), stacks_of(v))
 
 # ---------------------------------------------- JfrDump against the manifests --
 for v in VARIANTS:

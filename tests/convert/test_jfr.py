@@ -392,7 +392,11 @@ for name, args in FILTERS.items():
 inferred = os.path.join(T, "inferred.jfr")
 convert(inferred, [inputs["main"]])
 with open(inferred, "rb") as a, open(files["main"], "rb") as b:
-    c.check(a.read() == b.read(), "-o x.jfr infers the format (the same file as --format jfr)")
+    main_bytes = b.read()
+    c.check(a.read() == main_bytes, "-o x.jfr infers the format (the same file as --format jfr)")
+# To a pipe the events are spooled, then copied: the same bytes.
+piped = run([RINGPROF, "convert", "--format", "jfr", inputs["main"]], binary=True)
+c.check(piped == main_bytes, "--format jfr to a pipe writes the same file as -o")
 
 
 # ------------------------------------------------ the consumers, in parallel --

@@ -81,6 +81,7 @@ struct kmap {
 /* A thread of the output: (recording, os_tid). */
 struct jthread {
     uint64_t os_tid, java_tid;
+    uint32_t src;               /* its recording: index in source_keys           */
     char *name, *renamed;       /* first name seen; newest different one or NULL */
     int java;
 };
@@ -274,6 +275,7 @@ static uint32_t thread_id(struct jfr *j, const struct rp_profile *p, uint32_t id
             struct jthread *t = &j->threads[idx];
             memset(t, 0, sizeof *t);
             t->os_tid = ti->os_tid;
+            t->src = j->src;
             t->name = rp_xstrdup(ti->name ? ti->name : "");
         }
         out = idx + 1;
@@ -734,16 +736,39 @@ static void maybe_drain(struct jfr *j)
         drain(j);
 }
 
-static void pool_threads(struct jfr *j)
+/* Threads are named as every other format names them: by the profile's thread
+ * of the same recording and tid, whose name has seen every thread record of
+ * the inputs, also those that come after the thread's last event (main is
+ * renamed DestroyJavaVM after its last sample). The writer's own names, from
+ * the records its events saw, are for threads the profile does not have (one
+ * with thread CPU readings only). */
+static void pool_threads(struct jfr *j, const struct rp_profile *p)
 {
+    struct rp_strtab prof_keys;                        /* "recording tid" -> index */
+    rp_strtab_init(&prof_keys);
+    char key[640];
+    for (size_t k = 0; k < p->nthreads; k++) {
+        const struct rp_prof_thread *pt = &p->threads[k];
+        snprintf(key, sizeof key, "%s %llu", p->sources[pt->source].recording,
+                 (unsigned long long)pt->os_tid);
+        rp_strtab_cstr(&prof_keys, key);
+    }
     struct rp_jfr_buf *b = &j->buf;
     rp_jfr_varint(b, JFR_THREAD);
     rp_jfr_varint(b, j->thread_keys.n);
     for (size_t i = 0; i < j->thread_keys.n; i++) {
         const struct jthread *t = &j->threads[i];
+        snprintf(key, sizeof key, "%s %llu", j->source_keys.s[t->src],
+                 (unsigned long long)t->os_tid);
+        uint32_t k = rp_strtab_cstr(&prof_keys, key);
+        const char *first = t->name, *renamed = t->renamed;
+        if (k < p->nthreads && p->threads[k].name[0]) {
+            first = p->threads[k].name;
+            renamed = p->threads[k].renamed;
+        }
         char name[1024];
-        if (t->name[0])
-            rp_thread_display(name, sizeof name, t->name, t->renamed);
+        if (first[0])
+            rp_thread_display(name, sizeof name, first, renamed);
         else
             snprintf(name, sizeof name, "[tid %llu]", (unsigned long long)t->os_tid);
         rp_jfr_varint(b, i + 1);
@@ -755,6 +780,7 @@ static void pool_threads(struct jfr *j)
         rp_jfr_bool(b, 0);                             /* virtual               */
         maybe_drain(j);
     }
+    rp_strtab_free(&prof_keys);
 }
 
 /* Whether frame f is the converter's "[truncated]" marker. */
@@ -911,7 +937,7 @@ static uint64_t write_checkpoint(struct jfr *j, const struct rp_profile *p)
     pool_fixed(&j->buf, JFR_THREAD_STATE, states, JFR_STATE_COUNT);
     static const char *const when[] = {"After GC"};
     pool_fixed(&j->buf, JFR_GC_WHEN, when, 1);
-    pool_threads(j);
+    pool_threads(j, p);
     /* Stacks name methods, methods classes, classes packages, and all of them
      * symbols: written in that order, each pool is complete when written. */
     uint8_t *method_used = rp_xcalloc(p->nmethods ? p->nmethods : 1, 1);

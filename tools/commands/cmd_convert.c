@@ -330,6 +330,12 @@ static int parse_args(struct convert *c, int argc, char **argv)
                                       "allocated objects, so it takes --event alloc or "
                                       "live", c->po.event);
     }
+    /* JFR frames are methods with their line and bci; viewers group them. */
+    if (c->fmt->model == RP_MODEL_EVENTS && c->q.norm.group != RP_GROUP_METHOD)
+        return rp_query_bad_usage(&c->q, "--group %s: a JFR file holds methods (with "
+                                  "their line and bci); its viewers group them by class "
+                                  "or package themselves",
+                                  c->q.norm.group == RP_GROUP_CLASS ? "class" : "package");
     if (c->fmt->binary && !c->outpath && isatty(STDOUT_FILENO)) {
         fprintf(stderr, "ringprof convert: the %s format is binary: use -o FILE or "
                         "redirect stdout\n", c->fmt->name);
@@ -605,10 +611,17 @@ static int run_events(struct convert *c, int argc, char **argv)
             unlink(c->outpath);
         return 1;
     }
-    if (c->po.event && rp_event_check("convert", c->po.event, c->p))
+    /* The file is written by now: one that holds nothing asked for goes. */
+    if (c->po.event && rp_event_check("convert", c->po.event, c->p)) {
+        if (c->outpath)
+            unlink(c->outpath);
         return 2;
-    if (kind_absent(c))
+    }
+    if (kind_absent(c)) {
+        if (c->outpath)
+            unlink(c->outpath);
         return 1;
+    }
     rp_query_problems(&c->q, c->p, "the file holds");
     return wrc ? 1 : rp_query_status(&c->q);
 }

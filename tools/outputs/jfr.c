@@ -243,6 +243,7 @@ static const struct field F_OLD_OBJECT_SAMPLE[] = {
     START_TIME, DURATION, EVENT_THREAD, STACK_TRACE,
     {"allocationTime", JFR_LONG, F_TICKS, "Allocation Time"},
     {"objectSize", JFR_LONG, F_BYTES, "Object Size"},
+    {"objectAge", JFR_LONG, F_NANOS, "Object Age"},
     {"lastKnownHeapUsage", JFR_LONG, F_BYTES, "Last Known Heap Usage"},
     {"object", JFR_OLD_OBJECT, 0, "Object"},
     {"arrayElements", JFR_INT, 0, "Array Elements"},

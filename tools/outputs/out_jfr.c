@@ -435,6 +435,7 @@ static void write_alloc(struct jfr *j, const struct rp_profile *p, uint64_t wall
         uint64_t age = xval(k, ev, X_AGE_MS, 0) * 1000000u;
         rp_jfr_long(&j->ev, ticks(j, wall - age));              /* allocationTime */
         rp_jfr_varint(&j->ev, xval(k, ev, X_SIZE, 0));          /* objectSize    */
+        rp_jfr_varint(&j->ev, age);                             /* objectAge     */
         rp_jfr_varint(&j->ev, source_at(j, j->src)->heap_used); /* last heap     */
         rp_jfr_varint(&j->ev, 0);                               /* object.address */
         rp_jfr_varint(&j->ev, cls);                             /* object.type   */

@@ -15,7 +15,8 @@
 #     per-type event counts are the expected ones (and each other's);
 #   - tests/java/JfrCheck.java (jdk.jfr.consumer.RecordingFile, on JDK 17)
 #     checks stacks, lines, weights, classes, monitors, owners, threads, wall
-#     states, GC ids and durations, the live snapshot and a gauge (its header);
+#     states, GC ids and durations, the live snapshot, a gauge and the CPU
+#     load (its header lists them);
 #   - the Temurin JDK 25 (RP_JDK25, default /usr/lib/jvm/temurin-25-jdk-amd64)
 #     and the JDK 21 of tests/fetch-jdk21 (RP_JDK21, default
 #     /var/cache/ringprof/jdk21), where present (else one line says so): their
@@ -46,7 +47,9 @@ expectations() {
     rp summary "$work/rec" >"$work/summary" || fail "ringprof summary failed"
     "$RP_DUMP" meta "$work/rec" >"$work/meta"
     "$RP_DUMP" samples "$work/rec" >"$work/cpu_samples"
-    "$RP_DUMP" tseries "$work/rec" proc.rss_bytes >"$work/rss"
+    for k in proc.rss_bytes proc.cpu_user_ns.total proc.cpu_sys_ns.total; do
+        "$RP_DUMP" tseries "$work/rec" "$k" >"$work/$k"
+    done
     conv() { local out=$1; shift; rp convert --quiet --format collapsed "$@" "$work/rec" >"$work/$out" ||
                  fail "ringprof convert $* failed"; }
     conv cpu_lines --event cpu --lines
@@ -154,7 +157,8 @@ for m in locks["monitors"]:
     for top, n in sorted(tops.items()):
         print("lock_top\t%s\t%s\t%d" % (m["class"], top, n))
     for o in m["owners"]:
-        print("lock_owner\t%s\t%s\t%d\t%d" % (m["class"], o["thread"] or "-", o["waits"], o["wait_ns"]))
+        owner = thread("[%s]" % o["thread"]) if o["thread"] else "-"
+        print("lock_owner\t%s\t%s\t%d\t%d" % (m["class"], owner, o["waits"], o["wait_ns"]))
 # gc: the ids and the pauses' total.
 m = re.search(r"^  gc\s+(\d+) pauses.*\(ids (\d+)\.\.(\d+)\)", summary, re.M)
 if not m or int(m.group(1)) != samples("gc"):
@@ -162,11 +166,22 @@ if not m or int(m.group(1)) != samples("gc"):
 print("gc\t%s\t%s\t%d" % (m.group(2), m.group(3), sum(w for _, w in collapsed("gc"))))
 # telemetry: one jdk.ResidentSetSize and jdk.ClassLoadingStatistics a reading.
 m = re.search(r"^  telemetry\s+(\d+) readings", summary, re.M)
-rss = [l.split("\t") for l in open(work + "/rss")]
+rss = [l.split("\t") for l in open(work + "/proc.rss_bytes")]
 if not m or int(m.group(1)) != len(rss):
     fail("summary's telemetry readings (%s) are not the %d proc.rss_bytes readings" % (m and m.group(1), len(rss)))
 count["jdk.ResidentSetSize"] = count["jdk.ClassLoadingStatistics"] = len(rss)
 print("gauge\tproc.rss_bytes\t%d\t%s" % (len(rss), rss[-1][1].strip()))
+# jdk.CPULoad: the process's CPU rates between consecutive readings, over the
+# host's CPUs.
+cpus = int(meta["host.cpus"])
+user, sys_ = ([[int(x) for x in l.split("\t")] for l in open("%s/proc.cpu_%s_ns.total" % (work, k))]
+              for k in ("user", "sys"))
+if [t for t, _ in user] != [t for t, _ in sys_]:
+    fail("the user and system CPU gauges are not read together")
+for (t0, u0), (t1, u1), (_, s0), (_, s1) in zip(user, user[1:], sys_, sys_[1:]):
+    span = (t1 - t0) * cpus
+    print("cpuload\t%d\t%.9f\t%.9f" % (to_wall(t1), (u1 - u0) / span, (s1 - s0) / span))
+count["jdk.CPULoad"] = len(user) - 1
 m = re.search(r"^  chunks\s+(\d+)", summary, re.M)
 count["ringprof.Recording"] = int(m.group(1))
 count["jdk.JVMInformation"] = len(re.findall(r"^recording ", summary, re.M))

@@ -41,6 +41,8 @@
  *                                 objects of CLASS add up to BYTES
  *   live_top CLASS                the class with the most bytes in it
  *   gauge NAME N LAST             N ringprof.Gauge events NAME, the last LAST
+ *   cpuload T USER SYS            a jdk.CPULoad at wall ns T: jvmUser USER, jvmSystem
+ *                                 SYS, machineTotal their sum (within 1e-6)
  * Prints one line per check ("ok ..." or "FAIL ..."); exits 1 if one failed.
  */
 import java.nio.file.Files;
@@ -155,6 +157,7 @@ public class JfrCheck {
                 gcIds = new TreeMap<>(), pauseIds = new TreeMap<>(), gaugeN = new HashMap<>();
         Map<String, Long> gaugeLast = new HashMap<>(), gaugeTime = new HashMap<>();
         Map<Long, Map<String, Long>> liveBySnapshot = new TreeMap<>();
+        Map<Long, double[]> cpuLoad = new HashMap<>();
         long gcNs = 0, gcSum = 0, cpuFirst = Long.MAX_VALUE, cpuLast = Long.MIN_VALUE;
 
         for (RecordedEvent e : RecordingFile.readAllEvents(Path.of(args[0]))) {
@@ -214,6 +217,10 @@ public class JfrCheck {
                         c.getName(), e.getLong("weight"));
                 break;
             }
+            case "jdk.CPULoad":
+                cpuLoad.put(nanos(e.getStartTime()), new double[] {e.getFloat("jvmUser"),
+                        e.getFloat("jvmSystem"), e.getFloat("machineTotal")});
+                break;
             case "ringprof.Gauge": {
                 String n = e.getString("name");
                 add(gaugeN, n, 1);
@@ -322,6 +329,15 @@ public class JfrCheck {
                 Long last = gaugeLast.get(f[1]);
                 check(get(gaugeN, f[1]) == Long.parseLong(f[2]) && last != null && last == Long.parseLong(f[3]),
                         String.format("ringprof.Gauge %s: %d events, the last %s; expected %s, %s", f[1], get(gaugeN, f[1]), last, f[2], f[3]));
+                break;
+            }
+            case "cpuload": {
+                double[] v = cpuLoad.get(Long.parseLong(f[1]));
+                double u = Double.parseDouble(f[2]), sy = Double.parseDouble(f[3]);
+                check(v != null && Math.abs(v[0] - u) < 1e-6 && Math.abs(v[1] - sy) < 1e-6
+                                && Math.abs(v[2] - u - sy) < 1e-6,
+                        String.format("jdk.CPULoad at %s: %s, expected jvmUser %s, jvmSystem %s",
+                                f[1], v == null ? "none" : java.util.Arrays.toString(v), f[2], f[3]));
                 break;
             }
             default:

@@ -4,6 +4,8 @@ from rp_testwriter's manifests (the list of samples it wrote), never from the
 converter's own output.
 
 usage: expect.py CHECK OUTPUT [options] -- MANIFEST...
+       expect.py --batch FILE
+
 
   CHECK collapsed   OUTPUT (collapsed text) has exactly the expected stack lines
         tree        OUTPUT (tree text): root = sum of the samples written; every
@@ -26,10 +28,16 @@ usage: expect.py CHECK OUTPUT [options] -- MANIFEST...
 A live profile (and the live columns of SITES) holds one snapshot per recording:
 the one --snapshot names among those in the time range (default: the last).
 Prints what differs and exits 1, or exits 0.
+
+--batch FILE runs many checks in one process (a test script's matrix): one per
+line, "WHAT<TAB>CHECK<TAB>OUTPUT<TAB>option...<TAB>--<TAB>MANIFEST...". For each
+that fails it prints "FAIL: WHAT" and what differs; it exits with the number that
+failed (at most 100), 0 if none did.
 """
 import json
 import re
 import sys
+import traceback
 from datetime import datetime, timezone
 
 JAVA = {0, 1, 2}
@@ -438,19 +446,44 @@ def check_backtrace(output, opts, recs):
             fail("backtrace %r callers: expected %s, got %s" % (m, callers, got))
 
 
-def main():
-    if len(sys.argv) < 3:
-        print(__doc__)
-        return 2
-    check, output = sys.argv[1], sys.argv[2]
-    opts, manifests = parse_args(sys.argv[3:])
+def run(argv):
+    """One check, argv = CHECK OUTPUT [options] -- MANIFEST...: its problems, as lines."""
+    del errors[:]
+    check, output = argv[0], argv[1]
+    opts, manifests = parse_args(argv[2:])
     recs = load(manifests)
     {"collapsed": check_collapsed, "tree": check_tree, "flat": check_flat,
      "sites": check_sites, "livesites": check_livesites,
      "backtrace": check_backtrace}[check](output, opts, recs)
-    for e in errors:
-        print("expect.py %s %s: %s" % (check, output, e))
-    return 1 if errors else 0
+    return ["expect.py %s %s: %s" % (check, output, e) for e in errors]
+
+
+def batch(path):
+    """--batch FILE: every line's check, each apart (an exception fails its own)."""
+    failed = 0
+    for line in open(path).read().splitlines():
+        what, *argv = line.split("\t")
+        try:
+            problems = run(argv)
+        except Exception:
+            problems = [traceback.format_exc()]
+        if problems:
+            failed += 1
+            print("FAIL: " + what)
+            print("\n".join(problems))
+    return min(failed, 100)
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--batch":
+        return batch(sys.argv[2])
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    problems = run(sys.argv[1:])
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -41,7 +41,9 @@
  *                  name as a converter shows it by default, file, type, line,
  *                  bci, and "symbol", the name recorded, where that differs),
  *                  so a test can compute what a correct converter must print
- *                  without trusting the converter.
+ *                  without trusting the converter. cpp's and rename's list
+ *                  their samples the same way (rename's adds every name each
+ *                  thread had, in order, and its one stack as display names).
  *
  * Everything is fixed: rec-A's chunk starts at 2026-11-21T06:02:03Z (wall) and
  * 1000 s (monotonic); sample k is at +k*100 ms; rec-B starts 27 s later. Content:
@@ -244,6 +246,9 @@ struct out {
     uint32_t kcpu, kalloc;
 };
 
+/* host.cpus for the next open_writer (NULL: none in the header). */
+static const char *host_cpus;
+
 static struct rp_chunk_writer *open_writer(const char *path, const char *rec,
                                            const char *pid, const char *host,
                                            uint64_t wall, uint64_t mono, int seq,
@@ -263,10 +268,11 @@ static struct rp_chunk_writer *open_writer(const char *path, const char *rec,
         {RP_META_JVM_NAME, "TestVM"},
         {RP_META_OPTIONS, options},
         {RP_META_PRODUCER, "rp_testwriter"},
+        {RP_META_HOST_CPUS, host_cpus},
     };
     char err[256];
-    struct rp_chunk_writer *cw = rp_chunk_writer_open(path, meta, sizeof meta / sizeof meta[0],
-                                                      err, sizeof err);
+    size_t n = sizeof meta / sizeof meta[0] - !host_cpus;
+    struct rp_chunk_writer *cw = rp_chunk_writer_open(path, meta, n, err, sizeof err);
     if (!cw) {
         fprintf(stderr, "rp_testwriter: %s\n", err);
         exit(1);
@@ -331,23 +337,55 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* Open a sample's entry in the manifest (its extras and '}' follow). */
+static void manifest_open(uint64_t wall, uint64_t tid, const char *thread, const char *kind,
+                          uint64_t weight, uint64_t objects, const char *klass, int stack)
+{
+    fprintf(manifest, "%s\n  {\"t\": %llu, \"tid\": %llu, \"thread\": ",
+            first_sample ? "" : ",", (unsigned long long)wall, (unsigned long long)tid);
+    json_str(manifest, thread);
+    fprintf(manifest, ", \"kind\": \"%s\", \"weight\": %llu, \"objects\": %llu, \"class\": ",
+            kind, (unsigned long long)weight, (unsigned long long)objects);
+    if (klass)
+        json_str(manifest, klass);
+    else
+        fputs("null", manifest);
+    fprintf(manifest, ", \"stack\": %d", stack);
+    first_sample = 0;
+}
+
 static void manifest_sample(uint64_t wall, const char *thread, uint64_t tid,
                             const struct group *g)
 {
     if (!manifest)
         return;
-    fprintf(manifest, "%s\n  {\"t\": %llu, \"tid\": %llu, \"thread\": ",
-            first_sample ? "" : ",", (unsigned long long)wall, (unsigned long long)tid);
-    json_str(manifest, thread);
-    fprintf(manifest, ", \"kind\": \"%s\", \"weight\": %llu, \"objects\": %llu, \"class\": ",
-            g->alloc ? "alloc" : "cpu", (unsigned long long)g->weight,
-            (unsigned long long)g->objects);
-    if (g->klass)
-        json_str(manifest, g->klass);
-    else
-        fputs("null", manifest);
-    fprintf(manifest, ", \"stack\": %d}", g->stack);
-    first_sample = 0;
+    manifest_open(wall, tid, thread, g->alloc ? "alloc" : "cpu", g->weight, g->objects,
+                  g->klass, g->stack);
+    if (g->alloc)
+        fprintf(manifest, ", \"size\": %llu", (unsigned long long)g->size);
+    fputc('}', manifest);
+}
+
+/* One stack of the manifest's "stacks": frames f[0..n) of table tab, root first. */
+static void manifest_stack(const struct fdef *tab, const int *f, int n, int truncated)
+{
+    fprintf(manifest, "\n  {\"truncated\": %d, \"frames\": [", truncated);
+    for (int i = 0; i < n; i++) {
+        const struct fdef *d = &tab[f[i]];
+        fputs(i ? ", {\"class\": " : "{\"class\": ", manifest);
+        json_str(manifest, d->klass);
+        fputs(", \"name\": ", manifest);
+        json_str(manifest, d->name);
+        if (d->symbol) {
+            fputs(", \"symbol\": ", manifest);
+            json_str(manifest, d->symbol);
+        }
+        fputs(", \"file\": ", manifest);
+        json_str(manifest, d->file);
+        fprintf(manifest, ", \"type\": %d, \"line\": %u, \"bci\": %d}", (int)d->type,
+                d->line, d->bci);
+    }
+    fputs("]}", manifest);
 }
 
 /* Close the manifest; `extra` (or NULL) adds fields after "stacks". */
@@ -357,24 +395,8 @@ static void manifest_end(const char *rec, void (*extra)(FILE *))
         return;
     fprintf(manifest, "\n], \"recording\": \"%s\", \"stacks\": [", rec);
     for (int s = 0; s < S_COUNT; s++) {
-        fprintf(manifest, "%s\n  {\"truncated\": %d, \"frames\": [", s ? "," : "",
-                stacks[s].truncated);
-        for (int i = 0; i < stacks[s].n; i++) {
-            const struct fdef *d = &frames[stacks[s].f[i]];
-            fputs(i ? ", {\"class\": " : "{\"class\": ", manifest);
-            json_str(manifest, d->klass);
-            fputs(", \"name\": ", manifest);
-            json_str(manifest, d->name);
-            if (d->symbol) {
-                fputs(", \"symbol\": ", manifest);
-                json_str(manifest, d->symbol);
-            }
-            fputs(", \"file\": ", manifest);
-            json_str(manifest, d->file);
-            fprintf(manifest, ", \"type\": %d, \"line\": %u, \"bci\": %d}", (int)d->type,
-                    d->line, d->bci);
-        }
-        fputs("]}", manifest);
+        fputs(s ? "," : "", manifest);
+        manifest_stack(frames, stacks[s].f, stacks[s].n, stacks[s].truncated);
     }
     fputs("\n]", manifest);
     if (extra)
@@ -644,19 +666,12 @@ static void heap_manifest(const struct heap *h, uint64_t t, const struct hsite *
 {
     if (!manifest)
         return;
-    fprintf(manifest, "%s\n  {\"t\": %llu, \"tid\": %llu, \"thread\": ",
-            first_sample ? "" : ",", (unsigned long long)(h->wall0 + t),
-            (unsigned long long)(s ? threads_a[s->thread].tid : 0));
-    json_str(manifest, s ? threads_a[s->thread].name : "");
-    fprintf(manifest, ", \"kind\": \"%s\", \"weight\": %llu, \"objects\": %llu, "
-                      "\"class\": ", kind, (unsigned long long)weight,
-            (unsigned long long)objects);
+    manifest_open(h->wall0 + t, s ? threads_a[s->thread].tid : 0,
+                  s ? threads_a[s->thread].name : "", kind, weight, objects,
+                  s ? s->klass : NULL, s ? s->stack : -1);
     if (s)
-        json_str(manifest, s->klass);
-    else
-        fputs("null", manifest);
-    fprintf(manifest, ", \"stack\": %d", s ? s->stack : -1);
-    first_sample = 0;
+        fprintf(manifest, ", \"size\": %llu, \"length\": %llu", (unsigned long long)s->size,
+                (unsigned long long)s->length);
 }
 
 /* One sample of site `site` (alloc or live) at t, with the kind's extras. */
@@ -1154,7 +1169,7 @@ static void write_waits(const char *out, int old)
 
 /*
  * Variant "timeline" (OUT is a chunk file): recording "rec-T" (pid 500, host
- * hostT), 30 s from WALL0 + 4 h, written as the agent writes wall=, lock= and
+ * hostT, host.cpus 2), 30 s from WALL0 + 4 h, written as the agent writes wall=, lock= and
  * telemetry= (docs/format.md, "Event kinds written by the agent"): a wall
  * sample covers [time - weight, time] of its thread, a lock sample
  * [time, time + weight]. Times below are seconds after the start:
@@ -1268,6 +1283,7 @@ static void tl_gauges(struct rp_chunk_writer *w, uint64_t wall0, uint64_t mono0,
 static void write_timeline(const char *out)
 {
     const uint64_t wall0 = WALL0 + 4 * 3600 * 1000 * MS, mono0 = MONO0 + 4 * 3600 * 1000 * MS;
+    host_cpus = "2";
     struct rp_chunk_writer *w = open_writer(out, "rec-T", "500", "hostT", wall0, mono0, 0,
                                             "wall=250ms,lock=10ms,telemetry=1s");
     static const char *const wall_x[] = RP_WALL_EXTRA_NAMES;
@@ -1298,7 +1314,9 @@ static void write_timeline(const char *out)
                 die("lock sample");
             if (tl_entry())
                 fprintf(manifest, "{\"kind\": \"lock\", \"t\": %llu, \"tid\": 502, "
-                        "\"weight\": %llu}", (unsigned long long)(wall0 + ms * MS),
+                        "\"thread\": \"worker\", \"monitor\": \"app.Ledger\", "
+                        "\"owner\": \"ender\", \"weight\": %llu}",
+                        (unsigned long long)(wall0 + ms * MS),
                         (unsigned long long)(10000 * MS));
         }
         if (ms == 12000) {
@@ -1306,8 +1324,11 @@ static void write_timeline(const char *out)
             if (rp_chunk_sample(w, kgc, 0, mono0 + ms * MS, 0, 50 * MS, x))
                 die("gc sample");
             if (tl_entry())
-                fprintf(manifest, "{\"kind\": \"gc\", \"t\": %llu, \"weight\": %llu}",
-                        (unsigned long long)(wall0 + ms * MS), (unsigned long long)(50 * MS));
+                fprintf(manifest, "{\"kind\": \"gc\", \"t\": %llu, \"weight\": %llu, "
+                        "\"heap_used\": %llu, \"heap_committed\": %llu, \"id\": %llu}",
+                        (unsigned long long)(wall0 + ms * MS), (unsigned long long)(50 * MS),
+                        (unsigned long long)x[0], (unsigned long long)x[1],
+                        (unsigned long long)x[2]);
         }
         for (size_t i = 0; i < TL_NTHREADS; i++) {
             const struct tl_thread *t = &tl_threads[i];
@@ -1485,12 +1506,20 @@ static void write_cpp(const char *out)
     uint32_t tm = rp_chunk_thread(w, 2, 902, 1, "main", RP_THREAD_JAVA, mono0);
     if (!kcpu || !klock || !klive || !tc || !tm)
         die("cpp kinds");
+    static const char *const tname[2] = {"C2 CompilerThread0", "main"};
     uint64_t t = mono0;
     for (size_t s = 0; s < sizeof xstacks / sizeof xstacks[0]; s++)
-        for (int i = 0; i < xstacks[s].count; i++, t += STEP)
-            if (rp_chunk_sample(w, kcpu, xstacks[s].f[2] == X_RUN ? tm : tc, t,
+        for (int i = 0; i < xstacks[s].count; i++, t += STEP) {
+            int java = xstacks[s].f[2] == X_RUN;
+            if (rp_chunk_sample(w, kcpu, java ? tm : tc, t,
                                 xput_stack(w, (int)s), 10 * MS, NULL) != 0)
                 die("cpp cpu sample");
+            if (manifest) {
+                manifest_open(wall0 + t - mono0, 901 + (uint64_t)java, tname[java], "cpu",
+                              10 * MS, 0, NULL, (int)s);
+                fputc('}', manifest);
+            }
+        }
     for (int i = 0; i < 2; i++, t += STEP) {
         uint64_t x[RP_LOCK_NEXTRA];
         x[RP_LOCK_X_CLASS] = rp_chunk_class(w, rp_chunk_cstring(w, "app.Lock"));
@@ -1498,6 +1527,10 @@ static void write_cpp(const char *out)
         x[RP_LOCK_X_THRESHOLD] = 10 * MS;
         if (rp_chunk_sample(w, klock, tm, t, xput_stack(w, XS_PUSH), 50 * MS, x) != 0)
             die("cpp lock sample");
+        if (manifest) {
+            manifest_open(wall0 + t - mono0, 902, tname[1], "lock", 50 * MS, 0, NULL, XS_PUSH);
+            fprintf(manifest, ", \"monitor\": \"app.Lock\", \"owner\": \"%s\"}", tname[0]);
+        }
     }
     for (int k = 0; k < 6; k++) {
         uint64_t at = mono0 + (uint64_t)(k + 1) * SEC;
@@ -1506,6 +1539,14 @@ static void write_cpp(const char *out)
                              (1u << 20) - 16, 3, (uint64_t)(k - i) * 1000};
             if (rp_chunk_sample(w, klive, tc, at, xput_stack(w, XS_PARSE_I), 1u << 20, x))
                 die("cpp live sample");
+            if (manifest) {
+                manifest_open(wall0 + at - mono0, 901, tname[0], "live", 1u << 20, 1, "byte[]",
+                              XS_PARSE_I);
+                fprintf(manifest, ", \"size\": %llu, \"length\": %llu, \"snap\": %d, "
+                        "\"age_gcs\": %llu, \"age_ms\": %llu}", (unsigned long long)x[1],
+                        (unsigned long long)x[3], k, (unsigned long long)x[4],
+                        (unsigned long long)x[5]);
+            }
         }
         if (rp_chunk_gauge(w, "live.objects", at, (uint64_t)k + 1) != 0 ||
             rp_chunk_gauge(w, "live.bytes", at, (uint64_t)(k + 1) << 20) != 0 ||
@@ -1514,6 +1555,16 @@ static void write_cpp(const char *out)
     }
     if (rp_chunk_close(w) != 0)
         die("close");
+    if (!manifest)
+        return;
+    fputs("\n], \"recording\": \"rec-X\", \"stacks\": [", manifest);
+    for (size_t s = 0; s < sizeof xstacks / sizeof xstacks[0]; s++) {
+        fputs(s ? "," : "", manifest);
+        manifest_stack(xframes, xstacks[s].f, xstacks[s].n, 0);
+    }
+    fputs("\n]}\n", manifest);
+    if (fclose(manifest) != 0)
+        die("manifest");
 }
 
 /* rename: cpu and wall samples of 10 ms on one stack. tid 601 is sampled 5 times
@@ -1522,9 +1573,8 @@ static void write_cpp(const char *out)
  * samples; tid 603 has 2 samples as "a", then 2 as "b". */
 static void write_rename(const char *out)
 {
-    const uint64_t mono0 = MONO0;
-    struct rp_chunk_writer *w = open_writer(out, "rec-R", "600", "hostR",
-                                            WALL0 + 7200 * SEC * 5, mono0, 0,
+    const uint64_t mono0 = MONO0, wall0 = WALL0 + 7200 * SEC * 5;
+    struct rp_chunk_writer *w = open_writer(out, "rec-R", "600", "hostR", wall0, mono0, 0,
                                             "interval=10ms,wall=10ms");
     static const char *const wx[] = RP_WALL_EXTRA_NAMES;
     uint32_t kcpu = rp_chunk_kind(w, "cpu", "ns", 10 * MS, NULL, 0);
@@ -1546,12 +1596,32 @@ static void write_rename(const char *out)
             if (!th || rp_chunk_sample(w, kcpu, th, t, wput_stack(w, 0), 10 * MS, NULL) ||
                 rp_chunk_sample(w, kwall, th, t, wput_stack(w, 0), 10 * MS, x))
                 die("rename sample");
+            for (int kind = 0; manifest && kind < 2; kind++) {
+                manifest_open(wall0 + t - mono0, steps[i].tid, steps[i].name,
+                              kind ? "wall" : "cpu", 10 * MS, 0, NULL, 0);
+                fputs(kind ? ", \"state\": \"running\", \"repeat\": 0, \"cpu_ns\": 0, "
+                             "\"blocker\": null, \"blocker_owner\": null}" : "}", manifest);
+            }
         }
         if (rp_chunk_flush(w) != 0)
             die("rename flush");
     }
     if (rp_chunk_close(w) != 0)
         die("close");
+    if (!manifest)
+        return;
+    /* Every name each thread was given, in order; the stack as display names. */
+    fputs("\n], \"recording\": \"rec-R\", \"names\": [", manifest);
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+        fprintf(manifest, "%s{\"tid\": %llu, \"name\": \"%s\"}", i ? ", " : "",
+                (unsigned long long)steps[i].tid, steps[i].name);
+    fputs("], \"stacks\": [[", manifest);
+    for (int i = 0; i < wstacks[0].n; i++)
+        fprintf(manifest, "%s\"%s.%s\"", i ? ", " : "", wframes[wstacks[0].f[i]][0],
+                wframes[wstacks[0].f[i]][1]);
+    fputs("]]}\n", manifest);
+    if (fclose(manifest) != 0)
+        die("manifest");
 }
 
 int main(int argc, char **argv)

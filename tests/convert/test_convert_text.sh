@@ -60,6 +60,7 @@ collapsed_lines.collapsed    | --format collapsed --lines A
 collapsed_bci.collapsed      | --format collapsed --bci A
 collapsed_merged.collapsed   | --format collapsed A B
 '
+folded=()   # the collapsed outputs, for one run of the strict checker
 while IFS='|' read -r name args; do
     name=$(echo "$name" | xargs)
     [ -z "$name" ] && continue
@@ -81,14 +82,17 @@ while IFS='|' read -r name args; do
         fail "golden $name differs (ringprof convert $args):"
         cat "$out.diff"
     fi
-    case $name in
-    *.collapsed) check "golden $name is strict folded format" \
-                     python3 "$SRC/check_folded.py" "$out" ;;
-    esac
+    case $name in *.collapsed) folded+=("$out") ;; esac
 done <<<"$cases"
+check "every collapsed golden is strict folded format" python3 "$SRC/check_folded.py" "${folded[@]}"
 
 # ------------------------------------------------------ 2. independent figures --
 # expect.py CHECK gets the same options as convert; alloc flat output is SITES.
+# Each output is kept and its check is a line of $tmp/figures, which expect.py
+# --batch runs in one process (a python start per check cost more than the checks).
+: >"$tmp/figures"
+folded=()
+n=0
 matrix=(
     ""
     "--per-thread"
@@ -111,20 +115,25 @@ for opts in "${matrix[@]}"; do
             [ "$i" = B ] && ins+=("$B") mans+=("$tmp/b.json")
         done
         for fmt in collapsed tree flat backtrace; do
-            out=$tmp/m.out
+            n=$((n + 1))
+            out=$tmp/m.$n.out
             # shellcheck disable=SC2086
             convert --format $fmt $opts "${ins[@]}" >"$out" 2>/dev/null
             chk=$fmt
             [ $fmt = flat ] && case "$opts" in *alloc*) chk=sites ;; esac
             [ $fmt = tree ] && case "$opts" in *"value samples"*) continue ;; esac
-            # shellcheck disable=SC2086
-            check "figures: $fmt $opts ($inputs)" \
-                python3 "$SRC/expect.py" $chk "$out" $opts -- "${mans[@]}"
-            [ $fmt = collapsed ] && check "folded format: $opts ($inputs)" \
-                python3 "$SRC/check_folded.py" "$out"
+            # shellcheck disable=SC2206
+            line=("figures: $fmt $opts ($inputs)" "$chk" "$out" $opts -- "${mans[@]}")
+            (IFS=$'\t'; echo "${line[*]}") >>"$tmp/figures"
+            [ $fmt = collapsed ] && folded+=("$out")
         done
     done
 done
+python3 "$SRC/expect.py" --batch "$tmp/figures"
+nf=$?
+checks=$((checks + $(wc -l <"$tmp/figures"))) fails=$((fails + nf))
+check "every collapsed output of the matrix is strict folded format" \
+    python3 "$SRC/check_folded.py" "${folded[@]}"
 
 # Hand-derived figures for the key facts, independent of expect.py too:
 # rec-A's cpu samples: 100, weighing 99 x 10 ms + 1 x 20 ms; alloc: 8 MiB in 16.

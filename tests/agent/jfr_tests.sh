@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# tests/agent/jfr_tests.sh — `ringprof convert --format jfr` end to end: a real
+# JVM recorded with every kind on, converted to .jfr, and the file read by the
+# JDK's own consumers, never by ringprof (docs/tool.md, "JFR"):
+#
+#   jfr_tests.sh convert
+#
+# One recording of tests/java/JfrWorkload.java (a CPU-hot method, a bulk
+# allocation site, a contended monitor, idle threads in every wall state, kept
+# objects and System.gc(), telemetry) with cpu, alloc, live, wall, lock and
+# telemetry on. The expectations come from ringprof's own outputs of the same
+# recording (summary, collapsed stacks, locks --json) and from rp_agent_dump
+# (the cpu samples' weights and times, through the reader alone). Then:
+#   - JDK 17's `jfr summary` and `jfr print --json` read the file, and their
+#     per-type event counts are the expected ones (and each other's);
+#   - tests/java/JfrCheck.java (jdk.jfr.consumer.RecordingFile, on JDK 17)
+#     checks stacks, lines, weights, classes, monitors, owners, threads, wall
+#     states, GC ids and durations, the live snapshot, a gauge and the CPU
+#     load (its header lists them);
+#   - the Temurin JDK 25 (RP_JDK25, default /usr/lib/jvm/temurin-25-jdk-amd64)
+#     and the JDK 21 of tests/fetch-jdk21 (RP_JDK21, default
+#     /var/cache/ringprof/jdk21), where present (else one line says so): their
+#     `jfr view hot-methods` and `jfr view allocation-by-site` list the hot
+#     method and the allocation site first.
+#
+# meson passes RP_JAVA (JDK 17's java; its jfr is beside it), RP_AGENT, RP_JAR,
+# RP_DUMP (rp_agent_dump) and RP_RINGPROF. The scratch directory is kept (and
+# named) when the test fails.
+set -uo pipefail
+
+test_name=${1:?usage: jfr_tests.sh TEST}
+. "$(dirname "$0")/../lib.sh"
+rp_begin "jfr-$test_name" "jfr $test_name"
+fail_hook() { sed 's/^/  jvm: /' "$work/err" 2>/dev/null | head -20; }
+
+# The known code of JfrWorkload, by the names the collapsed stacks give.
+HOT=JfrWorkload.hot
+SITE=JfrWorkload.allocate
+SITE_CLASS='JfrWorkload$Payload'
+MONITOR='JfrWorkload$Ledger'
+KEPT='JfrWorkload$Kept'
+
+# expectations: from ringprof's outputs of $work/rec, the lines JfrCheck reads
+# ($work/expect) and the event counts (the "count" lines among them).
+expectations() {
+    local k
+    rp summary "$work/rec" >"$work/summary" || fail "ringprof summary failed"
+    "$RP_DUMP" meta "$work/rec" >"$work/meta"
+    "$RP_DUMP" samples "$work/rec" >"$work/cpu_samples"
+    for k in proc.rss_bytes proc.cpu_user_ns.total proc.cpu_sys_ns.total; do
+        "$RP_DUMP" tseries "$work/rec" "$k" >"$work/$k"
+    done
+    conv() { local out=$1; shift; rp convert --quiet --format collapsed "$@" "$work/rec" >"$work/$out" ||
+                 fail "ringprof convert $* failed"; }
+    conv cpu_lines --event cpu --lines
+    conv cpu_threads --event cpu --per-thread
+    conv wall_states --event wall --per-thread --state-frames --value samples
+    conv alloc --event alloc
+    conv live --event live
+    conv gc --event gc
+    rp locks --json --top 1000 --stacks 1000 "$work/rec" >"$work/locks.json" || fail "ringprof locks failed"
+    python3 - "$work" "$HOT" "$SITE" "$SITE_CLASS" "$MONITOR" "$KEPT" >"$work/expect" <<'PY' ||
+import json, re, sys
+from collections import defaultdict
+work, hot, site, site_class, monitor, kept = sys.argv[1:]
+def collapsed(name):
+    """(frames, value) per line of a collapsed file: frames root first."""
+    for line in open("%s/%s" % (work, name)):
+        stack, value = line.rstrip("\n").rsplit(" ", 1)
+        yield stack.split(";"), int(value)
+def thread(frame):              # [main (renamed DestroyJavaVM)] -> main (JfrCheck.thread)
+    return re.sub(r" \(renamed .*\)$", "", frame[1:-1])
+def bare(frame):                # JfrWorkload.hot:43_[j] -> JfrWorkload.hot:43
+    return re.sub(r"_\[.\]$", "", frame)
+def fail(msg):
+    sys.stderr.write("expectations: %s\n" % msg)
+    sys.exit(1)
+summary = open(work + "/summary").read()
+def samples(kind):
+    m = re.search(r"^  samples\s+%s\s+(\d+)" % kind, summary, re.M)
+    return int(m.group(1)) if m else 0
+meta = dict(l.rstrip("\n").split("\t", 1) for l in open(work + "/meta"))
+period = int(meta["agent.interval_ns"])
+# cpu: n = max(1, round(w / period)) events per sample (docs/tool.md, "JFR");
+# times from the chunk header's clock pair (one chunk here).
+cpu = [l.rstrip("\n").split("\t") for l in open(work + "/cpu_samples")]
+if len(cpu) != samples("cpu"):
+    fail("rp_agent_dump has %d cpu samples, ringprof summary %d" % (len(cpu), samples("cpu")))
+events = sum(max(1, (int(s[2]) + period // 2) // period) for s in cpu)
+to_wall = lambda t: int(t) - int(meta["start.mono_ns"]) + int(meta["start.wall_ns"])
+print("cpu_times\t%d\t%d" % (to_wall(min(int(s[1]) for s in cpu)), to_wall(max(int(s[1]) for s in cpu))))
+count = {"jdk.ExecutionSample": events, "jdk.ObjectAllocationSample": samples("alloc"),
+         "jdk.OldObjectSample": samples("live"), "jdk.JavaMonitorEnter": samples("lock"),
+         "jdk.GarbageCollection": samples("gc"), "jdk.GCPhasePause": samples("gc")}
+# The hot method: the leaf of the most cpu samples; its lines; its heaviest stack.
+leaf_w, line_w, stack_w = defaultdict(int), defaultdict(int), defaultdict(int)
+for frames, w in collapsed("cpu_lines"):
+    leaf = bare(frames[-1])
+    leaf_w[leaf.split(":")[0]] += w
+    if leaf.startswith(hot + ":"):
+        line_w[leaf] += w
+        stack_w[";".join(frames)] += w
+top = max(leaf_w, key=leaf_w.get)
+if top != hot:
+    fail("the recording's hottest method is %s, not %s" % (top, hot))
+print("cpu_top\t%s" % hot)
+for leaf, w in sorted(line_w.items()):
+    m, line = leaf.rsplit(":", 1)
+    print("cpu_line\t%s\t%s\t%d" % (m, "-1" if line == "?" else line, w))
+heavy = max(stack_w, key=stack_w.get)
+print("cpu_stack\t%d\t%s" % (stack_w[heavy], heavy))
+thread_w = defaultdict(int)
+for frames, w in collapsed("cpu_threads"):
+    thread_w[thread(frames[0])] += w
+for name, w in sorted(thread_w.items()):
+    print("cpu_thread\t%s\t%d" % (name, w))
+# wall: per thread and state; native and io are jdk.NativeMethodSample.
+state_n = defaultdict(int)
+for frames, n in collapsed("wall_states"):
+    state_n[(thread(frames[0]), frames[-1][len("[state:"):-1])] += n
+for (name, state), n in sorted(state_n.items()):
+    print("wall\t%s\t%s\t%d" % (name, state, n))
+print("wall_types")
+native = sum(n for (_, s), n in state_n.items() if s in ("native", "io"))
+count["jdk.NativeMethodSample"] = native
+count["ringprof.WallClockSample"] = samples("wall") - native
+if sum(state_n.values()) != samples("wall"):
+    fail("the wall states add up to %d samples, summary says %d" % (sum(state_n.values()), samples("wall")))
+# alloc: per site (top frame, class) of 1% of the bytes or more.
+site_w = defaultdict(int)
+for frames, w in collapsed("alloc"):
+    site_w[(bare(frames[-2]) if len(frames) > 1 else "-", frames[-1])] += w
+total = sum(site_w.values())
+if max(site_w, key=site_w.get) != (site, site_class):
+    fail("the heaviest allocation site is %s, not %s of %s" % (max(site_w, key=site_w.get), site, site_class))
+for (m, cls), w in sorted(site_w.items()):
+    if w >= total / 100:
+        print("alloc\t%s\t%s\t%d" % (m, cls, w))
+# live: the last snapshot, per class.
+live_w = defaultdict(int)
+for frames, w in collapsed("live"):
+    live_w[frames[-1]] += w
+if not live_w.get(kept):
+    fail("no %s in the last live snapshot: %s" % (kept, dict(live_w)))
+print("live_top\t%s" % max(live_w, key=live_w.get))
+for cls, w in sorted(live_w.items()):
+    print("live\t%s\t%d" % (cls, w))
+# lock: per monitor class, and per owner.
+locks = json.load(open(work + "/locks.json"))
+if not locks["monitors"] or locks["monitors"][0]["class"] != monitor:
+    fail("the most waited-for monitor is not %s: %s" % (monitor, [m["class"] for m in locks["monitors"]]))
+for m in locks["monitors"]:
+    print("lock\t%s\t%d\t%d" % (m["class"], m["waits"], m["wait_ns"]))
+    tops = defaultdict(int)
+    for st in m["stacks"]:
+        tops[st["frames"][0] if st["frames"] else "-"] += st["waits"]
+    for top, n in sorted(tops.items()):
+        print("lock_top\t%s\t%s\t%d" % (m["class"], top, n))
+    for o in m["owners"]:
+        owner = thread("[%s]" % o["thread"]) if o["thread"] else "-"
+        print("lock_owner\t%s\t%s\t%d\t%d" % (m["class"], owner, o["waits"], o["wait_ns"]))
+# gc: the ids and the pauses' total.
+m = re.search(r"^  gc\s+(\d+) pauses.*\(ids (\d+)\.\.(\d+)\)", summary, re.M)
+if not m or int(m.group(1)) != samples("gc"):
+    fail("no gc line in the summary, or one that does not count the gc samples")
+print("gc\t%s\t%s\t%d" % (m.group(2), m.group(3), sum(w for _, w in collapsed("gc"))))
+# telemetry: one jdk.ResidentSetSize and jdk.ClassLoadingStatistics a reading.
+m = re.search(r"^  telemetry\s+(\d+) readings", summary, re.M)
+rss = [l.split("\t") for l in open(work + "/proc.rss_bytes")]
+if not m or int(m.group(1)) != len(rss):
+    fail("summary's telemetry readings (%s) are not the %d proc.rss_bytes readings" % (m and m.group(1), len(rss)))
+count["jdk.ResidentSetSize"] = count["jdk.ClassLoadingStatistics"] = len(rss)
+print("gauge\tproc.rss_bytes\t%d\t%s" % (len(rss), rss[-1][1].strip()))
+# jdk.CPULoad: the process's CPU rates between consecutive readings, over the
+# host's CPUs.
+cpus = int(meta["host.cpus"])
+user, sys_ = ([[int(x) for x in l.split("\t")] for l in open("%s/proc.cpu_%s_ns.total" % (work, k))]
+              for k in ("user", "sys"))
+if [t for t, _ in user] != [t for t, _ in sys_]:
+    fail("the user and system CPU gauges are not read together")
+for (t0, u0), (t1, u1), (_, s0), (_, s1) in zip(user, user[1:], sys_, sys_[1:]):
+    span = (t1 - t0) * cpus
+    print("cpuload\t%d\t%.9f\t%.9f" % (to_wall(t1), (u1 - u0) / span, (s1 - s0) / span))
+count["jdk.CPULoad"] = len(user) - 1
+m = re.search(r"^  chunks\s+(\d+)", summary, re.M)
+count["ringprof.Recording"] = int(m.group(1))
+count["jdk.JVMInformation"] = len(re.findall(r"^recording ", summary, re.M))
+for t, n in sorted(count.items()):
+    print("count\t%s\t%d" % (t, n))
+PY
+        fail "the recording does not have what the test needs (above)"
+    note "expected: $(awk -F'\t' '$1 == "count" { printf "%s %s, ", $2, $3 }' "$work/expect")"
+}
+
+# summary_counts FILE: "TYPE<TAB>N" for every event type in `jfr summary`'s table.
+summary_counts() {
+    awk '/^=+$/ { on = 1; next } on && NF >= 3 { print $1 "\t" $2 }' "$1" | sort
+}
+
+# view JDK NAME: `jfr view` of that JDK lists the hot method and the allocation
+# site first; skipped (one line) where the JDK is not installed.
+view() {
+    local jdk=$1 name=$2 v want first
+    if [ ! -x "$jdk/bin/jfr" ]; then
+        echo "# JDK $name not installed ($jdk): its jfr view not checked"
+        return 0
+    fi
+    for v in hot-methods allocation-by-site; do
+        "$jdk/bin/jfr" view --width 200 "$v" "$work/x.jfr" >"$work/view-$name-$v" 2>&1 ||
+            fail "JDK $name jfr view $v failed: $(head -5 "$work/view-$name-$v")"
+        case $v in hot-methods) want=$HOT ;; *) want=$SITE ;; esac
+        first=$(awk '/^-+ / { getline; print; exit }' "$work/view-$name-$v")
+        note "JDK $name jfr view $v, first row: $(echo $first)"
+        case "$first" in
+        "$want("*) ;;
+        *) fail "JDK $name jfr view $v: first row '$first', not $want: $(head -12 "$work/view-$name-$v")" ;;
+        esac
+    done
+}
+
+test_convert() {
+    java_run -agentpath:"$RP_AGENT=dir=$work/rec,alloc=128k,live=on,wall=10ms,lock=1ms,telemetry=200ms,ring=256k" \
+        -- JfrWorkload 1000 256 || { rc=$?; fail "java exited $rc"; }
+    no_hs_err
+    has_line '^done' "$work/out" || fail "JfrWorkload did not finish: $(cat "$work/out")"
+    rp convert -o "$work/x.jfr" "$work/rec" 2>"$work/convert.err" ||
+        fail "ringprof convert -o x.jfr failed: $(cat "$work/convert.err")"
+    note "$(tail -1 "$work/convert.err"); $(stat -c %s "$work/x.jfr") bytes"
+    expectations
+
+    # JDK 17's jfr: summary and print --json read it all, with the expected counts.
+    local jfr17
+    jfr17=$(dirname "$(readlink -f "$RP_JAVA")")/jfr
+    "$jfr17" summary "$work/x.jfr" >"$work/jfr-summary" 2>&1 ||
+        fail "jfr summary failed: $(head -5 "$work/jfr-summary")"
+    "$jfr17" print --json "$work/x.jfr" >"$work/x.json" 2>"$work/print.err" ||
+        fail "jfr print --json failed: $(head -5 "$work/print.err")"
+    summary_counts "$work/jfr-summary" >"$work/summary-counts"
+    python3 - "$work" <<'PY' || fail "the jfr tool's counts are wrong (above)"
+import json, sys
+from collections import Counter
+work = sys.argv[1]
+doc = json.load(open(work + "/x.json"))
+printed = Counter(e["type"] for e in doc["recording"]["events"])
+summary = {t: int(n) for t, n in (l.split("\t") for l in open(work + "/summary-counts"))}
+expect = {f[1]: int(f[2]) for f in (l.rstrip("\n").split("\t") for l in open(work + "/expect")) if f[0] == "count"}
+bad = []
+for t, n in sorted(expect.items()):
+    if summary.get(t, 0) != n or printed.get(t, 0) != n:
+        bad.append("%s: jfr summary %d, jfr print --json %d, expected %d" % (t, summary.get(t, 0), printed.get(t, 0), n))
+for t in sorted(set(summary) | set(printed)):
+    if t not in ("jdk.Metadata", "jdk.CheckPoint") and summary.get(t, 0) != printed.get(t, 0):
+        bad.append("%s: jfr summary %d, jfr print --json %d" % (t, summary.get(t, 0), printed.get(t, 0)))
+print("# jfr print --json: %d events of %d types" % (sum(printed.values()), len(printed)))
+for b in bad:
+    print("wrong:", b)
+sys.exit(1 if bad else 0)
+PY
+
+    # The JDK's parser, checked against ringprof's own figures.
+    "$RP_JAVA" -cp "$RP_JAR" JfrCheck "$work/x.jfr" "$work/expect" >"$work/check" 2>&1 ||
+        { grep -v '^ok' "$work/check" | head -30; fail "JfrCheck found the file wrong"; }
+    note "$(tail -1 "$work/check") ($(grep -c '^ok' "$work/check") checks)"
+
+    view "${RP_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}" 25
+    view "${RP_JDK21:-/var/cache/ringprof/jdk21}" 21
+}
+
+case "$test_name" in
+convert) "test_$test_name" ;;
+*) echo "unknown test '$test_name'"; exit 2 ;;
+esac
+san_check
+echo "ok ($test_name)"

@@ -1,0 +1,795 @@
+#!/usr/bin/env python3
+"""tests/convert/test_jfr.py -- `ringprof convert --format jfr`, read back by real consumers.
+
+    test_jfr.py RINGPROF RP_TESTWRITER RP_BIGWRITER SRCDIR JAVA JFRDUMP_JAR
+                [JDK25_DIR [JMC_DIR]]
+
+rp_testwriter's recordings that have manifests (main, heap, waits, timeline, cpp,
+rename) are converted to .jfr, then read by:
+  - the JDK's `jfr summary` and `jfr print --json` (JDK 17, beside JAVA): no error
+    output, and summary's per-type counts equal to what the manifest implies under
+    the mapping of docs/profiles.md ("jfr") (an ExecutionSample per period of a cpu sample's
+    weight, three events per GC pause, a ResidentSetSize per RSS reading, ...);
+  - JfrDump.java (jdk.jfr.consumer.RecordingFile): every event compared exactly
+    with the manifest: time, thread, stack (frames leaf first: class, method,
+    descriptor, line, bci, frame type), weights, classes, sizes, lock durations and
+    monitor classes and owners, wall states, GC ids, pauses and heap, live ages,
+    gauges and counters; the ringprof.Recording and jdk.JVMInformation events;
+  - JmcDump.java (JDK Mission Control's parser, tests/fetch-jmc's jars): the same
+    events, counts, threads and stacks (this part alone is skipped, saying so,
+    where the jars are missing);
+  - JDK 25's `jfr view hot-methods` and `jfr view allocation-by-site`, where JDK 25
+    is installed: the manifest's top method and allocation site first;
+rp_bigwriter's hostile names and 3000-frame stack are read back by both parsers;
+`ringprof summary`'s sample counts per kind match the events; and convert's own
+side: `-o x.jfr` infers the format, --thread, --from/--to and
+--event give the subsets the manifest predicts, usage errors exit 2 with a message.
+The truth is computed from the manifests, never from the converter; the JVMs start
+once per tool (the dumpers read every file in one run). Exit 77 only without a JDK.
+"""
+import collections
+import concurrent.futures
+import glob
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from consumers import Checks, load_manifest, run, tempdir  # noqa: E402
+
+RINGPROF, WRITER, BIGWRITER, SRC, JAVA, JFRDUMP_JAR = sys.argv[1:7]
+JDK25 = sys.argv[7] if len(sys.argv) > 7 else "/usr/lib/jvm/temurin-25-jdk-amd64"
+JMC = sys.argv[8] if len(sys.argv) > 8 else "/var/cache/ringprof/jmc"
+JFR = os.path.join(os.path.dirname(os.path.realpath(JAVA)), "jfr") if JAVA else ""
+if not JAVA or not os.access(JAVA, os.X_OK) or not os.access(JFR, os.X_OK):
+    print("SKIP: no JDK (java and jfr) found: tools/install-deps installs one")
+    sys.exit(77)
+
+c = Checks("jfr")
+T = tempdir()
+MS = 1000000
+
+# ------------------------------------------------------------ the mapping --
+# Frame types of the chunk format (include/ringprof/format.h) as JFR names them.
+FRAME_TYPES = ["Interpreted", "JIT compiled", "Inlined", "Native", "C++", "Kernel", "Native"]
+JAVA_FRAMES = (0, 1, 2)
+# ringprof's thread states (include/ringprof/events.h) as jdk.types.ThreadState.
+JFR_STATE = {"running": "STATE_RUNNABLE", "runnable": "STATE_RUNNABLE",
+             "native": "STATE_RUNNABLE", "io": "STATE_RUNNABLE",
+             "blocked": "STATE_BLOCKED_ON_MONITOR_ENTER", "waiting": "STATE_IN_OBJECT_WAIT",
+             "parked": "STATE_PARKED", "sleeping": "STATE_SLEEPING",
+             "unknown": "STATE_UNKNOWN"}
+TS_NAMES = ["unknown", "running", "runnable", "native", "io", "blocked", "waiting",
+            "parked", "sleeping"]
+# docs/profiles.md: a frame without a descriptor (native, C++, kernel, markers) gets
+# "()V", which readers can parse; rp_testwriter records "()V" for its Java methods.
+DESCRIPTOR = "()V"
+PRIMITIVE = {"boolean": "Z", "byte": "B", "char": "C", "short": "S", "int": "I",
+             "long": "J", "float": "F", "double": "D"}
+
+# What rp_testwriter writes beyond its manifests (its tables, for the variants
+# here): recording, pid, host, agent options, chunk files, cpu period, the Java
+# thread ids by OS tid (0: not a Java thread), the counters.
+RECORDINGS = {
+    "main": ("rec-A", 100, "hostA", "interval=10ms,alloc=512k", 1,
+             {101: 1, 102: 12, 103: 13, 104: 0}, {"lost.ring_full": 3, "lost.nested": 1}),
+    "heap": ("rec-L", 300, "hostL", "interval=10ms,alloc=512k,live=on", 2,
+             {101: 1, 102: 12, 103: 13, 104: 0}, {"lost.ring_full": 1, "live.untracked": 2}),
+    "waits": ("rec-W", 500, "hostW", "interval=10ms,wall=50ms,lock=10ms", 1,
+              {501 + i: 40 + i for i in range(6)}, {"lock.below_threshold": 7}),
+    "timeline": ("rec-T", 500, "hostT", "wall=250ms,lock=10ms,telemetry=1s", 1,
+                 {501 + i: 10 + i for i in range(5)}, {}),
+    "cpp": ("rec-X", 900, "hostX", "interval=10ms,lock=10ms,live=on", 1,
+            {901: 0, 902: 1}, {}),
+    "rename": ("rec-R", 600, "hostR", "interval=10ms,wall=10ms", 1,
+               {601: 1, 602: 2, 603: 3}, {}),
+}
+CPU_PERIOD = 10 * MS
+VARIANTS = list(RECORDINGS)
+HOST_CPUS = {"timeline": 2}       # host.cpus in the header (rp_testwriter)
+
+
+def jvm_class(name):
+    """A class as RecordedClass.getName() gives it: JVM internal form with dots
+    (byte[] -> [B, java.lang.String[] -> [Ljava.lang.String;)."""
+    dims = 0
+    while name.endswith("[]"):
+        name, dims = name[:-2], dims + 1
+    if not dims:
+        return name
+    return "[" * dims + (PRIMITIVE.get(name) or "L%s;" % name)
+
+
+def frame(cls, method, ftype, line, bci):
+    return (cls, method, DESCRIPTOR, line if line else -1, bci, FRAME_TYPES[ftype])
+
+
+def stack_of(st):
+    """A manifest stack (rp_testwriter's frames root first) as JFR's, leaf first;
+    docs/profiles.md: the "[no stack]" marker stands for an empty stack."""
+    if isinstance(st, list):      # waits and rename: display names, all JIT, no line
+        frames = [frame(*(n.rsplit(".", 1)), 1, 0, -1) for n in st]
+        truncated = False
+    else:
+        frames = [frame(f["class"], f["name"], f["type"], f["line"], f["bci"])
+                  for f in st["frames"]]
+        truncated = bool(st["truncated"])
+    frames.reverse()
+    if not frames:
+        frames = [frame("", "[no stack]", 6, 0, -1)]
+    return (truncated, tuple(frames))
+
+
+def canon_value(v):
+    return json.dumps(v, sort_keys=True)
+
+
+def event(etype, start, duration, thread, stack, **fields):
+    return (etype, start, duration, thread, stack,
+            tuple(sorted((k, canon_value(v)) for k, v in fields.items())))
+
+
+THREAD_KEYS = ("sampledThread", "eventThread")
+
+
+def from_dump(e):
+    """An event of JfrDump's output in the form event() builds."""
+    f = dict(e["fields"])
+    f.pop("startTime", None)
+    f.pop("duration", None)
+    thread = None
+    for k in THREAD_KEYS:          # a null thread stays a field (GCPhasePause's)
+        if f.get(k) is not None:
+            thread = jthread_key(f.pop(k))
+    if e["type"] == "jdk.GarbageCollection":    # the collector's name and the cause:
+        f.pop("name", None)                     # not in the recording (profiles.md)
+        f.pop("cause", None)
+    stack = f.pop("stackTrace", None)
+    if stack is not None:
+        stack = (stack["truncated"], tuple(
+            (x["class"], x["method"], x["descriptor"], x["line"], x["bci"], x["type"])
+            for x in stack["frames"]))
+    return (e["type"], e["start"], e["duration"], thread, stack,
+            tuple(sorted((k, canon_value(v)) for k, v in f.items())))
+
+
+def jthread_key(t):
+    return (t["osThreadId"], t["osName"], t["javaName"], t["javaThreadId"])
+
+
+class Threads:
+    """A recording's threads as the JFR file names them: one per OS tid, named as
+    every ringprof output names it (the name at its first sample, "(renamed X)"
+    after it when it was last given another), javaName null and javaThreadId 0
+    for a thread that is not a Java thread (as the JVM writes them)."""
+
+    def __init__(self, samples, java_tids, names=None):
+        first, newest = {}, {}
+        for s in samples:
+            if s.get("tid") and s.get("thread") is not None:
+                first.setdefault(s["tid"], s["thread"])
+                newest[s["tid"]] = s["thread"]
+        for n in names or []:
+            newest[n["tid"]] = n["name"]
+        self.by_tid = {}
+        self.by_name = {}
+        for tid, name in first.items():
+            shown = name if newest[tid] == name else "%s (renamed %s)" % (name, newest[tid])
+            jt = java_tids[tid]
+            self.by_tid[tid] = (tid, shown, shown if jt else None, jt)
+            self.by_name[name] = self.by_tid[tid]
+
+    def json(self, key):
+        """The thread as JfrDump prints it (an owner field's value)."""
+        if key is None:
+            return None
+        return {"osThreadId": key[0], "osName": key[1], "javaName": key[2],
+                "javaThreadId": key[3]}
+
+
+# ------------------------------------------------ the expected events --
+SAMPLE_TYPES = ("jdk.ExecutionSample", "jdk.ObjectAllocationSample", "jdk.OldObjectSample",
+                "jdk.JavaMonitorEnter", "jdk.NativeMethodSample", "ringprof.WallClockSample",
+                "jdk.GarbageCollection", "jdk.GCPhasePause", "jdk.GCHeapSummary")
+
+
+def cpu_events(s, m, th, st, threads):
+    """round(weight / period) events, at least one, their weights adding up."""
+    t, w = s["t"], s["weight"]
+    n = max(1, (w + CPU_PERIOD // 2) // CPU_PERIOD)
+    return [event("jdk.ExecutionSample", t, 0, th, st, state="STATE_RUNNABLE",
+                  weight=w // n + (w % n if i == 0 else 0)) for i in range(n)]
+
+
+def alloc_events(s, m, th, st, threads):
+    length = s.get("length", 0)      # array length + 1; main's kind has none
+    return [event("jdk.ObjectAllocationSample", s["t"], 0, th, st,
+                  objectClass=jvm_class(s["class"]), weight=s["weight"],
+                  objects=s["objects"], size=s["size"],
+                  arrayLength=length - 1 if length else -1)]
+
+
+def live_events(s, m, th, st, threads):
+    t, length = s["t"], s["length"]
+    return [event("jdk.OldObjectSample", t, 0, th, st,
+                  allocationTime=t - s["age_ms"] * MS, objectSize=s["size"],
+                  objectAge=s["age_ms"] * MS, lastKnownHeapUsage=heap_before(m, t),
+                  object={"address": 0, "type": jvm_class(s["class"]), "description": None},
+                  arrayElements=length - 1 if length else -2 ** 31,
+                  weight=s["weight"], objects=s["objects"], ageGcs=s["age_gcs"])]
+
+
+def lock_events(s, m, th, st, threads):
+    owner = threads.by_name.get(s.get("owner"))
+    return [event("jdk.JavaMonitorEnter", s["t"], s["weight"], th, st,
+                  monitorClass=s["monitor"], previousOwner=threads.json(owner), address=0,
+                  threshold=10 * MS)]
+
+
+def wall_events(s, m, th, st, threads):
+    t, w = s["t"], s["weight"]
+    state = s["state"] if isinstance(s["state"], str) else TS_NAMES[s["state"]]
+    if "cpu_ns" in s:
+        cpu, repeat = s["cpu_ns"], bool(s["repeat"])
+        blocker, owner = s["blocker"], threads.by_name.get(s["blocker_owner"])
+    else:          # timeline: CPU the whole sample when running; a repeat after the
+        cpu = w if state == "running" else 0           # thread's first unless running
+        repeat = state != "running" and t - w != m["wall0"] + first_ms(s["tid"])
+        blocker, owner = None, None
+    return [event("jdk.NativeMethodSample" if state in ("native", "io")
+                  else "ringprof.WallClockSample", t, 0, th, st,
+                  state=JFR_STATE[state], weight=w, wallState=state, cpuTime=cpu,
+                  repeat=repeat, blockerClass=blocker, blockerOwner=threads.json(owner))]
+
+
+def gc_events(s, m, th, st, threads):
+    t, w = s["t"], s["weight"]
+    return [event("jdk.GarbageCollection", t, w, None, None, gcId=s["id"],
+                  sumOfPauses=w, longestPause=w),
+            event("jdk.GCPhasePause", t, w, None, None, gcId=s["id"], name="GC Pause",
+                  eventThread=None),
+            event("jdk.GCHeapSummary", t + w, 0, None, None, gcId=s["id"], when="After GC",
+                  heapUsed=s["heap_used"],
+                  heapSpace={"start": 0, "committedEnd": 0,
+                             "committedSize": s["heap_committed"], "reservedEnd": 0,
+                             "reservedSize": 0})]
+
+
+KIND_EVENTS = {"cpu": cpu_events, "alloc": alloc_events, "live": live_events,
+               "lock": lock_events, "wall": wall_events, "gc": gc_events}
+
+
+def expected_samples(m, threads, stacks):
+    """The sample events (and GC events) the manifest implies, as event() tuples."""
+    out = []
+    for s in m["samples"]:
+        if "kind" not in s:
+            continue                                   # timeline's gauge readings
+        th = threads.by_tid.get(s.get("tid"))
+        st = stacks[s["stack"]] if "stack" in s else stacks[0]
+        out += KIND_EVENTS[s["kind"]](s, m, th, st, threads)
+    return out
+
+
+def first_ms(tid):
+    """timeline: the start of thread tid (rp_testwriter's tl_threads)."""
+    return 15000 * MS if tid == 503 else 0
+
+
+def heap_before(m, t):
+    """The heap used after the newest GC that ended by t (0: none yet)."""
+    used = 0
+    for s in m["samples"]:
+        if s.get("kind") == "gc" and s["t"] + s["weight"] <= t:
+            used = s["heap_used"]
+    return used
+
+
+def gauges_of(v, m):
+    """(wall ns, name, value) of every gauge reading the manifest lists (None:
+    the manifest does not list them)."""
+    if v == "waits":
+        return [(g["t"], g["name"], g["value"]) for g in m["gauges"]]
+    if v == "timeline":
+        return [(g["t"], g["gauge"], g["value"]) for g in m["samples"] if "gauge" in g]
+    return None
+
+
+def float32(x):
+    """x as a JFR float field holds it (clamped to 0..1 for a load)."""
+    return struct.unpack("f", struct.pack("f", min(1.0, max(0.0, x))))[0]
+
+
+def cpu_loads(v, g):
+    """jdk.CPULoad where the process's user and system CPU totals are read at the
+    same time: their rates since the previous such reading, as shares of
+    host.cpus; machineTotal their sum (docs/profiles.md)."""
+    cpus = HOST_CPUS.get(v)
+    at = collections.defaultdict(dict)
+    for t, name, value in g:
+        at[t][name] = value
+    out, prev = [], None
+    for t in sorted(at):
+        now = at[t]
+        if "proc.cpu_user_ns.total" not in now or "proc.cpu_sys_ns.total" not in now:
+            continue
+        pair = (t, now["proc.cpu_user_ns.total"], now["proc.cpu_sys_ns.total"])
+        if prev and cpus:
+            span = (t - prev[0]) * cpus
+            user, system = (pair[1] - prev[1]) / span, (pair[2] - prev[2]) / span
+            out.append(event("jdk.CPULoad", t, 0, None, None, jvmUser=float32(user),
+                             jvmSystem=float32(system), machineTotal=float32(user + system)))
+        prev = pair
+    return out
+
+
+def expected_telemetry(v, m):
+    """Gauge-derived events (docs/profiles.md): ringprof.Gauge each,
+    jdk.ResidentSetSize {size, peak so far}, jdk.ClassLoadingStatistics, and
+    jdk.CPULoad where the header gives host.cpus."""
+    g = gauges_of(v, m)
+    if g is None:
+        return None
+    out, peak = cpu_loads(v, g), 0
+    for t, name, value in sorted(g, key=lambda x: x[0]):
+        out.append(event("ringprof.Gauge", t, 0, None, None, name=name, value=value))
+        if name == "proc.rss_bytes":
+            peak = max(peak, value)
+            out.append(event("jdk.ResidentSetSize", t, 0, None, None, size=value, peak=peak))
+        if name == "classes.loaded":
+            out.append(event("jdk.ClassLoadingStatistics", t, 0, None, None,
+                             loadedClassCount=value))
+    return out
+
+
+def gauge_count(v, m):
+    """How many ringprof.Gauge events: the manifest's readings, else rp_testwriter's
+    (main: one rss; heap and cpp: live.objects and live.bytes per snapshot)."""
+    g = gauges_of(v, m)
+    if g is not None:
+        return len(g)
+    return {"main": 1, "heap": 2 * len(m.get("snapshots", [])), "cpp": 12, "rename": 0}[v]
+
+
+# ------------------------------------------------------------ the files --
+def convert(out, inputs, *extra, check=True):
+    r = subprocess.run([RINGPROF, "convert", *extra, "-o", out, *inputs],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    if check and r.returncode != 0:
+        raise RuntimeError("convert %s: exit %d: %s" % (out, r.returncode, r.stderr.decode()))
+    return r
+
+
+manifests, inputs, files = {}, {}, {}
+for v in VARIANTS:
+    inputs[v] = os.path.join(T, v + ".rpc")
+    run([WRITER, v, inputs[v], "--manifest", os.path.join(T, v + ".json")])
+    manifests[v] = load_manifest(os.path.join(T, v + ".json"))
+    files[v] = os.path.join(T, v + ".jfr")
+    convert(files[v], [inputs[v]], "--format", "jfr")
+
+# rp_bigwriter's names: markup, quotes, U+2028 and bytes that are not UTF-8 in
+# names, a stack 3000 frames deep.
+inputs["names"] = os.path.join(T, "names.rpc")
+run([BIGWRITER, "names", inputs["names"]])
+files["names"] = os.path.join(T, "names.jfr")
+convert(files["names"], [inputs["names"]])
+
+# The filtered conversions (main): their subsets are checked with the rest.
+FILTERS = {
+    "thread": ("--thread", "^worker-1$"),
+    "window": ("--from", "+2s", "--to", "+5s"),
+    "cpu": ("--event", "cpu"),
+    "exclude": ("--exclude", "memcpy|^app\\.Math\\."),
+}
+for name, args in FILTERS.items():
+    files["main-" + name] = os.path.join(T, "main-%s.jfr" % name)
+    convert(files["main-" + name], [inputs["main"]], "--format", "jfr", *args)
+# -o x.jfr infers the format: the same bytes as --format jfr.
+inferred = os.path.join(T, "inferred.jfr")
+convert(inferred, [inputs["main"]])
+with open(inferred, "rb") as a, open(files["main"], "rb") as b:
+    main_bytes = b.read()
+    c.check(a.read() == main_bytes, "-o x.jfr infers the format (the same file as --format jfr)")
+# To a pipe the events are spooled, then copied: the same bytes.
+piped = run([RINGPROF, "convert", "--format", "jfr", inputs["main"]], binary=True)
+c.check(piped == main_bytes, "--format jfr to a pipe writes the same file as -o")
+
+
+# ------------------------------------------------ the consumers, in parallel --
+# Short-lived JVMs start faster with C1 only and the serial collector.
+JVM = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
+JFR_JVM = ["-J" + o for o in JVM]
+
+
+def tool(cmd, env=None):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300,
+                       env=env)
+    return r.returncode, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
+
+
+JMC_JARS = sorted(glob.glob(os.path.join(JMC, "*.jar")))
+HAVE_JMC = any(os.path.basename(j).startswith("flightrecorder-") for j in JMC_JARS)
+JFR25 = os.path.join(JDK25, "bin", "jfr")
+HAVE_25 = os.access(JFR25, os.X_OK)
+names = list(files)
+jobs = {}
+with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+    jobs["dump"] = pool.submit(tool, [JAVA] + JVM + ["-cp", JFRDUMP_JAR, "JfrDump"] +
+                               [files[n] for n in names])
+    if HAVE_JMC:
+        jobs["jmc"] = pool.submit(tool, [JAVA] + JVM + ["-cp", ":".join(JMC_JARS),
+                                         os.path.join(SRC, "JmcDump.java")] +
+                                  [files[v] for v in VARIANTS + ["names"]])
+    for v in VARIANTS:
+        jobs["rp-summary", v] = pool.submit(tool, [RINGPROF, "summary", inputs[v]])
+        jobs["summary", v] = pool.submit(tool, [JFR] + JFR_JVM + ["summary", files[v]])
+        jobs["print", v] = pool.submit(tool, [JFR] + JFR_JVM + ["print", "--json", files[v]])
+    if HAVE_25:
+        jobs["hot"] = pool.submit(tool, [JFR25] + JFR_JVM + ["view", "--width", "200",
+                                                             "hot-methods", files["main"]])
+        jobs["site"] = pool.submit(tool, [JFR25] + JFR_JVM + ["view", "--width", "200",
+                                                              "allocation-by-site",
+                                                              files["heap"]])
+    results = {k: f.result() for k, f in jobs.items()}
+
+
+def split_dump(text):
+    """JfrDump/JmcDump output: {file: (header, [events])}."""
+    out, cur = {}, None
+    for line in text.split("\n"):    # not splitlines(): names may hold U+2028
+        if not line:
+            continue
+        e = json.loads(line)
+        if "file" in e:
+            cur = out.setdefault(e["file"], (e, []))
+        else:
+            cur[1].append(e)
+    return out
+
+
+rc, out, err = results["dump"]
+if not c.check(rc == 0 and not err.strip(), "JfrDump reads every file", err[-2000:]):
+    c.close()
+dumps = split_dump(out)
+
+
+def compare(what, got, want, limit=4):
+    """Multisets of events equal; else the first differences."""
+    g, w = collections.Counter(got), collections.Counter(want)
+    missing, extra = list((w - g).elements()), list((g - w).elements())
+    c.check(not missing and not extra, what,
+            "%d expected events missing, %d unexpected%s%s" % (
+                len(missing), len(extra),
+                "".join("\n    missing: %s" % (x,) for x in missing[:limit]),
+                "".join("\n    unexpected: %s" % (x,) for x in extra[:limit])))
+
+
+def threads_of(v):
+    m = manifests[v]
+    return Threads(m["samples"], RECORDINGS[v][5], m.get("names"))
+
+
+def stacks_of(v):
+    m = manifests[v]
+    if v == "timeline":       # every timeline sample is on main's stack S1
+        return [stack_of(manifests["main"]["stacks"][0])]
+    return [stack_of(st) for st in m["stacks"]]
+
+
+expected = {}
+for v in VARIANTS:
+    m = manifests[v]
+    expected[v] = expected_samples(m, threads_of(v), stacks_of(v))
+
+# ---------------------------------------------- JfrDump against the manifests --
+for v in VARIANTS:
+    m = manifests[v]
+    rec, pid, host, options, nchunks, _, counters = RECORDINGS[v]
+    header, events = dumps[files[v]]
+    by_type = collections.defaultdict(list)
+    for e in events:
+        by_type[e["type"]].append(e)
+    got = [from_dump(e) for e in events if e["type"] in SAMPLE_TYPES]
+    compare("%s: every sample event (time, thread, stack, fields) as the manifest says" % v,
+            got, expected[v])
+    tel = expected_telemetry(v, m)
+    if tel is not None:
+        got = [from_dump(e) for e in events
+               if e["type"] in ("ringprof.Gauge", "jdk.ResidentSetSize",
+                                "jdk.ClassLoadingStatistics", "jdk.CPULoad")]
+        compare("%s: gauges, ResidentSetSize, ClassLoadingStatistics, CPULoad" % v, got, tel)
+    c.check(len(by_type["ringprof.Gauge"]) == gauge_count(v, m),
+            "%s: a ringprof.Gauge per gauge reading" % v, len(by_type["ringprof.Gauge"]))
+    if v not in HOST_CPUS:
+        c.check(not by_type["jdk.CPULoad"], "%s: no jdk.CPULoad without host.cpus" % v)
+    got = sorted((e["fields"]["name"], e["fields"]["value"])
+                 for e in by_type["ringprof.Counter"])
+    c.check(got == sorted(counters.items()), "%s: the counters" % v, got)
+    # The recording's metadata: one ringprof.Recording per chunk file.
+    recs = sorted(by_type["ringprof.Recording"], key=lambda e: e["fields"]["chunkSeq"])
+    ok = len(recs) == nchunks
+    for seq, e in enumerate(recs):
+        f = e["fields"]
+        meta = dict(line.split("=", 1) for line in f["metadata"].splitlines())
+        ok = ok and (f["recordingId"], f["chunkSeq"], f["pid"], f["host"], f["jvmName"],
+                     f["agentOptions"], f["producer"]) == \
+            (rec, seq, pid, host, "TestVM", options, "rp_testwriter") and \
+            meta.get("recording.id") == rec and meta.get("pid") == str(pid) and \
+            meta.get("chunk.seq") == str(seq) and \
+            int(meta.get("start.wall_ns", -1)) == e["start"] and \
+            f["segmentsWhole"] > 0 and f["segmentsDamaged"] == 0 and \
+            f["segmentsCutOff"] == 0 and os.path.basename(f["file"]).endswith(".rpc")
+    c.check(ok, "%s: ringprof.Recording per chunk (id, seq, pid, host, options, "
+            "producer, the header's metadata)" % v, [e["fields"] for e in recs])
+    info = by_type["jdk.JVMInformation"]
+    c.check(len(info) == 1 and info[0]["fields"]["pid"] == pid and
+            info[0]["fields"]["jvmName"] == "TestVM" and
+            info[0]["fields"]["jvmArguments"] == options and
+            info[0]["start"] == recs[0]["start"],
+            "%s: one jdk.JVMInformation (pid, JVM, agent options)" % v,
+            [e["fields"] for e in info])
+    # Field order of the JDK's types: as the JVM declares them, ringprof's after.
+    types = header["types"]
+    for t, first in (("jdk.ExecutionSample", ["startTime", "sampledThread", "stackTrace",
+                                              "state"]),
+                     ("jdk.ObjectAllocationSample", ["startTime", "eventThread", "stackTrace",
+                                                     "objectClass", "weight"]),
+                     ("jdk.JavaMonitorEnter", ["startTime", "duration", "eventThread",
+                                               "stackTrace", "monitorClass", "previousOwner",
+                                               "address"])):
+        c.check(types.get(t, [])[:len(first)] == first,
+                "%s: %s declares the JDK's fields first, in the JDK's order" % (v, t),
+                types.get(t))
+
+# main's thread CPU reading
+tc = [e for e in dumps[files["main"]][1] if e["type"] == "ringprof.ThreadCPUTime"]
+c.check([(e["fields"]["eventThread"]["osThreadId"], e["fields"]["cpuTime"]) for e in tc] ==
+        [(101, 130 * MS)], "main: ringprof.ThreadCPUTime of main, 130 ms",
+        [e["fields"] for e in tc])
+
+# ------------------------------------------------ hostile names, deep stacks --
+SCRIPT = "</script><script>alert(1)</script>"
+QUOTES = "say\"hi\"'<!--&amp;\u2028"
+
+
+def names_check(what, events):
+    """rp_bigwriter names: 40, 30 and 20 samples on the three hostile leaves
+    (invalid UTF-8 replaced, the rest of the name kept), 10 on the deep stack,
+    all on the thread named </script><b>"thread"."""
+    leaves = collections.Counter()
+    for e in events:
+        if e["type"] != "jdk.ExecutionSample":
+            continue
+        f = e["fields"]
+        t = f.get("sampledThread") or f.get("eventThread")
+        frames = f["stackTrace"]["frames"]
+        shape = "deep" if len(frames) == 3000 and frames[0]["method"] == "bottom" and \
+            all(x["method"] == "recurse" for x in frames[1:-1]) and \
+            frames[-1]["method"] == "run" else frames[0]["method"]
+        if shape.startswith("bad") and "utf8" in shape:
+            shape = "bad-utf8"
+        leaves[shape, t["javaName"]] += 1
+    thread = '</script><b>"thread"'
+    want = {(SCRIPT, thread): 40, (QUOTES, thread): 30, ("bad-utf8", thread): 20,
+            ("deep", thread): 10}
+    c.check(leaves == want, "%s: hostile names exact, invalid UTF-8 replaced, the 3000-frame "
+            "stack whole" % what, dict(leaves))
+
+
+names_check("rp_bigwriter names (JfrDump)", dumps[files["names"]][1])
+
+# ------------------------------------------------ against ringprof summary --
+# The samples per kind that `ringprof summary` counts are the events written (a
+# cpu sample's events carry its weight: their sum is the kind's weight).
+for v in VARIANTS:
+    rc, out, err = results["rp-summary", v]
+    kinds = {mm.group(1): (int(mm.group(2)), float(mm.group(3) or 0)) for mm in re.finditer(
+        r"^\s*samples\s+(\w+)\s+(\d+)\s+(?:weight\s+([\d.]+) s$)?", out, re.M)}
+    types = collections.Counter(e["type"] for e in dumps[files[v]][1])
+    cpu_w = sum(e["fields"]["weight"] for e in dumps[files[v]][1]
+                if e["type"] == "jdk.ExecutionSample")
+    got = {"alloc": types["jdk.ObjectAllocationSample"], "live": types["jdk.OldObjectSample"],
+           "lock": types["jdk.JavaMonitorEnter"], "gc": types["jdk.GarbageCollection"],
+           "wall": types["jdk.NativeMethodSample"] + types["ringprof.WallClockSample"]}
+    want = {k: kinds.get(k, (0, 0))[0] for k in got}
+    c.check(rc == 0 and got == want and
+            abs(cpu_w / 1e9 - kinds.get("cpu", (0, 0.0))[1]) < 0.0005,
+            "%s: the events per kind are ringprof summary's samples (cpu: its weight)" % v,
+            "events %s, cpu %d ns; summary %s" % (got, cpu_w, kinds))
+
+# ------------------------------------------- jfr summary and jfr print --json --
+def summary_counts(text):
+    counts = {}
+    for line in text.splitlines():
+        mm = re.match(r"^\s*([\w.]+)\s+(\d+)\s+\d+\s*$", line)
+        if mm:
+            counts[mm.group(1)] = int(mm.group(2))
+    return counts
+
+
+for v in VARIANTS:
+    rc, out, err = results["summary", v]
+    c.check(rc == 0 and not err.strip(), "%s: jfr summary reads it, no error output" % v,
+            err[-1500:])
+    counts = summary_counts(out)
+    want = collections.Counter(e[0] for e in expected[v])
+    tel = expected_telemetry(v, manifests[v])
+    if tel is not None:
+        want.update(e[0] for e in tel)
+    want["ringprof.Gauge"] = gauge_count(v, manifests[v])
+    want["ringprof.Recording"] = RECORDINGS[v][4]
+    want["jdk.JVMInformation"] = 1
+    want["ringprof.Counter"] = len(RECORDINGS[v][6])
+    got = {k: n for k, n in counts.items()
+           if n and k not in ("jdk.Metadata", "jdk.CheckPoint", "ringprof.ThreadCPUTime")}
+    want = {k: n for k, n in want.items() if n}
+    c.check(got == want, "%s: jfr summary's counts per event type as the manifest implies" % v,
+            "got %s\n    want %s" % (sorted(got.items()), sorted(want.items())))
+    rc, out, err = results["print", v]
+    ok = rc == 0 and not err.strip()
+    if ok:
+        try:
+            doc = json.loads(out)
+            n = len(doc["recording"]["events"])
+            ok = n == sum(x for k, x in counts.items()
+                          if k not in ("jdk.Metadata", "jdk.CheckPoint"))
+        except (ValueError, KeyError) as e:
+            ok, err = False, str(e)
+    c.check(ok, "%s: jfr print --json reads every event, no error output" % v, err[-1500:])
+
+# ------------------------------------------------------------ the filters --
+main_events = expected["main"]
+t0 = min(s["t"] for s in manifests["main"]["samples"])
+subsets = {
+    "thread": [e for e in main_events if e[3] and e[3][1] == "worker-1"],
+    "window": [e for e in main_events if t0 + 2000 * MS <= e[1] < t0 + 5000 * MS],
+    "cpu": [e for e in main_events if e[0] == "jdk.ExecutionSample"],
+    "exclude": [e for e in main_events
+                if not any("memcpy" in f[1] or f[0] == "app.Math" for f in e[4][1])],
+}
+for name, want in subsets.items():
+    events = dumps[files["main-" + name]][1]
+    got = [from_dump(e) for e in events if e["type"] in SAMPLE_TYPES]
+    what = "main " + " ".join(FILTERS[name])
+    compare("%s: the samples the manifest predicts" % what, got, want)
+    c.check(any(e["type"] == "ringprof.Recording" for e in events) and
+            any(e["type"] == "jdk.JVMInformation" for e in events),
+            "%s: the recording's metadata is still written" % what)
+    if name == "window":      # the telemetry too is the window's (docs/tool.md)
+        outside = [e for e in events if e["type"] not in ("ringprof.Recording",
+                                                          "jdk.JVMInformation")
+                   and not t0 + 2000 * MS <= e["start"] < t0 + 5000 * MS]
+        c.check(not outside, "%s: no event outside the window" % what, outside[:2])
+    else:
+        got = sorted((e["fields"]["name"], e["fields"]["value"])
+                     for e in events if e["type"] == "ringprof.Counter")
+        c.check(got == sorted(RECORDINGS["main"][6].items()),
+                "%s: the counters are still written" % what, got)
+
+# --------------------------------------------------------- usage errors --
+for args, pattern in (
+        (("--format", "jfr", "--event", "bogus"), r"bogus"),
+        (("--format", "jfr", "--from", "yesterday"), r"yesterday|--from"),
+        (("--format", "jfr", "--thread", "("), r"--thread|regex|expression"),
+):
+    bad = os.path.join(T, "bad%s.jfr" % args[-1].strip("("))
+    r = convert(bad, [inputs["main"]], *args, check=False)
+    msg = r.stderr.decode("utf-8", "replace")
+    c.check(r.returncode == 2 and re.search(pattern, msg) and not os.path.exists(bad),
+            "usage error %s: exit 2, a message, no file" % " ".join(args),
+            "exit %d: %s" % (r.returncode, msg.strip()))
+for args, pattern, rc in ((("--group", "class"), r"--group", 2),
+                         (("--event", "wall"), r"no wall samples", 1)):
+    bad = os.path.join(T, "bad-%s.jfr" % args[1])
+    r = convert(bad, [inputs["main"]], *args, check=False)
+    msg = r.stderr.decode("utf-8", "replace")
+    c.check(r.returncode == rc and re.search(pattern, msg) and not os.path.exists(bad),
+            "%s: exit %d, a message, no file" % (" ".join(args), rc),
+            "exit %d: %s" % (r.returncode, msg.strip()))
+r = convert(os.path.join(T, "missing.jfr"), [os.path.join(T, "no-such.rpc")], "--format", "jfr",
+            check=False)
+c.check(r.returncode == 1 and r.stderr.strip() and
+        not os.path.exists(os.path.join(T, "missing.jfr")),
+        "an unreadable input: exit 1, a message, no file",
+        "exit %d: %s" % (r.returncode, r.stderr.decode("utf-8", "replace").strip()))
+
+# ------------------------------------------------- JDK Mission Control --
+JMC_TYPES = {"JIT Compiled": "JIT compiled", "NATIVE": "Native", "CPP": "C++",
+             "KERNEL": "Kernel", "INLINED": "Inlined", "INTERPRETED": "Interpreted",
+             "JIT_COMPILED": "JIT compiled"}
+# JMC logs, on every file with java.lang.Thread's `virtual` field (JDK 21+'s too),
+# that its thread reader has no such field: not a problem of the file.
+JMC_NOISE = re.compile(r"ValueReaders\$ReflectiveReader addField|"
+                       r"WARNING: Could not find field with name 'virtual'")
+
+
+def jmc_key(e):
+    """What JMC and the JDK must agree on: type, time, thread, stack."""
+    f = e["fields"]
+    t = f.get("eventThread") or f.get("sampledThread")
+    st = f.get("stackTrace")
+    return (e["type"], e["start"], t and (t["javaName"] or t.get("osName"), t["javaThreadId"]),
+            st and (st["truncated"], tuple((x["class"], x["method"], x["line"], x["bci"],
+                                            JMC_TYPES.get(x["type"], x["type"]))
+                                           for x in st["frames"])))
+
+
+if not HAVE_JMC:
+    print("SKIP (part): JMC's parser not in %s (tests/fetch-jmc fetches it)" % JMC)
+else:
+    rc, out, err = results["jmc"]
+    noise = [line for line in err.splitlines() if line.strip() and not JMC_NOISE.search(line)]
+    if c.check(rc == 0 and not noise, "JMC's parser loads every file", "\n".join(noise)[-2000:]):
+        jmc = split_dump(out)
+        names_check("rp_bigwriter names (JMC)", jmc[files["names"]][1])
+        for v in VARIANTS:
+            jevents = jmc[files[v]][1]
+            got = [jmc_key(e) for e in jevents if e["type"] in SAMPLE_TYPES]
+            want = []
+            for e in dumps[files[v]][1]:
+                if e["type"] in SAMPLE_TYPES:
+                    k = jmc_key(e)
+                    t = k[2] and (k[2][0], k[2][1])
+                    want.append((k[0], k[1], t, k[3]))
+            compare("%s: JMC sees the same sample events (type, time, thread, stack)" % v,
+                    got, want)
+            counts = collections.Counter(e["type"] for e in jevents)
+            jdk_counts = collections.Counter(e["type"] for e in dumps[files[v]][1])
+            c.check(counts == jdk_counts, "%s: JMC's counts per type equal the JDK's" % v,
+                    "JMC %s\n    JDK %s" % (sorted(counts.items()), sorted(jdk_counts.items())))
+            # JMC's own accessors: weights and classes as it reads them.
+            alloc = [(e["start"], e["fields"].get("weight"), e["fields"].get("objectClass"))
+                     for e in jevents if e["type"] == "jdk.ObjectAllocationSample"]
+            want = [(s["t"], s["weight"], s["class"]) for s in manifests[v]["samples"]
+                    if s.get("kind") == "alloc"]
+            c.check(sorted(alloc) == sorted(want),
+                    "%s: JMC's allocation weights and classes" % v, sorted(alloc)[:3])
+            locks = [(e["start"], e["duration"], e["fields"].get("monitorClass"))
+                     for e in jevents if e["type"] == "jdk.JavaMonitorEnter"]
+            want = [(s["t"], s["weight"], s["monitor"]) for s in manifests[v]["samples"]
+                    if s.get("kind") == "lock"]
+            c.check(sorted(locks) == sorted(want),
+                    "%s: JMC's lock waits (time, duration, monitor class)" % v, sorted(locks)[:3])
+
+# ------------------------------------------------------- JDK 25's views --
+def first_row(text):
+    """The first row under a `jfr view` table's dashes."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if re.match(r"^-+( -+)+\s*$", line) and i + 1 < len(lines):
+            return lines[i + 1]
+    return ""
+
+
+def top(manifest, kind, by):
+    """The leaf method (class.name) holding the most of `by` over samples of kind."""
+    total = collections.Counter()
+    for s in manifest["samples"]:
+        if s.get("kind") != kind:
+            continue
+        frames = manifest["stacks"][s["stack"]]["frames"]
+        if frames:
+            leaf = frames[-1]
+            total[leaf["class"] + "." + leaf["name"]] += by(s)
+    return total.most_common(1)[0][0]
+
+
+if not HAVE_25:
+    print("SKIP (part): no JDK 25 in %s: jfr view not checked" % JDK25)
+else:
+    hot = top(manifests["main"], "cpu",
+              lambda s: max(1, (s["weight"] + CPU_PERIOD // 2) // CPU_PERIOD))
+    site = top(manifests["heap"], "alloc", lambda s: s["weight"])
+    for key, want, what in (("hot", hot, "hot-methods (main)"),
+                            ("site", site, "allocation-by-site (heap)")):
+        rc, out, err = results[key]
+        row = first_row(out)
+        c.check(rc == 0 and not err.strip() and row.startswith(want + "("),
+                "JDK 25 jfr view %s lists %s first" % (what, want),
+                "exit %d, first row %r %s" % (rc, row, err[-500:]))
+
+c.close()

@@ -355,7 +355,8 @@ static uint32_t frame_intern(struct rp_profile *p, uint32_t method, int type,
                              int32_t bci, uint32_t line)
 {
     struct rp_prof_build *b = p->b;
-    if (!frame_is_java(type) || p->granularity != RP_GRAN_BCI)
+    if (!frame_is_java(type) || (p->granularity != RP_GRAN_BCI &&
+                                 p->granularity != RP_GRAN_FULL))
         bci = -1;
     if (!frame_is_java(type) || p->granularity == RP_GRAN_METHOD)
         line = 0;   /* RP_GRAN_BCI keeps it too: one bci has one line */

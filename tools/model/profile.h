@@ -22,7 +22,8 @@
  * (method, type, line, bci) with line and bci kept only as far as the granularity
  * asks: RP_GRAN_METHOD keeps neither (line 0, bci -1), RP_GRAN_LINE keeps the line,
  * RP_GRAN_BCI keeps the bci and its line (a bci has one line, so the identity is
- * the bci's; the display shows the bci). The frame type is part of the identity, so a
+ * the bci's; the display shows the bci), RP_GRAN_FULL the same with the method's
+ * display. The frame type is part of the identity, so a
  * method seen both JIT-compiled and interpreted is two sibling nodes (as the
  * flame-graph tools show it), unless options.norm merges frame types. With
  * options.norm.group a Java frame is its class or package: a frame of type
@@ -81,7 +82,10 @@ struct rp_prof_value_type {
 enum rp_prof_granularity {
     RP_GRAN_METHOD = 0,
     RP_GRAN_LINE,
-    RP_GRAN_BCI
+    RP_GRAN_BCI,
+    /* Frames keep both line and bci, and are displayed (and filtered) by their
+     * method alone: for a writer that carries lines and bcis as data (jfr). */
+    RP_GRAN_FULL
 };
 
 /* Frame types: the chunk format's rp_frame_type values, plus the converter's own. */
@@ -110,7 +114,7 @@ struct rp_prof_method {
 struct rp_prof_frame {
     uint32_t method;       /* index into rp_profile.methods                      */
     int type;              /* enum rp_frame_type, or RP_PFRAME_CLASS              */
-    int32_t bci;           /* -1: none (always -1 unless RP_GRAN_BCI)             */
+    int32_t bci;           /* -1: none (always -1 but at RP_GRAN_BCI and _FULL)   */
     uint32_t line;         /* 0: unknown (always 0 at RP_GRAN_METHOD)             */
     const char *display;   /* method display plus ":line" / "@bci" as the         */
                            /* granularity asks, for Java frames only (":?" / "@?" */

@@ -31,7 +31,8 @@ void out_figures(FILE *out, const struct rp_profile *p, const uint64_t *total,
 
 static const char *gran_name(enum rp_prof_granularity g)
 {
-    return g == RP_GRAN_LINE ? "method:line" : g == RP_GRAN_BCI ? "method@bci" : "method";
+    return g == RP_GRAN_LINE ? "method:line" : g == RP_GRAN_BCI ? "method@bci"
+         : g == RP_GRAN_FULL ? "method (with line and bci)" : "method";
 }
 
 /* What the weight of the wall and lock kinds is (include/ringprof/events.h), and

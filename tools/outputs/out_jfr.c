@@ -37,7 +37,7 @@
  *   thread CPU readings ringprof.ThreadCPUTime; counters ringprof.Counter at
  *          their segment's last time; every chunk ringprof.Recording; every
  *          recording jdk.JVMInformation.
- * Frames: the builder's, at bci granularity (line and bci both); the
+ * Frames: the builder's, at RP_GRAN_FULL (line and bci both, filters see methods); the
  * converter's "[truncated]" marker becomes the stack's truncated flag, other
  * markers ("[no stack]", "[agct:...]") stay frames; alloc and live samples'
  * class leaf is the event's class field, not a frame.
@@ -1064,8 +1064,9 @@ int rp_out_jfr(FILE *out, rp_jfr_build_fn build, void *build_arg,
         uint8_t header[RP_JFR_HEADER_SIZE] = {0};
         put(&j, header, sizeof header);                /* patched at the end    */
 
-        /* Frames at bci granularity carry both the line and the bci. */
-        po->granularity = RP_GRAN_BCI;
+        /* Frames carry both the line and the bci; --include/--exclude see
+         * methods, as by default in the other formats. */
+        po->granularity = RP_GRAN_FULL;
         po->per_thread = 0;
         po->state_frames = 0;
         po->on_sample = on_sample;

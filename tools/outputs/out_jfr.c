@@ -223,11 +223,7 @@ static uint32_t class_id(struct jfr *j, const char *iname, int java)
     size_t before = j->cls.n;
     uint32_t idx = rp_strtab_cstr(&j->cls, iname);
     if (j->cls.n != before) {
-        if (idx >= j->cap_cls_pkg) {
-            size_t cap = j->cap_cls_pkg ? j->cap_cls_pkg * 2 : 256;
-            j->cls_pkg = rp_xreallocarray(j->cls_pkg, cap, sizeof *j->cls_pkg);
-            j->cap_cls_pkg = cap;
-        }
+        rp_xgrow_map((void **)&j->cls_pkg, &j->cap_cls_pkg, idx, sizeof *j->cls_pkg, 256, 0);
         const char *slash = java && iname[0] != '[' ? strrchr(iname, '/') : NULL;
         j->cls_pkg[idx] = slash ? rp_strtab_add(&j->pkg, iname, (size_t)(slash - iname)) + 1
                                 : 0;
@@ -247,14 +243,7 @@ static uint32_t java_class(struct jfr *j, const char *shown)
 
 static struct source *source_at(struct jfr *j, uint32_t i)
 {
-    if (i >= j->cap_sources) {
-        size_t cap = j->cap_sources ? j->cap_sources * 2 : 8;
-        while (cap <= i)
-            cap *= 2;
-        j->sources = rp_xreallocarray(j->sources, cap, sizeof *j->sources);
-        memset(j->sources + j->cap_sources, 0, (cap - j->cap_sources) * sizeof *j->sources);
-        j->cap_sources = cap;
-    }
+    rp_xgrow_map((void **)&j->sources, &j->cap_sources, i, sizeof *j->sources, 8, 0);
     return &j->sources[i];
 }
 
@@ -272,11 +261,8 @@ static uint32_t thread_id(struct jfr *j, const struct rp_profile *p, uint32_t id
         size_t before = j->thread_keys.n;
         uint32_t idx = rp_strtab_cstr(&j->thread_keys, key);
         if (j->thread_keys.n != before) {
-            if (idx >= j->cap_threads) {
-                size_t cap = j->cap_threads ? j->cap_threads * 2 : 64;
-                j->threads = rp_xreallocarray(j->threads, cap, sizeof *j->threads);
-                j->cap_threads = cap;
-            }
+            rp_xgrow_map((void **)&j->threads, &j->cap_threads, idx, sizeof *j->threads,
+                         64, 0);
             struct jthread *t = &j->threads[idx];
             memset(t, 0, sizeof *t);
             t->os_tid = ti->os_tid;
@@ -309,14 +295,7 @@ static uint32_t stack_id(struct jfr *j, const struct rp_profile *p, uint32_t lea
         leaf = n->parent;
     if (!leaf || leaf == RP_PROF_NONE)
         return 0;
-    if (leaf >= j->n_node_used) {
-        size_t cap = j->n_node_used ? j->n_node_used : 4096;
-        while (cap <= leaf)
-            cap *= 2;
-        j->node_used = rp_xrealloc(j->node_used, cap);
-        memset(j->node_used + j->n_node_used, 0, cap - j->n_node_used);
-        j->n_node_used = cap;
-    }
+    rp_xgrow_map((void **)&j->node_used, &j->n_node_used, leaf, 1, 4096, 0);
     j->node_used[leaf] = 1;
     return leaf;
 }

@@ -158,6 +158,7 @@ struct convert {
     struct rp_tl_options tlo;    /* --format timeline (tools/model/timeline.h)         */
     struct rp_tl tl;
     size_t readable;             /* RP_MODEL_EVENTS: inputs read as chunks        */
+    int event_found;             /* po.event is the inputs' first kind, not asked */
 };
 
 /* ------------------------------------------------------------- options -- */
@@ -371,6 +372,7 @@ static void look_ahead(struct convert *c)
         rp_query_scan(&c->q, what);
     if (!c->po.event && (c->q.sc.has_cpu || c->q.sc.has_alloc || c->q.sc.kind)) {
         c->po.event = c->q.sc.has_cpu ? "cpu" : c->q.sc.has_alloc ? "alloc" : c->q.sc.kind;
+        c->event_found = 1;
         if (needs_snapshots(c))   /* known only now: one more pass */
             rp_query_scan(&c->q, RP_SCAN_SNAPSHOTS);
     }
@@ -652,7 +654,9 @@ static int run(struct convert *c, int argc, char **argv)
         fprintf(stderr, "ringprof convert: no input could be read\n");
         return 1;
     }
-    if (c->po.event && rp_event_check("convert", c->po.event, c->p))
+    /* A kind the inputs named is no usage error, even one damage garbled (its
+     * samples were lost with it: say_empty tells). */
+    if (c->po.event && !c->event_found && rp_event_check("convert", c->po.event, c->p))
         return 2;
     if (kind_absent(c))
         return 1;

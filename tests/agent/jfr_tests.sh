@@ -17,6 +17,9 @@
 #     checks stacks, lines, weights, classes, monitors, owners, threads, wall
 #     states, GC ids and durations, the live snapshot, a gauge and the CPU
 #     load (its header lists them);
+#   - JDK Mission Control's parser (tests/convert/JmcDump.java, the jars of
+#     tests/fetch-jmc in RP_JMC, default /var/cache/ringprof/jmc): the same events
+#     as the JDK's jfr, type by type;
 #   - the Temurin JDK 25 (RP_JDK25, default /usr/lib/jvm/temurin-25-jdk-amd64)
 #     and the JDK 21 of tests/fetch-jdk21 (RP_JDK21, default
 #     /var/cache/ringprof/jdk21), where present (else one line says so): their
@@ -261,6 +264,32 @@ PY
     "$RP_JAVA" -cp "$RP_JAR" JfrCheck "$work/x.jfr" "$work/expect" >"$work/check" 2>&1 ||
         { grep -v '^ok' "$work/check" | head -30; fail "JfrCheck found the file wrong"; }
     note "$(tail -1 "$work/check") ($(grep -c '^ok' "$work/check") checks)"
+
+    # JDK Mission Control's parser (tests/fetch-jmc's jars): the same events, type
+    # by type, as the JDK's jfr counted.
+    local jmc=${RP_JMC:-/var/cache/ringprof/jmc}
+    if ls "$jmc"/flightrecorder-*.jar >/dev/null 2>&1; then
+        "$RP_JAVA" -cp "$(ls "$jmc"/*.jar | tr '\n' ':')" \
+            "$(dirname "$0")/../convert/JmcDump.java" "$work/x.jfr" >"$work/jmc" 2>"$work/jmc.err" ||
+            fail "JMC's parser could not load the file: $(tail -5 "$work/jmc.err")"
+        python3 - "$work" <<'PY' || fail "JMC's parser sees other events than the JDK's jfr (above)"
+import json, sys
+from collections import Counter
+work = sys.argv[1]
+lines = [json.loads(l) for l in open(work + "/jmc") if l.strip()]
+jmc = Counter(e["type"] for e in lines if "type" in e and "file" not in e)
+summary = {t: int(n) for t, n in (l.split("\t") for l in open(work + "/summary-counts"))}
+summary = {t: n for t, n in summary.items() if n and t not in ("jdk.Metadata", "jdk.CheckPoint")}
+bad = ["%s: JMC %d, jfr summary %d" % (t, jmc.get(t, 0), summary.get(t, 0))
+       for t in sorted(set(jmc) | set(summary)) if jmc.get(t, 0) != summary.get(t, 0)]
+print("# JMC's parser: %d events of %d types, as jfr summary counts them" % (sum(jmc.values()), len(jmc)))
+for b in bad:
+    print("wrong:", b)
+sys.exit(1 if bad else 0)
+PY
+    else
+        echo "SKIP (part): JMC's parser not in $jmc (tests/fetch-jmc fetches it)"
+    fi
 
     view "${RP_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}" 25
     view "${RP_JDK21:-/var/cache/ringprof/jdk21}" 21

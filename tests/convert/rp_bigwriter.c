@@ -4,7 +4,8 @@
  *
  * usage: rp_bigwriter names OUT     OUT is a chunk file whose method names hold
  *                                   "</script>", quotes, "<!--", '&', U+2028,
- *                                   bytes that are not UTF-8, and one stack 3000
+ *                                   bytes that are not UTF-8 (in a native frame of
+ *                                   library "[vm stub]"), and one stack 3000
  *                                   frames deep.
  *        rp_bigwriter wide OUT N    OUT is a chunk file with N distinct call paths
  *                                   (a tree four levels deep, so about 1.06 N
@@ -89,7 +90,9 @@ static void write_names(const char *path)
     uint32_t f[3];
     f[0] = frame(w, "app.Evil", "</script><script>alert(1)</script>", RP_FRAME_JIT, 2);
     f[1] = frame(w, "app.Evil", "say\"hi\"'<!--&amp;\xe2\x80\xa8", RP_FRAME_INLINED, 3);
-    f[2] = frame(w, "app.Evil", "bad\xff\xfeutf8\xc3", RP_FRAME_NATIVE, 0);
+    /* A native frame's class is its library; HotSpot's stubs' is "[vm stub]"
+     * (src/codecache.h), which a JFR reader could take for an array. */
+    f[2] = frame(w, "[vm stub]", "bad\xff\xfeutf8\xc3", RP_FRAME_NATIVE, 0);
     static const int n[3] = {40, 30, 20};
     uint64_t t = MONO0;
     for (int i = 0; i < 3; i++) {

@@ -827,8 +827,23 @@ static int pool_stacks(struct jfr *j, const struct rp_profile *p, uint8_t *metho
     return 1;
 }
 
+/* The "class" of a native, C++ or kernel frame: its library as recorded, but
+ * never with a leading '[' ("[vm stub]" is "vm stub"): readers take a class
+ * name that starts so for an array's descriptor, and JMC's parser throws on
+ * "[vm stub]". */
+static const char *plain_class(const char *lib, char *buf, size_t cap)
+{
+    if (lib[0] != '[')
+        return lib;
+    size_t len = strlen(lib + 1);
+    if (len && lib[len] == ']')
+        len--;
+    snprintf(buf, cap, "%.*s", (int)len, lib + 1);
+    return buf;
+}
+
 /* Every method a stack names. A Java method's class is its JVM name; a native,
- * C++ or kernel frame's is its library as recorded; a marker's is "". */
+ * C++ or kernel frame's is its library (plain_class); a marker's is "". */
 static int pool_methods(struct jfr *j, const struct rp_profile *p,
                         const uint8_t *method_used)
 {
@@ -845,7 +860,7 @@ static int pool_methods(struct jfr *j, const struct rp_profile *p,
         if (!method_used[m])
             continue;
         const struct rp_prof_method *me = &p->methods[m];
-        uint32_t cls = me->plain ? class_id(j, me->klass, 0)
+        uint32_t cls = me->plain ? class_id(j, plain_class(me->klass, buf, sizeof buf), 0)
                                  : class_id(j, internal_name(me->klass, buf, sizeof buf), 1);
         rp_jfr_varint(b, m + 1);
         rp_jfr_varint(b, cls);

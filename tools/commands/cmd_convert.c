@@ -89,7 +89,7 @@ static void usage(FILE *f)
         "                      HTML for -o x.html, SVG for x.svg, else text)\n"
         "  --strict            exit 1 if any input was missing or damaged\n"
         "  --quiet             do not print each problem found in the inputs, nor\n"
-        "                      which live snapshot was used\n"
+        "                      which live snapshot was used, nor jfr's event counts\n"
         "\n"
         "formats:\n");
     for (size_t i = 0; i < rp_nformats; i++)
@@ -534,6 +534,7 @@ static int write_output(struct convert *c, int argc, char **argv)
         return 1;
     }
     c->oo.method_re = c->q.fx.have_method ? &c->q.fx.method : NULL;
+    c->oo.quiet = c->q.diag.quiet;
     c->oo.out_path = c->outpath;
     c->oo.argc = argc;
     c->oo.argv = argv;

@@ -39,6 +39,7 @@ struct rp_out_options {
     int argc;                 /* the convert command line, for headers             */
     char **argv;
     int state_frames;         /* --state-frames: "[state:NAME]" leaf frames asked   */
+    int quiet;                /* --quiet: no notes on stderr (jfr: the events count) */
     const struct rp_live_view *live; /* live objects (tools/model/live.h): for the */
                               /* live kind, its snapshot; for alloc, the live       */
                               /* profile that a RP_FMT_LIVE_JOIN format joins;      */

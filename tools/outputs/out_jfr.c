@@ -1043,7 +1043,6 @@ int rp_out_jfr(FILE *out, rp_jfr_build_fn build, void *build_arg,
                struct rp_prof_options *po, const struct rp_out_options *o,
                struct rp_profile **built)
 {
-    (void)o;
     struct jfr j;
     memset(&j, 0, sizeof j);
     j.out = out;
@@ -1088,7 +1087,7 @@ int rp_out_jfr(FILE *out, rp_jfr_build_fn build, void *build_arg,
             j.err = errno ? errno : EIO;
         }
         rc = j.failed ? -1 : 0;
-        if (!j.failed)
+        if (!j.failed && !o->quiet)
             report(&j);
     }
     int err = j.failed ? j.err : errno;

@@ -73,6 +73,33 @@ void rp_lock_learn_thread(struct rp_slot *s, JNIEnv *jni, jobject thread)
         atomic_store(&s->stack_hi, hi);
     }
     atomic_store(&s->java_thread, jt);
+    if (rp_vmstructs_owner_ids())
+        atomic_store(&s->owner_id, rp_vmstructs_owner_id(jt));
+}
+
+/* The first ids a JDK 24+ monitor's owner field takes that name no thread:
+ * none, anonymous (a fast lock being inflated), the deflater's marker. */
+#define OWNER_ID_FIRST_THREAD 3
+
+/* The slot of the thread whose monitor owner id (rp_vmstructs_owner_ids) is
+ * `id`, or NULL: a pass over the slots, whose ids were read when they
+ * registered (read now where that found none yet). */
+static struct rp_slot *owner_id_slot(uint64_t id)
+{
+    if (id < OWNER_ID_FIRST_THREAD)
+        return NULL;
+    uint32_t n = rp_threads_count();
+    for (uint32_t i = 0; i < n; i++) {
+        struct rp_slot *s = rp_threads_slot(i);
+        if (atomic_load(&s->state) != RP_SLOT_LIVE)
+            continue;
+        uint64_t mine = atomic_load(&s->owner_id);
+        if (!mine && (mine = rp_vmstructs_owner_id(atomic_load(&s->java_thread))) != 0)
+            atomic_store(&s->owner_id, mine);
+        if (mine == id)
+            return s;
+    }
+    return NULL;
 }
 
 /* The slot of the thread whose JavaThread* is `jt`, or NULL. Its tid, read
@@ -86,11 +113,14 @@ static struct rp_slot *java_thread_slot(uint64_t jt)
 }
 
 /* The slot of the thread whose JavaThread* (or BasicLock*, on its stack) is
- * `owner`, or NULL. */
+ * `owner`, or, on a JVM whose monitors hold owner ids, whose id it is; NULL if
+ * none. */
 static struct rp_slot *owner_slot(uint64_t owner)
 {
     if (!owner)
         return NULL;
+    if (rp_vmstructs_owner_ids())
+        return owner_id_slot(owner);
     struct rp_slot *o = java_thread_slot(owner);
     if (o)
         return o;

@@ -446,6 +446,7 @@ void rp_threads_release(JNIEnv *jni, struct rp_slot *s)
         /* The next occupant must not inherit this one's identity as a lock
          * owner (lock.c). */
         atomic_store(&s->java_thread, 0);
+        atomic_store(&s->owner_id, 0);
         atomic_store(&s->stack_lo, 0);
         atomic_store(&s->stack_hi, 0);
         atomic_store_explicit(&s->state, RP_SLOT_FREE, memory_order_release);

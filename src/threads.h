@@ -160,8 +160,11 @@ struct rp_slot {
      * What else a module keeps for each thread is in its own per-slot table
      * (slottab.h): the flusher's ring losses, the cpu kind's written count,
      * the allocation callback's interval, the monitor callbacks' wait in
-     * progress, the jvmti sampler's CPU baseline. */
-    _Atomic uint64_t java_thread, stack_lo, stack_hi;
+     * progress, the jvmti sampler's CPU baseline. owner_id: on a JVM whose
+     * monitors hold their owner's id rather than its JavaThread* (JDK 24+,
+     * rp_vmstructs_owner_ids), the thread's JavaThread::_monitor_owner_id;
+     * 0: unknown or not such a JVM. */
+    _Atomic uint64_t java_thread, stack_lo, stack_hi, owner_id;
 };
 
 struct rp_threads_config {

@@ -21,6 +21,7 @@ static long g_stack_base_off = -1;    /* (Java)Thread::_stack_base             *
 static long g_stack_size_off = -1;    /* (Java)Thread::_stack_size             */
 static long g_pending_off = -1;       /* JavaThread::_current_pending_monitor  */
 static long g_owner_off = -1;         /* ObjectMonitor::_owner                 */
+static long g_owner_id_off = -1;      /* JavaThread::_monitor_owner_id (24+)   */
 /* For the async engine's stack walk (stackwalk.c); optional. */
 static long g_anchor_off = -1;        /* JavaThread::_anchor                   */
 static long g_anchor_sp_off = -1;     /* JavaFrameAnchor::_last_Java_sp        */
@@ -160,6 +161,7 @@ int rp_vmstructs_init(void)
     g_stack_size_off = offset_of2("JavaThread", "Thread", "_stack_size");
     g_pending_off = offset_of("JavaThread", "_current_pending_monitor");
     g_owner_off = offset_of("ObjectMonitor", "_owner");
+    g_owner_id_off = offset_of2("JavaThread", "Thread", "_monitor_owner_id");
     g_anchor_off = offset_of("JavaThread", "_anchor");
     g_state_off = offset_of("JavaThread", "_thread_state");
     g_anchor_sp_off = offset_of("JavaFrameAnchor", "_last_Java_sp");
@@ -263,6 +265,20 @@ uint64_t rp_vmstructs_pending_owner(uint64_t java_thread)
         !monitor || safe_read(monitor + (uint64_t)g_owner_off, &owner, sizeof owner))
         return 0;
     return owner;
+}
+
+int rp_vmstructs_owner_ids(void)
+{
+    return g_owner_id_off >= 0;
+}
+
+uint64_t rp_vmstructs_owner_id(uint64_t java_thread)
+{
+    uint64_t id = 0;
+    if (!java_thread || g_owner_id_off < 0 ||
+        safe_read(java_thread + (uint64_t)g_owner_id_off, &id, sizeof id))
+        return 0;
+    return id;
 }
 
 int rp_vmstructs_code_bounds(uint64_t *low, uint64_t *high)

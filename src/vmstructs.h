@@ -73,6 +73,16 @@ int rp_vmstructs_stack(uint64_t java_thread, uint64_t *lo, uint64_t *hi);
  * failed read, never a fault. Needs rp_vmstructs_init. */
 uint64_t rp_vmstructs_pending_owner(uint64_t java_thread);
 
+/* Whether ObjectMonitor::_owner holds its owner's id (JavaThread::
+ * _monitor_owner_id, the java.lang.Thread id; JDK 24 and later, told by that
+ * field being in the VM's tables) rather than a JavaThread* or BasicLock*.
+ * Ids 0, 1 and 2 then mean no owner, an anonymous owner (a fast lock not yet
+ * claimed) and a monitor being deflated. */
+int rp_vmstructs_owner_ids(void);
+
+/* JavaThread::_monitor_owner_id of a JavaThread*, 0 if unknown. */
+uint64_t rp_vmstructs_owner_id(uint64_t java_thread);
+
 /* ------------------------------------- the async engine's walk (stackwalk.c) -- */
 
 /* HotSpot's code cache, [low, high) (CodeCache::_low_bound, _high_bound).

@@ -326,6 +326,15 @@ PY
     no_hs_err
 }
 
+# RP_JDK=25: on the Temurin JDK 25 where it is installed (RP_JDK25), whose
+# monitors hold their owner's id, not its JavaThread* (lock.c, owner_id_slot);
+# skipped with one line where it is not.
+if [ "${RP_JDK:-17}" = 25 ]; then
+    jdk=${RP_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
+    [ -x "$jdk/bin/java" ] || { echo "JDK 25 not installed ($jdk): skipped"; exit 77; }
+    RP_JAVA=$jdk/bin/java
+fi
+
 case "$test_name" in
 billing|telemetry|ctl|threads) "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;

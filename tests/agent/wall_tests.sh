@@ -201,7 +201,14 @@ test_idle() {
     repeats=$(awk -F'\t' '$1 == "wall.repeats" { print $2 }' "$work/counters")
     # A thread that ends between the sampler's visit and the flusher's write
     # (the program's end) loses that sample, counted as lost.wall_thread_gone:
-    # allowed, a few; every other loss is a fault here.
+    # allowed; every other loss is a fault here. The flusher drains the wall
+    # ring once more before it releases an ended slot (flusher.c, pass), so an
+    # ended thread loses only what the sampler pushed in that moment: about one
+    # sample, however long the flush interval. How many of the 2000 threads
+    # that end together fall in that moment depends on the scheduler (0 to 23
+    # seen; a busy machine stretches the moment), so the bound is one per
+    # thread: a flusher that released slots before draining them would lose
+    # every sample since the last flush, about a hundred per thread.
     lost=$(awk -F'\t' '$1 ~ /^lost\.wall_/ && $1 != "lost.wall_thread_gone" { s += $2 } END { print s + 0 }' "$work/counters")
     gone=$(awk -F'\t' '$1 == "lost.wall_thread_gone" { s += $2 } END { print s + 0 }' "$work/counters")
     threads=$("$RP_DUMP" wall "$work/rec" | cut -f1 | grep '^idle-' | sort -u | wc -l)
@@ -213,7 +220,7 @@ test_idle() {
         fail "repeats / visits = $repeats / $visits, not above 0.9"
     [ "$threads" -eq $n ] || fail "$threads of the $n idle threads have wall samples"
     [ "$lost" -eq 0 ] || fail "$lost wall samples lost"
-    [ "$gone" -le $((n / 100)) ] || fail "$gone wall samples lost to ended threads (at most $((n / 100)))"
+    [ "$gone" -le "$n" ] || fail "$gone wall samples lost to ended threads (at most one each: $n)"
     # docs/engines.md: under 5% of one core (measured 3-4%, the flusher's share
     # of every other engine included); 10% here, for a loaded machine.
     awk -v c="$cpu" -v s="$secs" 'BEGIN { exit !(c > 0 && c / (s * 1e9) <= 0.10) }' ||

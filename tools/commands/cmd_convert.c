@@ -608,6 +608,8 @@ static int run_events(struct convert *c, int argc, char **argv)
     if (c->po.all_kinds)
         c->po.event = NULL;
     int wrc = write_output(c, argc, argv);
+    if (wrc && !c->p)          /* the output failed before the inputs were read */
+        return 1;
     if (!c->readable) {
         fprintf(stderr, "ringprof convert: no input could be read\n");
         if (c->outpath)

@@ -83,6 +83,14 @@ struct kmap {
     const char *name, *unit;
 };
 
+/* A chunk's THREAD id: its output thread (0: not yet) and the time of the
+ * record it was last refreshed from (the reader's rp_thread_info.time), so the
+ * name is compared again only after a new record. */
+struct thr_map {
+    uint32_t out;
+    uint64_t seen;
+};
+
 /* A thread of the output: (recording, os_tid). */
 struct jthread {
     uint64_t os_tid, java_tid;
@@ -113,11 +121,10 @@ struct jfr {
     uint64_t tmin, tmax;        /* wall span of the events                       */
 
     /* the chunk being read */
-    const struct rp_reader *r;
     uint32_t src;
     int clock_ok;
     uint64_t wall0, mono0, seg_wall;
-    uint32_t *thr_map;   size_t n_thr_map;
+    struct thr_map *thr_map; size_t n_thr_map;
     struct kmap *km;     size_t n_km;
 
     /* pools */
@@ -254,7 +261,9 @@ static uint32_t thread_id(struct jfr *j, const struct rp_profile *p, uint32_t id
     const struct rp_thread_info *ti = id ? rp_prof_chunk_thread(p, id) : NULL;
     if (!ti)
         return 0;
-    uint32_t out = id < j->n_thr_map ? j->thr_map[id] : 0;
+    if (id < j->n_thr_map && j->thr_map[id].out && j->thr_map[id].seen == ti->time)
+        return j->thr_map[id].out;
+    uint32_t out = id < j->n_thr_map ? j->thr_map[id].out : 0;
     if (!out) {
         char key[48];
         snprintf(key, sizeof key, "%u:%llu", j->src, (unsigned long long)ti->os_tid);
@@ -271,8 +280,9 @@ static uint32_t thread_id(struct jfr *j, const struct rp_profile *p, uint32_t id
         }
         out = idx + 1;
         rp_xgrow_map((void **)&j->thr_map, &j->n_thr_map, id, sizeof *j->thr_map, 64, 0);
-        j->thr_map[id] = out;
+        j->thr_map[id].out = out;
     }
+    j->thr_map[id].seen = ti->time;
     struct jthread *t = &j->threads[out - 1];
     if (ti->java_tid)
         t->java_tid = ti->java_tid;
@@ -665,10 +675,8 @@ static void on_chunk(void *arg, const struct rp_profile *p, const struct rp_read
         rp_jfr_varint(&j->ev, st.segments_partial);
         ev_end(j, JFR_RP_RECORDING);
         rp_jfr_buf_free(&all);
-        j->r = NULL;
         return;
     }
-    j->r = r;
     const char *w = rp_reader_meta(r, RP_META_START_WALL);
     const char *m = rp_reader_meta(r, RP_META_START_MONO);
     j->clock_ok = w && m;

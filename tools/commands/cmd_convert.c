@@ -103,14 +103,6 @@ static void usage(FILE *f)
 
 /* ---------------------------------------------------------------- output -- */
 
-static const struct rp_format *format_by_name(const char *name)
-{
-    for (size_t i = 0; i < rp_nformats; i++)
-        if (!strcmp(rp_formats[i].name, name))
-            return &rp_formats[i];
-    return NULL;
-}
-
 static int ext_matches(const char *path, const char *exts)
 {
     size_t plen = strlen(path);
@@ -316,7 +308,7 @@ static int parse_args(struct convert *c, int argc, char **argv)
         return rp_query_bad_usage(&c->q, "--state and --state-frames apply to --event wall (thread "
                          "states are recorded only by wall-clock samples), not to "
                          "--event %s", c->po.event);
-    if (c->format && !(c->fmt = format_by_name(c->format)))
+    if (c->format && !(c->fmt = rp_format_by_name(c->format)))
         return rp_query_bad_usage(&c->q, "unknown format '%s'", c->format);
     if (!c->fmt && c->outpath)
         c->fmt = format_by_path(c->outpath);

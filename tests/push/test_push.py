@@ -1,0 +1,510 @@
+#!/usr/bin/env python3
+"""tests/push/test_push.py -- `ringprof push` against a backend of the test's own.
+
+usage: test_push.py RINGPROF RP_PUSHWRITER TESTS_CONVERT_DIR
+
+What push sends and how it takes each answer, with no JVM and no real backend
+(pushlib.py's server checks ringprof's side of the wire; the real OpenTelemetry
+Collector is agent_push_otlp):
+  - Pyroscope pprof: one multipart request per chunk and kind, the query
+    (name, from, until, spyName), the sample-type config; every stack and its
+    weight equal to `convert --format collapsed` of the same chunk and kind;
+    --period windows add up to the chunk, each equal to convert --from/--to;
+  - Pyroscope jfr: the form field, the query of Pyroscope's Java agent, the
+    body equal to `convert --format jfr`;
+  - --follow: the state file; a second run sends nothing, a new chunk alone;
+    a push killed in the middle of a chunk sends the rest and nothing twice;
+    chunks deleted before they were sent (retention) are counted missing, the
+    one being retried is sent from memory; a .part is not sent until renamed;
+    a copy of a chunk, a symlink and a directory with chunk names are not sent;
+  - failures: 503, 503, 429 with Retry-After, then 200: the same profile four
+    times, the waits at least the backoff's; --retry-for gives up (exit 3) on a
+    server that answers 503, refuses connections or never answers (--timeout);
+    a 400 is reported with the chunk and the server's first line escaped, not
+    resent after a restart, and the other chunks still go;
+  - secrets: the token and the basic-auth password reach the server and appear
+    in no output, no state file and no dry-run file, even when the server
+    quotes them back; credentials on the command line are refused;
+  - usage errors.
+"""
+import base64
+import gzip
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+RINGPROF, WRITER, CONVERT_DIR = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path.insert(0, CONVERT_DIR)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from consumers import Checks  # noqa: E402
+import pushlib  # noqa: E402
+from pushlib import Backend, collapsed, form, pprof, pprof_stacks, run  # noqa: E402
+
+C = Checks("push")
+TMP = tempfile.mkdtemp(prefix="rp-push-")
+WALL0 = 1795240800000000000          # rp_pushwriter's 2026-11-21T06:00:00Z
+SEC = 1000000000
+REC = "4242-20261121T060000Z-00000000000000f1"
+
+
+def writer(d, seq, *args):
+    os.makedirs(d, exist_ok=True)
+    rc, out, err = run([WRITER, d, str(seq)] + list(args))
+    if rc != 0:
+        raise RuntimeError("rp_pushwriter: " + err)
+    return out.strip()
+
+
+def newdir(name):
+    d = os.path.join(TMP, name)
+    os.makedirs(d)
+    return d
+
+
+def push(*args, env=None):
+    return run([RINGPROF, "push"] + list(args), env=env)
+
+
+def start_push(*args, env=None):
+    return subprocess.Popen([RINGPROF, "push"] + list(args), env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def finish(p):
+    out, err = p.communicate(timeout=pushlib.WAIT)
+    return p.returncode, out.decode(), err.decode()
+
+
+def truth(chunk, kind, *extra):
+    rc, out, err = run([RINGPROF, "convert", "--format", "collapsed", "--event", kind,
+                        "--quiet"] + list(extra) + [chunk])
+    if rc != 0:
+        raise RuntimeError("convert: " + err)
+    return collapsed(out)
+
+
+def profile_of(req):
+    """The pprof profile a Pyroscope request carries."""
+    return form(req)["profile"][1]
+
+
+def root_frame(req):
+    _, stacks = pprof_stacks(profile_of(req))
+    return sorted({s.split(";")[0] for s in stacks})
+
+
+def state_lines(path):
+    with open(path) as f:
+        return f.read().splitlines()
+
+
+# -------------------------------------------------------------- pprof -- #
+
+def test_pyroscope_pprof():
+    d = newdir("pprof")
+    chunks = [writer(d, s, "--kinds", "cpu,alloc,wall,live") for s in (0, 1)]
+    b = Backend()
+    rc, _, err = push("--follow", d, "--once", b.url("/ingest"))
+    C.check(rc == 0, "pprof: exit 0", err)
+    C.check("2 chunks sent (8 requests" in err, "pprof: the summary counts 2 chunks, 8 "
+            "requests", err)
+    reqs = b.requests
+    order = ["cpu", "alloc", "live", "wall"]
+    C.check(len(reqs) == 8, "pprof: one request per chunk and kind", len(reqs))
+    expect_types = {"cpu": [("samples", "count"), ("cpu", "nanoseconds")],
+                    "alloc": [("samples", "count"), ("alloc_objects", "count"),
+                              ("alloc_space", "bytes")],
+                    "live": [("samples", "count"), ("inuse_objects", "count"),
+                             ("inuse_space", "bytes")],
+                    "wall": [("samples", "count"), ("wall", "nanoseconds")]}
+    for i, r in enumerate(reqs[:8]):
+        seq, kind = i // 4, order[i % 4]
+        what = "pprof: chunk %d %s" % (seq, kind)
+        C.check(r.path == "/ingest", what + ": path /ingest", r.path)
+        C.check(r.query.get("name") == "java{host=hostF}", what + ": name", r.query)
+        C.check(r.query.get("spyName") == "javaspy" and "format" not in r.query,
+                what + ": spyName javaspy and no format (a form)", r.query)
+        begin = WALL0 + seq * 60 * SEC
+        C.check(r.query.get("from") == str(begin), what + ": from is the chunk's start",
+                r.query.get("from"))
+        until = int(r.query.get("until", "0"))
+        C.check(begin + 59 * SEC < until <= begin + 60 * SEC, what + ": until is the "
+                "chunk's last event", until)
+        C.check(r.headers.get("Content-Type", "").startswith("multipart/form-data; boundary="),
+                what + ": multipart", r.headers.get("Content-Type"))
+        f = form(r)
+        C.check(f.get("profile", (None,))[0] == "profile.pprof", what + ": the profile is "
+                "a file field", list(f))
+        stc = json.loads(f["sample_type_config"][1]) if "sample_type_config" in f else {}
+        C.check("contentions" in stc and "samples" not in stc, what + ": the sample-type "
+                "config names lock types and not 'samples'", stc)
+        types, stacks = pprof_stacks(f["profile"][1])
+        C.check(types == expect_types[kind], what + ": sample types", types)
+        C.check(stacks == truth(chunks[seq], kind), what + ": every stack and weight "
+                "equal to convert --format collapsed", (stacks, truth(chunks[seq], kind)))
+        _, samples = pprof(f["profile"][1])
+        labels = set().union(*(set(s[2]) for s in samples))
+        C.check("thread" not in labels, what + ": merged threads (no thread label: "
+                "Pyroscope would make a series of each)", labels)
+        if kind == "wall":
+            states = {s[2].get("state") for s in samples}
+            C.check(states == {"running", "parked"}, what + ": the state label", states)
+    st = state_lines(os.path.join(d, ".ringprof-push.state"))
+    C.check(st[0] == "ringprof-push-state 1" and
+            ("rec %s 2 0 0 2 0 0" % REC) in " ".join(st),
+            "pprof: the state file says both chunks were sent", st)
+
+    # A second run sends nothing; a new chunk alone is sent by the third.
+    n = len(b.requests)
+    rc, _, err = push("--follow", d, "--once", b.url("/ingest"))
+    C.check(rc == 0 and len(b.requests) == n, "again: nothing sent twice",
+            (rc, len(b.requests) - n, err))
+    writer(d, 2, "--kinds", "cpu")
+    rc, _, err = push("--follow", d, "--once", b.url("/ingest"))
+    new = b.requests[n:]
+    C.check(rc == 0 and len(new) == 1 and root_frame(new[0]) == ["push.Chunk2.run"],
+            "again: only the new chunk is sent", (rc, len(new), err))
+
+    # --per-thread keeps the thread label.
+    b2 = Backend()
+    rc, _, err = push("--per-thread", "--event", "cpu", b2.url("/ingest"), chunks[0])
+    _, samples = pprof(profile_of(b2.requests[0])) if b2.requests else (None, [])
+    C.check(rc == 0 and {s[2].get("thread") for s in samples} == {"main", "worker"},
+            "--per-thread: thread labels", err)
+    # --service, --label, --tenant, --header.
+    rc, _, err = push("--service", "checkout", "--label", "env=prod", "--label",
+                      "host=h2", "--tenant", "team-a", "--header", "X-Extra: 1",
+                      "--event", "cpu", b2.url("/ingest"), chunks[0])
+    r = b2.requests[-1]
+    C.check(rc == 0 and r.query.get("name") == "checkout{env=prod,host=h2}",
+            "--service and --label make the name (a given host wins)", r.query)
+    C.check(r.headers.get("X-Scope-OrgID") == "team-a" and r.headers.get("X-Extra") == "1",
+            "--tenant and --header", dict(r.headers))
+    b.close()
+    b2.close()
+
+
+def test_period():
+    d = newdir("period")
+    chunk = writer(d, 0, "--kinds", "cpu")
+    b = Backend()
+    rc, _, err = push("--period", "10s", b.url("/ingest"), chunk)
+    C.check(rc == 0 and len(b.requests) == 6, "--period 10s: six windows of a 60 s "
+            "chunk", (rc, len(b.requests), err))
+    total = {}
+    for k, r in enumerate(b.requests):
+        frm, until = int(r.query["from"]), int(r.query["until"])
+        C.check(frm == WALL0 + k * 10 * SEC, "--period: window %d starts at its "
+                "boundary" % k, frm)
+        C.check(until == WALL0 + (k + 1) * 10 * SEC or (k == 5 and until < WALL0 + 60 * SEC),
+                "--period: window %d ends at its boundary (the last at the chunk's "
+                "end)" % k, until)
+        _, stacks = pprof_stacks(profile_of(r))
+        t = truth(chunk, "cpu", "--from", "2026-11-21T06:00:%02dZ" % (10 * k),
+                  "--to", "2026-11-21T06:0%d:%02dZ" % ((10 * k + 10) // 60, (10 * k + 10) % 60))
+        C.check(stacks == t, "--period: window %d equals convert --from --to" % k,
+                (stacks, t))
+        for s, v in stacks.items():
+            total[s] = total.get(s, 0) + v
+    C.check(total == truth(chunk, "cpu"), "--period: the windows add up to the chunk",
+            total)
+    rc, _, err = push("--period", "500ms", b.url("/ingest"), chunk)
+    C.check(rc == 2 and "at least 1s" in err, "--period below 1s refused", err)
+    b.close()
+
+
+def test_jfr():
+    d = newdir("jfr")
+    chunk = writer(d, 0, "--kinds", "cpu,alloc")
+    b = Backend()
+    rc, _, err = push("--format", "jfr", b.url("/ingest"), chunk)
+    C.check(rc == 0 and len(b.requests) == 1, "jfr: one request for every kind",
+            (rc, len(b.requests), err))
+    if not b.requests:
+        return
+    r = b.requests[0]
+    q = r.query
+    C.check(q.get("format") == "jfr" and q.get("spyName") == "javaspy" and
+            q.get("units") == "samples" and q.get("aggregationType") == "sum" and
+            q.get("sampleRate") == "100",
+            "jfr: the query Pyroscope's Java agent sends (sampleRate from interval=10ms)", q)
+    f = form(r)
+    C.check(f.get("jfr", (None,))[0] == "jfr" and set(f) == {"jfr"},
+            "jfr: one file field 'jfr'", list(f))
+    body = gzip.decompress(f["jfr"][1]) if "jfr" in f else b""
+    out = os.path.join(TMP, "jfr.jfr")
+    run([RINGPROF, "convert", "--format", "jfr", "--quiet", "-o", out, chunk])
+    with open(out, "rb") as fh:
+        C.check(body == fh.read(), "jfr: the body is convert --format jfr's file, gzipped")
+    rc, _, err = push("--format", "jfr", "--event", "cpu", b.url("/ingest"), chunk)
+    C.check(rc == 2 and "holds every kind" in err, "jfr: --event refused", err)
+    b.close()
+
+
+# ------------------------------------------------------------ follow -- #
+
+def test_restart_mid_chunk():
+    """A push killed after a chunk's first request sends the rest, once."""
+    d = newdir("restart")
+    for s in (0, 1):
+        writer(d, s, "--kinds", "cpu,alloc,wall")
+    flag = {"down": True}
+
+    def answer(i, r):
+        if i == 0 or not flag["down"]:
+            return 200, {}, b""
+        return 503, {}, b"busy"
+    b = Backend(answer)
+    p = start_push("--follow", d, "--backoff-min", "20ms", "--backoff-max", "100ms",
+                   b.url("/ingest"))
+    C.check(b.wait(lambda rs: len(rs) >= 3, p), "restart: the first request answered, "
+            "the second retried")
+    p.kill()
+    p.wait()
+    st = " ".join(state_lines(os.path.join(d, ".ringprof-push.state")))
+    C.check(("rec %s 0 1 0" % REC) in st, "restart: the state says chunk 0's first "
+            "request was answered", st)
+    flag["down"] = False
+    rc, _, err = push("--follow", d, "--once", b.url("/ingest"))
+    got = [(root_frame(r)[0], pprof(profile_of(r))[0][-1][0]) for r in b.ok()]
+    want = [("push.Chunk%d.run" % s, k) for s in (0, 1) for k in ("cpu", "alloc_space", "wall")]
+    C.check(rc == 0 and got == want, "restart: every request of both chunks delivered "
+            "exactly once, in order", (got, err))
+
+
+def test_retention():
+    """Chunks deleted while push retries are missing; the one retried is sent
+    from memory."""
+    d = newdir("retention")
+    paths = [writer(d, s, "--kinds", "cpu") for s in range(5)]
+    flag = {"down": True}
+    b = Backend(lambda i, r: (503, {}, b"") if flag["down"] else (200, {}, b""))
+    p = start_push("--follow", d, "--once", "--backoff-min", "20ms", "--backoff-max",
+                   "100ms", b.url("/ingest"))
+    C.check(b.wait(lambda rs: len(rs) >= 2, p), "retention: push retries chunk 0")
+    for path in paths[:3]:
+        os.unlink(path)
+    flag["down"] = False
+    rc, _, err = finish(p)
+    got = [root_frame(r)[0] for r in b.ok()]
+    C.check(got == ["push.Chunk0.run", "push.Chunk3.run", "push.Chunk4.run"],
+            "retention: chunk 0 sent from memory, 3 and 4 after it", got)
+    C.check(rc == 1, "retention: exit 1 (not everything was delivered)", rc)
+    C.check("chunks 1 to 2 were not in" in err and "counted missing" in err and
+            "2 missing" in err, "retention: the two deleted chunks are said and "
+            "counted", err)
+    st = " ".join(state_lines(os.path.join(d, ".ringprof-push.state")))
+    C.check(("rec %s 5 0 0 3 0 2" % REC) in st, "retention: the state counts 3 sent, "
+            "2 missing", st)
+
+
+def test_follow_live():
+    """Chunks are sent as they are finished, never as .part; copies, symlinks and
+    directories with chunk names are not chunks."""
+    d = newdir("live")
+    b_rec = "77-20261121T060000Z-00000000000000b7"
+    done = writer(d, 0, "--kinds", "cpu", "--part", "--pid", "66",
+                  "--recording", "66-20261121T060000Z-00000000000000a6")
+    first = writer(d, 0, "--kinds", "cpu", "--pid", "77", "--recording", b_rec)
+    shutil.copy(first, os.path.join(d, "20261121T070000Z-77-000005.rpc"))
+    os.symlink(first, os.path.join(d, "20261121T080000Z-78-000000.rpc"))
+    os.mkdir(os.path.join(d, "20261121T090000Z-79-000000.rpc"))
+    b = Backend()
+    p = start_push("--follow", d, "-v", b.url("/ingest"))
+    C.check(b.wait(lambda rs: len(rs) >= 1, p), "follow: the finished chunk is sent")
+    pids = lambda: [pprof(profile_of(r))[1][0][2].get("pid") for r in b.requests]
+    C.check(pids() == ["77"], "follow: only the finished chunk, not the .part", pids())
+    os.rename(done + ".part", done)
+    C.check(b.wait(lambda rs: len(rs) >= 2, p), "follow: the renamed .part is sent")
+    writer(d, 1, "--kinds", "cpu", "--pid", "77", "--recording", b_rec)
+    C.check(b.wait(lambda rs: len(rs) >= 3, p), "follow: a new chunk is sent")
+    p.send_signal(signal.SIGTERM)
+    rc, _, err = finish(p)
+    C.check(rc == 0 and "(stopped)" in err, "follow: SIGTERM ends it, exit 0", (rc, err))
+    C.check(pids() == ["77", "66", "77"] and len(b.requests) == 3,
+            "follow: the copy (same recording and seq), the symlink and the directory "
+            "were not sent", pids())
+
+
+# ---------------------------------------------------------- failures -- #
+
+def test_backoff():
+    d = newdir("backoff")
+    chunk = writer(d, 0, "--kinds", "cpu")
+    script = [(503, {}, b"busy"), (503, {}, b"busy"), (429, {"Retry-After": "1"}, b""),
+              (200, {}, b"")]
+    b = Backend(lambda i, r: script[min(i, 3)])
+    rc, _, err = push("--backoff-min", "100ms", "--backoff-max", "2s", b.url("/ingest"),
+                      chunk)
+    rs = b.requests
+    C.check(rc == 0 and len(rs) == 4, "backoff: delivered at the fourth try", (rc, len(rs), err))
+    if len(rs) == 4:
+        bodies = {profile_of(r) for r in rs}
+        C.check(len(bodies) == 1, "backoff: the same profile each time")
+        gaps = [rs[i + 1].time - rs[i].time for i in range(3)]
+        C.check(gaps[0] >= 0.05 and gaps[1] >= 0.1 and gaps[2] >= 1.0,
+                "backoff: the waits are at least half the doubling step, and "
+                "Retry-After's second", gaps)
+    C.check("HTTP 503: busy; retry 1" in err and "delivered after 3 retries" in err,
+            "backoff: each retry said, and the recovery", err)
+
+    b2 = Backend(lambda i, r: (503, {}, b"down"))
+    rc, _, err = push("--retry-for", "300ms", "--backoff-min", "50ms", b2.url("/ingest"),
+                      chunk)
+    C.check(rc == 3 and "giving up" in err and "(gave up)" in err,
+            "give up: exit 3 after --retry-for", (rc, err))
+    rc, _, err = push("--retry-for", "200ms", "--backoff-min", "50ms",
+                      "http://127.0.0.1:%d/ingest" % pushlib.closed_port(), chunk)
+    C.check(rc == 3 and "no answer: Failed to connect" in err,
+            "refused: retried, then given up", (rc, err))
+    s = pushlib.Silent()
+    rc, _, err = push("--retry-for", "500ms", "--timeout", "200ms", "--backoff-min",
+                      "50ms", "http://127.0.0.1:%d/ingest" % s.port, chunk)
+    C.check(rc == 3 and "timed out" in err, "silent server: --timeout ends each try",
+            (rc, err))
+    s.close()
+    b.close()
+    b2.close()
+
+
+def test_reject():
+    d = newdir("reject")
+    chunks = [writer(d, s, "--kinds", "cpu") for s in (0, 1)]
+
+    def answer(i, r):
+        if root_frame(r) == ["push.Chunk0.run"]:
+            return 400, {"Content-Type": "text/plain"}, \
+                b"bad profile: \x1b[31mstacks missing\nsecond line"
+        return 200, {}, b""
+    b = Backend(answer)
+    rc, _, err = push("--follow", d, "--once", b.url("/ingest"))
+    C.check(rc == 1, "reject: exit 1", rc)
+    C.check(chunks[0] in err and "rejected: HTTP 400: bad profile: \\x1b[31mstacks missing"
+            in err and "second line" not in err and "\x1b" not in err,
+            "reject: the chunk and the server's first line, escaped", err)
+    C.check(len(b.requests) == 2 and len(b.ok()) == 1, "reject: the next chunk still "
+            "goes", len(b.requests))
+    rc, _, err = push("--follow", d, "--once", b.url("/ingest"))
+    C.check(rc == 0 and len(b.requests) == 2, "reject: not sent again after a restart",
+            (rc, len(b.requests), err))
+    st = " ".join(state_lines(os.path.join(d, ".ringprof-push.state")))
+    C.check(("rec %s 2 0 0 1 1 0" % REC) in st, "reject: the state counts it", st)
+    b.close()
+
+
+# ----------------------------------------------------------- secrets -- #
+
+def test_secrets():
+    d = newdir("secrets")
+    chunk = writer(d, 0, "--kinds", "cpu")
+    token = "tok-SECRET-1234567"
+    tf = os.path.join(TMP, "token")
+    with open(tf, "w") as f:
+        f.write(token + "\n")
+    outputs = []
+
+    def echo(i, r):                      # a server that quotes the request back
+        return 401, {}, ("bad credentials: %s" % r.headers.get("Authorization")).encode()
+    b = Backend(lambda i, r: (200, {}, b"") if i < 1 else echo(i, r))
+    rc, out, err = push("--follow", d, "--once", "--token-file", tf, b.url("/ingest"))
+    outputs += [out, err]
+    C.check(rc == 0 and b.requests and b.requests[0].headers.get("Authorization") ==
+            "Bearer " + token, "token: sent as a bearer token", (rc, err))
+    writer(d, 1, "--kinds", "cpu")
+    rc, out, err = push("--follow", d, "--once", "--token-file", tf, b.url("/ingest"))
+    outputs += [out, err]
+    C.check(rc == 1 and "bad credentials: Bearer ****" in err,
+            "token: a reply that quotes it has it overwritten", err)
+    dry = os.path.join(TMP, "dry")
+    os.mkdir(dry)
+    rc, out, err = push("--dry-run", dry, "--token-file", tf, b.url("/ingest"), chunk)
+    outputs += [out, err]
+    for name in os.listdir(dry):
+        with open(os.path.join(dry, name), "rb") as f:
+            outputs.append(f.read().decode("latin-1"))
+    C.check(any("Authorization: Bearer (the token)" in o for o in outputs),
+            "dry run: the request says a token goes, not which")
+
+    password = "pw-SECRET-98765"
+    env = dict(os.environ, RINGPROF_PUSH_BASIC_AUTH="ann:" + password)
+    b2 = Backend(lambda i, r: echo(i, r))
+    rc, out, err = push("--event", "cpu", b2.url("/ingest"), chunk, env=env)
+    outputs += [out, err]
+    want = "Basic " + base64.b64encode(("ann:" + password).encode()).decode()
+    C.check(b2.requests and b2.requests[0].headers.get("Authorization") == want,
+            "basic: from $RINGPROF_PUSH_BASIC_AUTH", err)
+    C.check(rc == 1 and "bad credentials: Basic ****" in err, "basic: the quoted "
+            "header overwritten", err)
+    rc, out, err = push("--header", "Authorization: Bearer " + token, b2.url("/ingest"),
+                        chunk)
+    outputs += [out, err]
+    C.check(rc == 2 and "never go on the command line" in err,
+            "--header Authorization refused", err)
+    rc, out, err = push("http://ann:%s@127.0.0.1:%d/ingest" % (password, b2.port), chunk)
+    outputs += [out, err]
+    C.check(rc == 2 and "a user or password in the URL" in err,
+            "a password in the URL refused", err)
+    for name in os.listdir(d):
+        if not name.endswith(".rpc"):
+            with open(os.path.join(d, name)) as f:
+                outputs.append(f.read())
+    leaks = [o for o in outputs if token in o or password in o]
+    C.check(not leaks, "no output, state or dry-run file holds a secret", leaks)
+    with open(tf, "w") as f:
+        f.write("two\nlines\n")
+    rc, out, err = push("--token-file", tf, b2.url("/ingest"), chunk)
+    C.check(rc == 1 and "control character" in err and "lines" not in err,
+            "a malformed token file: one line naming the file, not its content", err)
+    b.close()
+    b2.close()
+
+
+def test_usage():
+    d = newdir("usage")
+    chunk = writer(d, 0, "--kinds", "cpu")
+    cases = [
+        (["http://127.0.0.1:9/x", chunk], "cannot tell the protocol"),
+        (["--protocol", "zipkin", "http://h/x", chunk], "otlp or pyroscope"),
+        (["--format", "html", "http://h:4040", chunk], "pprof or jfr"),
+        (["--state", "s", "http://h:4040", chunk], "--state applies to --follow"),
+        (["--follow", d, "http://h:4040", chunk], "takes no INPUT"),
+        (["http://h:4040"], "no INPUT given"),
+        (["--label", "a b=c", "http://h:4040", chunk], "--label"),
+        (["--label", "env=a,b", "http://h:4040", chunk], "','"),
+        (["--service", "my app", "http://h:4040", chunk], "--service"),
+        (["ftp://h:4040", chunk], "http:// and https://"),
+    ]
+    for args, words in cases:
+        rc, _, err = push(*args)
+        C.check(rc == 2 and words in err, "usage: %s" % " ".join(args[:-1] or args), err)
+    rc, _, err = push("--protocol", "otlp", "http://h/", chunk)
+    has_otlp = run([RINGPROF, "convert", "--help"])[1].find("\n  otlp ") >= 0
+    C.check(has_otlp or (rc == 2 and "no otlp writer" in err),
+            "otlp without its writer: one line", err)
+    st = os.path.join(d, ".ringprof-push.state")
+    with open(st, "w") as f:
+        f.write("ringprof-push-state 1\nrec broken\n")
+    os.chmod(st, 0o600)
+    rc, _, err = push("--follow", d, "--once", "http://h:4040")
+    C.check(rc == 1 and "line 2" in err and "remove the file" in err,
+            "a damaged state file is an error, not a fresh start", err)
+
+
+def main():
+    try:
+        for t in (test_pyroscope_pprof, test_period, test_jfr, test_restart_mid_chunk,
+                  test_retention, test_follow_live, test_backoff, test_reject,
+                  test_secrets, test_usage):
+            t()
+    finally:
+        if not os.environ.get("RP_KEEP_TMP"):
+            shutil.rmtree(TMP, True)
+    C.close()
+
+
+main()

@@ -366,3 +366,13 @@ void out_fmt_u64(char *buf, size_t cap, int have, uint64_t v)
     else
         snprintf(buf, cap, "-");
 }
+
+char *out_system_name(const struct rp_prof_method *m)
+{
+    if (m->plain)
+        return rp_xstrdup(m->raw);
+    size_t len = strlen(m->display) + strlen(m->signature) + 1;
+    char *sys = rp_xmalloc(len);
+    snprintf(sys, len, "%s%s", m->display, m->signature);
+    return sys;
+}

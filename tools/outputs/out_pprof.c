@@ -45,11 +45,11 @@
 #include <string.h>
 
 #include "formats.h"
+#include "out_common.h"
 #include "model/scan.h"
 #include "model/strtab.h"
 #include "model/xalloc.h"
 #include "pb.h"
-#include "ringprof/utf8.h"
 
 /* profile.proto field numbers. */
 enum {
@@ -308,19 +308,9 @@ static void write_functions(struct pprof *x)
         rp_pb_reset(&x->msg);
         rp_pb_uint64(&x->msg, FUNCTION_ID, (uint64_t)m + 1);
         rp_pb_int64(&x->msg, FUNCTION_NAME, str(x, me->display));
-        if (me->plain) {
-            /* The linker's identity of the function: its symbol, mangled. */
-            rp_pb_int64(&x->msg, FUNCTION_SYSTEM_NAME, str(x, me->raw));
-        } else if (me->signature[0]) {
-            /* The JVM's own identity of the method: name plus descriptor. */
-            size_t len = strlen(me->display) + strlen(me->signature) + 1;
-            char *sys = rp_xreallocarray(NULL, len, 1);
-            snprintf(sys, len, "%s%s", me->display, me->signature);
-            rp_pb_int64(&x->msg, FUNCTION_SYSTEM_NAME, str(x, sys));
-            free(sys);
-        } else {
-            rp_pb_int64(&x->msg, FUNCTION_SYSTEM_NAME, str(x, me->display));
-        }
+        char *sys = out_system_name(me);
+        rp_pb_int64(&x->msg, FUNCTION_SYSTEM_NAME, str(x, sys));
+        free(sys);
         rp_pb_int64(&x->msg, FUNCTION_FILENAME, str(x, me->file));
         rp_pb_reset(&x->field);
         rp_pb_msg(&x->field, PROFILE_FUNCTION, &x->msg);
@@ -328,40 +318,16 @@ static void write_functions(struct pprof *x)
     }
 }
 
-/* The string table, in index order. A string that is not valid UTF-8 is written
- * with U+FFFD for each bad byte: protobuf's "string" must be UTF-8, and strict
- * decoders (Go's google.golang.org/protobuf, used by Pyroscope) reject the whole
- * profile otherwise. Replacing keeps the index, so references stay right. */
+/* The string table, in index order. A string that is not valid UTF-8 keeps its
+ * index with U+FFFD for each bad byte (rp_pb_string), so references stay
+ * right. */
 static void write_strings(struct pprof *x)
 {
-    char *fixed = NULL;
     for (size_t i = 0; i < x->st.n; i++) {
-        const unsigned char *s = (const unsigned char *)x->st.s[i];
-        size_t len = x->st.len[i], k = 0, j = 0;
-        uint32_t cp;
-        while (k < len && (j = rp_utf8_seq(s + k, len - k, &cp)) != 0)
-            k += j;
         rp_pb_reset(&x->field);
-        if (k == len) {
-            rp_pb_bytes(&x->field, PROFILE_STRING_TABLE, s, len);
-        } else {
-            fixed = rp_xreallocarray(fixed, len, 3);      /* each byte becomes <= 3     */
-            size_t o = 0;
-            for (k = 0; k < len; k += j ? j : 1) {
-                j = rp_utf8_seq(s + k, len - k, &cp);
-                if (j) {
-                    memcpy(fixed + o, s + k, j);
-                    o += j;
-                } else {
-                    memcpy(fixed + o, RP_UTF8_REPLACEMENT, 3);
-                    o += 3;
-                }
-            }
-            rp_pb_bytes(&x->field, PROFILE_STRING_TABLE, fixed, o);
-        }
+        rp_pb_string(&x->field, PROFILE_STRING_TABLE, x->st.s[i], x->st.len[i]);
         rp_gz_write_pb(x->gz, &x->field);
     }
-    free(fixed);
 }
 
 int rp_out_pprof(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)

@@ -14,6 +14,7 @@ wall and lock; heap: alloc, live snapshots and gc), read two ways:
              duplicate string, attribute, location or stack, every index in
              range, strings UTF-8 (rp_bigwriter's hostile names), the same
              profile_id from two conversions and another for another span;
+             and pprof's sample labels from the header and --label;
   collector  by a real OpenTelemetry Collector v0.165.0 (tests/fetch-otelcol's
              build; exit 77 with one line where it is not cached): the OTLP
              HTTP receiver on 127.0.0.1 at a free port takes the file at
@@ -28,6 +29,7 @@ names and OS ids with each thread's weight, the wall states' weights, the
 frames' files and lines, the frame types, the live profile being the last
 snapshot, the objects per allocation site, and the profile's time range.
 """
+import gzip
 import json
 import os
 import socket
@@ -38,7 +40,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from consumers import Checks, load_manifest, run, sample_frames, tempdir  # noqa: E402
+from consumers import Checks, load_manifest, pb_fields, run, sample_frames, tempdir  # noqa: E402
 from otlp_read import attrs_of, decode, from_json, stacks_of, type_of  # noqa: E402
 
 MODE, RINGPROF, WRITER, BIGWRITER, FETCH = sys.argv[1:6]
@@ -298,6 +300,14 @@ def run_decode(cases):
             "hostile names: bytes that are not UTF-8 became U+FFFD")
     c.check(max(len(req["dict"]["stacks"][s["stack"]]) for _, _, _, p in profiles_of(req)
                 for s in p["samples"]) >= 3000, "hostile names: the 3000-frame stack")
+    # pprof carries the same labels, as string labels on every sample.
+    pp = os.path.join(T, "fleet.pb.gz")
+    run([RINGPROF, "convert", "--quiet", "-o", pp, "--label", "env=staging", "--label",
+         "region=eu", cases[0][3][0]])
+    labels = pprof_labels(pp)
+    want = {"env": "staging", "team": "payments", "url": "http://x:1", "region": "eu"}
+    c.check(labels and all(all(l.get(k) == v for k, v in want.items()) for l in labels),
+            "pprof: every sample has the labels, --label winning", labels[:1])
     # Usage errors: one line, exit 2, no file.
     bad = os.path.join(T, "bad.otlp")
     for args in (["--label", "env"], ["--label", "9x=y"], ["--label", "a=1", "--label", "a=2"],
@@ -307,6 +317,25 @@ def run_decode(cases):
         c.check(r.returncode == 2 and not os.path.exists(bad) and
                 r.stderr.startswith("ringprof convert: "), "usage error %s" % args,
                 (r.returncode, r.stderr[:200]))
+
+
+def pprof_labels(path):
+    """Each sample's string labels of a pprof file, as {key: value}."""
+    with gzip.open(path, "rb") as f:
+        prof = list(pb_fields(f.read()))
+    strings = [v.decode("utf-8") for k, v in prof if k == 6]
+    out = []
+    for k, v in prof:
+        if k != 2:
+            continue
+        labels = {}
+        for sf, sv in pb_fields(v):
+            if sf == 3:
+                lab = dict(pb_fields(sv))
+                if lab.get(2):
+                    labels[strings[lab[1]]] = strings[lab[2]]
+        out.append(labels)
+    return out
 
 
 # ---------------------------------------------------------- collector -- #

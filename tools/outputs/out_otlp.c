@@ -69,7 +69,6 @@
 #include "ringprof/events.h"
 #include "ringprof/format.h"
 #include "ringprof/hash.h"
-#include "ringprof/labels.h"
 
 /* Field numbers: opentelemetry/proto/{collector/,}profiles/v1development,
  * common/v1 and resource/v1. */
@@ -602,13 +601,10 @@ static void any_kv(struct rp_pb *res, struct rp_pb *tmp, const char *key, const 
     rp_pb_free(&kv);
 }
 
-/* Whether label key k (klen bytes) is among --label's. */
-static int label_given(const struct rp_out_options *o, const char *k, size_t klen)
+static void resource_label(const char *key, const char *value, void *arg)
 {
-    for (size_t i = 0; i < o->nlabels; i++)
-        if (!strncmp(o->labels[i], k, klen) && o->labels[i][klen] == '=')
-            return 1;
-    return 0;
+    struct rp_pb *r = arg;
+    any_kv(r, r, key, value, 0);
 }
 
 /* The Resource of recording i into x->b. */
@@ -633,22 +629,7 @@ static void resource(struct otlp *x, uint32_t i)
     if (os->description)
         any_kv(r, r, "process.runtime.description", os->description, 0);
     any_kv(r, r, "ringprof.recording.id", s->recording, 0);
-    struct rp_label l;
-    char k[RP_LABEL_KEY_MAX + 1], v[RP_LABEL_VALUE_MAX + 1];
-    for (size_t pos = 0; rp_labels_next(s->labels, &pos, &l);) {
-        if (label_given(x->o, l.key, l.klen))
-            continue;
-        snprintf(k, sizeof k, "%.*s", (int)l.klen, l.key);
-        snprintf(v, sizeof v, "%.*s", (int)l.vlen, l.value);
-        any_kv(r, r, k, v, 0);
-    }
-    for (size_t j = 0; j < x->o->nlabels; j++) {
-        const char *eq = strchr(x->o->labels[j], '=');
-        char *key = rp_xstrdup(x->o->labels[j]);
-        key[eq - x->o->labels[j]] = '\0';
-        any_kv(r, r, key, eq + 1, 0);
-        free(key);
-    }
+    out_each_label(s, x->o, resource_label, r);
 }
 
 /* A profile's id: 16 bytes from the recording, the sample type and the span. */

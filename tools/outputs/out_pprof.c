@@ -16,7 +16,8 @@
  *     sample's labels "thread" (name), "tid" (number), "host" and "pid" (of the
  *     recording it came from) and, when several recordings are merged,
  *     "recording"; a merged-thread profile of one recording still gets its host
- *     and pid;
+ *     and pid; then the recording's labels (agent option labels=, --label:
+ *     out_each_label), one string label each;
  *   - sample types: "samples"/"count", then for alloc-like kinds with an
  *     "objects" extra "alloc_objects"/"count" ("inuse_objects" for live), then
  *     the weight: the kind's name and "nanoseconds" for time kinds
@@ -77,6 +78,7 @@ enum vsrc { V_SAMPLES, V_OBJECTS, V_WEIGHT };
 
 struct pprof {
     const struct rp_profile *p;
+    const struct rp_out_options *o;
     struct rp_gz *gz;
     struct rp_pb field, msg, sub;    /* scratch buffers, reused               */
     struct rp_strtab st;
@@ -174,6 +176,13 @@ static void label_num(struct pprof *x, uint32_t key, int64_t value)
     rp_pb_msg(&x->msg, SAMPLE_LABEL, &x->sub);
 }
 
+/* A recording's own label (labels=, --label) on the sample being written. */
+static void user_label(const char *key, const char *value, void *arg)
+{
+    struct pprof *x = arg;
+    label_str(x, str(x, key), value);
+}
+
 /* The labels of a sample from `src` (a source index, or RP_PROF_NONE) and `thr`
  * (a thread, or NULL). */
 static void sample_labels(struct pprof *x, uint32_t src, const struct rp_prof_thread *thr)
@@ -195,6 +204,7 @@ static void sample_labels(struct pprof *x, uint32_t src, const struct rp_prof_th
     label_str(x, x->k_pid, s->pid);
     if (p->nsources > 1)
         label_str(x, x->k_recording, s->recording);
+    out_each_label(s, x->o, user_label, x);
 }
 
 /* The thread state a wall sample's leaf frame "[state:NAME]" stands for
@@ -332,7 +342,7 @@ static void write_strings(struct pprof *x)
 
 int rp_out_pprof(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)
 {
-    struct pprof x = {.p = p, .state_frames = o->state_frames};
+    struct pprof x = {.p = p, .o = o, .state_frames = o->state_frames};
     x.gz = rp_gz_open(out, PPROF_GZIP_LEVEL);
     if (!x.gz) {
         errno = ENOMEM;

@@ -4,7 +4,8 @@
  * finished name (ringprof/recording.h), one chunk per call.
  *
  * usage: rp_pushwriter DIR SEQ [--recording ID] [--pid PID] [--kinds LIST]
- *                      [--part] [--seconds N]
+ *                      [--part] [--seconds N] [--service S] [--labels L]
+ *                      [--main M]
  *
  *   SEQ          chunk.seq; the chunk covers N seconds (default 60) starting at
  *                2026-11-21T06:00:00Z + SEQ * N s (wall) and 1000 s + SEQ * N s
@@ -14,6 +15,9 @@
  *   --kinds      what it holds, from cpu, alloc, wall, live (default cpu,alloc)
  *   --part       leave it as .rpc.part (a chunk still being written); print its
  *                finished name, so the test can rename it later
+ *   --service, --labels, --main  the header's service.name, labels (the
+ *                agent's "KEY:VALUE;..." text) and jvm.main, as the agent's
+ *                service=, labels= and the JVM's main class set them
  *
  * Content (every figure depends on SEQ, so the chunks of a recording differ and
  * a test can tell which one a backend got): two threads, main and worker;
@@ -167,7 +171,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *dir = argv[1], *rec = "4242-20261121T060000Z-00000000000000f1";
-    const char *kinds = "cpu,alloc";
+    const char *kinds = "cpu,alloc", *service = NULL, *labels = NULL, *jmain = NULL;
     unsigned seq = (unsigned)strtoul(argv[2], NULL, 10), seconds = 60;
     long pid = 4242;
     int part = 0;
@@ -180,6 +184,12 @@ int main(int argc, char **argv)
             kinds = argv[++i];
         else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
             seconds = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--service") && i + 1 < argc)
+            service = argv[++i];
+        else if (!strcmp(argv[i], "--labels") && i + 1 < argc)
+            labels = argv[++i];
+        else if (!strcmp(argv[i], "--main") && i + 1 < argc)
+            jmain = argv[++i];
         else if (!strcmp(argv[i], "--part"))
             part = 1;
         else {
@@ -198,14 +208,21 @@ int main(int argc, char **argv)
     snprintf(sm, sizeof sm, "%llu", (unsigned long long)w.mono0);
     snprintf(ss, sizeof ss, "%u", seq);
     snprintf(sp, sizeof sp, "%ld", pid);
-    const struct rp_kv meta[] = {
+    struct rp_kv meta[16] = {
         {RP_META_PID, sp}, {RP_META_HOST, "hostF"}, {RP_META_RECORDING, rec},
         {RP_META_CHUNK_SEQ, ss}, {RP_META_START_WALL, sw}, {RP_META_START_MONO, sm},
         {RP_META_JVM_NAME, "TestVM"}, {RP_META_OPTIONS, "interval=10ms"},
         {"agent.interval_ns", "10000000"}, {RP_META_PRODUCER, "rp_pushwriter"},
     };
+    size_t n = 10;
+    if (service)
+        meta[n++] = (struct rp_kv){RP_META_SERVICE, service};
+    if (labels)
+        meta[n++] = (struct rp_kv){RP_META_LABELS, labels};
+    if (jmain)
+        meta[n++] = (struct rp_kv){RP_META_JVM_MAIN, jmain};
     char err[512];
-    w.cw = rp_chunk_writer_open(path, meta, sizeof meta / sizeof meta[0], err, sizeof err);
+    w.cw = rp_chunk_writer_open(path, meta, n, err, sizeof err);
     if (!w.cw) {
         fprintf(stderr, "rp_pushwriter: %s\n", err);
         return 1;

@@ -80,7 +80,17 @@ def finish(p):
     return p.returncode, out.decode(), err.decode()
 
 
+TRUTHS = {}
+
+
 def truth(chunk, kind, *extra):
+    key = (chunk, kind) + extra
+    if key not in TRUTHS:
+        TRUTHS[key] = convert_collapsed(chunk, kind, *extra)
+    return TRUTHS[key]
+
+
+def convert_collapsed(chunk, kind, *extra):
     rc, out, err = run([RINGPROF, "convert", "--format", "collapsed", "--event", kind,
                         "--quiet"] + list(extra) + [chunk])
     if rc != 0:
@@ -126,7 +136,9 @@ def test_pyroscope_pprof():
         seq, kind = i // 4, order[i % 4]
         what = "pprof: chunk %d %s" % (seq, kind)
         C.check(r.path == "/ingest", what + ": path /ingest", r.path)
-        C.check(r.query.get("name") == "java{host=hostF}", what + ": name", r.query)
+        C.check(r.query.get("name") == "unknown_service_java{host=hostF}",
+                what + ": name (OpenTelemetry's unknown service, in Pyroscope's "
+                "grammar)", r.query)
         C.check(r.query.get("spyName") == "javaspy" and "format" not in r.query,
                 what + ": spyName javaspy and no format (a form)", r.query)
         begin = WALL0 + seq * 60 * SEC
@@ -145,8 +157,9 @@ def test_pyroscope_pprof():
                 "config names lock types and not 'samples'", stc)
         types, stacks = pprof_stacks(f["profile"][1])
         C.check(types == expect_types[kind], what + ": sample types", types)
-        C.check(stacks == truth(chunks[seq], kind), what + ": every stack and weight "
-                "equal to convert --format collapsed", (stacks, truth(chunks[seq], kind)))
+        want = truth(chunks[seq], kind)
+        C.check(stacks == want, what + ": every stack and weight equal to convert "
+                "--format collapsed", (stacks, want))
         _, samples = pprof(f["profile"][1])
         labels = set().union(*(set(s[2]) for s in samples))
         C.check("thread" not in labels, what + ": merged threads (no thread label: "
@@ -176,7 +189,18 @@ def test_pyroscope_pprof():
     _, samples = pprof(profile_of(b2.requests[0])) if b2.requests else (None, [])
     C.check(rc == 0 and {s[2].get("thread") for s in samples} == {"main", "worker"},
             "--per-thread: thread labels", err)
-    # --service, --label, --tenant, --header.
+    # The agent's service= and labels=, the main jar, --service, --label,
+    # --tenant, --header.
+    e = newdir("named")
+    named = writer(e, 0, "--kinds", "cpu", "--service", "billing", "--labels",
+                   "env:stage;team-x:a{b};zone:eu")
+    jar = writer(e, 1, "--kinds", "cpu", "--main", "/opt/app/checkout.jar")
+    rc, _, err = push("--label", "env=prod", b2.url("/ingest"), named, jar)
+    names = [r.query.get("name") for r in b2.requests[-2:]]
+    C.check(rc == 0 and names == ["billing{host=hostF,team_x=a_b_,zone=eu,env=prod}",
+                                  "checkout{host=hostF,env=prod}"],
+            "name: the agent's service and labels (in Pyroscope's grammar), --label "
+            "winning; else the main jar", (names, err))
     rc, _, err = push("--service", "checkout", "--label", "env=prod", "--label",
                       "host=h2", "--tenant", "team-a", "--header", "X-Extra: 1",
                       "--event", "cpu", b2.url("/ingest"), chunks[0])
@@ -244,6 +268,62 @@ def test_jfr():
     rc, _, err = push("--format", "jfr", "--event", "cpu", b.url("/ingest"), chunk)
     C.check(rc == 2 and "holds every kind" in err, "jfr: --event refused", err)
     b.close()
+
+
+def pb_varint(v):
+    out = b""
+    while True:
+        out += bytes([(v & 0x7f) | (0x80 if v > 0x7f else 0)])
+        v >>= 7
+        if not v:
+            return out
+
+
+def pb_field(num, data):
+    """A field of a protobuf message: varint for an int, bytes otherwise."""
+    if isinstance(data, int):
+        return pb_varint(num << 3) + pb_varint(data)
+    return pb_varint(num << 3 | 2) + pb_varint(len(data)) + data
+
+
+def test_otlp():
+    d = newdir("otlp")
+    chunk = writer(d, 0, "--kinds", "cpu,alloc,wall", "--service", "billing",
+                   "--labels", "env:stage")
+    b = Backend()
+    rc, _, err = push("--protocol", "otlp", "--service", "checkout", "--label", "zone=eu",
+                      "http://127.0.0.1:%d/" % b.port, chunk)
+    C.check(rc == 0 and len(b.requests) == 1, "otlp: one request for every kind",
+            (rc, len(b.requests), err))
+    if not b.requests:
+        return
+    r = b.requests[0]
+    C.check(r.path == "/v1development/profiles", "otlp: the path", r.path)
+    C.check(r.headers.get("Content-Type") == "application/x-protobuf" and
+            r.headers.get("Content-Encoding") == "gzip", "otlp: protobuf, gzipped",
+            dict(r.headers))
+    out = os.path.join(TMP, "otlp.pb")
+    run([RINGPROF, "convert", "--format", "otlp", "--quiet", "--service", "checkout",
+         "--label", "zone=eu", "-o", out, chunk])
+    with open(out, "rb") as fh:
+        C.check(gzip.decompress(r.body) == fh.read(), "otlp: the body is convert "
+                "--format otlp's, with --service and --label")
+
+    # A 200 that refuses profiles, and a 400 with a google.rpc.Status.
+    partial = pb_field(1, pb_field(1, 2) + pb_field(2, b"dictionary index out of range"))
+    status = pb_field(1, 3) + pb_field(2, b"proto: cannot parse invalid wire-format data")
+    script = [(200, {"Content-Type": "application/x-protobuf"}, partial),
+              (400, {"Content-Type": "application/x-protobuf"}, status)]
+    b2 = Backend(lambda i, r: script[min(i, 1)])
+    url = "http://127.0.0.1:%d/v1development/profiles" % b2.port
+    rc, _, err = push(url, chunk)
+    C.check(rc == 1 and "HTTP 200, but 2 profiles rejected: dictionary index out of "
+            "range" in err, "otlp: a partial success that rejects is a rejection", err)
+    rc, _, err = push(url, chunk)
+    C.check(rc == 1 and "HTTP 400: proto: cannot parse invalid wire-format data" in err,
+            "otlp: a Status's message is the server's words", err)
+    b.close()
+    b2.close()
 
 
 # ------------------------------------------------------------ follow -- #
@@ -476,16 +556,16 @@ def test_usage():
         (["http://h:4040"], "no INPUT given"),
         (["--label", "a b=c", "http://h:4040", chunk], "--label"),
         (["--label", "env=a,b", "http://h:4040", chunk], "','"),
+        (["--label", "service.name=x", "http://h:4040", chunk], "--service"),
+        (["--label", "a=1", "--label", "a=2", "http://h:4040", chunk], "twice"),
         (["--service", "my app", "http://h:4040", chunk], "--service"),
         (["ftp://h:4040", chunk], "http:// and https://"),
     ]
     for args, words in cases:
         rc, _, err = push(*args)
         C.check(rc == 2 and words in err, "usage: %s" % " ".join(args[:-1] or args), err)
-    rc, _, err = push("--protocol", "otlp", "http://h/", chunk)
-    has_otlp = run([RINGPROF, "convert", "--help"])[1].find("\n  otlp ") >= 0
-    C.check(has_otlp or (rc == 2 and "no otlp writer" in err),
-            "otlp without its writer: one line", err)
+    rc, _, err = push("--protocol", "otlp", "--format", "pprof", "http://h/", chunk)
+    C.check(rc == 2 and "always OTLP protobuf" in err, "otlp takes no --format", err)
     st = os.path.join(d, ".ringprof-push.state")
     with open(st, "w") as f:
         f.write("ringprof-push-state 1\nrec broken\n")
@@ -497,7 +577,8 @@ def test_usage():
 
 def main():
     try:
-        for t in (test_pyroscope_pprof, test_period, test_jfr, test_restart_mid_chunk,
+        for t in (test_pyroscope_pprof, test_period, test_jfr, test_otlp,
+                  test_restart_mid_chunk,
                   test_retention, test_follow_live, test_backoff, test_reject,
                   test_secrets, test_usage):
             t()

@@ -98,6 +98,7 @@ struct push {
     uint64_t failing_since;
     uint64_t rng;
     int tty, status_shown;
+    const char **labels;             /* --label as given, for the writers      */
     char **done;                     /* INPUT: "recording/seq" sent this run   */
     size_t ndone;
 };
@@ -128,8 +129,10 @@ static void usage(FILE *f)
         "                      time range (default: one per chunk; at least 1s)\n"
         "  --event LIST        kinds to send, comma-separated (default\n"
         "                      " RP_PUSH_DEFAULT_EVENTS "; a jfr body holds every kind)\n"
-        "  --service NAME      the service the profiles are of (default: java)\n"
-        "  --label K=V         a label on every profile (repeatable)\n"
+        "  --service NAME      the service the profiles are of (default: the agent's\n"
+        "                      service=, else the JVM's main class or jar)\n"
+        "  --label K=V         a label on every profile (repeatable; wins over the\n"
+        "                      agent's labels= of the same key)\n"
         "  --per-thread        Pyroscope pprof: keep each sample's thread label\n"
         "                      (Pyroscope makes each thread a series of its own)\n"
         "  --tenant ID         X-Scope-OrgID, for a multi-tenant backend\n"
@@ -377,14 +380,22 @@ static int check_args(struct push *x, int nin)
         return bad_usage(x, "--event: a %s body holds every kind", x->t.fmt->name);
     if (x->backoff_max < x->backoff_min)
         return bad_usage(x, "--backoff-max is shorter than --backoff-min");
-    if (x->t.service && !*x->t.service)
-        return bad_usage(x, "--service: an empty name");
-    for (const char *p = x->t.service; p && *p; p++)
-        if (!(*p == '-' || *p == '.' || *p == '/' || *p == '_' ||
-              (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-              (*p >= '0' && *p <= '9')))
-            return bad_usage(x, "--service '%s': letters, digits and - . / _ only",
-                             x->t.service);
+    const char *svc = x->t.service;
+    if (svc && (!*svc || strlen(svc) > 255))
+        return bad_usage(x, "--service '%s': a name of 1 to 255 bytes", svc);
+    for (const char *p = svc; p && *p; p++)
+        if (x->t.proto == RP_PUSH_PYROSCOPE && !(*p == '-' || *p == '.' || *p == '/' ||
+            *p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+            (*p >= '0' && *p <= '9')))
+            return bad_usage(x, "--service '%s': Pyroscope takes letters, digits and "
+                             "- . / _ only", svc);
+    /* What the writers are told: the OTLP resource gets them. */
+    x->bo.oo.service = svc;
+    x->labels = rp_xreallocarray(NULL, x->t.nlabels + 1, sizeof *x->labels);
+    for (size_t i = 0; i < x->t.nlabels; i++)
+        x->labels[i] = x->t.labels[i].arg;
+    x->bo.oo.labels = x->labels;
+    x->bo.oo.nlabels = x->t.nlabels;
     return parse_events(x);
 }
 
@@ -991,6 +1002,7 @@ int rp_cmd_push(int argc, char **argv)
         free(x.bo.events[i]);
     free(x.bo.events);
     free(x.events_arg);
+    free(x.labels);
     for (size_t i = 0; i < x.ndone; i++)
         free(x.done[i]);
     free(x.done);

@@ -60,6 +60,9 @@ static void ident_from(const struct rp_reader *r, struct rp_push_ident *id)
     id->seq = id->has_seq ? (uint32_t)seq : 0;
     id->host = meta_dup(r, RP_META_HOST);
     id->pid = meta_dup(r, RP_META_PID);
+    id->service = meta_dup(r, RP_META_SERVICE);
+    id->labels = meta_dup(r, RP_META_LABELS);
+    id->main = meta_dup(r, RP_META_JVM_MAIN);
     id->start_wall = meta_u64(r, RP_META_START_WALL, NULL);
     id->interval_ns = meta_u64(r, "agent.interval_ns", NULL);
 }
@@ -89,7 +92,22 @@ void rp_push_ident_free(struct rp_push_ident *id)
     free(id->recording);
     free(id->host);
     free(id->pid);
+    free(id->service);
+    free(id->labels);
+    free(id->main);
     memset(id, 0, sizeof *id);
+}
+
+void rp_push_ident_source(const struct rp_push_ident *id, struct rp_prof_source *s)
+{
+    memset(s, 0, sizeof *s);
+    s->recording = id->recording;
+    s->pid = id->pid;
+    s->host = id->host;
+    s->jvm = "";
+    s->service = id->service;
+    s->labels = id->labels;
+    s->main = id->main;
 }
 
 /* -------------------------------------------------------------- survey -- */

@@ -43,6 +43,8 @@ struct rp_push_ident {
     uint32_t seq;             /* chunk.seq                                         */
     int has_seq;
     char *host, *pid;
+    char *service, *labels;   /* the agent's service= and labels= (format.h)      */
+    char *main;               /* jvm.main: the main class or jar                  */
     uint64_t start_wall;      /* start.wall_ns; 0: unknown                        */
     uint64_t interval_ns;     /* agent.interval_ns: the CPU sampling interval;    */
                               /* 0: unknown                                       */
@@ -84,6 +86,10 @@ struct rp_push_body_options {
 int rp_push_ident_read(const char *path, struct rp_push_ident *id, char *err,
                        size_t errlen);
 void rp_push_ident_free(struct rp_push_ident *id);
+
+/* The identity as the profile model names a chunk's recording (its strings are
+ * the identity's), for rp_out_service_name. */
+void rp_push_ident_source(const struct rp_push_ident *id, struct rp_prof_source *s);
 
 /*
  * rp_push_chunk_build: read the chunk at `path` and make its parts as `o` says.

@@ -16,6 +16,7 @@
 #include "model/xalloc.h"
 #include "outputs/pb.h"
 #include "ringprof/errbuf.h"
+#include "ringprof/labels.h"
 #include "ringprof/trust.h"
 
 /* gzip level of the bodies: zlib's default, as for pprof files. */
@@ -126,35 +127,30 @@ int rp_push_target_parse(struct rp_push_target *t, const char *url, const char *
 
 /* --------------------------------------------------- labels, headers -- */
 
-static int label_key_ok(const char *k, size_t n)
-{
-    if (n == 0)
-        return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)k[i]) && k[i] != '_' && k[i] != '.')
-            return 0;
-    return 1;
-}
-
 int rp_push_target_label(struct rp_push_target *t, const char *kv, char *err,
                          size_t errlen)
 {
     const char *eq = strchr(kv, '=');
-    if (!eq || !label_key_ok(kv, (size_t)(eq - kv)))
-        return rp_fail(err, errlen, "--label '%s': KEY=VALUE, KEY of letters, digits, "
-                       "'_' and '.'", kv);
-    if (!strncmp(kv, "__", 2) || (eq - kv == 12 && !strncmp(kv, "service_name", 12)))
+    size_t klen = eq ? (size_t)(eq - kv) : 0;
+    if (!eq || !rp_label_key_ok(kv, klen) || !rp_label_value_ok(eq + 1, strlen(eq + 1)))
+        return rp_fail(err, errlen, "--label '%s': KEY=VALUE, KEY 1 to 64 of A-Z a-z 0-9 "
+                       "_ . - starting with a letter or _, VALUE 1 to 256 printable "
+                       "characters but ',' and ';' (ringprof/labels.h)", kv);
+    if (!strncmp(kv, "__", 2) || (klen == 12 && !strncmp(kv, "service_name", 12)) ||
+        (klen == 12 && !strncmp(kv, "service.name", 12)))
         return rp_fail(err, errlen, "--label '%s': that key is the backend's own (give "
                        "the service with --service)", kv);
-    for (const unsigned char *p = (const unsigned char *)eq + 1; *p; p++)
-        if (*p < 0x20 || *p == 0x7f || *p == ',' || *p == '{' || *p == '}')
-            return rp_fail(err, errlen, "--label '%s': a value holds no ',', '{', '}' "
-                           "or control character (Pyroscope's name grammar)", kv);
+    for (size_t i = 0; i < t->nlabels; i++)
+        if (strlen(t->labels[i].key) == klen && !strncmp(t->labels[i].key, kv, klen))
+            return rp_fail(err, errlen, "--label '%s': that key is given twice", kv);
+    if (t->nlabels == RP_LABELS_MAX)
+        return rp_fail(err, errlen, "--label '%s': at most %d labels", kv, RP_LABELS_MAX);
     t->labels = rp_xreallocarray(t->labels, t->nlabels + 1, sizeof *t->labels);
     struct rp_push_label *l = &t->labels[t->nlabels++];
     l->key = rp_xstrdup(kv);
-    l->key[eq - kv] = '\0';
+    l->key[klen] = '\0';
     l->value = rp_xstrdup(eq + 1);
+    l->arg = kv;
     return 0;
 }
 
@@ -262,31 +258,66 @@ static void form_file(FILE *m, const char *boundary, const char *field, const ch
     fputs("\r\n", m);
 }
 
-/* The service a Pyroscope series is named for: --service, else "java". */
-static const char *service_of(const struct rp_push_target *t)
+/* What a piece of Pyroscope's name is. */
+enum pyro_text { PYRO_KEY, PYRO_VALUE, PYRO_SERVICE };
+
+/* Text as Pyroscope's name grammar has it (api/model/labelset): what a label
+ * name, a value or a service name may not hold becomes '_'. */
+static void put_pyroscope(FILE *m, const char *s, size_t n, enum pyro_text what)
 {
-    return t->service ? t->service : "java";
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int ok = what == PYRO_VALUE ? !strchr(",{}", c) && (unsigned char)c >= 0x20
+               : (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                 (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+                 (what == PYRO_SERVICE && (c == '-' || c == '/'));
+        fputc(ok ? c : '_', m);
+    }
 }
 
-/* "SERVICE{host=...,k=v,...}", escaped for the query. */
+static int given(const struct rp_push_target *t, const char *key, size_t klen)
+{
+    for (size_t i = 0; i < t->nlabels; i++)
+        if (strlen(t->labels[i].key) == klen && !strncmp(t->labels[i].key, key, klen))
+            return 1;
+    return 0;
+}
+
+/* "SERVICE{host=...,k=v,...}", escaped for the query: the service as the OTLP
+ * writer names it (rp_out_service_name), the agent's labels, --label's (which
+ * win), and the host unless a label names one. */
 static char *pyroscope_name(const struct rp_push_target *t, const struct rp_push_chunk *c)
 {
-    char *name = NULL;
+    struct rp_prof_source src;
+    rp_push_ident_source(&c->id, &src);
+    char svc[512], *name = NULL;
+    rp_out_service_name(t->service, &src, svc, sizeof svc);
     size_t len = 0;
     FILE *m = memfile(&name, &len);
-    fprintf(m, "%s{", service_of(t));
+    put_pyroscope(m, svc, strlen(svc), PYRO_SERVICE);
+    fputc('{', m);
     const char *sep = "";
-    int host_given = 0;
-    for (size_t i = 0; i < t->nlabels; i++)
-        host_given |= !strcmp(t->labels[i].key, "host");
-    if (c->id.host[0] && !host_given) {
-        fprintf(m, "host=");
-        for (const char *p = c->id.host; *p; p++)   /* a hostname is [A-Za-z0-9.-] */
-            fputc(strchr(",{}", *p) || (unsigned char)*p < 0x20 ? '_' : *p, m);
+    if (c->id.host[0] && !given(t, "host", 4)) {
+        fputs("host=", m);
+        put_pyroscope(m, c->id.host, strlen(c->id.host), PYRO_VALUE);
         sep = ",";
     }
-    for (size_t i = 0; i < t->nlabels; i++, sep = ",")
-        fprintf(m, "%s%s=%s", sep, t->labels[i].key, t->labels[i].value);
+    struct rp_label l;
+    for (size_t pos = 0; rp_labels_next(c->id.labels, &pos, &l);) {
+        if (given(t, l.key, l.klen) || (l.klen == 4 && !strncmp(l.key, "host", 4)))
+            continue;
+        fputs(sep, m);
+        put_pyroscope(m, l.key, l.klen, PYRO_KEY);
+        fputc('=', m);
+        put_pyroscope(m, l.value, l.vlen, PYRO_VALUE);
+        sep = ",";
+    }
+    for (size_t i = 0; i < t->nlabels; i++, sep = ",") {
+        fputs(sep, m);
+        put_pyroscope(m, t->labels[i].key, strlen(t->labels[i].key), PYRO_KEY);
+        fputc('=', m);
+        put_pyroscope(m, t->labels[i].value, strlen(t->labels[i].value), PYRO_VALUE);
+    }
     fputc('}', m);
     fclose(m);
     char *q = rp_http_query_escape(name);

@@ -12,7 +12,8 @@
  * Pyroscope /ingest, as its server reads it (pkg/ingester/pyroscope/
  * ingest_handler.go and pkg/og/convert/{pprof,jfr} in grafana/pyroscope):
  *   - name=SERVICE{k=v,...}: the service becomes service_name, the labels
- *     series labels; from and until are the window's range in ns (19 digits:
+ *     series labels (the service as the OTLP writer names it, the agent's
+ *     labels= and --label, the chunk's host); from and until are the window's range in ns (19 digits:
  *     Pyroscope's attime reads them as ns);
  *   - pprof: a multipart/form-data body with the gzipped profile as the file
  *     field "profile" and a "sample_type_config" that maps Pyroscope's profile
@@ -54,6 +55,7 @@ enum rp_push_proto { RP_PUSH_OTLP, RP_PUSH_PYROSCOPE };
 
 struct rp_push_label {
     char *key, *value;
+    const char *arg;          /* "KEY=VALUE" as given (the writers' form)           */
 };
 
 struct rp_push_target {
@@ -78,8 +80,10 @@ struct rp_push_target {
 int rp_push_target_parse(struct rp_push_target *t, const char *url, const char *proto,
                          const char *format, char *err, size_t errlen);
 
-/* --label K=V: checked (Pyroscope's label grammar: K of letters, digits, '_' and
- * '.', not reserved; V without ',', '{', '}' or a control character), added.
+/* --label K=V: checked by the labels' grammar (ringprof/labels.h), the keys
+ * the backends keep for themselves (service.name, service_name, __*) refused;
+ * Pyroscope's stricter name grammar is met when the name is made ('-' in a key,
+ * '{' or '}' in a value become '_').
  * --header 'Name: value' (--tenant ID is "X-Scope-OrgID: ID"): a header name and
  * a value without control characters; Authorization and the headers push sets
  * itself are refused. @return 0, or -1 with err. */

@@ -21,6 +21,7 @@ import http.server
 import os
 import re
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -89,8 +90,15 @@ class Backend:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
+    def tls(self, cert, key):
+        """Serve https with this certificate (call before the first request)."""
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
+        self.scheme = "https"
+
     def url(self, path=""):
-        return "http://127.0.0.1:%d%s" % (self.port, path)
+        return "%s://127.0.0.1:%d%s" % (getattr(self, "scheme", "http"), self.port, path)
 
     def wait(self, pred, proc=None):
         """Wait until pred(requests) holds (or proc ended). @return whether it

@@ -22,6 +22,9 @@ Collector is agent_push_otlp):
     server that answers 503, refuses connections or never answers (--timeout);
     a 400 is reported with the chunk and the server's first line escaped, not
     resent after a restart, and the other chunks still go;
+  - TLS: a server whose certificate the system does not trust is refused, one
+    that --cacert names is trusted (openssl makes the certificate; skipped with
+    a line without it);
   - secrets: the token and the basic-auth password reach the server and appear
     in no output, no state file and no dry-run file, even when the server
     quotes them back; credentials on the command line are refused;
@@ -109,6 +112,8 @@ def root_frame(req):
 
 
 def state_lines(path):
+    if not os.path.exists(path):
+        return ["(no state file)"]
     with open(path) as f:
         return f.read().splitlines()
 
@@ -477,6 +482,34 @@ def test_reject():
     b.close()
 
 
+def test_tls():
+    """https: the server is verified, against the system's store or --cacert."""
+    openssl = shutil.which("openssl")
+    if not openssl:
+        print("SKIP (tls): no openssl to make a certificate with")
+        return
+    cert, key = os.path.join(TMP, "cert.pem"), os.path.join(TMP, "key.pem")
+    rc, _, err = run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+                      "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                      "-keyout", key, "-out", cert])
+    if rc != 0:
+        print("SKIP (tls): openssl could not make a certificate: " + err.strip())
+        return
+    d = newdir("tls")
+    chunk = writer(d, 0, "--kinds", "cpu")
+    b = Backend()
+    b.tls(cert, key)
+    rc, _, err = push("--retry-for", "200ms", "--backoff-min", "50ms", b.url("/ingest"), chunk)
+    C.check(rc == 3 and "no answer" in err and "certificate" in err and not b.requests,
+            "tls: a certificate the system does not trust is refused", (rc, err))
+    rc, _, err = push("--cacert", cert, b.url("/ingest"), chunk)
+    C.check(rc == 0 and len(b.requests) == 1, "tls: --cacert trusts it", (rc, err))
+    rc, _, err = push("--cacert", os.path.join(TMP, "none.pem"), b.url("/ingest"), chunk)
+    C.check(rc == 1 and "--cacert" in err and "none.pem" in err,
+            "tls: a --cacert that cannot be read is one line", (rc, err))
+    b.close()
+
+
 # ----------------------------------------------------------- secrets -- #
 
 def test_secrets():
@@ -579,7 +612,7 @@ def main():
     try:
         for t in (test_pyroscope_pprof, test_period, test_jfr, test_otlp,
                   test_restart_mid_chunk,
-                  test_retention, test_follow_live, test_backoff, test_reject,
+                  test_retention, test_follow_live, test_backoff, test_reject, test_tls,
                   test_secrets, test_usage):
             t()
     finally:

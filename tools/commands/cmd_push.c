@@ -90,7 +90,6 @@ struct push {
     int dry_fd;
     uint64_t dry_seq;
     struct rp_push_chunk cur;        /* the chunk being sent                  */
-    int have_cur;
     struct counts n;
     char last_error[1024];
     uint64_t delay;                  /* the backoff's current step            */
@@ -602,17 +601,14 @@ static void chunk_done(struct push *x, int rejected)
             x->cur.path, x->cur.problems, x->cur.problems == 1 ? "" : "s");
 }
 
-/* Build the current chunk's parts. @return 0, or -1 (said, counted). */
-static int build(struct push *x, const char *path)
+/* Build the current chunk's parts. @return 0, or -1 with the reason in err. */
+static int build(struct push *x, const char *path, char *err, size_t errlen)
 {
-    char err[1024];
     rp_push_chunk_free(&x->cur);
-    x->have_cur = 0;
-    if (rp_push_chunk_build(&x->cur, path, &x->bo, err, sizeof err) < 0) {
+    if (rp_push_chunk_build(&x->cur, path, &x->bo, err, errlen) < 0) {
         rp_push_chunk_free(&x->cur);
         return -1;
     }
-    x->have_cur = 1;
     return 0;
 }
 
@@ -649,9 +645,10 @@ static int run_inputs(struct push *x, int argc, char **argv)
             continue;
         }
         x->n.pending = in.n - i;
-        if (build(x, path) < 0) {
+        char err[1024];
+        if (build(x, path, err, sizeof err) < 0) {
             x->n.unreadable++;
-            say(x, "%s: not a readable chunk: not sent", path);
+            say(x, "%s; not sent", err);
             continue;
         }
         if (sent_before(x, &x->cur.id)) {
@@ -667,7 +664,7 @@ static int run_inputs(struct push *x, int argc, char **argv)
     }
     x->n.pending = rc ? x->n.pending : 0;
     rp_inputs_free(&in);
-    return rc;
+    return rc == 1 ? EXIT_GAVE_UP : rc;   /* stopped: not all was delivered */
 }
 
 /* ------------------------------------------------------------ follow -- */
@@ -780,12 +777,13 @@ static int follow_one(struct push *x, struct rp_push_file *f)
     char recording[RP_PUSH_ID_MAX + 1];
     snprintf(recording, sizeof recording, "%s", f->id.recording);
     uint32_t seq = f->id.seq;
-    if (build(x, f->path) < 0) {
+    char err[1024];
+    if (build(x, f->path, err, sizeof err) < 0) {
         if (access(f->path, F_OK) != 0) {   /* gone meanwhile: the gap counts it */
             rescan(x);
             return 0;
         }
-        say(x, "%s: not a readable chunk: not sent", f->path);
+        say(x, "%s; not sent", err);
         x->n.unreadable++;
         f->ident_ok = 0;
         f->reported = 1;
@@ -815,7 +813,6 @@ static int follow_one(struct push *x, struct rp_push_file *f)
     r->part_rejected = 0;
     save_state(x);
     rp_push_chunk_free(&x->cur);
-    x->have_cur = 0;
     return 0;
 }
 

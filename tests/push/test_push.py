@@ -22,6 +22,7 @@ Collector is agent_push_otlp):
     server that answers 503, refuses connections or never answers (--timeout);
     a 400 is reported with the chunk and the server's first line escaped, not
     resent after a restart, and the other chunks still go;
+  - a terminal gets one status line, kept up to date, the news above it;
   - TLS: a server whose certificate the system does not trust is refused, one
     that --cacert names is trusted (openssl makes the certificate; skipped with
     a line without it);
@@ -510,6 +511,38 @@ def test_tls():
     b.close()
 
 
+def test_status_line():
+    """On a terminal, one status line kept up to date; the news above it."""
+    import pty
+    d = newdir("status")
+    chunks = [writer(d, s, "--kinds", "cpu") for s in (0, 1)]
+    b = Backend(lambda i, r: (503, {}, b"busy") if i == 0 else (200, {}, b""))
+    master, slave = pty.openpty()
+    p = subprocess.Popen([RINGPROF, "push", "--backoff-min", "20ms", b.url("/ingest")] +
+                         chunks, stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        out += data
+    p.wait()
+    os.close(master)
+    text = out.decode("utf-8", "replace")
+    C.check(p.returncode == 0 and "\r\x1b[K" in text and
+            "2 chunks sent (2 requests" in text and "last: HTTP 503: busy" in text,
+            "a terminal gets the status line, with the last error", text[-600:])
+    lines = [l for l in text.replace("\r\x1b[K", "\n").splitlines() if l.strip()]
+    C.check(any("retry 1 in" in l for l in lines) and
+            lines[-1].startswith("ringprof push: 2 chunks sent"),
+            "the news on lines of their own, the summary last", lines[-4:])
+    b.close()
+
+
 # ----------------------------------------------------------- secrets -- #
 
 def test_secrets():
@@ -613,6 +646,7 @@ def main():
         for t in (test_pyroscope_pprof, test_period, test_jfr, test_otlp,
                   test_restart_mid_chunk,
                   test_retention, test_follow_live, test_backoff, test_reject, test_tls,
+                  test_status_line,
                   test_secrets, test_usage):
             t()
     finally:

@@ -149,7 +149,7 @@ static void usage(FILE *f)
         "  --rescan DUR        --follow: list DIR at least this often (default 10s)\n"
         "  --dry-run OUTDIR    write each request to OUTDIR instead of sending it\n"
         "  -v, --verbose       a line for every chunk sent\n"
-        "  --quiet             no status line; problems only\n"
+        "  --quiet             no status line\n"
         "\n"
         "Exit status: 0 all delivered (--follow: stopped by a signal); 1 a chunk was\n"
         "rejected, unreadable or deleted before it was sent, or a fatal error;\n"

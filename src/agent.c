@@ -405,6 +405,14 @@ static int open_recording(char *err, size_t errlen)
         snprintf(dir, sizeof dir, "ringprof-%ld", (long)getpid());
     char *vm_name = sysprop("java.vm.name");
     char *vm_version = sysprop("java.vm.version");
+    char *vendor = sysprop("java.vm.vendor");
+    char *rt_name = sysprop("java.runtime.name");
+    char *rt_version = sysprop("java.runtime.version");
+    /* The main class or jar: sun.java.command's first word (its arguments may
+     * hold anything, secrets included, and are never kept). */
+    char *main_cmd = sysprop("sun.java.command");
+    if (main_cmd)
+        main_cmd[strcspn(main_cmd, " ")] = '\0';
     char interval[32], engine[16], cpus[16];
     snprintf(interval, sizeof interval, "%llu", (unsigned long long)A.opt.interval_ns);
     /* CPUs online: what a reader divides the process's CPU rate by for a share
@@ -421,14 +429,28 @@ static int open_recording(char *err, size_t errlen)
         {"agent.native", A.async && A.opt.native ? "on" : "off"},
         {"agent.timer", A.async ? rp_cputimer_source_name() : "none"},
         {RP_META_HOST_CPUS, cpus},
+        {RP_META_JVM_VENDOR, vendor},
+        {RP_META_RUNTIME_NAME, rt_name},
+        {RP_META_RUNTIME_VERSION, rt_version},
+        {RP_META_JVM_MAIN, main_cmd},
+        {RP_META_SERVICE, A.opt.service},
+        {RP_META_LABELS, A.opt.labels},
     };
+    /* Only what is known: an empty value is no value. */
+    size_t nmeta = 0;
+    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
+        if (meta[i].value && meta[i].value[0])
+            meta[nmeta++] = meta[i];
     struct rp_recording_limits lim = {A.opt.maxsize, A.opt.maxage_ns, A.opt.chunksize,
                                       A.opt.chunktime_ns};
     char why[1024];
-    A.rec = rp_recording_open(dir, &lim, meta, sizeof meta / sizeof meta[0], why,
-                              sizeof why);
+    A.rec = rp_recording_open(dir, &lim, meta, nmeta, why, sizeof why);
     free(vm_name);
     free(vm_version);
+    free(vendor);
+    free(rt_name);
+    free(rt_version);
+    free(main_cmd);
     if (A.rec)
         snprintf(A.dir, sizeof A.dir, "%s", rp_recording_dir(A.rec));
     if (A.rec && rp_recording_in_subdir(A.rec))

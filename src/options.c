@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ringprof/labels.h"
 #include "ringprof/recording.h"
 #include "ringprof/units.h"
 
@@ -133,6 +134,31 @@ static int parse_ctl(const struct opt_def *d, const char *v, struct rp_options *
         return -1;
     strcpy(o->ctl, v);
     o->ctl_off = 0;
+    return 0;
+}
+
+/* service=: any text of 1 to 255 bytes without control characters (it names the
+ * recording in a backend: OTLP's service.name). */
+static int parse_service(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    (void)d;
+    size_t n = strlen(v);
+    if (!n || n >= sizeof o->service)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)v[i] < 0x20 || v[i] == 0x7f)
+            return -1;
+    memcpy(o->service, v, n + 1);
+    return 0;
+}
+
+/* labels=: ringprof/labels.h's grammar, the one the tool reads back. */
+static int parse_labels(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    (void)d;
+    if (strlen(v) >= sizeof o->labels || rp_labels_check(v))
+        return -1;
+    strcpy(o->labels, v);
     return 0;
 }
 
@@ -307,6 +333,14 @@ static const struct opt_def defs[] = {
     {"wallthreads", "64", "a number from 1 to 65536",
      "wall=: most threads sampled per wall tick; more are taken in turn",
      parse_count, 1, 65536, FIELD(wall_threads)},
+    {"service", "the main class or jar", "a name of 1 to 255 bytes without control "
+     "characters or commas",
+     "the service a backend files the recording under (OTLP service.name)",
+     parse_service, 0, 0, FIELD(service)},
+    {"labels", "none", "KEY:VALUE;KEY:VALUE (at most 32, no key twice): KEY 1-64 of "
+     "A-Za-z0-9_.- starting with a letter or _, VALUE 1-256 printable, no , or ;",
+     "labels the tool adds to the recording's profiles (OTLP resource attributes, pprof "
+     "sample labels)", parse_labels, 0, 0, FIELD(labels)},
 };
 #define NDEFS (sizeof defs / sizeof defs[0])
 

@@ -56,6 +56,10 @@ struct rp_options {
     int ctl_off;                  /* ctl=off: no control socket                      */
     uint64_t wall_ns;             /* wall-clock sampling interval; 0: wall=off       */
     uint64_t wall_threads;        /* most threads the wall sampler visits per tick   */
+    char service[256];            /* service=: the service the recording is filed    */
+                                  /* under (chunk header service.name); "" unset     */
+    char labels[RP_OPT_PATH_MAX]; /* labels=: "KEY:VALUE;..." (ringprof/labels.h),   */
+                                  /* chunk header labels; "" unset                  */
     int help;                     /* "help" was given: print the table, do nothing   */
     char raw[RP_OPT_PATH_MAX * 2];/* the option string as given, for chunk metadata   */
 };

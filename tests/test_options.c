@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "../src/options.h"
+#include "ringprof/labels.h"
 #include "ringprof/units.h"
 
 static void test_defaults(void)
@@ -91,6 +92,30 @@ static void test_good(void)
           "allocrate=50: %s", err);
     CHECK(rp_options_parse("alloc=1g,livemax=16777216", &o, err, sizeof err) == 0 &&
           o.alloc_bytes == 1u << 30 && o.live_max == 1u << 24, "upper bounds: %s", err);
+    /* service= and labels= (ringprof/labels.h): kept as given for the chunk header;
+     * a label's value may hold ':' (only the first splits), '=' and spaces. */
+    CHECK(rp_options_parse("service=checkout api,labels=env:prod;team:pay-1;url:http://x=1",
+                           &o, err, sizeof err) == 0 &&
+          !strcmp(o.service, "checkout api") &&
+          !strcmp(o.labels, "env:prod;team:pay-1;url:http://x=1"), "service, labels: %s", err);
+    CHECK(rp_options_parse("", &o, err, sizeof err) == 0 && !o.service[0] && !o.labels[0],
+          "no service, no labels by default");
+    size_t pos = 0;
+    struct rp_label l;
+    int n = 0;
+    const char *want[][2] = {{"env", "prod"}, {"team", "pay-1"}, {"url", "http://x=1"}};
+    rp_options_parse("labels=env:prod;team:pay-1;url:http://x=1", &o, err, sizeof err);
+    while (rp_labels_next(o.labels, &pos, &l)) {
+        CHECK(n < 3 && l.klen == strlen(want[n][0]) && !memcmp(l.key, want[n][0], l.klen) &&
+              l.vlen == strlen(want[n][1]) && !memcmp(l.value, want[n][1], l.vlen),
+              "label %d read back as the tool reads it", n);
+        n++;
+    }
+    CHECK(n == 3, "three labels read back, not %d", n);
+    pos = 0, n = 0;
+    while (rp_labels_next("bad;k:v;:x;9a:b;ok.key:v2;z:", &pos, &l))
+        n++;
+    CHECK(n == 2, "a header's labels that do not parse are skipped (%d read)", n);
 }
 
 /* Each bad string, and a word its error must contain. */
@@ -144,6 +169,14 @@ static const struct { const char *s, *must, *must2; } bad[] = {
     {"livemax=1k", "livemax", "number"},
     {"allocrate=5", "allocrate", "10 to 1000000"},
     {"allocrate=fast", "allocrate", "off"},
+    {"service=", "service", "needs a value"},
+    {"service=a\tb", "service", "control characters"},
+    {"labels=env", "labels", "KEY:VALUE"},
+    {"labels=env:prod;env:dev", "labels", "no key twice"},
+    {"labels=9env:prod", "labels", "starting with a letter"},
+    {"labels=env:", "labels", "KEY:VALUE"},
+    {"labels=env:prod;", "labels", "KEY:VALUE"},
+    {"labels=env:a\x01b", "labels", "printable"},
 };
 
 static void test_bad(void)
@@ -245,7 +278,7 @@ static void test_help_and_docs(const char *docs)
 {
     static const char *keys[] = {"dir", "interval", "engine", "depth", "native", "flush",
                                  "maxsize", "maxage", "chunksize", "chunktime", "ring",
-                                 "ctl", "signal", "help"};
+                                 "ctl", "signal", "service", "labels", "help"};
     struct help_ctx h = {{0}, 0};
     rp_options_print_help(collect, &h);
     char *doc = NULL;

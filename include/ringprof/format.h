@@ -179,6 +179,19 @@ enum rp_thread_flags {
 #define RP_META_OPTIONS      "agent.options"
 #define RP_META_PRODUCER     "producer"        /* "ringprof <version>"               */
 #define RP_META_HOST_CPUS    "host.cpus"       /* CPUs online when the agent started */
+/* What a backend files the recording under (OTLP's resource, Pyroscope's series):
+ * the agent options service= and labels= (the labels' grammar is
+ * ringprof/labels.h), and the main class or jar the JVM runs, the first word of
+ * sun.java.command, which the tool names the service by when service= was not
+ * given. Absent when not set or not known. */
+#define RP_META_SERVICE      "service.name"
+#define RP_META_LABELS       "labels"
+#define RP_META_JVM_MAIN     "jvm.main"
+/* The Java runtime, as java.runtime.name, java.runtime.version and java.vm.vendor
+ * say (OTLP's process.runtime.*). */
+#define RP_META_RUNTIME_NAME    "jvm.runtime.name"
+#define RP_META_RUNTIME_VERSION "jvm.runtime.version"
+#define RP_META_JVM_VENDOR      "jvm.vendor"
 
 #define RP_COUNTER_LOST_PREFIX "lost."
 /* Samples in segments the writer could not write (ENOSPC, EFBIG, EIO): counted by

@@ -23,6 +23,12 @@
  *                  samples and telemetry gauges (see write_timeline).
  *   timeline-many  OUT is a chunk file: 2000 threads, mostly parked
  *                  (write_timeline_many).
+ *           fleet  rec-A as main writes it, its header also naming the service
+ *                  ("checkout"), labels ("env:prod;team:payments;url:http://x:1"),
+ *                  the main jar and the runtime, as the agent writes them for
+ *                  service= and labels= (the OTLP tests' resource attributes).
+ *      fleet-main  rec-A with only the main jar (/opt/app/billing.jar) in its
+ *                  header: the service is named after it.
  *          rename  OUT is a chunk file: recording "rec-R", threads renamed
  *                  (write_rename): main -> DestroyJavaVM after its last
  *                  sample, pool-1-thread-1 -> worker before its first, a -> b
@@ -248,6 +254,9 @@ struct out {
 
 /* host.cpus for the next open_writer (NULL: none in the header). */
 static const char *host_cpus;
+/* More header entries for every open_writer (the fleet variants). */
+static const struct rp_kv *extra_meta;
+static size_t n_extra_meta;
 
 static struct rp_chunk_writer *open_writer(const char *path, const char *rec,
                                            const char *pid, const char *host,
@@ -271,8 +280,12 @@ static struct rp_chunk_writer *open_writer(const char *path, const char *rec,
         {RP_META_HOST_CPUS, host_cpus},
     };
     char err[256];
+    struct rp_kv all[sizeof meta / sizeof meta[0] + 8];
     size_t n = sizeof meta / sizeof meta[0] - !host_cpus;
-    struct rp_chunk_writer *cw = rp_chunk_writer_open(path, meta, n, err, sizeof err);
+    memcpy(all, meta, n * sizeof *meta);
+    for (size_t i = 0; i < n_extra_meta && i < 8; i++)
+        all[n++] = extra_meta[i];
+    struct rp_chunk_writer *cw = rp_chunk_writer_open(path, all, n, err, sizeof err);
     if (!cw) {
         fprintf(stderr, "rp_testwriter: %s\n", err);
         exit(1);
@@ -1627,7 +1640,7 @@ static void write_rename(const char *out)
 int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--manifest"))) {
-        fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn|waits|timeline|"
+        fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn|waits|timeline|fleet|fleet-main|"
                         "timeline-many|cpp|rename|diff-base|diff-new|diff-one OUT "
                         "[--manifest FILE]\n");
         return 2;
@@ -1637,7 +1650,24 @@ int main(int argc, char **argv)
             die(argv[4]);
         fputs("{\"samples\": [", manifest);
     }
-    if (!strcmp(argv[1], "main"))
+    static const struct rp_kv fleet[] = {
+        {RP_META_SERVICE, "checkout"},
+        {RP_META_LABELS, "env:prod;team:payments;url:http://x:1"},
+        {RP_META_JVM_MAIN, "/opt/app/checkout.jar"},
+        {RP_META_JVM_VENDOR, "Test Vendor"},
+        {RP_META_JVM_VERSION, "17.0.99+1"},
+        {RP_META_RUNTIME_NAME, "Test Runtime Environment"},
+        {RP_META_RUNTIME_VERSION, "17.0.99+1-test"},
+    };
+    static const struct rp_kv fleet_main[] = {{RP_META_JVM_MAIN, "/opt/app/billing.jar"}};
+    if (!strcmp(argv[1], "fleet")) {
+        extra_meta = fleet;
+        n_extra_meta = sizeof fleet / sizeof fleet[0];
+    } else if (!strcmp(argv[1], "fleet-main")) {
+        extra_meta = fleet_main;
+        n_extra_meta = 1;
+    }
+    if (!strcmp(argv[1], "main") || !strncmp(argv[1], "fleet", 5))
         write_a(argv[2], 0);
     else if (!strcmp(argv[1], "split"))
         write_a(argv[2], 1);

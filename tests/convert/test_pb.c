@@ -224,8 +224,28 @@ static void test_utf8(void)
     }
 }
 
+/* OTLP's additions: fixed64 times and strings made valid UTF-8. */
+static void test_fixed_and_strings(void)
+{
+    struct rp_pb b;
+    rp_pb_init(&b);
+    rp_pb_fixed64(&b, 3, 0);                       /* zero is omitted          */
+    rp_pb_fixed64(&b, 3, 0x0102030405060708ull);   /* key 3 << 3 | 1 = 0x19    */
+    CHECK(bytes_eq(&b, "190807060504030201"), "fixed64 little-endian");
+    rp_pb_reset(&b);
+    rp_pb_string(&b, 5, "", 0);                    /* present even if empty    */
+    rp_pb_string(&b, 5, "h\xc3\xa9", 3);            /* valid: as it is          */
+    CHECK(bytes_eq(&b, "2a002a0368c3a9"), "valid strings kept");
+    rp_pb_reset(&b);
+    /* a stray continuation byte and a truncated sequence: U+FFFD each */
+    rp_pb_string(&b, 1, "a\x80" "b\xe2\x82", 5);
+    CHECK(bytes_eq(&b, "0a0b61efbfbd62efbfbdefbfbd"), "invalid bytes become U+FFFD");
+    rp_pb_free(&b);
+}
+
 int main(void)
 {
+    test_fixed_and_strings();
     test_varints();
     test_lengths();
     test_gzip();

@@ -35,6 +35,7 @@
 #include "outputs/formats.h"
 #include "outputs/out_common.h"
 #include "query.h"
+#include "ringprof/labels.h"
 
 static void usage(FILE *f)
 {
@@ -85,6 +86,10 @@ static void usage(FILE *f)
         "                      rest are counted and summarised\n"
         "  --sort S            timeline: rows by name (default), busy (running or\n"
         "                      runnable time) or start (first sample)\n"
+        "  --service NAME      otlp: the service.name of every recording (default:\n"
+        "                      its agent's service=, else its main class or jar)\n"
+        "  --label K=V         otlp, pprof: a label on every recording (repeatable;\n"
+        "                      wins over the agent's labels= of the same key)\n"
         "  --html              timeline: the HTML page whatever -o says (it is\n"
         "                      HTML for -o x.html, SVG for x.svg, else text)\n"
         "  --strict            exit 1 if any input was missing or damaged\n"
@@ -159,6 +164,7 @@ struct convert {
     struct rp_tl tl;
     size_t readable;             /* RP_MODEL_EVENTS: inputs read as chunks        */
     int event_found;             /* po.event is the inputs' first kind, not asked */
+    const char *labels[RP_LABELS_MAX];   /* --label K=V                          */
 };
 
 /* ------------------------------------------------------------- options -- */
@@ -166,7 +172,7 @@ struct convert {
 enum {
     OPT_EVENT = RP_QOPT_END, OPT_FORMAT, OPT_LINES, OPT_BCI, OPT_PER_THREAD, OPT_CUTOFF,
     OPT_TOP, OPT_VALUE, OPT_SNAPSHOT, OPT_MIN_GCS, OPT_STATE, OPT_STATE_FRAMES,
-    OPT_TL_WIDTH, OPT_TL_ROWS, OPT_TL_SORT, OPT_TL_HTML
+    OPT_TL_WIDTH, OPT_TL_ROWS, OPT_TL_SORT, OPT_TL_HTML, OPT_SERVICE, OPT_LABEL
 };
 
 /* The kinds that are off unless asked for, and the agent option that records
@@ -239,6 +245,26 @@ static int parse_timeline_opt(struct convert *c, int opt, const char *arg)
     }
 }
 
+/* --label K=V: K and V by the labels' grammar (ringprof/labels.h), each key
+ * once. @return 0 or 2 (usage error, printed). */
+static int parse_label(struct convert *c, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    size_t klen = eq ? (size_t)(eq - arg) : 0;
+    if (!eq || !rp_label_key_ok(arg, klen) || !rp_label_value_ok(eq + 1, strlen(eq + 1)))
+        return rp_query_bad_usage(&c->q, "--label '%s': KEY=VALUE, KEY 1 to 64 of A-Z "
+                                  "a-z 0-9 _ . - starting with a letter or _, VALUE 1 to "
+                                  "256 printable ASCII characters other than , and ;", arg);
+    for (size_t i = 0; i < c->oo.nlabels; i++)
+        if (!strncmp(c->labels[i], arg, klen + 1))
+            return rp_query_bad_usage(&c->q, "--label '%s': that key is given twice", arg);
+    if (c->oo.nlabels == RP_LABELS_MAX)
+        return rp_query_bad_usage(&c->q, "--label '%s': at most 32 labels", arg);
+    c->labels[c->oo.nlabels++] = arg;
+    c->oo.labels = c->labels;
+    return 0;
+}
+
 /* One of convert's own options (rp_query_own_fn). */
 static int parse_one(void *cmd, int opt, const char *arg)
 {
@@ -283,6 +309,12 @@ static int parse_one(void *cmd, int opt, const char *arg)
         return 0;
     case OPT_MIN_GCS: return rp_query_parse_min_gcs(&c->q, arg, &c->po.min_age_gcs);
     case OPT_STATE_FRAMES: c->po.state_frames = c->oo.state_frames = c->state_set = 1; return 0;
+    case OPT_SERVICE:
+        if (!*arg || strlen(arg) > 255)
+            return rp_query_bad_usage(&c->q, "--service '%s': a name of 1 to 255 bytes", arg);
+        c->oo.service = arg;
+        return 0;
+    case OPT_LABEL: return parse_label(c, arg);
     case OPT_TL_WIDTH:
     case OPT_TL_ROWS:
     case OPT_TL_SORT:
@@ -304,6 +336,7 @@ static int parse_args(struct convert *c, int argc, char **argv)
         {"min-gcs", 1, 0, OPT_MIN_GCS},
         {"width", 1, 0, OPT_TL_WIDTH},  {"rows", 1, 0, OPT_TL_ROWS},
         {"sort", 1, 0, OPT_TL_SORT},    {"html", 0, 0, OPT_TL_HTML},
+        {"service", 1, 0, OPT_SERVICE}, {"label", 1, 0, OPT_LABEL},
         RP_QUERY_NORM_LONGOPTS,         RP_QUERY_LONGOPTS,
         {0, 0, 0, 0}};
     int rc = rp_query_parse(&c->q, argc, argv, ":o:h", longopts, parse_one, c);
@@ -331,11 +364,15 @@ static int parse_args(struct convert *c, int argc, char **argv)
                                       "allocated objects, so it takes --event alloc or "
                                       "live", c->po.event);
     }
-    /* JFR frames are methods with their line and bci; viewers group them. */
+    /* JFR and OTLP frames are methods with their lines; viewers group them. */
     if (c->fmt->model == RP_MODEL_EVENTS && c->q.norm.group != RP_GROUP_METHOD)
-        return rp_query_bad_usage(&c->q, "--group %s: a JFR file holds methods (with "
-                                  "their line and bci); its viewers group them by class "
-                                  "or package themselves",
+        return rp_query_bad_usage(&c->q, c->fmt->write_events == rp_out_jfr
+                                  ? "--group %s: a JFR file holds methods (with their "
+                                    "line and bci); its viewers group them by class or "
+                                    "package themselves"
+                                  : "--group %s: an OTLP profile holds methods (with "
+                                    "their lines); its backends group them by class or "
+                                    "package themselves",
                                   c->q.norm.group == RP_GROUP_CLASS ? "class" : "package");
     if (c->fmt->binary && !c->outpath && isatty(STDOUT_FILENO)) {
         fprintf(stderr, "ringprof convert: the %s format is binary: use -o FILE or "

@@ -474,6 +474,9 @@ static uint32_t source_for(struct rp_profile *p, struct rp_reader *r)
     s->pid = str_intern(p, pid);
     s->host = str_intern(p, host);
     s->jvm = str_intern(p, rp_reader_meta(r, RP_META_JVM_NAME));
+    s->service = str_intern(p, rp_reader_meta(r, RP_META_SERVICE));
+    s->labels = str_intern(p, rp_reader_meta(r, RP_META_LABELS));
+    s->main = str_intern(p, rp_reader_meta(r, RP_META_JVM_MAIN));
     return (uint32_t)p->nsources++;
 }
 

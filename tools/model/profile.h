@@ -127,6 +127,8 @@ struct rp_prof_frame {
  * an id, one per pid+host). These are the labels kept when recordings merge. */
 struct rp_prof_source {
     const char *recording, *pid, *host, *jvm;   /* "" when the header lacks them */
+    const char *service, *labels, *main;        /* RP_META_SERVICE, _LABELS,      */
+                                                /* _JVM_MAIN; "" when absent      */
     uint64_t wall_first, wall_last;  /* CLOCK_REALTIME ns of its kept samples;    */
                                      /* 0 when none                               */
 };

@@ -29,6 +29,8 @@ const struct rp_format rp_formats[] = {
      .summary = "self-contained interactive flame graph page (works offline)"},
     {"jfr", ".jfr", .model = RP_MODEL_EVENTS, .write_events = rp_out_jfr, .binary = 1,
      .summary = "JDK Flight Recorder file of every kind for JMC, IntelliJ, jfr, Pyroscope"},
+    {"otlp", ".otlp", .model = RP_MODEL_EVENTS, .write_events = rp_out_otlp, .binary = 1,
+     .summary = "OpenTelemetry profiles (OTLP protobuf) of every kind, for a Collector"},
     /* No extension selects it: .html and .txt already mean html and tree; with
      * --format timeline, -o x.html or x.svg draws it as a picture. */
     {"timeline", "", .model = RP_MODEL_TIMELINE, .write_timeline = rp_out_timeline,

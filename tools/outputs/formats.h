@@ -44,6 +44,13 @@ struct rp_out_options {
                               /* live kind, its snapshot; for alloc, the live       */
                               /* profile that a RP_FMT_LIVE_JOIN format joins;      */
                               /* NULL when neither applies                          */
+    /* otlp, pprof (and `ringprof push`): the service every recording is filed
+     * under, NULL for each recording's own (its header's service.name, else
+     * its main class or jar: rp_out_service_name); labels "KEY=VALUE" added
+     * to every recording's own (RP_META_LABELS), a key given here winning. */
+    const char *service;
+    const char *const *labels;
+    size_t nlabels;
 };
 
 /* The model a format draws; the command builds that one and nothing else. */
@@ -137,6 +144,23 @@ int rp_out_diff_html(FILE *out, const struct rp_diff *d, const struct rp_out_opt
 int rp_out_jfr(FILE *out, rp_jfr_build_fn build, void *build_arg,
                struct rp_prof_options *po, const struct rp_out_options *o,
                struct rp_profile **built);
+
+/* The OpenTelemetry profiles writer (out_otlp.c): an ExportProfilesServiceRequest
+ * of opentelemetry-proto's profiles/v1development (v1.10.0 and v1.11.0, which
+ * the Collector v0.165.0 reads), one resource per recording and one profile
+ * per sample type of each kind. Any set of chunk files into any FILE (a file,
+ * a pipe, open_memstream): what build reads is what it writes. */
+int rp_out_otlp(FILE *out, rp_jfr_build_fn build, void *build_arg,
+                struct rp_prof_options *po, const struct rp_out_options *o,
+                struct rp_profile **built);
+
+/* The service name a recording is filed under (docs/profiles.md, "otlp"):
+ * `given` (--service) if not NULL; else the header's service.name; else from
+ * its main class or jar, "com.example.Main" or "checkout" for
+ * /opt/checkout.jar; else "unknown_service:java", OpenTelemetry's default for
+ * a Java process. Written to buf (cap bytes). @return buf. */
+const char *rp_out_service_name(const char *given, const struct rp_prof_source *s,
+                                char *buf, size_t cap);
 
 /* The timeline writer (out_timeline.c): text, or an HTML page or SVG picture
  * when -o ends in .html/.htm or .svg, or with --html. */

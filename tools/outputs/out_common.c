@@ -10,6 +10,7 @@
 #include "model/scan.h"
 #include "model/timespec.h"
 #include "ringprof/json_escape.h"
+#include "ringprof/labels.h"
 
 double out_pct(uint64_t part, uint64_t whole)
 {
@@ -365,4 +366,42 @@ void out_fmt_u64(char *buf, size_t cap, int have, uint64_t v)
         snprintf(buf, cap, "%llu", (unsigned long long)v);
     else
         snprintf(buf, cap, "-");
+}
+
+char *out_system_name(const struct rp_prof_method *m)
+{
+    if (m->plain)
+        return rp_xstrdup(m->raw);
+    size_t len = strlen(m->display) + strlen(m->signature) + 1;
+    char *sys = rp_xmalloc(len);
+    snprintf(sys, len, "%s%s", m->display, m->signature);
+    return sys;
+}
+
+/* Whether --label gave key k (klen bytes). */
+static int label_given(const struct rp_out_options *o, const char *k, size_t klen)
+{
+    for (size_t i = 0; i < o->nlabels; i++)
+        if (!strncmp(o->labels[i], k, klen) && o->labels[i][klen] == '=')
+            return 1;
+    return 0;
+}
+
+void out_each_label(const struct rp_prof_source *s, const struct rp_out_options *o,
+                    void (*fn)(const char *key, const char *value, void *arg), void *arg)
+{
+    struct rp_label l;
+    char k[RP_LABEL_KEY_MAX + 1], v[RP_LABEL_VALUE_MAX + 1];
+    for (size_t pos = 0; s && rp_labels_next(s->labels, &pos, &l);) {
+        if (label_given(o, l.key, l.klen))
+            continue;
+        snprintf(k, sizeof k, "%.*s", (int)l.klen, l.key);
+        snprintf(v, sizeof v, "%.*s", (int)l.vlen, l.value);
+        fn(k, v, arg);
+    }
+    for (size_t i = 0; i < o->nlabels; i++) {
+        size_t klen = strcspn(o->labels[i], "=");
+        snprintf(k, sizeof k, "%.*s", (int)klen, o->labels[i]);
+        fn(k, o->labels[i] + klen + (o->labels[i][klen] == '='), arg);
+    }
 }

@@ -56,6 +56,18 @@ void out_walk2(const struct rp_profile *p, uint32_t start, out_node_fn enter,
 /* The method of a frame node, RP_PROF_NONE for root and thread nodes. */
 uint32_t out_node_method(const struct rp_profile *p, uint32_t node);
 
+/* A function's identity for the formats that carry one beside its name
+ * (pprof's and OTLP's Function.system_name): a native, C++ or kernel frame's
+ * symbol as recorded; a Java method's display name and JVM descriptor
+ * ("app.Server.handle()V"); else its display name. Caller frees. */
+char *out_system_name(const struct rp_prof_method *m);
+
+/* Calls fn(key, value, arg) for each label of a recording: those of its header
+ * (`labels`, the agent option labels=; ringprof/labels.h), then --label's
+ * (o->labels, "KEY=VALUE"), a key given by both taken from --label. */
+void out_each_label(const struct rp_prof_source *s, const struct rp_out_options *o,
+                    void (*fn)(const char *key, const char *value, void *arg), void *arg);
+
 /* Print a name for a text format: control characters (newline, tab, ...) become
  * '?', so every entry stays on its line. */
 void out_text(FILE *out, const char *s);

@@ -16,7 +16,8 @@
  *     sample's labels "thread" (name), "tid" (number), "host" and "pid" (of the
  *     recording it came from) and, when several recordings are merged,
  *     "recording"; a merged-thread profile of one recording still gets its host
- *     and pid;
+ *     and pid; then the recording's labels (agent option labels=, --label:
+ *     out_each_label), one string label each;
  *   - sample types: "samples"/"count", then for alloc-like kinds with an
  *     "objects" extra "alloc_objects"/"count" ("inuse_objects" for live), then
  *     the weight: the kind's name and "nanoseconds" for time kinds
@@ -45,11 +46,11 @@
 #include <string.h>
 
 #include "formats.h"
+#include "out_common.h"
 #include "model/scan.h"
 #include "model/strtab.h"
 #include "model/xalloc.h"
 #include "pb.h"
-#include "ringprof/utf8.h"
 
 /* profile.proto field numbers. */
 enum {
@@ -77,6 +78,7 @@ enum vsrc { V_SAMPLES, V_OBJECTS, V_WEIGHT };
 
 struct pprof {
     const struct rp_profile *p;
+    const struct rp_out_options *o;
     struct rp_gz *gz;
     struct rp_pb field, msg, sub;    /* scratch buffers, reused               */
     struct rp_strtab st;
@@ -174,6 +176,13 @@ static void label_num(struct pprof *x, uint32_t key, int64_t value)
     rp_pb_msg(&x->msg, SAMPLE_LABEL, &x->sub);
 }
 
+/* A recording's own label (labels=, --label) on the sample being written. */
+static void user_label(const char *key, const char *value, void *arg)
+{
+    struct pprof *x = arg;
+    label_str(x, str(x, key), value);
+}
+
 /* The labels of a sample from `src` (a source index, or RP_PROF_NONE) and `thr`
  * (a thread, or NULL). */
 static void sample_labels(struct pprof *x, uint32_t src, const struct rp_prof_thread *thr)
@@ -195,6 +204,7 @@ static void sample_labels(struct pprof *x, uint32_t src, const struct rp_prof_th
     label_str(x, x->k_pid, s->pid);
     if (p->nsources > 1)
         label_str(x, x->k_recording, s->recording);
+    out_each_label(s, x->o, user_label, x);
 }
 
 /* The thread state a wall sample's leaf frame "[state:NAME]" stands for
@@ -308,19 +318,9 @@ static void write_functions(struct pprof *x)
         rp_pb_reset(&x->msg);
         rp_pb_uint64(&x->msg, FUNCTION_ID, (uint64_t)m + 1);
         rp_pb_int64(&x->msg, FUNCTION_NAME, str(x, me->display));
-        if (me->plain) {
-            /* The linker's identity of the function: its symbol, mangled. */
-            rp_pb_int64(&x->msg, FUNCTION_SYSTEM_NAME, str(x, me->raw));
-        } else if (me->signature[0]) {
-            /* The JVM's own identity of the method: name plus descriptor. */
-            size_t len = strlen(me->display) + strlen(me->signature) + 1;
-            char *sys = rp_xreallocarray(NULL, len, 1);
-            snprintf(sys, len, "%s%s", me->display, me->signature);
-            rp_pb_int64(&x->msg, FUNCTION_SYSTEM_NAME, str(x, sys));
-            free(sys);
-        } else {
-            rp_pb_int64(&x->msg, FUNCTION_SYSTEM_NAME, str(x, me->display));
-        }
+        char *sys = out_system_name(me);
+        rp_pb_int64(&x->msg, FUNCTION_SYSTEM_NAME, str(x, sys));
+        free(sys);
         rp_pb_int64(&x->msg, FUNCTION_FILENAME, str(x, me->file));
         rp_pb_reset(&x->field);
         rp_pb_msg(&x->field, PROFILE_FUNCTION, &x->msg);
@@ -328,45 +328,21 @@ static void write_functions(struct pprof *x)
     }
 }
 
-/* The string table, in index order. A string that is not valid UTF-8 is written
- * with U+FFFD for each bad byte: protobuf's "string" must be UTF-8, and strict
- * decoders (Go's google.golang.org/protobuf, used by Pyroscope) reject the whole
- * profile otherwise. Replacing keeps the index, so references stay right. */
+/* The string table, in index order. A string that is not valid UTF-8 keeps its
+ * index with U+FFFD for each bad byte (rp_pb_string), so references stay
+ * right. */
 static void write_strings(struct pprof *x)
 {
-    char *fixed = NULL;
     for (size_t i = 0; i < x->st.n; i++) {
-        const unsigned char *s = (const unsigned char *)x->st.s[i];
-        size_t len = x->st.len[i], k = 0, j = 0;
-        uint32_t cp;
-        while (k < len && (j = rp_utf8_seq(s + k, len - k, &cp)) != 0)
-            k += j;
         rp_pb_reset(&x->field);
-        if (k == len) {
-            rp_pb_bytes(&x->field, PROFILE_STRING_TABLE, s, len);
-        } else {
-            fixed = rp_xreallocarray(fixed, len, 3);      /* each byte becomes <= 3     */
-            size_t o = 0;
-            for (k = 0; k < len; k += j ? j : 1) {
-                j = rp_utf8_seq(s + k, len - k, &cp);
-                if (j) {
-                    memcpy(fixed + o, s + k, j);
-                    o += j;
-                } else {
-                    memcpy(fixed + o, RP_UTF8_REPLACEMENT, 3);
-                    o += 3;
-                }
-            }
-            rp_pb_bytes(&x->field, PROFILE_STRING_TABLE, fixed, o);
-        }
+        rp_pb_string(&x->field, PROFILE_STRING_TABLE, x->st.s[i], x->st.len[i]);
         rp_gz_write_pb(x->gz, &x->field);
     }
-    free(fixed);
 }
 
 int rp_out_pprof(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)
 {
-    struct pprof x = {.p = p, .state_frames = o->state_frames};
+    struct pprof x = {.p = p, .o = o, .state_frames = o->state_frames};
     x.gz = rp_gz_open(out, PPROF_GZIP_LEVEL);
     if (!x.gz) {
         errno = ENOMEM;

@@ -4,7 +4,8 @@
  *
  * The wire format is small enough to write by hand: a field is a key (field
  * number << 3 | wire type) in a varint, then a varint (type 0) or a length varint
- * and that many bytes (type 2). Nothing here needs types 1 and 5 (fixed widths).
+ * and that many bytes (type 2), or eight bytes (type 1, fixed64: OTLP's times).
+ * Nothing here needs type 5 (fixed32).
  * Gzip is zlib's deflate with a gzip wrapper (windowBits 15 + 16), fed in pieces
  * and drained through a fixed 64 KiB buffer, so the output side uses constant
  * memory however large the profile is.
@@ -16,7 +17,9 @@
 #include <string.h>
 #include <zlib.h>
 
-enum { WT_VARINT = 0, WT_LEN = 2 };
+#include "ringprof/utf8.h"
+
+enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2 };
 
 void rp_pb_init(struct rp_pb *b)
 {
@@ -96,6 +99,46 @@ void rp_pb_bytes(struct rp_pb *b, uint32_t field, const void *data, size_t len)
         memcpy(b->p + b->len, data, len);
         b->len += len;
     }
+}
+
+void rp_pb_string(struct rp_pb *b, uint32_t field, const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t k = 0, j, out = 0;
+    uint32_t cp;
+    while (k < len && (j = rp_utf8_seq(u + k, len - k, &cp)) != 0)
+        k += j;
+    if (k == len) {                    /* the common case: valid as it is        */
+        rp_pb_bytes(b, field, s, len);
+        return;
+    }
+    for (k = 0; k < len; k += j ? j : 1) {
+        j = rp_utf8_seq(u + k, len - k, &cp);
+        out += j ? j : sizeof RP_UTF8_REPLACEMENT - 1;
+    }
+    key(b, field, WT_LEN);
+    rp_pb_varint(b, out);
+    if (reserve(b, out))
+        return;
+    for (k = 0; k < len; k += j ? j : 1) {
+        j = rp_utf8_seq(u + k, len - k, &cp);
+        if (j)
+            memcpy(b->p + b->len, u + k, j);
+        else
+            memcpy(b->p + b->len, RP_UTF8_REPLACEMENT, sizeof RP_UTF8_REPLACEMENT - 1);
+        b->len += j ? j : sizeof RP_UTF8_REPLACEMENT - 1;
+    }
+}
+
+void rp_pb_fixed64(struct rp_pb *b, uint32_t field, uint64_t v)
+{
+    if (!v)
+        return;
+    key(b, field, WT_I64);
+    if (reserve(b, 8))
+        return;
+    for (int i = 0; i < 8; i++)
+        b->p[b->len++] = (uint8_t)(v >> (8 * i));
 }
 
 void rp_pb_msg(struct rp_pb *b, uint32_t field, const struct rp_pb *sub)

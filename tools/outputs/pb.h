@@ -2,9 +2,10 @@
  * tools/outputs/pb.h — a minimal protocol-buffers encoder and the gzip stream that a pprof
  * file is written through.
  *
- * Only what profile.proto needs: varints, zigzag-free int64 (protobuf's "int64"
- * is plain two's complement in a varint), length-delimited bytes and sub-messages,
- * and packed repeated varints. A message is built in an rp_pb buffer, then either
+ * Only what profile.proto and OTLP's profiles need: varints, zigzag-free int64
+ * (protobuf's "int64" is plain two's complement in a varint), fixed64,
+ * length-delimited bytes, UTF-8 strings and sub-messages, and packed repeated
+ * varints. A message is built in an rp_pb buffer, then either
  * nested into its parent (rp_pb_msg) or appended to the output as one top-level
  * field. Because a top-level protobuf message has no length prefix and its fields
  * may come in any order, a writer can stream repeated fields (samples) to the
@@ -46,6 +47,16 @@ void rp_pb_int64(struct rp_pb *b, uint32_t field, int64_t v);
 /* Field `field` as length-delimited bytes (wire type 2), written even if empty:
  * the string table's entry 0 must be "" and must be present. */
 void rp_pb_bytes(struct rp_pb *b, uint32_t field, const void *data, size_t len);
+/* Field `field` as a protobuf string: the `len` bytes of s, each byte that does
+ * not start a valid UTF-8 sequence written as U+FFFD. protobuf's "string" must
+ * be UTF-8 and strict decoders (Go's google.golang.org/protobuf, in Pyroscope
+ * and the OpenTelemetry Collector) refuse the whole message otherwise; names
+ * come from the JVM, native symbols and thread names anyone may set. Written
+ * even if empty. */
+void rp_pb_string(struct rp_pb *b, uint32_t field, const char *s, size_t len);
+/* Field `field` as a fixed64 (wire type 1: eight bytes, little-endian); omitted
+ * when 0, as proto3 does. */
+void rp_pb_fixed64(struct rp_pb *b, uint32_t field, uint64_t v);
 /* Field `field` holding the message in `sub` (which is left unchanged). */
 void rp_pb_msg(struct rp_pb *b, uint32_t field, const struct rp_pb *sub);
 /* Field `field` as a packed repeated varint: one length-delimited field holding

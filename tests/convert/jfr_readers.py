@@ -54,8 +54,13 @@ LAMBDA = re.compile(r"\$\$Lambda[^.;]*(\.0x[0-9a-f]+)?")
 
 
 def readers(cache):
-    """{'jfrparser': path or None, 'ap': jar or None, 'why': [skip lines]}."""
+    """{'jfrparser': path or None, 'ap': jar or None, 'why': [skip lines]};
+    none with RP_JFR_READERS=0 (meson sets it in sanitizer builds)."""
     out, why = {"jfrparser": None, "ap": None}, []
+    if os.environ.get("RP_JFR_READERS") == "0":
+        out["why"] = ["SKIP (part): a sanitizer build (RP_JFR_READERS=0): Pyroscope's parser "
+                      "and async-profiler's converter run in the plain build"]
+        return out
     exe = os.path.join(cache, "jfr-parser", "jfrparser")
     h = hashlib.sha256()
     for name in ("main.go", "go.mod", "go.sum"):

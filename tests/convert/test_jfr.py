@@ -508,6 +508,12 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
         if jfr:
             jobs["meta", jdk] = pool.submit(tool, [jfr] + JFR_JVM + ["metadata"])
             jobs["meta-file", jdk] = pool.submit(tool, [jfr] + JFR_JVM + ["metadata", files["main"]])
+        if jfr and READERS["jfrparser"]:
+            # A recording the JDK itself makes, for which fields are pool references.
+            jobs["jdk-rec", jdk] = pool.submit(tool, [os.path.join(os.path.dirname(jfr), "java")] +
+                                               JVM + ["-XX:StartFlightRecording:filename=" +
+                                                      os.path.join(T, "jdk%s.jfr" % jdk),
+                                                      "-version"])
     if HAVE_25:
         jobs["hot"] = pool.submit(tool, [JFR25] + JFR_JVM + ["view", "--width", "200",
                                                              "hot-methods", files["main"]])
@@ -772,6 +778,24 @@ for jdk in ("17", "25"):
             bad.append("%s: %s %s, JDK %s: %s %s" % (t, cat, fields, jdk, tcat, tfields))
     c.check(not bad, "JDK %s: every JDK type has the JDK's fields, types, order and "
             "annotations" % jdk, "\n    ".join(bad[:6]))
+    # Which fields are constant-pool references and arrays: as in the JDK's own
+    # recording, read by jfr-parser (jfr metadata does not print it).
+    if not READERS["jfrparser"]:
+        continue
+    decl, rcs = {}, [results["jdk-rec", jdk][0]]
+    for f in ("jdk%s.jfr" % jdk, files["main"]):
+        r = subprocess.run([READERS["jfrparser"], "-metadata", os.path.join(T, f)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        rcs.append(r.returncode)
+        decl[f] = {tuple(line.split("\t")[1:3]): tuple(line.split("\t")[3:])
+                   for line in r.stdout.decode().splitlines() if line.startswith("field\t")}
+    theirs, ours = decl["jdk%s.jfr" % jdk], decl[files["main"]]
+    bad = ["%s.%s: %s, JDK %s: %s" % (t, n, ours[t, n], jdk, theirs[t, n])
+           for t, n in sorted(ours) if (t, n) in theirs and ours[t, n] != theirs[t, n]]
+    c.check(rcs == [0, 0, 0] and len(theirs) > 1000 and len(ours) > 100 and not bad,
+            "JDK %s: every JDK type's fields are pool references and arrays as in a "
+            "recording of the JDK's" % jdk,
+            "exits %s, %d and %d fields: %s" % (rcs, len(theirs), len(ours), bad[:6]))
 
 # ------------------------------------------- jfr summary and jfr print --json --
 def summary_counts(text):

@@ -250,7 +250,7 @@ static const struct field F_OLD_OBJECT_SAMPLE[] = {
     {"objectSize", JFR_LONG, F_UBYTES, "Object Size"},
     {"objectAge", JFR_LONG, F_UNSIGNED | F_SPAN, "Object Age"},
     {"lastKnownHeapUsage", JFR_LONG, F_UBYTES, "Last Known Heap Usage"},
-    {"object", JFR_OLD_OBJECT, 0, "Object"},
+    {"object", JFR_OLD_OBJECT, F_CP, "Object"},
     {"arrayElements", JFR_INT, 0, "Array Elements"},
     {"root", JFR_GC_ROOT, F_CP, "GC Root"}, END};
 static const struct field F_MONITOR_ENTER[] = {

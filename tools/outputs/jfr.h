@@ -47,7 +47,7 @@ enum rp_jfr_type {
     JFR_BOOLEAN = 4, JFR_CHAR = 5, JFR_FLOAT = 6, JFR_DOUBLE = 7, JFR_BYTE = 8,
     JFR_SHORT = 9, JFR_INT = 10, JFR_LONG = 11, JFR_STRING = 20,
 
-    /* constant pools (and inline structs: StackFrame, VirtualSpace, OldObject) */
+    /* constant pools (and inline structs: StackFrame, VirtualSpace) */
     JFR_CLASS = 21, JFR_THREAD, JFR_CLASS_LOADER, JFR_FRAME_TYPE, JFR_THREAD_STATE,
     JFR_STACK_TRACE, JFR_STACK_FRAME, JFR_METHOD, JFR_PACKAGE, JFR_SYMBOL,
     JFR_THREAD_GROUP, JFR_GC_NAME, JFR_GC_CAUSE, JFR_GC_WHEN, JFR_VIRTUAL_SPACE,

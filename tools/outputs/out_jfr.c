@@ -139,6 +139,7 @@ struct jfr {
     struct rp_strtab sym, cls, pkg;       /* id = index + 1                         */
     uint32_t *cls_pkg;       size_t cap_cls_pkg;   /* package id, 0: none          */
     uint8_t *node_used;      size_t n_node_used;
+    uint8_t *old_used;       size_t n_old_used;    /* classes of live objects     */
 
     /* CPU read minus CPU the jdk.ExecutionSample events stand for, in ns of
      * carry_period: in [-period/2, period - period/2) (cpu_events). */
@@ -319,6 +320,17 @@ static uint32_t stack_id(struct jfr *j, const struct rp_profile *p, uint32_t lea
     return leaf;
 }
 
+/* A live object of class `cls` (0: unknown): its jdk.types.OldObject pool id,
+ * the class's own (pool_old_objects), 0 for none. */
+static uint32_t old_object(struct jfr *j, uint32_t cls)
+{
+    if (!cls)
+        return 0;
+    rp_xgrow_map((void **)&j->old_used, &j->n_old_used, cls, 1, 256, 0);
+    j->old_used[cls] = 1;
+    return cls;
+}
+
 /* --------------------------------------------------------------- samples -- */
 
 static uint64_t wall_of(const struct jfr *j, uint64_t mono)
@@ -477,9 +489,7 @@ static void write_alloc(struct jfr *j, const struct rp_profile *p, uint64_t wall
         rp_jfr_varint(&j->ev, xval(k, ev, X_SIZE, 0));          /* objectSize    */
         rp_jfr_varint(&j->ev, age);                             /* objectAge     */
         rp_jfr_varint(&j->ev, source_at(j, j->src)->heap_used); /* last heap     */
-        rp_jfr_varint(&j->ev, 0);                               /* object.address */
-        rp_jfr_varint(&j->ev, cls);                             /* object.type   */
-        rp_jfr_string(&j->ev, NULL);                            /* .description  */
+        rp_jfr_varint(&j->ev, old_object(j, cls));              /* object        */
         rp_jfr_int(&j->ev, length ? (int32_t)(length - 1) : INT32_MIN); /* arrayElements */
         rp_jfr_varint(&j->ev, 0);                               /* root: unknown */
         ev_end(j, JFR_OLD_OBJECT_SAMPLE);
@@ -940,6 +950,30 @@ static int pool_methods(struct jfr *j, const struct rp_profile *p,
     return 1;
 }
 
+/* The live objects' pool: one entry a class, address and description unknown
+ * (the JDK's OldObjectSample refers to its object through the pool). */
+static int pool_old_objects(struct jfr *j)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < j->n_old_used; i++)
+        n += j->old_used[i];
+    if (!n)
+        return 0;
+    struct rp_jfr_buf *b = &j->buf;
+    rp_jfr_varint(b, JFR_OLD_OBJECT);
+    rp_jfr_varint(b, n);
+    for (size_t i = 0; i < j->n_old_used; i++) {
+        if (!j->old_used[i])
+            continue;
+        rp_jfr_varint(b, i);                           /* id: the class's       */
+        rp_jfr_varint(b, 0);                           /* address               */
+        rp_jfr_varint(b, i);                           /* type                  */
+        rp_jfr_string(b, NULL);                        /* description           */
+        maybe_drain(j);
+    }
+    return 1;
+}
+
 static int pool_classes(struct jfr *j)
 {
     if (!j->cls.n)
@@ -1000,7 +1034,7 @@ static void patch(struct jfr *j, uint64_t at, const void *p, size_t n)
 /* The checkpoint event: every pool. Its size comes first but the pools are
  * streamed, so it is a 5-byte varint (padded with continuation bits, which
  * readers accept) patched at the end: checkpoints up to 32 GiB. So is the
- * number of pools (one byte: at most 9), as empty ones are left out. @return
+ * number of pools (one byte: at most 10), as empty ones are left out. @return
  * its offset in the chunk. */
 #define SIZE_PAD 5
 static uint64_t write_checkpoint(struct jfr *j, const struct rp_profile *p)
@@ -1033,6 +1067,7 @@ static uint64_t write_checkpoint(struct jfr *j, const struct rp_profile *p)
     pools += (uint8_t)pool_stacks(j, p, method_used);
     pools += (uint8_t)pool_methods(j, p, method_used);
     free(method_used);
+    pools += (uint8_t)pool_old_objects(j);
     pools += (uint8_t)pool_classes(j);
     pools += (uint8_t)pool_symbols(j);
     drain(j);
@@ -1169,6 +1204,7 @@ int rp_out_jfr(FILE *out, rp_jfr_build_fn build, void *build_arg,
     free(j.sources);
     free(j.cls_pkg);
     free(j.node_used);
+    free(j.old_used);
     free(j.thr_map);
     free(j.km);
     rp_strtab_free(&j.thread_keys);

@@ -2,6 +2,11 @@
 // parser inside Grafana Pyroscope, and prints what it found, for the jfr tests.
 //
 //	jfrparser -rate HZ FILE.jfr
+//	jfrparser -metadata FILE.jfr
+//
+// -metadata prints the file's metadata as jfr-parser reads it, "field TYPE NAME
+// FIELD-TYPE CP ARRAY" a line (CP, ARRAY: true or false), so a test can set a
+// writer's declarations beside those of a recording the JDK made.
 //
 // Three readings of the file, each printed as tab-separated lines:
 //
@@ -47,9 +52,10 @@ import (
 
 func main() {
 	rate := flag.Int64("rate", 100, "samples per second, Pyroscope's sampleRate")
+	meta := flag.Bool("metadata", false, "print the metadata's fields")
 	flag.Parse()
 	if flag.NArg() != 1 || *rate <= 0 {
-		fmt.Fprintln(os.Stderr, "usage: jfrparser -rate HZ FILE.jfr")
+		fmt.Fprintln(os.Stderr, "usage: jfrparser -rate HZ FILE.jfr | jfrparser -metadata FILE.jfr")
 		os.Exit(2)
 	}
 	buf, err := os.ReadFile(flag.Arg(0))
@@ -59,6 +65,28 @@ func main() {
 	}
 	ok := true
 	p := parser.NewParser(buf, parser.Options{SymbolProcessor: parser.ProcessSymbols})
+	if *meta {
+		// The metadata is read before the pools: a pool's error still prints it.
+		if _, err := p.ParseEvent(); err != nil && !errors.Is(err, io.EOF) {
+			fmt.Printf("error\tjfr-parser: %v\n", err)
+			ok = false
+		}
+		for _, c := range p.TypeMap.IDMap {
+			for _, f := range c.Fields {
+				t := p.TypeMap.IDMap[f.Type]
+				if t == nil {
+					fmt.Printf("error\t%s.%s: unknown type %d\n", c.Name, f.Name, f.Type)
+					os.Exit(1)
+				}
+				fmt.Printf("field\t%s\t%s\t%s\t%t\t%t\n", c.Name, f.Name, t.Name,
+					f.ConstantPool, f.Array)
+			}
+		}
+		if !ok {
+			os.Exit(1)
+		}
+		return
+	}
 	counts := map[string]int{}
 	for {
 		typ, err := p.ParseEvent()

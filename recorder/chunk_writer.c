@@ -1063,7 +1063,15 @@ struct rp_chunk_writer *rp_chunk_writer_open(const char *path,
                                              const struct rp_kv *meta, size_t n,
                                              char *err, size_t errlen)
 {
-    if (!path || (n && !meta)) {
+    return rp_chunk_writer_openat(AT_FDCWD, path, path, meta, n, err, errlen);
+}
+
+struct rp_chunk_writer *rp_chunk_writer_openat(int dfd, const char *name,
+                                               const char *path,
+                                               const struct rp_kv *meta, size_t n,
+                                               char *err, size_t errlen)
+{
+    if (!name || !path || (n && !meta)) {
         set_err(err, errlen, "chunk writer: no path or metadata");
         errno = EINVAL;
         return NULL;
@@ -1135,7 +1143,7 @@ struct rp_chunk_writer *rp_chunk_writer_open(const char *path,
     rp_put_le32(h.p + 12, (uint32_t)h.len);
     rp_put_le32(h.p + h.len - 4, rp_crc32c(0, h.p, h.len - 4));
 
-    w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    w->fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (w->fd < 0) {
         int e = errno;
         set_err(err, errlen, "%s: cannot create: %s", path, strerror(e));
@@ -1147,7 +1155,7 @@ struct rp_chunk_writer *rp_chunk_writer_open(const char *path,
     if (pwrite_all(w->fd, h.p, h.len, 0) < 0) {
         int e = errno;
         set_err(err, errlen, "%s: cannot write the header: %s", path, strerror(e));
-        unlink(path);
+        unlinkat(dfd, name, 0);
         close(w->fd);
         free(h.p);
         writer_free(w);

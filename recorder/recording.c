@@ -19,6 +19,14 @@
  * mutex spans "create the file, take its lock" so that another recording of this
  * process cannot see our fresh ".part" unlocked.
  *
+ * The directory is held by descriptor from open to close (ringprof/trust.h): it
+ * is walked and checked once, component by component, and every later file
+ * operation (create, lock, rename, listing, the header check of an orphan,
+ * unlink) is an *at() call on that descriptor with O_NOFOLLOW, so no symlink made
+ * or changed later can send one of them elsewhere. Only when the directory is
+ * removed (no link left, or a create that finds it gone) is its path walked
+ * again, the same way, and the new directory held instead.
+ *
  * Retention lists the directory afresh each time (no state kept between passes, so
  * other processes' files and an operator's deletions are simply seen), considers only
  * regular files of our uid whose names parse as chunk names, sorts them by (start time, pid,
@@ -56,7 +64,9 @@
 #define OWN_META 6
 
 struct rp_recording {
-    char *dir;
+    char *dir;                       /* as given until open; then the resolved path
+                                        of the directory in use, for messages      */
+    int dfd;                         /* the directory in use, held (trust.h), or -1 */
     struct rp_recording_limits lim;
     struct rp_kv *meta;              /* the caller's entries (copied), then ours     */
     size_t nmeta;                    /* the caller's entries kept                    */
@@ -70,9 +80,12 @@ struct rp_recording {
     uint64_t generation;
     struct rp_chunk_writer *w;       /* the open chunk, or NULL                      */
     int lock_fd;                     /* holds the flock on w's file, or -1            */
-    char part[PATH_MAX];             /* w's path                                     */
+    char part[PATH_MAX];             /* w's path, for messages and status            */
+    char part_name[NAME_CAP];        /* w's name in dfd                              */
     int in_subdir;                   /* dir= was sticky and open to all: rec->dir is
                                         its private subdirectory                   */
+    char dir_error[2 * PATH_MAX + 96]; /* why the removed directory could not be
+                                        made again, or ""                          */
     char last_finished[NAME_CAP];    /* newest chunk this recording finished         */
     struct rp_recording_stats st;    /* closed chunks only; stats() adds the open one */
     /* Counters a closed chunk could not write (its disk was full): they go into
@@ -197,84 +210,59 @@ static void set_err(char *err, size_t errlen, const char *what, const char *dir,
     errno = e;
 }
 
-/* mkdir -p, new directories with mode 0700 (the chunks say what the application
- * runs, so they are private by default). Existing directories keep their mode. */
-static int mkdir_p(const char *dir)
+/* The message for a directory the walk refused (why names the component) or
+ * could not make or open. */
+static void dir_err(char *err, size_t errlen, const char *dir, const char *why, int e)
 {
-    char buf[PATH_MAX];
-    size_t len = strlen(dir);
-
-    if (len >= sizeof buf)
-        return errno = ENAMETOOLONG, -1;
-    memcpy(buf, dir, len + 1);
-    for (char *s = buf + 1; ; s++) {
-        if (*s != '/' && *s != '\0')
-            continue;
-        char c = *s;
-        *s = '\0';
-        if (s[-1] != '/' && mkdir(buf, 0700) != 0 && errno != EEXIST)
-            return -1;
-        if (c == '\0')
-            return 0;
-        *s = c;
-    }
+    uid_t me = geteuid();
+    if (err && errlen && e == EPERM)
+        snprintf(err, errlen, "refusing recording directory %s: %s; another user could "
+                 "replace or delete the files in it (use a directory that only %s%s can "
+                 "write)", dir, why, me ? "this uid and " : "", "root");
+    else if (err && errlen)
+        snprintf(err, errlen, "cannot use recording directory %s: %s: %s", dir, why,
+                 strerror(e));
+    errno = e;
 }
 
-/* Is `dir` (existing) still a trusted path for us (ringprof/trust.h)? Used when
- * it is made again after someone removed it. @return 0, or -1 with errno EPERM. */
-static int dir_still_ours(const char *dir)
-{
-    char why[PATH_MAX + 128];
-    return rp_trust_path(dir, geteuid(), 0, NULL, why, sizeof why) == 0 ? 0
-           : (errno = EPERM, -1);
-}
-
-/* Create the directory if needed, check that only we (or root) can change it or
- * any directory above it (ringprof/trust.h), and that we can list it and create
- * and remove files in it (access() with the effective ids, so root passes unless
- * the file system is read-only). rec->dir becomes the resolved path; a sticky
- * directory that others may write (dir=/tmp) is replaced by our private
- * subdirectory in it. Another user who could write the directory could replace
- * the control socket in it, or plant chunk-named files for retention to count. */
+/* Walk `dir` as given, creating what is missing (mode 0700: the chunks say what
+ * the application runs), and hold it if only we (or root) can change it or
+ * anything on the way to it (ringprof/trust.h). A sticky directory that others
+ * may write (dir=/tmp) is replaced by our private subdirectory in it. Another
+ * user who could change the directory or a symlink on the way could replace the
+ * control socket in it, plant chunk-named files for retention to count, or point
+ * our creates, renames and unlinks into a directory of their choice. rec->dir
+ * becomes the resolved path. */
 static int prepare_dir(struct rp_recording *rec, char *err, size_t errlen)
 {
-    char real[PATH_MAX], why[PATH_MAX + 128];
+    char real[PATH_MAX], why[2 * PATH_MAX];
     struct stat sb;
     uid_t me = geteuid();
 
-    if (mkdir_p(rec->dir) != 0)
-        return set_err(err, errlen, "cannot create", rec->dir, errno), -1;
-    if (stat(rec->dir, &sb) != 0)
-        return set_err(err, errlen, "cannot use", rec->dir, errno), -1;
-    if (!S_ISDIR(sb.st_mode))
-        return set_err(err, errlen, "cannot use", rec->dir, ENOTDIR), -1;
-    int t = rp_trust_path(rec->dir, me, 0, real, why, sizeof why);
-    if (t < 0) {
-        if (err && errlen)
-            snprintf(err, errlen, "refusing recording directory %s: %s; another user "
-                     "could replace or delete the files in it (use a directory that "
-                     "only %s%s can write)", rec->dir, why, me ? "this uid and " : "",
-                     "root");
-        return errno = EPERM, -1;
-    }
-    if (t == 1) {
+    int fd = rp_trust_dir_open(rec->dir, me, RP_TRUST_CREATE | RP_TRUST_SHARED, 0700,
+                               real, why, sizeof why);
+    if (fd < 0)
+        return dir_err(err, errlen, rec->dir, why, errno), -1;
+    if (fstat(fd, &sb) == 0 && (sb.st_mode & (S_IWGRP | S_IWOTH))) {
+        close(fd);
         size_t n = strlen(real);
         if (snprintf(real + n, sizeof real - n, "%s" RP_PRIVATE_SUBDIR_FMT,
                      n > 1 ? "/" : "", (unsigned)me) >= (int)(sizeof real - n))
             return set_err(err, errlen, "cannot use", rec->dir, ENAMETOOLONG), -1;
-        if (mkdir(real, 0700) != 0 && errno != EEXIST)
-            return set_err(err, errlen, "cannot create", real, errno), -1;
-        int fd = rp_trust_opendir(real, me, why, sizeof why);
-        if (fd < 0) {
+        char sub[PATH_MAX];
+        memcpy(sub, real, strlen(real) + 1);
+        fd = rp_trust_dir_open(sub, me, RP_TRUST_CREATE, 0700, real, why, sizeof why);
+        if (fd < 0 && errno == EPERM) {
             if (err && errlen)
                 snprintf(err, errlen, "refusing recording directory %s: it may be written "
-                         "by every user, and its private subdirectory %s %s", rec->dir,
-                         real, why);
+                         "by every user, and its private subdirectory %s", rec->dir, why);
             return errno = EPERM, -1;
         }
-        close(fd);
+        if (fd < 0)
+            return dir_err(err, errlen, sub, why, errno), -1;
         rec->in_subdir = 1;
     }
+    rec->dfd = fd;
     if (strlen(real) + NAME_CAP + 2 > PATH_MAX)
         return set_err(err, errlen, "cannot use", real, ENAMETOOLONG), -1;
     char *dir = strdup(real);
@@ -282,12 +270,46 @@ static int prepare_dir(struct rp_recording *rec, char *err, size_t errlen)
         return set_err(err, errlen, "cannot open", rec->dir, ENOMEM), -1;
     free(rec->dir);
     rec->dir = dir;
-    if (stat(dir, &sb) != 0)
-        return set_err(err, errlen, "cannot use", dir, errno), -1;
-    if (!S_ISDIR(sb.st_mode))
-        return set_err(err, errlen, "cannot use", dir, ENOTDIR), -1;
-    if (faccessat(AT_FDCWD, dir, R_OK | W_OK | X_OK, AT_EACCESS) != 0)
+    if (faccessat(fd, ".", R_OK | W_OK | X_OK, AT_EACCESS) != 0)
         return set_err(err, errlen, "cannot write to", dir, errno), -1;
+    return 0;
+}
+
+/* Has the directory we hold been removed (its last link is gone)? */
+static int dir_gone(const struct rp_recording *rec)
+{
+    struct stat sb;
+    return fstat(rec->dfd, &sb) == 0 && sb.st_nlink == 0;
+}
+
+/* Make the directory again after someone removed it, by the same walk as at open,
+ * and hold the new one. It must be where it was: if the walk now leads elsewhere
+ * (a symlink on the way was made or changed since), it is not ours to use, and
+ * rec->dir would name the wrong place. @return 0, or -1 with errno (EPERM: not
+ * trusted, or elsewhere). */
+static int remake_dir(struct rp_recording *rec)
+{
+    char real[PATH_MAX], why[2 * PATH_MAX];
+    int fd = rp_trust_dir_open(rec->dir, geteuid(), RP_TRUST_CREATE, 0700, real, why,
+                               sizeof why);
+    int e = errno;
+    if (fd < 0) {
+        if (e == EPERM)
+            snprintf(rec->dir_error, sizeof rec->dir_error, "it was removed, and making "
+                     "it again was refused: %s", why);
+        else
+            snprintf(rec->dir_error, sizeof rec->dir_error, "it was removed, and it "
+                     "cannot be made again: %s: %s", why, strerror(e));
+        return errno = e, -1;
+    }
+    if (strcmp(real, rec->dir) != 0) {
+        close(fd);
+        snprintf(rec->dir_error, sizeof rec->dir_error, "it was removed, and its path "
+                 "now leads to %s: not using it", real);
+        return errno = EPERM, -1;
+    }
+    close(rec->dfd);
+    rec->dfd = fd;
     return 0;
 }
 
@@ -366,11 +388,11 @@ static int scan_entry(int dfd, const char *name, struct chunk_list *l)
  * orphan in a shared directory), a damaged header or checksum, foreign bytes, or a
  * file that cannot be opened or read now. Such a file is kept: it may hold
  * samples, and the reader reports what is wrong with it. */
-static int header_missing(const char *path)
+static int header_missing(int dfd, const char *name)
 {
     uint8_t fixed[RP_FILE_HEADER_FIXED];
     struct stat sb;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return 0;
     int missing = 0;
@@ -393,19 +415,16 @@ static int header_missing(const char *path)
  * unreadable. @return 1 if `name` (just recovered) is such a file and was removed.
  * Deletion needs positive evidence (header_missing); whatever else is wrong with a
  * recovered file is the reader's to report. */
-static int discard_headless(struct rp_recording *rec, int dfd, const char *name)
+static int discard_headless(int dfd, const char *name)
 {
-    char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s/%s", rec->dir, name) >= (int)sizeof path)
-        return 0;
-    return header_missing(path) && unlinkat(dfd, name, 0) == 0;
+    return header_missing(dfd, name) && unlinkat(dfd, name, 0) == 0;
 }
 
 /* Recover the orphans among the listed ".part" files, after the listing is complete
  * (a file renamed during readdir may or may not be returned again). */
 static void recover_parts(struct rp_recording *rec, int dfd, struct chunk_list *l)
 {
-    const char *mine = rec->w ? strrchr(rec->part, '/') + 1 : "";
+    const char *mine = rec->w ? rec->part_name : "";
 
     for (size_t i = 0; i < l->n; i++) {
         struct chunk_ent *e = &l->v[i];
@@ -413,7 +432,7 @@ static void recover_parts(struct rp_recording *rec, int dfd, struct chunk_list *
             continue;
         e->name[strlen(e->name) - strlen(RP_CHUNK_PART_SUFFIX)] = '\0';
         e->part = 0;
-        if (discard_headless(rec, dfd, e->name)) {
+        if (discard_headless(dfd, e->name)) {
             e->part = 1;   /* gone: retention skips it, as it skips .part files */
             e->size = 0;
             rec->st.chunks_discarded++;
@@ -498,11 +517,15 @@ static int apply_retention(struct rp_recording *rec, int dfd, struct chunk_list 
 int rp_recording_enforce(struct rp_recording *rec)
 {
     struct chunk_list l = {0};
-    DIR *d = opendir(rec->dir);
+    /* A descriptor of its own (its own offset) on the directory we hold. */
+    int lfd = openat(rec->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
     int deleted = -1;
 
     if (!d) {
         rec->st.last_errno = errno;
+        if (lfd >= 0)
+            close(lfd);
         return -1;
     }
     if (list_chunks(rec, d, &l) == 0) {
@@ -550,17 +573,20 @@ static int try_open_chunk(struct rp_recording *rec)
 
     if (rp_recording_chunk_name(name, sizeof name, rec->pid, wall, rec->next_seq) != 0)
         return errno = ERANGE, -1;
-    int len = snprintf(rec->part, sizeof rec->part, "%s/%s%s%s", rec->dir, name,
-                       RP_CHUNK_SUFFIX, RP_CHUNK_PART_SUFFIX);
-    if (len < 0 || (size_t)len >= sizeof rec->part)
+    int nl = snprintf(rec->part_name, sizeof rec->part_name, "%s%s%s", name,
+                      RP_CHUNK_SUFFIX, RP_CHUNK_PART_SUFFIX);
+    int len = snprintf(rec->part, sizeof rec->part, "%s/%s", rec->dir, rec->part_name);
+    if (nl < 0 || (size_t)nl >= sizeof rec->part_name || len < 0 ||
+        (size_t)len >= sizeof rec->part)
         return errno = ENAMETOOLONG, -1;
     size_t n = chunk_meta(rec, rec->next_seq, wall, mono);
 
     pthread_mutex_lock(&create_mu);
-    rec->w = rp_chunk_writer_open(rec->part, rec->meta, n, NULL, 0);
+    rec->w = rp_chunk_writer_openat(rec->dfd, rec->part_name, rec->part, rec->meta, n,
+                                    NULL, 0);
     int e = errno;
     if (rec->w) {   /* (a writer that fails after creating its file removes it) */
-        rec->lock_fd = open(rec->part, O_RDONLY | O_CLOEXEC);
+        rec->lock_fd = openat(rec->dfd, rec->part_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (rec->lock_fd >= 0)
             flock(rec->lock_fd, LOCK_EX | LOCK_NB);   /* failing: the pid rule */
     }
@@ -614,9 +640,16 @@ static void carry_into(struct rp_recording *rec)
 
 /* Create the next chunk. A taken name (a previous process with our pid started in
  * the same second, or a twin in another pid namespace) skips to the next seq; a
- * vanished directory is made again once. */
+ * vanished directory (removed: no link left, or a create that finds it gone) is
+ * made again once, through the trusted walk. */
 static int open_chunk(struct rp_recording *rec)
 {
+    int remade = 0;
+    if (dir_gone(rec)) {
+        if (remake_dir(rec) != 0)
+            return -1;
+        remade = 1;
+    }
     for (int attempt = 0; attempt < 16; attempt++) {
         if (try_open_chunk(rec) == 0) {
             carry_into(rec);
@@ -627,8 +660,7 @@ static int open_chunk(struct rp_recording *rec)
         }
         if (errno == EEXIST && rec->next_seq < UINT32_MAX)
             rec->next_seq++;
-        else if (errno != ENOENT || attempt > 0 || mkdir_p(rec->dir) != 0 ||
-                 dir_still_ours(rec->dir) != 0)
+        else if (errno != ENOENT || remade++ || remake_dir(rec) != 0)
             return -1;
     }
     return -1;
@@ -636,6 +668,8 @@ static int open_chunk(struct rp_recording *rec)
 
 struct rp_chunk_writer *rp_recording_writer(struct rp_recording *rec)
 {
+    if (!rec->w)
+        rec->dir_error[0] = '\0';
     if (!rec->w && open_chunk(rec) != 0) {
         rec->st.chunks_failed++;
         rec->st.last_errno = errno;
@@ -667,7 +701,7 @@ static int give_path(char *path, size_t pathlen, const char *s)
 static int finish_chunk(struct rp_recording *rec, char *path, size_t pathlen)
 {
     struct rp_chunk_writer_stats ws;
-    char done[PATH_MAX];
+    char done[NAME_CAP];
     struct stat sb;
 
     if (rec->ncarry)
@@ -679,20 +713,21 @@ static int finish_chunk(struct rp_recording *rec, char *path, size_t pathlen)
     rec->w = NULL;
     rec->st.segments_failed += ws.segments_failed + (rc != 0);
     rec->st.samples_failed += fin.samples_failed;
-    size_t len = strlen(rec->part) - strlen(RP_CHUNK_PART_SUFFIX);
-    memcpy(done, rec->part, len);
+    size_t len = strlen(rec->part_name) - strlen(RP_CHUNK_PART_SUFFIX);
+    memcpy(done, rec->part_name, len);
     done[len] = '\0';
-    if (rename(rec->part, done) != 0) {
+    if (renameat(rec->dfd, rec->part_name, rec->dfd, done) != 0) {
         rc = -1;
         e = errno;
         rec->st.bytes_written += ws.bytes_written;
     } else {
         rec->st.chunks_finished++;
-        rec->st.bytes_written += stat(done, &sb) == 0 ? (uint64_t)sb.st_size
-                                                      : ws.bytes_written;
-        snprintf(rec->last_finished, sizeof rec->last_finished, "%s",
-                 strrchr(done, '/') + 1);
-        if (give_path(path, pathlen, done) != 0)
+        rec->st.bytes_written += fstatat(rec->dfd, done, &sb, AT_SYMLINK_NOFOLLOW) == 0
+                                 ? (uint64_t)sb.st_size : ws.bytes_written;
+        snprintf(rec->last_finished, sizeof rec->last_finished, "%s", done);
+        char full[PATH_MAX];
+        snprintf(full, sizeof full, "%s/%s", rec->dir, done);   /* fits: see open */
+        if (give_path(path, pathlen, full) != 0)
             rc = -1, e = ERANGE;
     }
     if (rec->lock_fd >= 0)
@@ -818,6 +853,7 @@ static struct rp_recording *new_recording(const char *dir,
     if (!rec)
         return NULL;
     rec->lock_fd = -1;
+    rec->dfd = -1;
     rec->lim = limits ? *limits : defaults;
     rec->pid = (long)getpid();
     snprintf(rec->pid_s, sizeof rec->pid_s, "%ld", rec->pid);
@@ -872,6 +908,8 @@ int rp_recording_close(struct rp_recording *rec)
     }
     free(rec->meta);
     free(rec->dir);
+    if (rec->dfd >= 0)
+        close(rec->dfd);
     free(rec);
     return rc;
 }
@@ -891,6 +929,11 @@ void rp_recording_stats(const struct rp_recording *rec, struct rp_recording_stat
 const char *rp_recording_dir(const struct rp_recording *rec)
 {
     return rec->dir;
+}
+
+const char *rp_recording_dir_error(const struct rp_recording *rec)
+{
+    return rec->dir_error[0] ? rec->dir_error : NULL;
 }
 
 int rp_recording_in_subdir(const struct rp_recording *rec)

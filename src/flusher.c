@@ -235,9 +235,10 @@ static int ensure_writer(struct flusher *f)
     if (!f->w) {
         struct rp_recording_stats rs;
         rp_recording_stats(f->cfg.rec, &rs);
+        const char *why = rp_recording_dir_error(f->cfg.rec);
         rp_log_once(&f->warned_chunk, "cannot open a chunk in %s: %s; samples are "
                     "dropped and counted until it works again",
-                    rp_recording_dir(f->cfg.rec), strerror(rs.last_errno));
+                    rp_recording_dir(f->cfg.rec), why ? why : strerror(rs.last_errno));
         return 0;
     }
     f->warned_chunk = 0;

@@ -3,25 +3,28 @@
  * (ringprof/recording.h), made deterministic.
  *
  * The program is linked with -Wl,--wrap for the calls the recorder makes on its
- * files (open64, pwrite64, fsync, rename, renameat, unlinkat, opendir, flock,
- * ftruncate64, mkdir): the __wrap_ functions below forward to the real ones
- * unless a fault is armed for that call, and then fail every matching call with
- * the chosen errno until the fault is cleared. A phase is reached through the
- * public API as the agent's flusher reaches it:
+ * files (openat64, pwrite64, fsync, renameat, unlinkat, fdopendir, flock,
+ * ftruncate64): the __wrap_ functions below forward to the real ones unless a
+ * fault is armed for that call, and then fail every matching call with the
+ * chosen errno until the fault is cleared. Every file operation of a recording is
+ * an *at() call on the directory it holds (ringprof/recording.h); the walk that
+ * opens the directory (O_PATH and O_DIRECTORY opens) is not a phase. A phase is
+ * reached through the public API as the agent's flusher reaches it:
  *
- *   create     open64(O_CREAT) of the ".part"     rp_recording_writer
+ *   create     openat64(O_CREAT) of the ".part"   rp_recording_writer
  *   header     pwrite64 at offset 0               rp_recording_writer
  *   lock       flock on the new ".part"           rp_recording_writer
  *   segment    pwrite64 past the header           rp_recording_flush
  *   truncate   ftruncate64 after a failed segment rp_recording_flush (with segment)
  *   fsync      fsync at close                     rp_recording_rotate
- *   rename     rename ".part" -> ".rpc"           rp_recording_rotate
- *   list       opendir for retention              rp_recording_enforce
+ *   rename     renameat of our ".part" -> ".rpc"  rp_recording_rotate
+ *   list       fdopendir for retention            rp_recording_enforce
  *   unlink     unlinkat by retention              rp_recording_enforce
- *   recover    renameat of an orphan ".part"      rp_recording_enforce
- *   read       open64 (no O_CREAT): the check of  rp_recording_enforce
- *              a recovered orphan's header, and
- *              the lock's descriptor
+ *   recover    renameat of an orphan ".part" (a   rp_recording_enforce
+ *              name with another pid than ours)
+ *   read       openat64 of a file (no O_CREAT):   rp_recording_enforce
+ *              the check of a recovered orphan's
+ *              header, and the lock's descriptor
  *
  * For each phase and each of ENOSPC, EIO, EACCES, EROFS, a recording writes a
  * good chunk A, then chunk B with the fault armed, then (fault cleared) chunk C,
@@ -83,29 +86,27 @@ static int fault(enum op op)
     return 1;
 }
 
-int __real_open64(const char *path, int flags, ...);
+int __real_openat64(int dfd, const char *path, int flags, ...);
 int __real_flock(int fd, int op);
 ssize_t __real_pwrite64(int fd, const void *p, size_t n, off_t off);
 int __real_ftruncate64(int fd, off_t len);
 int __real_fsync(int fd);
-int __real_rename(const char *a, const char *b);
 int __real_renameat(int da, const char *a, int db, const char *b);
 int __real_unlinkat(int dfd, const char *name, int flags);
-DIR *__real_opendir(const char *path);
+DIR *__real_fdopendir(int fd);
 void *__real_realloc(void *p, size_t n);
 
-int __wrap_open64(const char *path, int flags, ...);
+int __wrap_openat64(int dfd, const char *path, int flags, ...);
 int __wrap_flock(int fd, int op);
 ssize_t __wrap_pwrite64(int fd, const void *p, size_t n, off_t off);
 int __wrap_ftruncate64(int fd, off_t len);
 int __wrap_fsync(int fd);
-int __wrap_rename(const char *a, const char *b);
 int __wrap_renameat(int da, const char *a, int db, const char *b);
 int __wrap_unlinkat(int dfd, const char *name, int flags);
-DIR *__wrap_opendir(const char *path);
+DIR *__wrap_fdopendir(int fd);
 void *__wrap_realloc(void *p, size_t n);
 
-int __wrap_open64(const char *path, int flags, ...)
+int __wrap_openat64(int dfd, const char *path, int flags, ...)
 {
     mode_t mode = 0;
     if (flags & O_CREAT) {
@@ -115,10 +116,10 @@ int __wrap_open64(const char *path, int flags, ...)
         va_end(ap);
         if (fault(OP_CREATE))
             return -1;
-    } else if (fault(OP_READ)) {
+    } else if (!(flags & (O_PATH | O_DIRECTORY)) && fault(OP_READ)) {
         return -1;
     }
-    return __real_open64(path, flags, mode);
+    return __real_openat64(dfd, path, flags, mode);
 }
 
 int __wrap_flock(int fd, int op)
@@ -143,14 +144,16 @@ int __wrap_fsync(int fd)
     return fault(OP_FSYNC) ? -1 : __real_fsync(fd);
 }
 
-int __wrap_rename(const char *a, const char *b)
-{
-    return fault(OP_RENAME) ? -1 : __real_rename(a, b);
-}
-
+/* Our own chunk's rename at rotation, or an orphan's (another pid's) recovery. */
 int __wrap_renameat(int da, const char *a, int db, const char *b)
 {
-    return fault(OP_RECOVER) ? -1 : __real_renameat(da, a, db, b);
+    long pid = 0;
+    uint64_t wall;
+    uint32_t seq;
+    int part;
+    rp_recording_parse_name(a, &pid, &wall, &seq, &part);
+    return fault(pid == (long)getpid() ? OP_RENAME : OP_RECOVER) ? -1
+           : __real_renameat(da, a, db, b);
 }
 
 int __wrap_unlinkat(int dfd, const char *name, int flags)
@@ -158,9 +161,9 @@ int __wrap_unlinkat(int dfd, const char *name, int flags)
     return fault(OP_UNLINK) ? -1 : __real_unlinkat(dfd, name, flags);
 }
 
-DIR *__wrap_opendir(const char *path)
+DIR *__wrap_fdopendir(int fd)
 {
-    return fault(OP_LIST) ? NULL : __real_opendir(path);
+    return fault(OP_LIST) ? NULL : __real_fdopendir(fd);
 }
 
 void *__wrap_realloc(void *p, size_t n)
@@ -243,7 +246,7 @@ static void diag(void *arg, const char *path, uint64_t off, const char *reason, 
 static struct tally read_dir(const char *dir)
 {
     struct tally t = {0};
-    DIR *d = __real_opendir(dir);
+    DIR *d = opendir(dir);
     REQUIRE(d, "opendir %s", dir);
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {

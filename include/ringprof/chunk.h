@@ -90,15 +90,30 @@ struct rp_chunk_writer_stats {
 };
 
 /*
- * rp_chunk_writer_open: create `path` (O_CREAT|O_EXCL, mode 0600) and write the file
- * header with `meta` (n entries). RP_META_START_WALL and RP_META_START_MONO are
- * added by the writer (read from the clocks at open) unless `meta` has them.
+ * rp_chunk_writer_open: create `path` (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600) and
+ * write the file header with `meta` (n entries). RP_META_START_WALL and
+ * RP_META_START_MONO are added by the writer (read from the clocks at open) unless
+ * `meta` has them.
  * @return the writer, or NULL with errno set; `err` (if not NULL, `errlen` bytes)
  * receives a one-line reason naming the path.
  */
 struct rp_chunk_writer *rp_chunk_writer_open(const char *path,
                                              const struct rp_kv *meta, size_t n,
                                              char *err, size_t errlen);
+
+/*
+ * rp_chunk_writer_openat: rp_chunk_writer_open, but the file is created as `name`
+ * in the directory `dfd` (openat with O_CREAT|O_EXCL|O_NOFOLLOW; AT_FDCWD as in
+ * openat), so a caller that holds a checked directory (ringprof/trust.h) never
+ * resolves its path again. `path` is what rp_chunk_writer_path and `err` call the
+ * file (usually the directory's path and `name`); it is never opened. The writer
+ * keeps no reference to `dfd`: the caller may close it at any time. A header
+ * that cannot be written removes `name` from `dfd`.
+ */
+struct rp_chunk_writer *rp_chunk_writer_openat(int dfd, const char *name,
+                                               const char *path,
+                                               const struct rp_kv *meta, size_t n,
+                                               char *err, size_t errlen);
 
 /* Interning. Each returns the id (>= 1), the same id for the same content within
  * this chunk, or 0 if memory ran out. Strings may contain any bytes. */

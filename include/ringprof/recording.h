@@ -34,6 +34,21 @@
  * process. Processes that share a directory should share limits: each enforces its
  * own, so the smallest wins.
  *
+ * The directory. rp_recording_open walks `dir` as given, one component at a time,
+ * and holds the directory by descriptor (ringprof/trust.h, rp_trust_dir_open):
+ * nothing is created until everything above it is trusted, and every later file
+ * operation of the recording (chunk create, the lock's descriptor, rename,
+ * listing, the header check of an orphan, unlink) is an *at() call on that
+ * descriptor with O_NOFOLLOW. A symlink that someone makes or changes on the way
+ * after open therefore changes nothing. When the directory is removed (it has no
+ * link left, or a create finds it gone), the next rp_recording_writer walks its
+ * resolved path again the same way, creating it, and holds the new directory; if
+ * that walk is refused or now ends elsewhere (a symlink made on the way since),
+ * the chunk is not created (EPERM, counted in chunks_failed), and each later call
+ * tries again. Paths (rp_recording_dir, rp_chunk_writer_path, what
+ * rp_recording_rotate returns) are for messages and status: the recording never
+ * opens them.
+ *
  * Rotation. rp_recording_flush closes the current chunk when it has reached
  * chunk_size bytes or chunk_duration of age; the next rp_recording_writer call
  * starts the next one.
@@ -90,13 +105,17 @@ struct rp_recording_stats {
 };
 
 /*
- * rp_recording_open: create `dir` if needed (mode 0700, parents too), check that it
- * is a directory we can list and write and that nobody but our uid and root can
- * change it or a directory above it (ringprof/trust.h: a directory another user
- * owns, or that others may write, is refused with EPERM and a line that names its
- * owner and mode; a sticky one that others may write, such as /tmp, is replaced by
- * our private subdirectory "<dir>/ringprof-<uid>"), recover orphaned ".part" files,
- * and apply retention. rp_recording_dir() is then the directory used, resolved. `limits` NULL means the RP_DEFAULT_* values. `meta` (n entries, copied)
+ * rp_recording_open: walk `dir` as given (see The directory above), creating what
+ * is missing (mode 0700, parents too) only below components already checked, check
+ * that nobody but our uid and root can change it or anything on the way to it
+ * (ringprof/trust.h: a directory or a symlink another user owns, or a directory
+ * that others may write, is refused with EPERM and a line that names the
+ * component at fault, its owner and mode; a sticky directory that others may
+ * write, such as /tmp, is replaced by our private subdirectory
+ * "<dir>/ringprof-<uid>", walked the same way), hold it, check that we can list
+ * and write it, recover orphaned ".part" files, and apply retention.
+ * rp_recording_dir() is then the directory used, resolved. `limits` NULL means the
+ * RP_DEFAULT_* values. `meta` (n entries, copied)
  * goes into every chunk's header; the recording adds RP_META_PID, RP_META_HOST
  * (unless given), RP_META_CHUNK_SEQ, RP_META_RECORDING, RP_META_START_WALL and
  * RP_META_START_MONO, and drops the caller's entries with those keys but HOST.
@@ -115,7 +134,7 @@ struct rp_recording *rp_recording_open(const char *dir,
  * in last_errno; the next call tries again, so writing resumes when space returns:
  * call it once per flush interval, not per event). A name that is already taken
  * moves the chunk to the next seq (so chunk.seq may skip one); a directory that
- * was deleted is made again.
+ * was deleted is made again through the trusted walk (see The directory above).
  * The returned pointer changes on rotation: callers that cache chunk ids must
  * compare rp_recording_generation() and drop their caches when it changes.
  */
@@ -151,8 +170,18 @@ int rp_recording_close(struct rp_recording *rec);
 
 void rp_recording_stats(const struct rp_recording *rec,
                         struct rp_recording_stats *out);
-/* The directory in use: dir= resolved, or its private subdirectory. */
+/* The directory in use: dir= resolved, or its private subdirectory. For messages
+ * and status: the recording holds the directory itself by descriptor. Constant
+ * from open to close (a directory made again must resolve to it). */
 const char *rp_recording_dir(const struct rp_recording *rec);
+/* Why the last rp_recording_writer call could not create a chunk when the reason
+ * was the directory: it had been removed, and making it again was refused or
+ * failed (a phrase naming the component at fault, as in "it was removed, and
+ * making it again was refused: /srv/rec is a symlink that belongs to uid 65534,
+ * not to root"). NULL when that call succeeded or failed for another reason
+ * (last_errno says which). Valid until the next rp_recording_writer call; the
+ * owning thread only. */
+const char *rp_recording_dir_error(const struct rp_recording *rec);
 /* 1 if dir= was sticky and writable by others and the recording went into its
  * private subdirectory (rp_recording_dir), else 0. */
 int rp_recording_in_subdir(const struct rp_recording *rec);

@@ -227,14 +227,17 @@ test_churn() {
 # The agent must never keep a sampled object alive: they all clear, after no more
 # collections than without the agent. The live snapshots while they were held
 # must show them (else the test tests nothing); those taken after they cleared
-# must not.
+# must not. About 5000 samples a second reach one thread's ring: ring=4m holds
+# several seconds of them, so a flusher that a loaded machine (or ASan) keeps
+# waiting drops none (with the default 64k one baseline run under a load average
+# of 25 lost 1137, counted as lost.ring_full, and the snapshot showed 66%).
 test_weakrefs() {
     java_run -Xmx256m -- WeakRefs 5000 2500 || { rc=$?; show_err; fail "java (no agent) exited $rc"; }
     local base
     base=$(awk '$1 == "cleared" { print $6 }' "$work/out")
     note "no agent: $(grep cleared "$work/out")"
     [ "$(awk '$1 == "cleared" { print $2 }' "$work/out")" = 5000 ] || fail "without the agent the objects did not clear: the test is wrong"
-    java_run -Xmx256m -agentpath:"$RP_AGENT=dir=$work/rec,alloc=1k,live=on,flush=1s" -- WeakRefs 5000 2500 ||
+    java_run -Xmx256m -agentpath:"$RP_AGENT=dir=$work/rec,alloc=1k,live=on,flush=1s,ring=4m" -- WeakRefs 5000 2500 ||
         { rc=$?; show_err; fail "java exited $rc"; }
     no_hs_err
     note "live=on:  $(grep cleared "$work/out")"
@@ -255,8 +258,10 @@ test_weakrefs() {
     local hb
     hb=$(site_bytes "$work/held.collapsed" WeakRefs.allocate 'short[]')
     note "live while held: $(mib "$hb") of short[] from allocate() (allocated: $(mib $((5000 * 1040))))"
+    local lost
+    lost=$(rp summary "$work/rec" | awk '$1 == "lost" { print $2 }')
     within "$(ratio "$hb" $((5000 * 1040)))" 0.8 1.25 ||
-        fail "the live snapshot while the objects were held shows $hb bytes of them, not about $((5000 * 1040))"
+        fail "the live snapshot while the objects were held shows $hb bytes of them, not about $((5000 * 1040)) (records lost: ${lost:-0})"
     # After they cleared: the snapshots from 1.5 s after (one flush and a half) to
     # the end of the run.
     local after

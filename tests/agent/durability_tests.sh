@@ -211,7 +211,8 @@ test_header_kill() {
 # The recording directory is on a 2 MiB tmpfs. Once the agent writes, the test
 # fills the file system (a filler file, dd until ENOSPC), waits 2 s, deletes the
 # filler and creates the phase file, which moves the program's leaf from phaseA()
-# to phaseB(). With chunksize=64k both failures happen: segment writes (ENOSPC →
+# to phaseB(), where each thread spends 1 s of its own CPU time before the program
+# ends (however long the clock takes on a loaded machine). With chunksize=64k both failures happen: segment writes (ENOSPC →
 # lost.write) and chunk creation (→ lost.no_chunk). Asserts: the JVM keeps
 # running and exits 0; the losses are counted in the files and logged, the failed
 # segments in one line (rate-limited); after space returns new samples (phaseB)
@@ -227,8 +228,9 @@ test_disk_full() {
     local pid rc=0
     fresh "$work/out" "$work/err"
     $(java_cmd) -agentpath:"$RP_AGENT=dir=$mnt/rec,interval=1ms,flush=100ms,chunksize=64k,chunktime=1s,ctl=off" \
-        -cp "$RP_DUR_JAR" Endure 2 10 1 "$work/phaseB" >"$work/out" 2>"$work/err" &
+        -cp "$RP_DUR_JAR" Endure 2 1 1 "$work/phaseB" >"$work/out" 2>"$work/err" &
     pid=$!
+    pids+=("$pid")      # (this pid is local: the exit trap kills what is in pids)
     wait_started "$work/out" $pid || { kill -KILL $pid; show_err "$work/err"; fail "the program did not start"; }
     # phaseA gets a second of the endure threads' CPU (ten times what is
     # asserted below) before the disk fills; a second of the clock may be less

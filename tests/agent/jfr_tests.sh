@@ -18,16 +18,21 @@
 #     states, GC ids and durations, the live snapshot, a gauge and the CPU
 #     load (its header lists them);
 #   - JDK Mission Control's parser (tests/convert/JmcDump.java, the jars of
-#     tests/fetch-jmc in RP_JMC, default /var/cache/ringprof/jmc): the same events
+#     tests/fetch-maven in RP_JMC, default /var/cache/ringprof/jmc): the same events
 #     as the JDK's jfr, type by type;
 #   - the Temurin JDK 25 (RP_JDK25, default /usr/lib/jvm/temurin-25-jdk-amd64)
 #     and the JDK 21 of tests/fetch-jdk21 (RP_JDK21, default
 #     /var/cache/ringprof/jdk21), where present (else one line says so): their
 #     `jfr view hot-methods` and `jfr view allocation-by-site` list the hot
-#     method and the allocation site first.
+#     method and the allocation site first;
+#   - Pyroscope's parser and async-profiler's converter (tests/convert/jfr_readers.py,
+#     readers in RP_CACHE, default /var/cache/ringprof): every event decoded at the
+#     JDK's field widths, and their CPU, allocation and lock profiles stack by
+#     stack against ringprof's collapsed stacks (CPU: events x interval within
+#     half an interval of the recording's CPU).
 #
 # meson passes RP_JAVA (JDK 17's java; its jfr is beside it), RP_AGENT, RP_JAR,
-# RP_DUMP (rp_agent_dump) and RP_RINGPROF. The scratch directory is kept (and
+# RP_DUMP (rp_agent_dump), RP_RINGPROF and RP_APCONVERT (tests/convert/ApConvert.java). The scratch directory is kept (and
 # named) when the test fails.
 set -uo pipefail
 
@@ -84,16 +89,23 @@ def samples(kind):
     return int(m.group(1)) if m else 0
 meta = dict(l.rstrip("\n").split("\t", 1) for l in open(work + "/meta"))
 period = int(meta["agent.interval_ns"])
-# cpu: n = max(1, round(w / period)) events per sample (docs/tool.md, "JFR");
+# cpu: a ringprof.CPUSample each, and jdk.ExecutionSample events as many as the
+# weight is intervals, rounded half up (docs/profiles.md, "Weighted CPU samples");
 # times from the chunk header's clock pair (one chunk here).
 cpu = [l.rstrip("\n").split("\t") for l in open(work + "/cpu_samples")]
 if len(cpu) != samples("cpu"):
     fail("rp_agent_dump has %d cpu samples, ringprof summary %d" % (len(cpu), samples("cpu")))
-events = sum(max(1, (int(s[2]) + period // 2) // period) for s in cpu)
+weight = sum(int(s[2]) for s in cpu)
+events = (weight + period // 2) // period
+sys.stderr.write("# cpu: %d samples of %d ns, %d jdk.ExecutionSample (%d by max(1, round(w / p)))\n" % (
+    len(cpu), weight, events, sum(max(1, (int(s[2]) + period // 2) // period) for s in cpu)))
 to_wall = lambda t: int(t) - int(meta["start.mono_ns"]) + int(meta["start.wall_ns"])
 print("cpu_times\t%d\t%d" % (to_wall(min(int(s[1]) for s in cpu)), to_wall(max(int(s[1]) for s in cpu))))
-count = {"jdk.ExecutionSample": events, "jdk.ObjectAllocationSample": samples("alloc"),
-         "jdk.OldObjectSample": samples("live"), "jdk.JavaMonitorEnter": samples("lock"),
+print("cpu_split")
+count = {"jdk.ExecutionSample": events, "ringprof.CPUSample": samples("cpu"),
+         "jdk.ObjectAllocationSample": samples("alloc"), "ringprof.AllocationSample": samples("alloc"),
+         "jdk.OldObjectSample": samples("live"), "ringprof.LiveObject": samples("live"),
+         "jdk.JavaMonitorEnter": samples("lock"),
          "jdk.GarbageCollection": samples("gc"), "jdk.GCPhasePause": samples("gc")}
 # The hot method: the leaf of the most cpu samples; its lines; its heaviest stack.
 leaf_w, line_w, stack_w = defaultdict(int), defaultdict(int), defaultdict(int)
@@ -117,7 +129,7 @@ for frames, w in collapsed("cpu_threads"):
     thread_w[thread(frames[0])] += w
 for name, w in sorted(thread_w.items()):
     print("cpu_thread\t%s\t%d" % (name, w))
-# wall: per thread and state; native and io are jdk.NativeMethodSample.
+# wall: per thread and state; native and io are also jdk.NativeMethodSample.
 state_n = defaultdict(int)
 for frames, n in collapsed("wall_states"):
     state_n[(thread(frames[0]), frames[-1][len("[state:"):-1])] += n
@@ -126,7 +138,7 @@ for (name, state), n in sorted(state_n.items()):
 print("wall_types")
 native = sum(n for (_, s), n in state_n.items() if s in ("native", "io"))
 count["jdk.NativeMethodSample"] = native
-count["ringprof.WallClockSample"] = samples("wall") - native
+count["ringprof.WallClockSample"] = samples("wall")
 if sum(state_n.values()) != samples("wall"):
     fail("the wall states add up to %d samples, summary says %d" % (sum(state_n.values()), samples("wall")))
 # alloc: per site (top frame, class) of 1% of the bytes or more.
@@ -265,7 +277,7 @@ PY
         { grep -v '^ok' "$work/check" | head -30; fail "JfrCheck found the file wrong"; }
     note "$(tail -1 "$work/check") ($(grep -c '^ok' "$work/check") checks)"
 
-    # JDK Mission Control's parser (tests/fetch-jmc's jars): the same events, type
+    # JDK Mission Control's parser (tests/fetch-maven's jars): the same events, type
     # by type, as the JDK's jfr counted.
     local jmc=${RP_JMC:-/var/cache/ringprof/jmc}
     if ls "$jmc"/flightrecorder-*.jar >/dev/null 2>&1; then
@@ -288,11 +300,22 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
     else
-        echo "SKIP (part): JMC's parser not in $jmc (tests/fetch-jmc fetches it)"
+        echo "SKIP (part): JMC's parser not in $jmc (tests/fetch-maven fetches it)"
     fi
 
     view "${RP_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}" 25
     view "${RP_JDK21:-/var/cache/ringprof/jdk21}" 21
+
+    # Pyroscope's parser and async-profiler's converter (tests/convert/jfr_readers.py,
+    # each skipped with one line where RP_CACHE lacks it): every event at the JDK's
+    # widths, and their CPU, allocation and lock profiles stack by stack against
+    # ringprof's collapsed stacks of the recording.
+    local period
+    period=$(awk -F'\t' '$1 == "agent.interval_ns" { print $2 }' "$work/meta")
+    python3 "$(dirname "$0")/../convert/jfr_readers.py" "$RP_RINGPROF" "$RP_JAVA" "$RP_APCONVERT" \
+        "${RP_CACHE:-/var/cache/ringprof}" "$period" "$work/rec" "$work/x.jfr" >"$work/readers" 2>&1 ||
+        { grep -v '^ok' "$work/readers" | head -30; fail "a JFR reader found the file wrong"; }
+    note "$(grep -v '^FAIL' "$work/readers" | tail -3 | tr '\n' ' ')"
 }
 
 case "$test_name" in

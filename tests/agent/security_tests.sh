@@ -28,6 +28,14 @@
 #                   directory: never counted, never deleted, and the agent's own
 #                   chunks are not deleted on their account
 #   dir_too_long    dir= of 1024 bytes or more: one line naming dir and the limit
+#   dir_symlink     (issue 28) dir= through nobody's symlink to a root-only
+#                   directory, in nobody's directory or in sticky /tmp, with or
+#                   without missing components after it, and root's own link into
+#                   nobody's directory: refused, and nothing created anywhere
+#   dir_repointed   (issue 28) the recording directory removed while root's JVM
+#                   runs, and a link of nobody's planted at its path, first to
+#                   another root recording's directory, then to nobody's own: no
+#                   file of that recording is deleted, no chunk lands in either
 #
 # Each test re-runs itself in a private mount namespace with a fresh tmpfs on
 # /tmp (unshare -m), so it never touches the machine's /tmp/ringprof-* and sees
@@ -409,8 +417,85 @@ test_dir_too_long() {
     [ "$(grep -c '^ringprof:' "$work/jvm.err")" = 1 ] || fail "not one line"
 }
 
+# ---------------------------------------------------------------- 7 --------
+
+# nothing_in DIR: DIR holds no file but those listed after it.
+nothing_in() {
+    local dir=$1; shift
+    local got
+    got=$(cd "$dir" && ls -A | { grep -vxF -f <(printf '%s\n' "$@" '') || true; })
+    [ -z "$got" ] || fail "$dir holds $(tr '\n' ' ' <<<"$got")"
+}
+
+test_dir_symlink() {
+    mkdir -m 0700 /tmp/rootonly
+    as_nobody mkdir -m 0755 /tmp/nbhome
+    as_nobody ln -s /tmp/rootonly /tmp/nbhome/rec
+    as_nobody ln -s /tmp/rootonly /tmp/rec           # in sticky /tmp
+    ln -s /tmp/nbhome /tmp/rootlink                   # root's own, into nobody's tree
+    refused nbhome "dir=/tmp/nbhome/rec" \
+        "refusing recording directory /tmp/nbhome/rec: /tmp/nbhome belongs to uid $NOBODY (mode 0755), not to root"
+    refused nbnew "dir=/tmp/nbhome/rec/new/sub" "/tmp/nbhome belongs to uid $NOBODY (mode 0755)"
+    refused sticky "dir=/tmp/rec/new" "/tmp/rec is a symlink that belongs to uid $NOBODY, not to root"
+    nothing_in /tmp/rootonly
+    refused rootlink "dir=/tmp/rootlink/new/sub" "/tmp/nbhome belongs to uid $NOBODY (mode 0755)"
+    nothing_in /tmp/nbhome rec
+}
+
+test_dir_repointed() {
+    # The kernel's fs.protected_symlinks (global, not the namespace's to change)
+    # would stop root following nobody's link in sticky /tmp; in a directory that
+    # is not sticky it does not apply. So the link goes into a directory of root's
+    # (mode 0755, trusted) and root hands it to nobody: the same attack as nobody's
+    # own link in /tmp where protected_symlinks=0.
+    mkdir -m 0755 /tmp/r
+    mkdir -m 0700 /tmp/victim /tmp/ctl
+    as_nobody mkdir -m 0777 /tmp/nbdir
+    as_nobody chmod 0777 /tmp/nbdir
+    # Another root recording's finished chunks, old enough for retention by age.
+    local v1=20200101T000000Z-99999-000001.rpc v2=20200101T000000Z-99999-000002.rpc
+    echo chunk >/tmp/victim/$v1
+    echo chunk >/tmp/victim/$v2
+    start_java root jvm "dir=/tmp/r/rec,ctl=/tmp/ctl/s.sock,flush=100ms"
+    wait_file -S /tmp/ctl/s.sock || fail "the agent did not start"
+    rp ctl "$jpid" flush >/dev/null || fail "flush: $(cat "$work/jvm.err")"
+    # A chunk is open (the agent touches the path only when it makes one) ...
+    has_part() { compgen -G "/tmp/r/rec/*-$jpid-*.rpc.part" >/dev/null; }
+    wait_for - has_part || fail "no chunk was opened after the flush"
+    # ... when the directory goes and nobody's link takes its place.
+    rm -rf /tmp/r/rec
+    ln -s /tmp/victim /tmp/r/rec
+    chown -h $NOBODY:$NOBODY /tmp/r/rec
+    failed() {   # status' chunks.failed (the only "failed" key), without python's start
+        rp ctl --raw "$jpid" status >"$work/status.json" &&
+            grep -o '"failed":[0-9]*' "$work/status.json" | cut -d: -f2
+    }
+    tried() {   # the agent tried to make a chunk since: refused, or written there
+        [ "$(failed)" -gt "$1" ] || compgen -G "$2/*-$jpid-*" >/dev/null
+    }
+    local f0
+    f0=$(failed)
+    rp ctl "$jpid" flush >"$work/flush1.out" 2>&1 || true   # the open chunk's dir is gone
+    wait_for - tried "$f0" /tmp/victim || fail "the agent never made another chunk"
+    note "after the link to /tmp/victim: $(ls /tmp/victim | tr '\n' ' ')"
+    [ -f /tmp/victim/$v1 ] && [ -f /tmp/victim/$v2 ] ||
+        fail "retention deleted another recording's chunks through nobody's link"
+    nothing_in /tmp/victim $v1 $v2
+    # Re-pointed at nobody's own directory.
+    ln -sfn /tmp/nbdir /tmp/r/rec
+    chown -h $NOBODY:$NOBODY /tmp/r/rec
+    f0=$(failed)
+    rp ctl "$jpid" flush >"$work/flush2.out" 2>&1 || true
+    wait_for - tried "$f0" /tmp/nbdir || fail "the agent never made another chunk"
+    nothing_in /tmp/nbdir
+    nothing_in /tmp/victim $v1 $v2
+    grep -q "^ringprof: cannot open a chunk in /tmp/r/rec: it was removed, and making it again was refused: /tmp/r/rec is a symlink that belongs to uid $NOBODY, not to root; samples are dropped" "$work/jvm.err" ||
+        fail "the agent does not say why it records no more: $(grep '^ringprof:' "$work/jvm.err")"
+    end_java $jpid
+}
+
 case "$test_name" in
-dir_removed|ctl_planted|ctl_peer|list_planted|attach_symlink|idle_lockout|dir_foreign|retention|dir_too_long)
+dir_removed|ctl_planted|ctl_peer|list_planted|attach_symlink|idle_lockout|dir_foreign|retention|dir_too_long|dir_symlink|dir_repointed)
     "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac

@@ -112,17 +112,25 @@ public class JfrDump {
             first = false;
             str(b, d.getName());
             b.append(": ");
-            String ct = d.getContentType();
             if (o.getValue(d.getName()) == null || d.isArray())
                 value(b, o.getValue(d.getName()));
-            else if (TIMESTAMP.equals(ct))
+            else if (annotated(d, TIMESTAMP))
                 b.append(epochNanos(o.getInstant(d.getName())));
-            else if (TIMESPAN.equals(ct))
+            else if (annotated(d, TIMESPAN))
                 nanos(b, o.getDuration(d.getName()));
             else
                 value(b, o.getValue(d.getName()));
         }
         b.append('}');
+    }
+
+    /* Whether d has the annotation: not its content type, which is the first
+     * content-type annotation (the JDK writes @Unsigned before @Timestamp). */
+    static boolean annotated(ValueDescriptor d, String annotation) {
+        for (jdk.jfr.AnnotationElement a : d.getAnnotationElements())
+            if (a.getTypeName().equals(annotation))
+                return true;
+        return false;
     }
 
     static void value(StringBuilder b, Object v) {

@@ -4,7 +4,7 @@
  *     java -cp JMC_JARS JmcDump.java FILE...
  *
  * JMC_JARS: Maven Central's org.openjdk.jmc flightrecorder and common, and what
- * common depends on (tests/fetch-jmc puts them in /var/cache/ringprof/jmc).
+ * common depends on (tests/fetch-maven puts them in /var/cache/ringprof/jmc).
  * Loads each FILE with JfrLoaderToolkit.loadEvents, the parser JDK Mission
  * Control opens recordings with, and prints the same JSON lines as JfrDump.java:
  * first {"file": FILE}, then one line per event

@@ -14,6 +14,10 @@
  *                                   profile: shallow Java stacks hold most of the
  *                                   weight, a JIT compiler thread's C++ stack is
  *                                   JIT_DEPTH (150) frames deep.
+ *        rp_bigwriter weights OUT  OUT is a chunk file of 1000 cpu samples at a
+ *                                   10 ms interval whose weights are anything from
+ *                                   a tenth of an interval to 25 intervals, as the
+ *                                   jvmti engine's and timer overruns are.
  *
  * Everything is fixed (times, ids, weights), so the converters' outputs are too.
  * "names" weighs: 40 samples of 10 ms on the script-name stack, 30 on the quote
@@ -21,7 +25,9 @@
  * sample of "wide" weighs 1 ms. "jit" weighs: 50 samples of 10 ms on
  * Thread.run > app.Billing.handle > app.Parse.parse, 30 on ... > app.Hash.sha,
  * 20 on the compiler stack (100 in all; root-most frame "thread_native_entry",
- * leaf "Compile::Code_Gen").
+ * leaf "Compile::Code_Gen"). "weights": sample k (0..999) is at k ms, on thread
+ * k / 4 % 3 (tids 301..303, "w0".."w2"), on stack k % 4 (app.Root.run >
+ * app.Work.sN, N = k % 4), and weighs 100 us * (1 + k * 7919 % 250).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -168,8 +174,38 @@ static void write_jit(const char *path)
         die("close");
 }
 
+static void write_weights(const char *path)
+{
+    struct rp_chunk_writer *w = open_chunk(path);
+    uint32_t kind = rp_chunk_kind(w, "cpu", "ns", 10 * MS, NULL, 0);
+    uint32_t thr[3], stack[4];
+    for (int i = 0; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "w%d", i);
+        thr[i] = rp_chunk_thread(w, (uint32_t)i + 1, 301 + (uint64_t)i, 1 + (uint64_t)i, name,
+                                 RP_THREAD_JAVA, MONO0);
+    }
+    uint32_t root = frame(w, "app.Root", "run", RP_FRAME_INTERPRETED, 1);
+    for (int i = 0; i < 4; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "s%d", i);
+        uint32_t frames[2] = {frame(w, "app.Work", name, RP_FRAME_JIT, 2 + (uint32_t)i), root};
+        stack[i] = rp_chunk_stack(w, frames, 2, 0);
+    }
+    for (uint64_t k = 0; k < 1000; k++)
+        if (rp_chunk_sample(w, kind, thr[k / 4 % 3], MONO0 + k * MS, stack[k % 4],
+                            100000u * (1 + k * 7919 % 250), NULL) != 0)
+            die("sample");
+    if (rp_chunk_close(w) != 0)
+        die("close");
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && !strcmp(argv[1], "weights")) {
+        write_weights(argv[2]);
+        return 0;
+    }
     if (argc == 3 && !strcmp(argv[1], "names")) {
         write_names(argv[2]);
         return 0;
@@ -186,6 +222,6 @@ int main(int argc, char **argv)
         return 0;
     }
     fprintf(stderr, "usage: rp_bigwriter names OUT | rp_bigwriter jit OUT | "
-                    "rp_bigwriter wide OUT N\n");
+                    "rp_bigwriter weights OUT | rp_bigwriter wide OUT N\n");
     return 2;
 }

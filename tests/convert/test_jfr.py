@@ -1,27 +1,36 @@
 #!/usr/bin/env python3
 """tests/convert/test_jfr.py -- `ringprof convert --format jfr`, read back by real consumers.
 
-    test_jfr.py RINGPROF RP_TESTWRITER RP_BIGWRITER SRCDIR JAVA JFRDUMP_JAR
-                [JDK25_DIR [JMC_DIR]]
+    test_jfr.py RINGPROF RP_TESTWRITER RP_BIGWRITER SRCDIR JAVA JFRDUMP_JAR APCONVERT_JAR
+                [JDK25_DIR [CACHE]]
 
 rp_testwriter's recordings that have manifests (main, heap, waits, timeline, cpp,
 rename) are converted to .jfr, then read by:
   - the JDK's `jfr summary` and `jfr print --json` (JDK 17, beside JAVA): no error
     output, and summary's per-type counts equal to what the manifest implies under
-    the mapping of docs/profiles.md ("jfr") (an ExecutionSample per period of a cpu sample's
-    weight, three events per GC pause, a ResidentSetSize per RSS reading, ...);
+    the mapping of docs/profiles.md ("jfr") (a ringprof.CPUSample per cpu sample and
+    jdk.ExecutionSample events by the CPU rule, three events per GC pause, a
+    ResidentSetSize per RSS reading, ...); `jfr metadata` of JDK 17 and 25: every JDK
+    type declared with the JDK's fields, types, order and annotations;
   - JfrDump.java (jdk.jfr.consumer.RecordingFile): every event compared exactly
     with the manifest: time, thread, stack (frames leaf first: class, method,
     descriptor, line, bci, frame type), weights, classes, sizes, lock durations and
     monitor classes and owners, wall states, GC ids, pauses and heap, live ages,
     gauges and counters; the ringprof.Recording and jdk.JVMInformation events;
-  - JmcDump.java (JDK Mission Control's parser, tests/fetch-jmc's jars): the same
-    events, counts, threads and stacks (this part alone is skipped, saying so,
-    where the jars are missing);
+  - JmcDump.java (JDK Mission Control's parser, tests/fetch-maven's jars in
+    CACHE/jmc): the same events, counts, threads and stacks (this part alone is
+    skipped, saying so, where the jars are missing);
+  - on every file written here (one kind a file among them), Grafana Pyroscope's
+    parser (tests/convert/jfrparser, CACHE/jfr-parser) and async-profiler's
+    converter (ApConvert.java, CACHE/ap-loader): jfr_readers.py's checks against
+    ringprof's collapsed stacks of the same input (each skipped with one line
+    where it is missing);
   - JDK 25's `jfr view hot-methods` and `jfr view allocation-by-site`, where JDK 25
     is installed: the manifest's top method and allocation site first;
-rp_bigwriter's hostile names and 3000-frame stack are read back by both parsers;
-`ringprof summary`'s sample counts per kind match the events; and convert's own
+rp_bigwriter's hostile names and 3000-frame stack are read back by both parsers, and
+its weights recording (0.1 to 25 intervals a sample) is written by the CPU rule
+sample by sample; `ringprof summary`'s sample counts per kind and CPU match the
+events; and convert's own
 side: `-o x.jfr` infers the format, --thread, --from/--to and
 --event give the subsets the manifest predicts, usage errors exit 2 with a message.
 The truth is computed from the manifests, never from the converter; the JVMs start
@@ -39,10 +48,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from consumers import Checks, load_manifest, run, tempdir  # noqa: E402
+import jfr_readers  # noqa: E402
 
-RINGPROF, WRITER, BIGWRITER, SRC, JAVA, JFRDUMP_JAR = sys.argv[1:7]
-JDK25 = sys.argv[7] if len(sys.argv) > 7 else "/usr/lib/jvm/temurin-25-jdk-amd64"
-JMC = sys.argv[8] if len(sys.argv) > 8 else "/var/cache/ringprof/jmc"
+RINGPROF, WRITER, BIGWRITER, SRC, JAVA, JFRDUMP_JAR, APCONVERT_JAR = sys.argv[1:8]
+JDK25 = sys.argv[8] if len(sys.argv) > 8 else "/usr/lib/jvm/temurin-25-jdk-amd64"
+CACHE = sys.argv[9] if len(sys.argv) > 9 else "/var/cache/ringprof"
+JMC = os.path.join(CACHE, "jmc")
 JFR = os.path.join(os.path.dirname(os.path.realpath(JAVA)), "jfr") if JAVA else ""
 if not JAVA or not os.access(JAVA, os.X_OK) or not os.access(JFR, os.X_OK):
     print("SKIP: no JDK (java and jfr) found: tools/install-deps installs one")
@@ -191,45 +202,63 @@ class Threads:
 
 
 # ------------------------------------------------ the expected events --
-SAMPLE_TYPES = ("jdk.ExecutionSample", "jdk.ObjectAllocationSample", "jdk.OldObjectSample",
+SAMPLE_TYPES = ("jdk.ExecutionSample", "ringprof.CPUSample", "jdk.ObjectAllocationSample",
+                "ringprof.AllocationSample", "jdk.OldObjectSample", "ringprof.LiveObject",
                 "jdk.JavaMonitorEnter", "jdk.NativeMethodSample", "ringprof.WallClockSample",
                 "jdk.GarbageCollection", "jdk.GCPhasePause", "jdk.GCHeapSummary")
 
 
-def cpu_events(s, m, th, st, threads):
-    """round(weight / period) events, at least one, their weights adding up."""
+class CpuRule:
+    """docs/profiles.md, "Weighted CPU samples": after each cpu sample the
+    jdk.ExecutionSample events so far are the weight so far over the interval,
+    rounded half up; a sample gets the difference (0 or more)."""
+
+    def __init__(self, period=CPU_PERIOD):
+        self.period, self.total = period, 0
+
+    def events(self, w):
+        before = (self.total + self.period // 2) // self.period
+        self.total += w
+        return (self.total + self.period // 2) // self.period - before
+
+
+def cpu_events(s, m, th, st, threads, rule):
+    """n jdk.ExecutionSample events and one ringprof.CPUSample {weight, n}."""
     t, w = s["t"], s["weight"]
-    n = max(1, (w + CPU_PERIOD // 2) // CPU_PERIOD)
-    return [event("jdk.ExecutionSample", t, 0, th, st, state="STATE_RUNNABLE",
-                  weight=w // n + (w % n if i == 0 else 0)) for i in range(n)]
+    n = rule.events(w)
+    return [event("jdk.ExecutionSample", t, 0, th, st, state="STATE_RUNNABLE")] * n + \
+        [event("ringprof.CPUSample", t, 0, th, st, weight=w, executionSamples=n)]
 
 
-def alloc_events(s, m, th, st, threads):
+def alloc_events(s, m, th, st, threads, rule):
     length = s.get("length", 0)      # array length + 1; main's kind has none
-    return [event("jdk.ObjectAllocationSample", s["t"], 0, th, st,
-                  objectClass=jvm_class(s["class"]), weight=s["weight"],
-                  objects=s["objects"], size=s["size"],
+    cls = jvm_class(s["class"])
+    return [event("jdk.ObjectAllocationSample", s["t"], 0, th, st, objectClass=cls,
+                  weight=s["weight"]),
+            event("ringprof.AllocationSample", s["t"], 0, th, st, objectClass=cls,
+                  weight=s["weight"], objects=s["objects"], size=s["size"],
                   arrayLength=length - 1 if length else -1)]
 
 
-def live_events(s, m, th, st, threads):
+def live_events(s, m, th, st, threads, rule):
     t, length = s["t"], s["length"]
+    cls = jvm_class(s["class"])
     return [event("jdk.OldObjectSample", t, 0, th, st,
                   allocationTime=t - s["age_ms"] * MS, objectSize=s["size"],
                   objectAge=s["age_ms"] * MS, lastKnownHeapUsage=heap_before(m, t),
-                  object={"address": 0, "type": jvm_class(s["class"]), "description": None},
-                  arrayElements=length - 1 if length else -2 ** 31,
+                  object={"address": 0, "type": cls, "description": None},
+                  arrayElements=length - 1 if length else -2 ** 31, root=None),
+            event("ringprof.LiveObject", t, 0, th, st, objectClass=cls,
                   weight=s["weight"], objects=s["objects"], ageGcs=s["age_gcs"])]
 
 
-def lock_events(s, m, th, st, threads):
+def lock_events(s, m, th, st, threads, rule):
     owner = threads.by_name.get(s.get("owner"))
     return [event("jdk.JavaMonitorEnter", s["t"], s["weight"], th, st,
-                  monitorClass=s["monitor"], previousOwner=threads.json(owner), address=0,
-                  threshold=10 * MS)]
+                  monitorClass=s["monitor"], previousOwner=threads.json(owner), address=0)]
 
 
-def wall_events(s, m, th, st, threads):
+def wall_events(s, m, th, st, threads, rule):
     t, w = s["t"], s["weight"]
     state = s["state"] if isinstance(s["state"], str) else TS_NAMES[s["state"]]
     if "cpu_ns" in s:
@@ -239,16 +268,17 @@ def wall_events(s, m, th, st, threads):
         cpu = w if state == "running" else 0           # thread's first unless running
         repeat = state != "running" and t - w != m["wall0"] + first_ms(s["tid"])
         blocker, owner = None, None
-    return [event("jdk.NativeMethodSample" if state in ("native", "io")
-                  else "ringprof.WallClockSample", t, 0, th, st,
-                  state=JFR_STATE[state], weight=w, wallState=state, cpuTime=cpu,
-                  repeat=repeat, blockerClass=blocker, blockerOwner=threads.json(owner))]
+    native = [event("jdk.NativeMethodSample", t, 0, th, st, state=JFR_STATE[state])]
+    return (native if state in ("native", "io") else []) + \
+        [event("ringprof.WallClockSample", t, 0, th, st,
+               state=JFR_STATE[state], weight=w, wallState=state, cpuTime=cpu,
+               repeat=repeat, blockerClass=blocker, blockerOwner=threads.json(owner))]
 
 
-def gc_events(s, m, th, st, threads):
+def gc_events(s, m, th, st, threads, rule):
     t, w = s["t"], s["weight"]
     return [event("jdk.GarbageCollection", t, w, None, None, gcId=s["id"],
-                  sumOfPauses=w, longestPause=w),
+                  sumOfPauses=w, longestPause=w, eventThread=None),
             event("jdk.GCPhasePause", t, w, None, None, gcId=s["id"], name="GC Pause",
                   eventThread=None),
             event("jdk.GCHeapSummary", t + w, 0, None, None, gcId=s["id"], when="After GC",
@@ -264,13 +294,13 @@ KIND_EVENTS = {"cpu": cpu_events, "alloc": alloc_events, "live": live_events,
 
 def expected_samples(m, threads, stacks):
     """The sample events (and GC events) the manifest implies, as event() tuples."""
-    out = []
+    out, rule = [], CpuRule()
     for s in m["samples"]:
         if "kind" not in s:
             continue                                   # timeline's gauge readings
         th = threads.by_tid.get(s.get("tid"))
         st = stacks[s["stack"]] if "stack" in s else stacks[0]
-        out += KIND_EVENTS[s["kind"]](s, m, th, st, threads)
+        out += KIND_EVENTS[s["kind"]](s, m, th, st, threads, rule)
     return out
 
 
@@ -378,6 +408,12 @@ run([BIGWRITER, "names", inputs["names"]])
 files["names"] = os.path.join(T, "names.jfr")
 convert(files["names"], [inputs["names"]])
 
+# rp_bigwriter's weights: cpu samples of a tenth of an interval to 25 intervals.
+inputs["weights"] = os.path.join(T, "weights.rpc")
+run([BIGWRITER, "weights", inputs["weights"]])
+files["weights"] = os.path.join(T, "weights.jfr")
+convert(files["weights"], [inputs["weights"]])
+
 # The filtered conversions (main): their subsets are checked with the rest.
 FILTERS = {
     "thread": ("--thread", "^worker-1$"),
@@ -388,6 +424,12 @@ FILTERS = {
 for name, args in FILTERS.items():
     files["main-" + name] = os.path.join(T, "main-%s.jfr" % name)
     convert(files["main-" + name], [inputs["main"]], "--format", "jfr", *args)
+# One kind a file (--event), as the readers that take one profile a file want.
+PER_KIND = {"heap": ("alloc", "live", "gc"), "waits": ("wall", "lock"), "cpp": ("cpu",)}
+for v, kinds in PER_KIND.items():
+    for k in kinds:
+        files["%s-%s" % (v, k)] = os.path.join(T, "%s-%s.jfr" % (v, k))
+        convert(files["%s-%s" % (v, k)], [inputs[v]], "--format", "jfr", "--event", k)
 # -o x.jfr infers the format: the same bytes as --format jfr.
 inferred = os.path.join(T, "inferred.jfr")
 convert(inferred, [inputs["main"]])
@@ -411,6 +453,32 @@ def tool(cmd, env=None):
     return r.returncode, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
 
 
+# Pyroscope's parser and async-profiler's converter read every file; beside them,
+# ringprof's collapsed stacks of the same input and filters (jfr_readers.py).
+READERS = jfr_readers.readers(CACHE)
+SPECS = {}          # file: (Ringprof, its kinds, every cpu sample whole intervals)
+for name in files:
+    base, _, rest = name.partition("-")
+    args = list(FILTERS.get(rest, ())) if base == "main" else ["--event", rest] if rest else []
+    only = None
+    if "--event" in args:          # a file of one kind: the readers see only that one
+        only = args.pop(args.index("--event") + 1)
+        args.remove("--event")
+    rp = jfr_readers.Ringprof(RINGPROF, inputs[base], args)
+    kinds = {k for k in ("cpu", "alloc", "lock", "wall") if only in (None, k) and
+             rp.stacks(k, "samples")}
+    SPECS[name] = (rp, kinds, base != "weights")
+AP_OUT = {}
+if READERS["ap"]:
+    lines = []
+    os.makedirs(os.path.join(T, "ap"))
+    for name in files:
+        more, AP_OUT[name] = jfr_readers.ap_lines(name, files[name], os.path.join(T, "ap"),
+                                                  SPECS[name][1])
+        lines += more
+    with open(os.path.join(T, "ap", "list"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
 JMC_JARS = sorted(glob.glob(os.path.join(JMC, "*.jar")))
 HAVE_JMC = any(os.path.basename(j).startswith("flightrecorder-") for j in JMC_JARS)
 JFR25 = os.path.join(JDK25, "bin", "jfr")
@@ -424,10 +492,28 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
         jobs["jmc"] = pool.submit(tool, [JAVA] + JVM + ["-cp", ":".join(JMC_JARS),
                                          os.path.join(SRC, "JmcDump.java")] +
                                   [files[v] for v in VARIANTS + ["names"]])
+    jobs["rp-summary", "weights"] = pool.submit(tool, [RINGPROF, "summary", inputs["weights"]])
     for v in VARIANTS:
         jobs["rp-summary", v] = pool.submit(tool, [RINGPROF, "summary", inputs[v]])
         jobs["summary", v] = pool.submit(tool, [JFR] + JFR_JVM + ["summary", files[v]])
         jobs["print", v] = pool.submit(tool, [JFR] + JFR_JVM + ["print", "--json", files[v]])
+    if READERS["jfrparser"]:
+        for name in files:
+            jobs["jfrparser", name] = pool.submit(tool, [READERS["jfrparser"], "-rate", "100",
+                                                         files[name]])
+    if READERS["ap"]:
+        jobs["ap"] = pool.submit(tool, [JAVA] + JVM + ["-cp", READERS["ap"] + ":" + APCONVERT_JAR,
+                                                       "ApConvert", os.path.join(T, "ap", "list")])
+    for jdk, jfr in (("17", JFR), ("25", JFR25 if HAVE_25 else None)):
+        if jfr:
+            jobs["meta", jdk] = pool.submit(tool, [jfr] + JFR_JVM + ["metadata"])
+            jobs["meta-file", jdk] = pool.submit(tool, [jfr] + JFR_JVM + ["metadata", files["main"]])
+        if jfr and READERS["jfrparser"]:
+            # A recording the JDK itself makes, for which fields are pool references.
+            jobs["jdk-rec", jdk] = pool.submit(tool, [os.path.join(os.path.dirname(jfr), "java")] +
+                                               JVM + ["-XX:StartFlightRecording:filename=" +
+                                                      os.path.join(T, "jdk%s.jfr" % jdk),
+                                                      "-version"])
     if HAVE_25:
         jobs["hot"] = pool.submit(tool, [JFR25] + JFR_JVM + ["view", "--width", "200",
                                                              "hot-methods", files["main"]])
@@ -532,18 +618,6 @@ for v in VARIANTS:
             info[0]["start"] == recs[0]["start"],
             "%s: one jdk.JVMInformation (pid, JVM, agent options)" % v,
             [e["fields"] for e in info])
-    # Field order of the JDK's types: as the JVM declares them, ringprof's after.
-    types = header["types"]
-    for t, first in (("jdk.ExecutionSample", ["startTime", "sampledThread", "stackTrace",
-                                              "state"]),
-                     ("jdk.ObjectAllocationSample", ["startTime", "eventThread", "stackTrace",
-                                                     "objectClass", "weight"]),
-                     ("jdk.JavaMonitorEnter", ["startTime", "duration", "eventThread",
-                                               "stackTrace", "monitorClass", "previousOwner",
-                                               "address"])):
-        c.check(types.get(t, [])[:len(first)] == first,
-                "%s: %s declares the JDK's fields first, in the JDK's order" % (v, t),
-                types.get(t))
 
 # main's thread CPU reading
 tc = [e for e in dumps[files["main"]][1] if e["type"] == "ringprof.ThreadCPUTime"]
@@ -583,23 +657,145 @@ def names_check(what, events):
 names_check("rp_bigwriter names (JfrDump)", dumps[files["names"]][1])
 
 # ------------------------------------------------ against ringprof summary --
-# The samples per kind that `ringprof summary` counts are the events written (a
-# cpu sample's events carry its weight: their sum is the kind's weight).
-for v in VARIANTS:
+# Every sample is one event of its kind's type (the ringprof type where the JDK's
+# cannot hold all it knows), so the counts are `ringprof summary`'s samples; the
+# ringprof.CPUSample weights add up to its cpu weight, and the jdk.ExecutionSample
+# events are that weight over the interval, rounded half up.
+for v in VARIANTS + ["weights"]:
     rc, out, err = results["rp-summary", v]
-    kinds = {mm.group(1): (int(mm.group(2)), float(mm.group(3) or 0)) for mm in re.finditer(
-        r"^\s*samples\s+(\w+)\s+(\d+)\s+(?:weight\s+([\d.]+) s$)?", out, re.M)}
+    kinds = {mm.group(1): (int(mm.group(2)), round(float(mm.group(3) or 0) * 1e9))
+             for mm in re.finditer(
+                 r"^\s*samples\s+(\w+)\s+(\d+)\s+(?:weight\s+([\d.]+) s$)?", out, re.M)}
     types = collections.Counter(e["type"] for e in dumps[files[v]][1])
     cpu_w = sum(e["fields"]["weight"] for e in dumps[files[v]][1]
-                if e["type"] == "jdk.ExecutionSample")
-    got = {"alloc": types["jdk.ObjectAllocationSample"], "live": types["jdk.OldObjectSample"],
-           "lock": types["jdk.JavaMonitorEnter"], "gc": types["jdk.GarbageCollection"],
-           "wall": types["jdk.NativeMethodSample"] + types["ringprof.WallClockSample"]}
+                if e["type"] == "ringprof.CPUSample")
+    got = {"cpu": types["ringprof.CPUSample"], "alloc": types["jdk.ObjectAllocationSample"],
+           "live": types["jdk.OldObjectSample"], "lock": types["jdk.JavaMonitorEnter"],
+           "gc": types["jdk.GarbageCollection"], "wall": types["ringprof.WallClockSample"]}
     want = {k: kinds.get(k, (0, 0))[0] for k in got}
-    c.check(rc == 0 and got == want and
-            abs(cpu_w / 1e9 - kinds.get("cpu", (0, 0.0))[1]) < 0.0005,
-            "%s: the events per kind are ringprof summary's samples (cpu: its weight)" % v,
-            "events %s, cpu %d ns; summary %s" % (got, cpu_w, kinds))
+    twins = (types["ringprof.AllocationSample"], types["ringprof.LiveObject"]) == \
+        (got["alloc"], got["live"])
+    summary_w = kinds.get("cpu", (0, 0))[1]
+    c.check(rc == 0 and got == want and twins and abs(cpu_w - summary_w) < 1e6 and
+            types["jdk.ExecutionSample"] == (cpu_w + CPU_PERIOD // 2) // CPU_PERIOD,
+            "%s: the events per kind are ringprof summary's samples, the CPU its weight "
+            "(%d jdk.ExecutionSample = %.3f s / 10 ms)" % (v, types["jdk.ExecutionSample"],
+                                                          cpu_w / 1e9),
+            "events %s, cpu %d ns; summary %s" % (dict(types), cpu_w, kinds))
+
+# rp_bigwriter weights: weights from a tenth of an interval to 25 intervals; each
+# sample's events by the rule, in the order written (its time).
+WEIGHTS = [100000 * (1 + k * 7919 % 250) for k in range(1000)]
+rule, want = CpuRule(), []
+for k, w in enumerate(WEIGHTS):
+    want.append((k * MS, w, rule.events(w)))
+ev = dumps[files["weights"]][1]
+t0 = min((e["start"] for e in ev if e["type"] == "ringprof.CPUSample"), default=0)
+per_time = collections.Counter(e["start"] - t0 for e in ev if e["type"] == "jdk.ExecutionSample")
+got = [(e["start"] - t0, e["fields"]["weight"], e["fields"]["executionSamples"])
+       for e in ev if e["type"] == "ringprof.CPUSample"]
+c.check(got == want and all(per_time[t] == n for t, _, n in want) and
+        sum(per_time.values()) == 1255 and sum(1 for _, _, n in want if n == 0) > 0,
+        "weights: each sample's ringprof.CPUSample and its jdk.ExecutionSample events by the "
+        "rule (1255 for 12.55 s; the old max(1, round(w / p)) made 1408)",
+        "first differences %s" % [(a, b) for a, b in zip(got, want) if a != b][:3])
+
+# ---------------------------------- Pyroscope's parser, async-profiler's converter --
+for line in READERS["why"]:
+    print(line)
+for name in files:
+    rp, kinds, exact = SPECS[name]
+    jdk = collections.Counter(e["type"] for e in dumps[files[name]][1])
+    if READERS["jfrparser"]:
+        rc, out, err = results["jfrparser", name]
+        jfr_readers.check_jfrparser(c, name, out, rc, rp, kinds, CPU_PERIOD, exact, dict(jdk))
+    if READERS["ap"]:
+        jfr_readers.check_ap(c, name, AP_OUT[name], rp, kinds, CPU_PERIOD, exact)
+if READERS["ap"]:
+    rc, out, err = results["ap"]
+    c.check(rc == 0, "async-profiler's converter reads every file", (out + err)[-2000:])
+
+# -------------------------------------------- the JDK's own metadata, type by type --
+# Every JDK type the file declares has the JDK's fields: JDK 25's exactly (names,
+# types, order, annotations but labels and descriptions; the event's category),
+# but for the trailing fields ringprof has no value for, and JDK 17's in the same
+# order among them (JDK 25 added Thread.virtual, OldObjectSample.objectSize and
+# GarbageCollection.eventThread).
+LEFT_OUT = {"jdk.types.Package": 2, "jdk.types.OldObject": 1, "jdk.ClassLoadingStatistics": 1}
+
+
+def jfr_metadata(text):
+    """`jfr metadata`: {type: (category, [(field, type, annotations)])}."""
+    types, ann, cur = {}, [], None
+    for line in text.splitlines():
+        mm = re.match(r"^class (\w+)(?: extends [\w.]+)? \{", line)
+        if mm:
+            name = next((re.match(r'@Name\("(.*)"\)', a).group(1) for a in ann
+                         if a.startswith("@Name(")), mm.group(1))
+            cat = next((a for a in ann if a.startswith("@Category")), None)
+            cur, ann, fann = name, [], []
+            types[cur] = (cat, [])
+        elif line.startswith("@"):
+            ann.append(line)
+        elif cur and line.startswith("  @"):
+            if not line.strip().startswith(("@Label", "@Description")):
+                fann.append(line.strip())
+        elif cur and re.match(r"^  [\w.\[\]]+ \w+;$", line):
+            ftype, fname = line.strip().rstrip(";").split()
+            types[cur][1].append((fname, ftype, tuple(fann)))
+            fann = []
+        elif line == "}":
+            cur = None
+    return types
+
+
+def subsequence(small, big):
+    it = iter(big)
+    return all(x in it for x in small)
+
+
+for jdk in ("17", "25"):
+    if ("meta", jdk) not in results:
+        print("SKIP (part): no JDK %s: its jfr metadata not compared" % jdk)
+        continue
+    (rc1, out1, err1), (rc2, out2, err2) = results["meta", jdk], results["meta-file", jdk]
+    if not c.check(rc1 == 0 and rc2 == 0, "JDK %s jfr metadata reads the file" % jdk,
+                   err1[-500:] + err2[-500:]):
+        continue
+    theirs, ours = jfr_metadata(out1), jfr_metadata(out2)
+    bad = []
+    for t, (cat, fields) in sorted(ours.items()):
+        if t.startswith("ringprof."):
+            continue
+        if t not in theirs:
+            if jdk == "25" or t != "jdk.ResidentSetSize":       # new in JDK 21
+                bad.append("%s: not a JDK %s type" % (t, jdk))
+            continue
+        tcat, tfields = theirs[t]
+        want = tfields[:len(tfields) - LEFT_OUT.get(t, 0)]
+        ok = fields == want if jdk == "25" else subsequence(want, fields)
+        if not ok or cat != tcat:
+            bad.append("%s: %s %s, JDK %s: %s %s" % (t, cat, fields, jdk, tcat, tfields))
+    c.check(not bad, "JDK %s: every JDK type has the JDK's fields, types, order and "
+            "annotations" % jdk, "\n    ".join(bad[:6]))
+    # Which fields are constant-pool references and arrays: as in the JDK's own
+    # recording, read by jfr-parser (jfr metadata does not print it).
+    if not READERS["jfrparser"]:
+        continue
+    decl, rcs = {}, [results["jdk-rec", jdk][0]]
+    for f in ("jdk%s.jfr" % jdk, files["main"]):
+        r = subprocess.run([READERS["jfrparser"], "-metadata", os.path.join(T, f)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        rcs.append(r.returncode)
+        decl[f] = {tuple(line.split("\t")[1:3]): tuple(line.split("\t")[3:])
+                   for line in r.stdout.decode().splitlines() if line.startswith("field\t")}
+    theirs, ours = decl["jdk%s.jfr" % jdk], decl[files["main"]]
+    bad = ["%s.%s: %s, JDK %s: %s" % (t, n, ours[t, n], jdk, theirs[t, n])
+           for t, n in sorted(ours) if (t, n) in theirs and ours[t, n] != theirs[t, n]]
+    c.check(rcs == [0, 0, 0] and len(theirs) > 1000 and len(ours) > 100 and not bad,
+            "JDK %s: every JDK type's fields are pool references and arrays as in a "
+            "recording of the JDK's" % jdk,
+            "exits %s, %d and %d fields: %s" % (rcs, len(theirs), len(ours), bad[:6]))
 
 # ------------------------------------------- jfr summary and jfr print --json --
 def summary_counts(text):
@@ -647,7 +843,7 @@ t0 = min(s["t"] for s in manifests["main"]["samples"])
 subsets = {
     "thread": [e for e in main_events if e[3] and e[3][1] == "worker-1"],
     "window": [e for e in main_events if t0 + 2000 * MS <= e[1] < t0 + 5000 * MS],
-    "cpu": [e for e in main_events if e[0] == "jdk.ExecutionSample"],
+    "cpu": [e for e in main_events if e[0] in ("jdk.ExecutionSample", "ringprof.CPUSample")],
     "exclude": [e for e in main_events
                 if not any("memcpy" in f[1] or f[0] == "app.Math" for f in e[4][1])],
 }
@@ -719,7 +915,7 @@ def jmc_key(e):
 
 
 if not HAVE_JMC:
-    print("SKIP (part): JMC's parser not in %s (tests/fetch-jmc fetches it)" % JMC)
+    print("SKIP (part): JMC's parser not in %s (tests/fetch-maven fetches it)" % JMC)
 else:
     rc, out, err = results["jmc"]
     noise = [line for line in err.splitlines() if line.strip() and not JMC_NOISE.search(line)]
@@ -781,8 +977,7 @@ def top(manifest, kind, by):
 if not HAVE_25:
     print("SKIP (part): no JDK 25 in %s: jfr view not checked" % JDK25)
 else:
-    hot = top(manifests["main"], "cpu",
-              lambda s: max(1, (s["weight"] + CPU_PERIOD // 2) // CPU_PERIOD))
+    hot = top(manifests["main"], "cpu", lambda s: s["weight"])
     site = top(manifests["heap"], "alloc", lambda s: s["weight"])
     for key, want, what in (("hot", hot, "hot-methods (main)"),
                             ("site", site, "allocation-by-site (heap)")):

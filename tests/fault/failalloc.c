@@ -4,9 +4,9 @@
  *
  * It wraps malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign,
  * strdup, strndup, mmap/mmap64, and the libc calls the agent makes that allocate
- * inside libc (opendir, realpath with a NULL buffer, pthread_create): a call made
- * from inside libc has libc, not the agent, as its caller, so the only way to fail
- * the agent's opendir is to fail opendir itself. A call is the agent's when its
+ * inside libc (opendir, fdopendir, realpath with a NULL buffer, pthread_create): a
+ * call made from inside libc has libc, not the agent, as its caller, so the only
+ * way to fail the agent's opendir is to fail opendir itself. A call is the agent's when its
  * return address (__builtin_return_address(0)) lies in the agent library's
  * executable segments; the recorder is linked statically into it, so its
  * allocations count too. The JVM's own allocations, and those made through JVMTI
@@ -84,6 +84,7 @@ static struct {
     void *(*dlopen)(const char *, int);
     void *(*mmap)(void *, size_t, int, int, int, off_t);
     DIR *(*opendir)(const char *);
+    DIR *(*fdopendir)(int);
     char *(*realpath)(const char *, char *);
     int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 } F;
@@ -238,6 +239,12 @@ DIR *opendir(const char *path)
     return F.opendir(path);
 }
 
+DIR *fdopendir(int fd)
+{
+    if (should_fail(CALLER, "fdopendir", 0)) { errno = ENOMEM; return NULL; }
+    return F.fdopendir(fd);
+}
+
 char *realpath(const char *path, char *resolved)
 {
     if (!resolved && should_fail(CALLER, "realpath", 0)) { errno = ENOMEM; return NULL; }
@@ -293,6 +300,7 @@ __attribute__((constructor)) static void init(void)
     F.dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
     F.mmap = (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
     F.opendir = (DIR *(*)(const char *))dlsym(RTLD_NEXT, "opendir");
+    F.fdopendir = (DIR *(*)(int))dlsym(RTLD_NEXT, "fdopendir");
     F.realpath = (char *(*)(const char *, char *))dlsym(RTLD_NEXT, "realpath");
     F.pthread_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
                                 void *))dlsym(RTLD_NEXT, "pthread_create");

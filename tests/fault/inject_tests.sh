@@ -5,7 +5,7 @@
 #   inject_tests.sh startup|steady
 #
 # The LD_PRELOAD library rp_failalloc (tests/fault/failalloc.c) fails the agent's
-# own malloc/calloc/realloc/posix_memalign/strdup/mmap/opendir/pthread_create
+# own malloc/calloc/realloc/posix_memalign/strdup/mmap/opendir/fdopendir/pthread_create
 # calls (and nobody else's) as RP_FAILALLOC says.
 #
 # startup: the Nth agent allocation fails, for N over the start-up allocations

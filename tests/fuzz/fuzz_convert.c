@@ -18,7 +18,9 @@
  * version 2.0 and size (the file's); events framed end to end from byte 68 to
  * that size, the checkpoint and metadata offsets at event starts of types 1 and
  * 0, the metadata last; then, with the types the metadata event describes, every
- * event's fields read in their declared order end exactly at the event's end,
+ * event's fields read in their declared order, each at its type's width as the
+ * JDK writes it (an int a varint of 5 bytes and 32 bits at most, a short or char
+ * of 3 and 16, a boolean 0 or 1), end exactly at the event's end,
  * every event's type is described, the checkpoint's pools are not empty (the
  * JDK's reader refuses an empty one) and their entries end at the checkpoint's
  * end, and every constant-pool reference (an id other than 0) names an entry of
@@ -104,7 +106,7 @@ static int run(const char *const *row, const char *path)
 
 /* --------------------------------------------------- reading the JFR back -- */
 
-enum prim { P_STRUCT, P_BYTE, P_VARINT, P_FLOAT, P_DOUBLE, P_STRING };
+enum prim { P_STRUCT, P_BYTE, P_BOOL, P_SHORT, P_INT, P_LONG, P_FLOAT, P_DOUBLE, P_STRING };
 struct jfield { uint64_t type; int cp, array; };
 struct jclass { uint64_t id; enum prim prim; size_t first, n; };
 struct ref { uint64_t type, id; };
@@ -162,6 +164,17 @@ static uint64_t rd(struct jfr_reader *r)
             return v;
     }
     return v;
+}
+
+/* A varint of an integer type: at most `bytes` bytes and `bits` bits. */
+static void rd_width(struct jfr_reader *r, size_t bytes, int bits)
+{
+    size_t at = r->at;
+    uint64_t v = rd(r);
+    if (!r->bad && (r->at - at > bytes || (bits < 64 && v >> bits))) {
+        r->at = at;
+        fail(r, "an integer wider than its type (an int over 5 bytes or 32 bits, ...)");
+    }
 }
 
 static void skip(struct jfr_reader *r, uint64_t n)
@@ -233,8 +246,8 @@ static void element(struct jfr_reader *r, size_t cls, int depth)
     size_t mine = SIZE_MAX;
     if (!strcmp(name, "class")) {
         static const struct { const char *name; enum prim prim; } P[] = {
-            {"boolean", P_BYTE}, {"byte", P_BYTE}, {"char", P_VARINT}, {"short", P_VARINT},
-            {"int", P_VARINT}, {"long", P_VARINT}, {"float", P_FLOAT}, {"double", P_DOUBLE},
+            {"boolean", P_BOOL}, {"byte", P_BYTE}, {"char", P_SHORT}, {"short", P_SHORT},
+            {"int", P_INT}, {"long", P_LONG}, {"float", P_FLOAT}, {"double", P_DOUBLE},
             {"java.lang.String", P_STRING}};
         r->cls = grow(r->cls, r->ncls, sizeof *r->cls);
         struct jclass *c = &r->cls[r->ncls];
@@ -274,7 +287,10 @@ static void value(struct jfr_reader *r, uint64_t type, int cp, int depth)
     }
     switch (c->prim) {
     case P_BYTE: skip(r, 1); return;
-    case P_VARINT: rd(r); return;
+    case P_BOOL: rd_width(r, 1, 1); return;
+    case P_SHORT: rd_width(r, 3, 16); return;
+    case P_INT: rd_width(r, 5, 32); return;
+    case P_LONG: rd(r); return;
     case P_FLOAT: skip(r, 4); return;
     case P_DOUBLE: skip(r, 8); return;
     case P_STRING: string(r, 0); return;

@@ -7,11 +7,17 @@
  * grows fast (the retention test needs that); DEPTH 1 gives a few small stacks.
  * While the file PHASEFILE (optional) does not exist the leaf is phaseA(), once it
  * exists phaseB(): a test can then tell samples taken after an event it caused.
+ * With a PHASEFILE, SECONDS is not a time of the clock: each thread runs phaseA()
+ * until the file appears, then phaseB() until it has spent SECONDS of its own CPU
+ * time there, so phase B gets the same work on a loaded machine as on a quiet one
+ * (a deadline of the clock left it 174 ms of CPU under a load average of 25).
  * Prints "started" once every thread runs.
  *
  *   java Endure THREADS SECONDS DEPTH [PHASEFILE]
  */
 import java.io.File;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 
 public class Endure {
     static volatile long sink;
@@ -49,12 +55,15 @@ public class Endure {
         long seconds = Long.parseLong(args[1]);
         int depth = Integer.parseInt(args[2]);
         File phase = args.length > 3 ? new File(args[3]) : null;
-        long end = seconds > 0 ? System.nanoTime() + seconds * 1_000_000_000L : Long.MAX_VALUE;
+        long end = seconds > 0 && phase == null ? System.nanoTime() + seconds * 1_000_000_000L
+                                                : Long.MAX_VALUE;
+        long phaseBCpu = seconds * 1_000_000_000L;
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         Thread[] ts = new Thread[n];
         for (int i = 0; i < n; i++) {
             final long seed = 0x9E3779B97F4A7C15L * (i + 1);
             ts[i] = new Thread(() -> {
-                long x = seed, next = 0;
+                long x = seed, next = 0, cpuAtB = 0;
                 boolean b = false;
                 while (true) {
                     long now = System.nanoTime();
@@ -62,6 +71,13 @@ public class Endure {
                         break;
                     if (phase != null && !b && now >= next) {
                         b = phase.exists();
+                        next = now + 10_000_000L;
+                        if (b)
+                            cpuAtB = mx.getCurrentThreadCpuTime();
+                    }
+                    if (b && now >= next) {
+                        if (mx.getCurrentThreadCpuTime() - cpuAtB >= phaseBCpu)
+                            break;
                         next = now + 10_000_000L;
                     }
                     x = kernel(x, 7) | 1;

@@ -10,7 +10,10 @@
  *   count TYPE N                  N events of TYPE
  *   cpu_top METHOD                the top frame of the most ExecutionSample
  *                                 events (Class.method)
- *   cpu_line METHOD LINE W        the weight fields of the ExecutionSample events
+ *   cpu_split                     every jdk.ExecutionSample is at the time, thread
+ *                                 and stack of a ringprof.CPUSample, as many as its
+ *                                 executionSamples say
+ *   cpu_line METHOD LINE W        the weight fields of the ringprof.CPUSample events
  *                                 whose top frame is METHOD at LINE add up to W
  *   cpu_stack W F1;F2;...         ... whose stack is F1 (root) .. Fn (leaf), each
  *                                 frame Class.method:LINE (? unknown) and the
@@ -18,17 +21,16 @@
  *                                 (_[j] JIT compiled ...), add up to W
  *   cpu_thread NAME W             ... of thread NAME (its first name: ringprof's
  *                                 " (renamed NEW)" left out) add up to W
- *   cpu_times FIRST LAST          the first and last ExecutionSample, wall ns
- *   wall NAME STATE N             N wall events (jdk.NativeMethodSample or
- *                                 ringprof.WallClockSample) of thread NAME with
- *                                 wallState STATE
+ *   cpu_times FIRST LAST          the first and last ringprof.CPUSample, wall ns
+ *   wall NAME STATE N             N ringprof.WallClockSample events of thread NAME
+ *                                 with wallState STATE
  *   alloc METHOD CLASS BYTES      the ObjectAllocationSample weights of top frame
  *                                 METHOD and objectClass CLASS (ringprof's name:
  *                                 byte[], java.lang.String[]) add up to BYTES, 1%
- *   wall_types                    every wall event in states native and io is a
- *                                 jdk.NativeMethodSample, every other one a
- *                                 ringprof.WallClockSample, and its JDK thread
- *                                 state is the one of its wallState
+ *   wall_types                    every ringprof.WallClockSample's JDK thread state
+ *                                 is the one of its wallState, and those in states
+ *                                 native and io each have a jdk.NativeMethodSample
+ *                                 at their time and thread (and no other has)
  *   lock CLASS N NS               N JavaMonitorEnter events of monitorClass CLASS,
  *                                 NS ns in all
  *   lock_top CLASS TOP N          ... of those, N with top frame TOP
@@ -36,8 +38,8 @@
  *                                 none) waited NS ns
  *   gc FIRST LAST NS              GarbageCollection ids FIRST..LAST, each once,
  *                                 NS ns of duration in all; as many GCPhasePause
- *   live CLASS BYTES              in the last snapshot (the OldObjectSample events
- *                                 of the latest startTime), the weights of
+ *   live CLASS BYTES              in the last snapshot (the ringprof.LiveObject
+ *                                 events of the latest startTime), the weights of
  *                                 objects of CLASS add up to BYTES
  *   live_top CLASS                the class with the most bytes in it
  *   gauge NAME N LAST             N ringprof.Gauge events NAME, the last LAST
@@ -117,6 +119,12 @@ public class JfrCheck {
         return b.toString();
     }
 
+    /* One sample's time, thread and stack (its ExecutionSample events share them). */
+    static String sampleKey(RecordedEvent e) {
+        return nanos(e.getStartTime()) + "\t" + thread(e.getThread("sampledThread")) + "\t"
+                + (e.getStackTrace() == null ? "-" : stack(e) + e.getStackTrace().isTruncated());
+    }
+
     /* A thread's name, without ringprof's " (renamed NEW)": which of two agent
      * threads of one OS thread names it last (main and DestroyJavaVM, both
      * written at the JVM's last flush) differs between ringprof's profiles of
@@ -154,7 +162,8 @@ public class JfrCheck {
                 wallMisfiled = new TreeMap<>(),
                 alloc = new HashMap<>(), lockN = new HashMap<>(), lockNs = new HashMap<>(),
                 lockTop = new HashMap<>(), ownerN = new HashMap<>(), ownerNs = new HashMap<>(),
-                gcIds = new TreeMap<>(), pauseIds = new TreeMap<>(), gaugeN = new HashMap<>();
+                gcIds = new TreeMap<>(), pauseIds = new TreeMap<>(), gaugeN = new HashMap<>(),
+                split = new HashMap<>(), nativeAt = new HashMap<>();
         Map<String, Long> gaugeLast = new HashMap<>(), gaugeTime = new HashMap<>();
         Map<Long, Map<String, Long>> liveBySnapshot = new TreeMap<>();
         Map<Long, double[]> cpuLoad = new HashMap<>();
@@ -164,9 +173,13 @@ public class JfrCheck {
             String type = e.getEventType().getName();
             add(count, type, 1);
             switch (type) {
-            case "jdk.ExecutionSample": {
-                long w = e.getLong("weight");
+            case "jdk.ExecutionSample":
                 add(cpuTop, topMethod(e), 1);
+                add(split, sampleKey(e), 1);
+                break;
+            case "ringprof.CPUSample": {
+                long w = e.getLong("weight");
+                add(split, sampleKey(e), -e.getLong("executionSamples"));
                 RecordedFrame f = top(e);
                 if (f != null)
                     add(cpuLine, method(f) + "\t" + f.getLineNumber(), w);
@@ -177,14 +190,16 @@ public class JfrCheck {
                 break;
             }
             case "jdk.NativeMethodSample":
+                add(nativeAt, nanos(e.getStartTime()) + "\t" + thread(e.getThread("sampledThread")), 1);
+                break;
             case "ringprof.WallClockSample": {
                 String ws = e.getString("wallState");
                 add(wall, thread(e.getThread("sampledThread")) + "\t" + ws, 1);
-                boolean nat = ws.equals("native") || ws.equals("io");
+                if (ws.equals("native") || ws.equals("io"))
+                    add(nativeAt, nanos(e.getStartTime()) + "\t" + thread(e.getThread("sampledThread")), -1);
                 Object st = e.getValue("state");          /* one field: read as its value */
                 String jdkState = st instanceof RecordedObject o ? o.getString("name") : String.valueOf(st);
-                if (nat != type.equals("jdk.NativeMethodSample")
-                        || !JDK_STATE.getOrDefault(ws, "STATE_UNKNOWN").equals(jdkState))
+                if (!JDK_STATE.getOrDefault(ws, "STATE_UNKNOWN").equals(jdkState))
                     add(wallMisfiled, type + " " + ws + " " + jdkState, 1);
                 break;
             }
@@ -210,13 +225,10 @@ public class JfrCheck {
             case "jdk.GCPhasePause":
                 add(pauseIds, Integer.toString(e.getInt("gcId")), 1);
                 break;
-            case "jdk.OldObjectSample": {
-                RecordedObject o = e.getValue("object");
-                RecordedClass c = o.getClass("type");
+            case "ringprof.LiveObject":
                 add(liveBySnapshot.computeIfAbsent(nanos(e.getStartTime()), k -> new HashMap<>()),
-                        c.getName(), e.getLong("weight"));
+                        e.getClass("objectClass").getName(), e.getLong("weight"));
                 break;
-            }
             case "jdk.CPULoad":
                 cpuLoad.put(nanos(e.getStartTime()), new double[] {e.getFloat("jvmUser"),
                         e.getFloat("jvmSystem"), e.getFloat("machineTotal")});
@@ -254,21 +266,21 @@ public class JfrCheck {
             }
             case "cpu_line":
                 check(get(cpuLine, f[1] + "\t" + f[2]) == Long.parseLong(f[3]),
-                        String.format("ExecutionSample at %s line %s: weight %d, expected %s",
+                        String.format("CPUSample at %s line %s: weight %d, expected %s",
                                 f[1], f[2], get(cpuLine, f[1] + "\t" + f[2]), f[3]));
                 break;
             case "cpu_stack":
                 check(get(cpuStack, f[2]) == Long.parseLong(f[1]),
-                        String.format("ExecutionSample stack ...%s: weight %d, expected %s",
+                        String.format("CPUSample stack ...%s: weight %d, expected %s",
                                 f[2].substring(Math.max(0, f[2].length() - 120)), get(cpuStack, f[2]), f[1]));
                 break;
             case "cpu_thread":
                 check(get(cpuThread, f[1]) == Long.parseLong(f[2]),
-                        String.format("ExecutionSample of thread '%s': weight %d, expected %s", f[1], get(cpuThread, f[1]), f[2]));
+                        String.format("CPUSample of thread '%s': weight %d, expected %s", f[1], get(cpuThread, f[1]), f[2]));
                 break;
             case "cpu_times":
                 check(cpuFirst == Long.parseLong(f[1]) && cpuLast == Long.parseLong(f[2]),
-                        String.format("ExecutionSample times %d..%d, expected %s..%s", cpuFirst, cpuLast, f[1], f[2]));
+                        String.format("CPUSample times %d..%d, expected %s..%s", cpuFirst, cpuLast, f[1], f[2]));
                 break;
             case "wall": {
                 String k = f[1] + "\t" + f[2];
@@ -284,7 +296,15 @@ public class JfrCheck {
                 break;
             }
             case "wall_types":
-                check(wallMisfiled.isEmpty(), "wall events by type, wallState and JDK state; wrong: " + wallMisfiled);
+                nativeAt.values().removeIf(n -> n == 0);
+                check(wallMisfiled.isEmpty() && nativeAt.isEmpty(),
+                        "wall events by wallState and JDK state, NativeMethodSample for native and io; wrong: "
+                                + wallMisfiled + ", unpaired: " + nativeAt.size());
+                break;
+            case "cpu_split":
+                split.values().removeIf(n -> n == 0);
+                check(split.isEmpty(), "ExecutionSample events where the CPUSample events say; "
+                        + split.size() + " samples differ");
                 break;
             case "lock":
                 check(get(lockN, f[1]) == Long.parseLong(f[2]) && get(lockNs, f[1]) == Long.parseLong(f[3]),
@@ -316,7 +336,7 @@ public class JfrCheck {
             case "live": {
                 String c = binaryName(f[1]);
                 check(get(live, c) == Long.parseLong(f[2]),
-                        String.format("OldObjectSample of %s in the last snapshot: %d bytes, expected %s", f[1], get(live, c), f[2]));
+                        String.format("LiveObject of %s in the last snapshot: %d bytes, expected %s", f[1], get(live, c), f[2]));
                 break;
             }
             case "live_top": {

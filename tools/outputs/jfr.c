@@ -87,11 +87,16 @@ void rp_jfr_string(struct rp_jfr_buf *b, const char *s)
         rp_jfr_u8(b, 0);
         return;
     }
-    size_t len = strlen(s);
-    if (!len) {
+    if (!*s) {
         rp_jfr_u8(b, 1);
         return;
     }
+    rp_jfr_utf8(b, s);
+}
+
+void rp_jfr_utf8(struct rp_jfr_buf *b, const char *s)
+{
+    size_t len = strlen(s);
     rp_jfr_u8(b, 3);
     rp_jfr_varint(b, len);
     rp_jfr_bytes(b, s, len);
@@ -131,19 +136,24 @@ void rp_jfr_event(struct rp_jfr_buf *out, const struct rp_jfr_buf *body)
 
 /* --------------------------------------------------------------- schema -- */
 
-/* Field flags: what the field is and which annotations say so. */
+/* Field flags: what the field is and which annotations say so. A field of a
+ * JDK type has the JDK's annotations (its `jfr metadata`), labels aside. */
 enum {
     F_CP = 1 << 0,          /* constantPool: an id into the type's pool           */
     F_ARRAY = 1 << 1,       /* dimension 1                                        */
-    F_TICKS = 1 << 2,       /* @Timestamp(TICKS)                                  */
-    F_SPAN = 1 << 3,        /* @Timespan(TICKS)                                   */
-    F_NANOS = 1 << 4,       /* @Timespan(NANOSECONDS)                             */
-    F_BYTES = 1 << 5,       /* @DataAmount(BYTES), @Unsigned                       */
-    F_PCT = 1 << 6,         /* @Percentage                                        */
-    F_ADDR = 1 << 7,        /* @MemoryAddress, @Unsigned                           */
-    F_UNSIGNED = 1 << 8,    /* @Unsigned                                          */
-    F_MILLIS = 1 << 9       /* @Timestamp(MILLISECONDS_SINCE_EPOCH)               */
+    F_UNSIGNED = 1 << 2,    /* @Unsigned                                          */
+    F_TICKS = 1 << 3,       /* @Timestamp(TICKS)                                  */
+    F_MILLIS = 1 << 4,      /* @Timestamp(MILLISECONDS_SINCE_EPOCH)               */
+    F_SPAN = 1 << 5,        /* @Timespan(TICKS)                                   */
+    F_NANOS = 1 << 6,       /* @Timespan(NANOSECONDS)                             */
+    F_BYTES = 1 << 7,       /* @DataAmount(BYTES)                                 */
+    F_ADDR = 1 << 8,        /* @MemoryAddress                                     */
+    F_PCT = 1 << 9,         /* @Percentage                                        */
+    F_GCID = 1 << 10,       /* @GcId (relational: joins a GC's events)            */
+    F_MONITOR = 1 << 11     /* @JavaMonitorAddress (relational)                   */
 };
+#define F_UBYTES (F_UNSIGNED | F_BYTES)
+#define F_UADDR (F_UNSIGNED | F_ADDR)
 
 struct field {
     const char *name;
@@ -206,73 +216,85 @@ static const struct field F_THREAD_GROUP[] = {
 static const struct field F_GC_CAUSE[] = {{"cause", JFR_STRING, 0, "Cause"}, END};
 static const struct field F_GC_WHEN[] = {{"when", JFR_STRING, 0, "When"}, END};
 static const struct field F_VIRTUAL_SPACE[] = {
-    {"start", JFR_LONG, F_ADDR, "Start Address"},
-    {"committedEnd", JFR_LONG, F_ADDR, "Committed End Address"},
-    {"committedSize", JFR_LONG, F_BYTES, "Committed Size"},
-    {"reservedEnd", JFR_LONG, F_ADDR, "Reserved End Address"},
-    {"reservedSize", JFR_LONG, F_BYTES, "Reserved Size"}, END};
+    {"start", JFR_LONG, F_UADDR, "Start Address"},
+    {"committedEnd", JFR_LONG, F_UADDR, "Committed End Address"},
+    {"committedSize", JFR_LONG, F_UBYTES, "Committed Size"},
+    {"reservedEnd", JFR_LONG, F_UADDR, "Reserved End Address"},
+    {"reservedSize", JFR_LONG, F_UBYTES, "Reserved Size"}, END};
 static const struct field F_OLD_OBJECT[] = {
-    {"address", JFR_LONG, F_ADDR, "Memory Address"},
+    {"address", JFR_LONG, F_UADDR, "Memory Address"},
     {"type", JFR_CLASS, F_CP, "Java Class"},
     {"description", JFR_STRING, 0, "Object Description"}, END};
+static const struct field F_GC_ROOT[] = {
+    {"description", JFR_STRING, 0, "Root Description"},
+    {"system", JFR_ROOT_SYSTEM, F_CP, "System"},
+    {"type", JFR_ROOT_TYPE, F_CP, "Type"}, END};
+static const struct field F_SYSTEM[] = {{"system", JFR_STRING, 0, "System"}, END};
+static const struct field F_TYPE[] = {{"type", JFR_STRING, 0, "Type"}, END};
 
-/* The fields ringprof adds to the sample events (after the JDK's). */
-#define WALL_FIELDS                                                                  \
-    {"weight", JFR_LONG, F_NANOS, "Weight"},                                         \
-    {"wallState", JFR_STRING, 0, "ringprof Thread State"},                           \
-    {"cpuTime", JFR_LONG, F_NANOS, "CPU Time"},                                      \
-    {"repeat", JFR_BOOLEAN, 0, "Stack Repeated"},                                    \
-    {"blockerClass", JFR_CLASS, F_CP, "Parked On"},                                  \
-    {"blockerOwner", JFR_THREAD, F_CP, "Owner of the Lock Parked On"}
-
+/* The JDK's event types have the JDK's fields, no more (async-profiler's
+ * converter reads ExecutionSample, NativeMethodSample, ObjectAllocationSample and
+ * JavaMonitorEnter field by field and takes the next byte for the next event);
+ * what ringprof knows beyond them is in its own events, one per sample. */
+#define SAMPLED_THREAD {"sampledThread", JFR_THREAD, F_CP, "Thread"}
+#define THREAD_STATE {"state", JFR_THREAD_STATE, F_CP, "Thread State"}
+#define OBJECT_CLASS {"objectClass", JFR_CLASS, F_CP, "Object Class"}
 static const struct field F_EXECUTION_SAMPLE[] = {
-    START_TIME, {"sampledThread", JFR_THREAD, F_CP, "Thread"}, STACK_TRACE,
-    {"state", JFR_THREAD_STATE, F_CP, "Thread State"},
-    {"weight", JFR_LONG, F_NANOS, "Weight"}, END};
-static const struct field F_WALL_SAMPLE[] = {
-    START_TIME, {"sampledThread", JFR_THREAD, F_CP, "Thread"}, STACK_TRACE,
-    {"state", JFR_THREAD_STATE, F_CP, "Thread State"}, WALL_FIELDS, END};
+    START_TIME, SAMPLED_THREAD, STACK_TRACE, THREAD_STATE, END};
 static const struct field F_ALLOCATION_SAMPLE[] = {
-    START_TIME, EVENT_THREAD, STACK_TRACE,
-    {"objectClass", JFR_CLASS, F_CP, "Object Class"},
-    {"weight", JFR_LONG, F_BYTES, "Sample Weight"},
-    {"objects", JFR_LONG, 0, "Objects"},
-    {"size", JFR_LONG, F_BYTES, "Object Size"},
-    {"arrayLength", JFR_LONG, 0, "Array Length"}, END};
+    START_TIME, EVENT_THREAD, STACK_TRACE, OBJECT_CLASS,
+    {"weight", JFR_LONG, F_BYTES, "Sample Weight"}, END};
 static const struct field F_OLD_OBJECT_SAMPLE[] = {
     START_TIME, DURATION, EVENT_THREAD, STACK_TRACE,
-    {"allocationTime", JFR_LONG, F_TICKS, "Allocation Time"},
-    {"objectSize", JFR_LONG, F_BYTES, "Object Size"},
-    {"objectAge", JFR_LONG, F_NANOS, "Object Age"},
-    {"lastKnownHeapUsage", JFR_LONG, F_BYTES, "Last Known Heap Usage"},
-    {"object", JFR_OLD_OBJECT, 0, "Object"},
+    {"allocationTime", JFR_LONG, F_UNSIGNED | F_TICKS, "Allocation Time"},
+    {"objectSize", JFR_LONG, F_UBYTES, "Object Size"},
+    {"objectAge", JFR_LONG, F_UNSIGNED | F_SPAN, "Object Age"},
+    {"lastKnownHeapUsage", JFR_LONG, F_UBYTES, "Last Known Heap Usage"},
+    {"object", JFR_OLD_OBJECT, F_CP, "Object"},
     {"arrayElements", JFR_INT, 0, "Array Elements"},
-    {"weight", JFR_LONG, F_BYTES, "Sample Weight"},
-    {"objects", JFR_LONG, 0, "Objects"},
-    {"ageGcs", JFR_LONG, 0, "GCs Survived"}, END};
+    {"root", JFR_GC_ROOT, F_CP, "GC Root"}, END};
 static const struct field F_MONITOR_ENTER[] = {
     START_TIME, DURATION, EVENT_THREAD, STACK_TRACE,
     {"monitorClass", JFR_CLASS, F_CP, "Monitor Class"},
     {"previousOwner", JFR_THREAD, F_CP, "Previous Monitor Owner"},
-    {"address", JFR_LONG, F_ADDR, "Monitor Address"},
-    {"threshold", JFR_LONG, F_NANOS, "ringprof lock= Threshold"}, END};
+    {"address", JFR_LONG, F_UADDR | F_MONITOR, "Monitor Address"}, END};
+static const struct field F_RP_CPU_SAMPLE[] = {
+    START_TIME, SAMPLED_THREAD, STACK_TRACE,
+    {"weight", JFR_LONG, F_NANOS, "CPU Time"},
+    {"executionSamples", JFR_LONG, 0, "jdk.ExecutionSample Events"}, END};
+static const struct field F_RP_WALL_SAMPLE[] = {
+    START_TIME, SAMPLED_THREAD, STACK_TRACE, THREAD_STATE,
+    {"weight", JFR_LONG, F_NANOS, "Weight"},
+    {"wallState", JFR_STRING, 0, "ringprof Thread State"},
+    {"cpuTime", JFR_LONG, F_NANOS, "CPU Time"},
+    {"repeat", JFR_BOOLEAN, 0, "Stack Repeated"},
+    {"blockerClass", JFR_CLASS, F_CP, "Parked On"},
+    {"blockerOwner", JFR_THREAD, F_CP, "Owner of the Lock Parked On"}, END};
+static const struct field F_RP_ALLOCATION_SAMPLE[] = {
+    START_TIME, EVENT_THREAD, STACK_TRACE, OBJECT_CLASS,
+    {"weight", JFR_LONG, F_UBYTES, "Sample Weight"},
+    {"objects", JFR_LONG, 0, "Objects"},
+    {"size", JFR_LONG, F_UBYTES, "Object Size"},
+    {"arrayLength", JFR_LONG, 0, "Array Length"}, END};
+static const struct field F_RP_LIVE_OBJECT[] = {
+    START_TIME, EVENT_THREAD, STACK_TRACE, OBJECT_CLASS,
+    {"weight", JFR_LONG, F_UBYTES, "Sample Weight"},
+    {"objects", JFR_LONG, 0, "Objects"},
+    {"ageGcs", JFR_LONG, 0, "GCs Survived"}, END};
+#define GC_ID {"gcId", JFR_INT, F_UNSIGNED | F_GCID, "GC Identifier"}
 static const struct field F_GARBAGE_COLLECTION[] = {
-    START_TIME, DURATION,
-    {"gcId", JFR_INT, F_UNSIGNED, "GC Identifier"},
+    START_TIME, DURATION, EVENT_THREAD, GC_ID,
     {"name", JFR_GC_NAME, F_CP, "Name"},
     {"cause", JFR_GC_CAUSE, F_CP, "Cause"},
-    {"sumOfPauses", JFR_LONG, F_SPAN, "Sum of Pauses"},
-    {"longestPause", JFR_LONG, F_SPAN, "Longest Pause"}, END};
+    {"sumOfPauses", JFR_LONG, F_UNSIGNED | F_SPAN, "Sum of Pauses"},
+    {"longestPause", JFR_LONG, F_UNSIGNED | F_SPAN, "Longest Pause"}, END};
 static const struct field F_GC_PHASE_PAUSE[] = {
-    START_TIME, DURATION, EVENT_THREAD,
-    {"gcId", JFR_INT, F_UNSIGNED, "GC Identifier"},
-    {"name", JFR_STRING, 0, "Name"}, END};
+    START_TIME, DURATION, EVENT_THREAD, GC_ID, {"name", JFR_STRING, 0, "Name"}, END};
 static const struct field F_GC_HEAP_SUMMARY[] = {
-    START_TIME,
-    {"gcId", JFR_INT, F_UNSIGNED, "GC Identifier"},
+    START_TIME, GC_ID,
     {"when", JFR_GC_WHEN, F_CP, "When"},
     {"heapSpace", JFR_VIRTUAL_SPACE, 0, "Heap Space"},
-    {"heapUsed", JFR_LONG, F_BYTES, "Heap Used"}, END};
+    {"heapUsed", JFR_LONG, F_UBYTES, "Heap Used"}, END};
 static const struct field F_CPU_LOAD[] = {
     START_TIME,
     {"jvmUser", JFR_FLOAT, F_PCT, "JVM User"},
@@ -280,8 +302,8 @@ static const struct field F_CPU_LOAD[] = {
     {"machineTotal", JFR_FLOAT, F_PCT, "Machine Total"}, END};
 static const struct field F_RESIDENT_SET_SIZE[] = {
     START_TIME,
-    {"size", JFR_LONG, F_BYTES, "Resident Set Size"},
-    {"peak", JFR_LONG, F_BYTES, "Resident Set Size Peak Value"}, END};
+    {"size", JFR_LONG, F_UBYTES, "Resident Set Size"},
+    {"peak", JFR_LONG, F_UBYTES, "Resident Set Size Peak Value"}, END};
 static const struct field F_CLASS_LOADING_STATISTICS[] = {
     START_TIME, {"loadedClassCount", JFR_LONG, 0, "Loaded Class Count"}, END};
 static const struct field F_JVM_INFORMATION[] = {
@@ -356,15 +378,20 @@ static const struct type TYPES[] = {
     {JFR_VIRTUAL_SPACE, "jdk.types.VirtualSpace", NULL, "Virtual Space",
      .fields = F_VIRTUAL_SPACE},
     {JFR_OLD_OBJECT, "jdk.types.OldObject", NULL, "Old Object", .fields = F_OLD_OBJECT},
+    {JFR_GC_ROOT, "jdk.types.OldObjectGcRoot", NULL, "GC Root", .fields = F_GC_ROOT},
+    {JFR_ROOT_SYSTEM, "jdk.types.OldObjectRootSystem", NULL, "GC Root System", .simple = 1,
+     .fields = F_SYSTEM},
+    {JFR_ROOT_TYPE, "jdk.types.OldObjectRootType", NULL, "GC Root Type", .simple = 1,
+     .fields = F_TYPE},
 
     {JFR_EXECUTION_SAMPLE, "jdk.ExecutionSample", EVENT, "Method Profiling Sample",
-     "A CPU sample of a thread running Java or native code; ringprof writes one per "
-     "sampling interval of CPU time the sample stands for",
+     "One sampling interval of CPU: ringprof writes the CPU of its samples so far over "
+     "the interval, rounded, as events so far (ringprof.CPUSample has each sample)",
      C_PROFILING, .fields = F_EXECUTION_SAMPLE},
     {JFR_NATIVE_METHOD_SAMPLE, "jdk.NativeMethodSample", EVENT, "Method Profiling Sample Native",
      "A wall-clock sample of a thread in native code or blocked in the kernel "
-     "(ringprof states native and io)",
-     C_PROFILING, .fields = F_WALL_SAMPLE},
+     "(ringprof states native and io; ringprof.WallClockSample has every state)",
+     C_PROFILING, .fields = F_EXECUTION_SAMPLE},
     {JFR_ALLOCATION_SAMPLE, "jdk.ObjectAllocationSample", EVENT, "Object Allocation Sample",
      NULL, C_APP, .fields = F_ALLOCATION_SAMPLE},
     {JFR_OLD_OBJECT_SAMPLE, "jdk.OldObjectSample", EVENT, "Old Object Sample",
@@ -384,7 +411,7 @@ static const struct type TYPES[] = {
      "(ringprof does not read the machine's)",
      {"Operating System", "Processor"}, .fields = F_CPU_LOAD},
     {JFR_RESIDENT_SET_SIZE, "jdk.ResidentSetSize", EVENT, "Resident Set Size", NULL,
-     {"Operating System", "Memory"}, .fields = F_RESIDENT_SET_SIZE},
+     {"Java Virtual Machine", "Memory"}, .fields = F_RESIDENT_SET_SIZE},
     {JFR_CLASS_LOADING_STATISTICS, "jdk.ClassLoadingStatistics", EVENT,
      "Class Loading Statistics", NULL, {"Java Application", "Statistics"},
      .fields = F_CLASS_LOADING_STATISTICS},
@@ -393,9 +420,9 @@ static const struct type TYPES[] = {
      .fields = F_JVM_INFORMATION},
 
     {JFR_RP_WALL_SAMPLE, "ringprof.WallClockSample", EVENT, "Wall-Clock Sample",
-     "A wall-clock sample of a thread in any state but native and io (those are "
+     "A wall-clock sample of a thread in any state (native and io are also "
      "jdk.NativeMethodSample); weight is the wall time it stands for",
-     C_RP, .fields = F_WALL_SAMPLE},
+     C_RP, .fields = F_RP_WALL_SAMPLE},
     {JFR_RP_SAMPLE, "ringprof.Sample", EVENT, "Sample",
      "A sample of an event kind this converter has no JFR type for", C_RP,
      .fields = F_RP_SAMPLE},
@@ -410,6 +437,19 @@ static const struct type TYPES[] = {
     {JFR_RP_RECORDING, "ringprof.Recording", EVENT, "Recording Chunk",
      "One chunk file of a ringprof recording: its header and what reading it found",
      C_RP, .fields = F_RP_RECORDING},
+    {JFR_RP_CPU_SAMPLE, "ringprof.CPUSample", EVENT, "CPU Sample",
+     "A CPU sample: weight is the CPU it stands for, executionSamples the "
+     "jdk.ExecutionSample events written for it at its time (0 when those before "
+     "already stand for its CPU)",
+     C_RP, .fields = F_RP_CPU_SAMPLE},
+    {JFR_RP_ALLOCATION_SAMPLE, "ringprof.AllocationSample", EVENT, "Allocation Sample",
+     "An allocation sample (also jdk.ObjectAllocationSample): objects and bytes it "
+     "stands for, the object's size, its array length (-1: not an array)",
+     C_RP, .fields = F_RP_ALLOCATION_SAMPLE},
+    {JFR_RP_LIVE_OBJECT, "ringprof.LiveObject", EVENT, "Live Object",
+     "A sampled object live at a snapshot (also jdk.OldObjectSample): what it stands "
+     "for and the GCs it survived",
+     C_RP, .fields = F_RP_LIVE_OBJECT},
 
     {JFR_A_LABEL, "jdk.jfr.Label", ANNOTATION, .fields = F_VALUE},
     {JFR_A_DESCRIPTION, "jdk.jfr.Description", ANNOTATION, .fields = F_VALUE},
@@ -422,6 +462,9 @@ static const struct type TYPES[] = {
      .fields = F_NONE},
     {JFR_A_UNSIGNED, "jdk.jfr.Unsigned", ANNOTATION, "Unsigned Value", .fields = F_NONE},
     {JFR_A_PERCENTAGE, "jdk.jfr.Percentage", ANNOTATION, "Percentage", .fields = F_NONE},
+    {JFR_A_RELATIONAL, "jdk.jfr.Relational", ANNOTATION, "Relation", .fields = F_NONE},
+    {JFR_A_GC_ID, "jdk.types.GcId", ANNOTATION, .fields = F_NONE},
+    {JFR_A_MONITOR_ADDRESS, "jdk.types.JavaMonitorAddress", ANNOTATION, .fields = F_NONE},
 };
 
 /* ------------------------------------------------------- metadata event -- */
@@ -474,11 +517,24 @@ static void annotation1(struct meta *m, int type, const char *value)
     annotation(m, type, &value, value ? 1 : 0);
 }
 
-static int field_annotations(unsigned f)
-{
-    return !!(f & (F_TICKS | F_SPAN | F_NANOS | F_MILLIS)) + 2 * !!(f & (F_BYTES | F_ADDR)) +
-           !!(f & (F_PCT | F_UNSIGNED));
-}
+/* The annotation each field flag stands for, in the JDK's order. */
+static const struct {
+    unsigned flag;
+    int type;
+    const char *value;
+} FIELD_ANNOTATIONS[] = {
+    {F_UNSIGNED, JFR_A_UNSIGNED, NULL},
+    {F_TICKS, JFR_A_TIMESTAMP, "TICKS"},
+    {F_MILLIS, JFR_A_TIMESTAMP, "MILLISECONDS_SINCE_EPOCH"},
+    {F_SPAN, JFR_A_TIMESPAN, "TICKS"},
+    {F_NANOS, JFR_A_TIMESPAN, "NANOSECONDS"},
+    {F_BYTES, JFR_A_DATA_AMOUNT, "BYTES"},
+    {F_ADDR, JFR_A_MEMORY_ADDRESS, NULL},
+    {F_PCT, JFR_A_PERCENTAGE, NULL},
+    {F_GCID, JFR_A_GC_ID, NULL},
+    {F_MONITOR, JFR_A_MONITOR_ADDRESS, NULL},
+};
+#define N_FIELD_ANNOTATIONS (sizeof FIELD_ANNOTATIONS / sizeof FIELD_ANNOTATIONS[0])
 
 static void field(struct meta *m, const struct field *f)
 {
@@ -490,33 +546,28 @@ static void field(struct meta *m, const struct field *f)
         attr(m, "constantPool", "true");
     if (f->flags & F_ARRAY)
         attr(m, "dimension", "1");
-    rp_jfr_varint(&m->tree, (uint64_t)(!!f->label + field_annotations(f->flags)));
+    uint64_t n = !!f->label;
+    for (size_t i = 0; i < N_FIELD_ANNOTATIONS; i++)
+        n += !!(f->flags & FIELD_ANNOTATIONS[i].flag);
+    rp_jfr_varint(&m->tree, n);
     if (f->label)
         annotation1(m, JFR_A_LABEL, f->label);
-    if (f->flags & F_TICKS)
-        annotation1(m, JFR_A_TIMESTAMP, "TICKS");
-    if (f->flags & F_MILLIS)
-        annotation1(m, JFR_A_TIMESTAMP, "MILLISECONDS_SINCE_EPOCH");
-    if (f->flags & F_SPAN)
-        annotation1(m, JFR_A_TIMESPAN, "TICKS");
-    if (f->flags & F_NANOS)
-        annotation1(m, JFR_A_TIMESPAN, "NANOSECONDS");
-    if (f->flags & (F_BYTES | F_ADDR))
-        annotation1(m, JFR_A_UNSIGNED, NULL);
-    if (f->flags & F_BYTES)
-        annotation1(m, JFR_A_DATA_AMOUNT, "BYTES");
-    if (f->flags & F_ADDR)
-        annotation1(m, JFR_A_MEMORY_ADDRESS, NULL);
-    if (f->flags & F_PCT)
-        annotation1(m, JFR_A_PERCENTAGE, NULL);
-    if (f->flags & F_UNSIGNED)
-        annotation1(m, JFR_A_UNSIGNED, NULL);
+    for (size_t i = 0; i < N_FIELD_ANNOTATIONS; i++)
+        if (f->flags & FIELD_ANNOTATIONS[i].flag)
+            annotation1(m, FIELD_ANNOTATIONS[i].type, FIELD_ANNOTATIONS[i].value);
 }
 
+/* The annotations that are themselves annotated: content types (how a value
+ * reads: a time, a size, ...) and relational ones (ids that join events). */
 static int is_content_type(int id)
 {
     return id == JFR_A_TIMESTAMP || id == JFR_A_TIMESPAN || id == JFR_A_DATA_AMOUNT ||
-           id == JFR_A_MEMORY_ADDRESS || id == JFR_A_PERCENTAGE;
+           id == JFR_A_MEMORY_ADDRESS || id == JFR_A_PERCENTAGE || id == JFR_A_UNSIGNED;
+}
+
+static int is_relational(int id)
+{
+    return id == JFR_A_GC_ID || id == JFR_A_MONITOR_ADDRESS;
 }
 
 static void class_element(struct meta *m, const struct type *t)
@@ -535,7 +586,7 @@ static void class_element(struct meta *m, const struct type *t)
     if (t->simple)
         attr(m, "simpleType", "true");
     rp_jfr_varint(&m->tree, !!t->label + !!t->description + !!ncat +
-                                is_content_type(t->id) + nfields);
+                                is_content_type(t->id) + is_relational(t->id) + nfields);
     if (t->label)
         annotation1(m, JFR_A_LABEL, t->label);
     if (t->description)
@@ -544,6 +595,8 @@ static void class_element(struct meta *m, const struct type *t)
         annotation(m, JFR_A_CATEGORY, t->category, (int)ncat);
     if (is_content_type(t->id))
         annotation1(m, JFR_A_CONTENT_TYPE, NULL);
+    if (is_relational(t->id))
+        annotation1(m, JFR_A_RELATIONAL, NULL);
     for (size_t i = 0; i < nfields; i++)
         field(m, &t->fields[i]);
 }

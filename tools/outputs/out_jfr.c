@@ -1,10 +1,11 @@
 /*
  * tools/outputs/out_jfr.c — `ringprof convert --format jfr`: a JDK Flight Recorder
  * file (tools/outputs/jfr.h) that JDK Mission Control, IntelliJ IDEA, the JDK's
- * `jfr` tool, the jdk.jfr.consumer API and Pyroscope open as they are.
+ * `jfr` tool, the jdk.jfr.consumer API, Pyroscope's parser (grafana/jfr-parser)
+ * and async-profiler's converter open as they are.
  *
  * Streaming. JFR events carry their own time, thread and stack, so every sample
- * is one event (or several, below), written as the profile builder reads it
+ * is a few events (below), written as the profile builder reads it
  * (rp_prof_options.on_sample, with all_kinds): the writer keeps no samples.
  * Stacks are the builder's calling context tree: a JFR stack trace id is the id
  * of the CCT node of the sample's leaf frame, so memory is the distinct call
@@ -15,19 +16,21 @@
  * output must therefore be seekable, or the events are spooled to a temporary
  * file and copied (a pipe).
  *
- * Mapping (docs/tool.md, "JFR", is the users' version):
- *   cpu    jdk.ExecutionSample: a sample of weight w is n = round(w / period)
- *          events at its time, at least 1 and at most MAX_SPLIT (viewers count
- *          events: this keeps their CPU totals right); each event's `weight`
- *          field holds w/n (the first takes the remainder), so the fields add
- *          up to w exactly.
- *   wall   jdk.NativeMethodSample in states native and io, ringprof.WallClockSample
- *          in the others; both with the JDK thread state, ringprof's state name,
- *          weight, CPU time, repeat, the parked-on class and its owner.
- *   alloc  jdk.ObjectAllocationSample {objectClass, weight} and ringprof's
- *          objects, size, arrayLength.
+ * Mapping (docs/profiles.md, "jfr", is the users' version). The JDK's event
+ * types have the JDK's fields only (jfr.h); each sample is also one event of a
+ * ringprof type with what ringprof knows beyond them:
+ *   cpu    jdk.ExecutionSample: viewers count the events, one an interval of
+ *          CPU, so after each sample the events written are the CPU read so far
+ *          over the period, rounded (cpu_events): a sample of weight w is n
+ *          events at its time, n near w / period (0 or more, at most MAX_SPLIT);
+ *          and ringprof.CPUSample {weight w, executionSamples n}.
+ *   wall   ringprof.WallClockSample with the JDK thread state, ringprof's state
+ *          name, weight, CPU time, repeat, the parked-on class and its owner;
+ *          in states native and io also jdk.NativeMethodSample.
+ *   alloc  jdk.ObjectAllocationSample {objectClass, weight} and
+ *          ringprof.AllocationSample {..., objects, size, arrayLength}.
  *   live   jdk.OldObjectSample at the snapshot's time, allocationTime = snapshot -
- *          age_ms, and ringprof's weight, objects, ageGcs.
+ *          age_ms; ringprof.LiveObject {..., weight, objects, ageGcs}.
  *   lock   jdk.JavaMonitorEnter {duration, monitorClass, previousOwner}.
  *   gc     jdk.GarbageCollection and jdk.GCPhasePause (the pause), and
  *          jdk.GCHeapSummary "After GC" when the heap was read.
@@ -59,7 +62,8 @@
 #define FLUSH_AT (1u << 20)    /* write pending events out at this many bytes */
 /* The most events one CPU sample becomes: 1000 intervals is 10 s of CPU at the
  * default 10 ms that no timer signal interrupted; only a damaged chunk weighs
- * more, and it would otherwise write gigabytes (its weight still adds up). */
+ * more, and it would otherwise write gigabytes (its weight still adds up; the
+ * CPU beyond 1000 intervals is not carried to the next samples). */
 #define MAX_SPLIT 1000u
 
 /* How a kind's samples are written. */
@@ -68,13 +72,13 @@ enum handler { H_UNSET = 0, H_CPU, H_WALL, H_ALLOC, H_LIVE, H_LOCK, H_GC, H_OTHE
 /* The extra fields the writer reads, by name (docs/format.md). */
 enum {
     X_CLASS, X_SIZE, X_OBJECTS, X_LENGTH, X_AGE_GCS, X_AGE_MS, X_STATE, X_CPU_NS,
-    X_REPEAT, X_BLOCKER_CLASS, X_BLOCKER_OWNER, X_OWNER, X_THRESHOLD, X_HEAP_USED,
-    X_HEAP_COMMITTED, X_ID, X_COUNT
+    X_REPEAT, X_BLOCKER_CLASS, X_BLOCKER_OWNER, X_OWNER, X_HEAP_USED, X_HEAP_COMMITTED,
+    X_ID, X_COUNT
 };
 static const char *const X_NAMES[X_COUNT] = {
     "class", "size", "objects", "length", RP_LIVE_AGE_GCS, "age_ms", "state", "cpu_ns",
-    "repeat", "blocker_class", "blocker_owner", "owner", "threshold_ns", "heap_used",
-    "heap_committed", "id"};
+    "repeat", "blocker_class", "blocker_owner", "owner", "heap_used", "heap_committed",
+    "id"};
 
 struct kmap {
     enum handler h;
@@ -135,6 +139,12 @@ struct jfr {
     struct rp_strtab sym, cls, pkg;       /* id = index + 1                         */
     uint32_t *cls_pkg;       size_t cap_cls_pkg;   /* package id, 0: none          */
     uint8_t *node_used;      size_t n_node_used;
+    uint8_t *old_used;       size_t n_old_used;    /* classes of live objects     */
+
+    /* CPU read minus CPU the jdk.ExecutionSample events stand for, in ns of
+     * carry_period: in [-period/2, period - period/2) (cpu_events). */
+    int64_t carry;
+    uint64_t carry_period;
 
     uint64_t counts[JFR_EVENT_MAX];
 };
@@ -310,6 +320,17 @@ static uint32_t stack_id(struct jfr *j, const struct rp_profile *p, uint32_t lea
     return leaf;
 }
 
+/* A live object of class `cls` (0: unknown): its jdk.types.OldObject pool id,
+ * the class's own (pool_old_objects), 0 for none. */
+static uint32_t old_object(struct jfr *j, uint32_t cls)
+{
+    if (!cls)
+        return 0;
+    rp_xgrow_map((void **)&j->old_used, &j->n_old_used, cls, 1, 256, 0);
+    j->old_used[cls] = 1;
+    return cls;
+}
+
 /* --------------------------------------------------------------- samples -- */
 
 static uint64_t wall_of(const struct jfr *j, uint64_t mono)
@@ -372,22 +393,51 @@ static uint64_t jdk_state(unsigned st)
     }
 }
 
+/* How many jdk.ExecutionSample events the next CPU sample (weight w) is, so that
+ * the events written stay round(CPU read / period): with the carry c in [-h,
+ * p - h) (h = p/2), the sample adds w = q p + r, and n = q + (c + r + h >= p)
+ * leaves c' = c + r - (n - q) p in the same range. Exact integer arithmetic for
+ * any w; a sample of more than MAX_SPLIT periods (damaged) resets the carry. A
+ * kind without a period is one event a sample. */
+static uint64_t cpu_events(struct jfr *j, uint64_t p, uint64_t w)
+{
+    if (!p || p > (uint64_t)INT64_MAX / 4)
+        return 1;
+    int64_t h = (int64_t)(p / 2);
+    if (p != j->carry_period) {      /* another recording's interval: rescale */
+        double c = j->carry_period ? (double)j->carry * (double)p / (double)j->carry_period : 0;
+        j->carry = c < (double)-h ? -h : c >= (double)((int64_t)p - h) ? (int64_t)p - h - 1
+                                                                      : (int64_t)c;
+        j->carry_period = p;
+    }
+    uint64_t q = w / p;
+    if (q >= MAX_SPLIT) {
+        j->carry = 0;
+        return MAX_SPLIT;
+    }
+    int64_t y = j->carry + (int64_t)(w % p) + h;     /* in [0, 2p - 1) */
+    int up = y >= (int64_t)p;
+    j->carry = y - h - (up ? (int64_t)p : 0);
+    return q + (uint64_t)up;
+}
+
 static void write_cpu(struct jfr *j, uint64_t wall, uint32_t thr, uint32_t stack,
                       const struct kmap *k, uint64_t w)
 {
-    uint64_t n = 1;
-    if (k->period) {   /* round(w / period), without overflow for any w */
-        n = w / k->period + (w % k->period >= k->period - k->period / 2);
-        n = n < 1 ? 1 : n > MAX_SPLIT ? MAX_SPLIT : n;
-    }
+    uint64_t n = cpu_events(j, k->period, w);
     for (uint64_t i = 0; i < n; i++) {
         ev_begin(j, JFR_EXECUTION_SAMPLE, wall);
         rp_jfr_varint(&j->ev, thr);
         rp_jfr_varint(&j->ev, stack);
         rp_jfr_varint(&j->ev, JFR_STATE_RUNNABLE);
-        rp_jfr_varint(&j->ev, w / n + (i == 0 ? w % n : 0));
         ev_end(j, JFR_EXECUTION_SAMPLE);
     }
+    ev_begin(j, JFR_RP_CPU_SAMPLE, wall);
+    rp_jfr_varint(&j->ev, thr);
+    rp_jfr_varint(&j->ev, stack);
+    rp_jfr_varint(&j->ev, w);
+    rp_jfr_varint(&j->ev, n);
+    ev_end(j, JFR_RP_CPU_SAMPLE);
 }
 
 static void write_wall(struct jfr *j, const struct rp_profile *p, uint64_t wall,
@@ -397,12 +447,17 @@ static void write_wall(struct jfr *j, const struct rp_profile *p, uint64_t wall,
     unsigned st = (unsigned)xval(k, ev, X_STATE, RP_TS_UNKNOWN);
     if (st >= RP_TS_COUNT)
         st = RP_TS_UNKNOWN;
-    int type = st == RP_TS_NATIVE || st == RP_TS_IO ? JFR_NATIVE_METHOD_SAMPLE
-                                                    : JFR_RP_WALL_SAMPLE;
     uint32_t blocker = java_class(j, rp_prof_chunk_class(p, (uint32_t)xval(k, ev,
                                                                 X_BLOCKER_CLASS, 0)));
     uint32_t owner = thread_id(j, p, (uint32_t)xval(k, ev, X_BLOCKER_OWNER, 0));
-    ev_begin(j, type, wall);
+    if (st == RP_TS_NATIVE || st == RP_TS_IO) {
+        ev_begin(j, JFR_NATIVE_METHOD_SAMPLE, wall);
+        rp_jfr_varint(&j->ev, thr);
+        rp_jfr_varint(&j->ev, stack);
+        rp_jfr_varint(&j->ev, jdk_state(st));
+        ev_end(j, JFR_NATIVE_METHOD_SAMPLE);
+    }
+    ev_begin(j, JFR_RP_WALL_SAMPLE, wall);
     rp_jfr_varint(&j->ev, thr);
     rp_jfr_varint(&j->ev, stack);
     rp_jfr_varint(&j->ev, jdk_state(st));
@@ -412,19 +467,20 @@ static void write_wall(struct jfr *j, const struct rp_profile *p, uint64_t wall,
     rp_jfr_bool(&j->ev, xval(k, ev, X_REPEAT, 0) != 0);
     rp_jfr_varint(&j->ev, blocker);
     rp_jfr_varint(&j->ev, owner);
-    ev_end(j, type);
+    ev_end(j, JFR_RP_WALL_SAMPLE);
 }
 
+/* An alloc sample: jdk.ObjectAllocationSample and ringprof.AllocationSample; a
+ * live one: jdk.OldObjectSample and ringprof.LiveObject. */
 static void write_alloc(struct jfr *j, const struct rp_profile *p, uint64_t wall,
                         uint32_t thr, uint32_t stack, const struct kmap *k,
                         const struct rp_event *ev)
 {
     uint32_t cls = java_class(j, rp_prof_chunk_class(p, (uint32_t)xval(k, ev, X_CLASS, 0)));
-    uint64_t length = xval(k, ev, X_LENGTH, 0);
+    uint64_t length = xval(k, ev, X_LENGTH, 0), weight = ev->u.sample.weight;
     int live = k->h == H_LIVE;
-    int type = live ? JFR_OLD_OBJECT_SAMPLE : JFR_ALLOCATION_SAMPLE;
-    ev_begin(j, type, wall);
     if (live) {
+        ev_begin(j, JFR_OLD_OBJECT_SAMPLE, wall);
         rp_jfr_varint(&j->ev, 0);                               /* duration      */
         rp_jfr_varint(&j->ev, thr);
         rp_jfr_varint(&j->ev, stack);
@@ -433,19 +489,28 @@ static void write_alloc(struct jfr *j, const struct rp_profile *p, uint64_t wall
         rp_jfr_varint(&j->ev, xval(k, ev, X_SIZE, 0));          /* objectSize    */
         rp_jfr_varint(&j->ev, age);                             /* objectAge     */
         rp_jfr_varint(&j->ev, source_at(j, j->src)->heap_used); /* last heap     */
-        rp_jfr_varint(&j->ev, 0);                               /* object.address */
-        rp_jfr_varint(&j->ev, cls);                             /* object.type   */
-        rp_jfr_string(&j->ev, NULL);                            /* .description  */
-        rp_jfr_long(&j->ev, length ? (int64_t)length - 1 : INT32_MIN); /* arrayElements */
-        rp_jfr_varint(&j->ev, ev->u.sample.weight);
-        rp_jfr_varint(&j->ev, xval(k, ev, X_OBJECTS, 1));
-        rp_jfr_varint(&j->ev, xval(k, ev, X_AGE_GCS, 0));
+        rp_jfr_varint(&j->ev, old_object(j, cls));              /* object        */
+        rp_jfr_int(&j->ev, length ? (int32_t)(length - 1) : INT32_MIN); /* arrayElements */
+        rp_jfr_varint(&j->ev, 0);                               /* root: unknown */
+        ev_end(j, JFR_OLD_OBJECT_SAMPLE);
     } else {
+        ev_begin(j, JFR_ALLOCATION_SAMPLE, wall);
         rp_jfr_varint(&j->ev, thr);
         rp_jfr_varint(&j->ev, stack);
         rp_jfr_varint(&j->ev, cls);
-        rp_jfr_varint(&j->ev, ev->u.sample.weight);
-        rp_jfr_varint(&j->ev, xval(k, ev, X_OBJECTS, 1));
+        rp_jfr_varint(&j->ev, weight);
+        ev_end(j, JFR_ALLOCATION_SAMPLE);
+    }
+    int type = live ? JFR_RP_LIVE_OBJECT : JFR_RP_ALLOCATION_SAMPLE;
+    ev_begin(j, type, wall);
+    rp_jfr_varint(&j->ev, thr);
+    rp_jfr_varint(&j->ev, stack);
+    rp_jfr_varint(&j->ev, cls);
+    rp_jfr_varint(&j->ev, weight);
+    rp_jfr_varint(&j->ev, xval(k, ev, X_OBJECTS, 1));
+    if (live) {
+        rp_jfr_varint(&j->ev, xval(k, ev, X_AGE_GCS, 0));
+    } else {
         rp_jfr_varint(&j->ev, xval(k, ev, X_SIZE, 0));
         rp_jfr_long(&j->ev, has_x(k, ev, X_LENGTH) ? (int64_t)length - 1 : -1);
     }
@@ -465,7 +530,6 @@ static void write_lock(struct jfr *j, const struct rp_profile *p, uint64_t wall,
     rp_jfr_varint(&j->ev, cls);
     rp_jfr_varint(&j->ev, owner);
     rp_jfr_varint(&j->ev, 0);                                   /* address       */
-    rp_jfr_varint(&j->ev, xval(k, ev, X_THRESHOLD, 0));
     ev_end(j, JFR_MONITOR_ENTER);
 }
 
@@ -475,7 +539,8 @@ static void write_gc(struct jfr *j, uint64_t wall, const struct kmap *k,
     uint64_t d = ev->u.sample.weight, id = xval(k, ev, X_ID, 0);
     ev_begin(j, JFR_GARBAGE_COLLECTION, wall);
     rp_jfr_varint(&j->ev, d);
-    rp_jfr_varint(&j->ev, id);
+    rp_jfr_varint(&j->ev, 0);                                   /* eventThread   */
+    rp_jfr_int(&j->ev, (int32_t)id);
     rp_jfr_varint(&j->ev, 0);                                   /* name: unknown */
     rp_jfr_varint(&j->ev, 0);                                   /* cause         */
     rp_jfr_varint(&j->ev, d);                                   /* sumOfPauses   */
@@ -485,7 +550,7 @@ static void write_gc(struct jfr *j, uint64_t wall, const struct kmap *k,
     ev_begin(j, JFR_GC_PHASE_PAUSE, wall);
     rp_jfr_varint(&j->ev, d);
     rp_jfr_varint(&j->ev, 0);                                   /* eventThread   */
-    rp_jfr_varint(&j->ev, id);
+    rp_jfr_int(&j->ev, (int32_t)id);
     rp_jfr_string(&j->ev, "GC Pause");
     ev_end(j, JFR_GC_PHASE_PAUSE);
 
@@ -494,7 +559,7 @@ static void write_gc(struct jfr *j, uint64_t wall, const struct kmap *k,
         return;
     source_at(j, j->src)->heap_used = used;
     ev_begin(j, JFR_GC_HEAP_SUMMARY, wall + d);
-    rp_jfr_varint(&j->ev, id);
+    rp_jfr_int(&j->ev, (int32_t)id);
     rp_jfr_varint(&j->ev, JFR_GC_WHEN_AFTER);
     rp_jfr_varint(&j->ev, 0);                                   /* start         */
     rp_jfr_varint(&j->ev, 0);                                   /* committedEnd  */
@@ -713,12 +778,14 @@ static void on_chunk(void *arg, const struct rp_profile *p, const struct rp_read
 
 /* ------------------------------------------------------------ checkpoint -- */
 
-static void pool_fixed(struct rp_jfr_buf *b, int type, const char *const *names, size_t n)
+/* A pool of simple values, ids first, first + 1, ... */
+static void pool_fixed(struct rp_jfr_buf *b, int type, uint64_t first,
+                       const char *const *names, size_t n)
 {
     rp_jfr_varint(b, (uint64_t)type);
     rp_jfr_varint(b, n);
     for (size_t i = 0; i < n; i++) {
-        rp_jfr_varint(b, i + 1);
+        rp_jfr_varint(b, first + i);
         rp_jfr_string(b, names[i]);
     }
 }
@@ -818,11 +885,11 @@ static int pool_stacks(struct jfr *j, const struct rp_profile *p, uint8_t *metho
                 continue;
             }
             method_used[f->method] = 1;
-            int type = f->type < RP_FRAME_TYPES ? f->type : RP_FRAME_NATIVE;
+            int type = f->type < RP_FRAME_MARKER ? f->type : RP_FRAME_NATIVE;
             rp_jfr_varint(&frames, (uint64_t)f->method + 1);
-            rp_jfr_long(&frames, f->line ? (int64_t)f->line : -1);
-            rp_jfr_long(&frames, f->bci);
-            rp_jfr_varint(&frames, (uint64_t)type + 1);
+            rp_jfr_int(&frames, f->line && f->line <= INT32_MAX ? (int32_t)f->line : -1);
+            rp_jfr_int(&frames, f->bci);
+            rp_jfr_varint(&frames, (uint64_t)type);
             nframes++;
         }
         rp_jfr_varint(b, i);
@@ -876,8 +943,32 @@ static int pool_methods(struct jfr *j, const struct rp_profile *p,
         /* Readers parse the descriptor ("(" params ")" return): a frame with
          * none (native, C++, kernel, markers) gets an empty one, "()V". */
         rp_jfr_varint(b, symbol(j, me->signature[0] == '(' ? me->signature : "()V"));
-        rp_jfr_varint(b, 0);                           /* modifiers             */
+        rp_jfr_int(b, 0);                              /* modifiers             */
         rp_jfr_bool(b, 0);                             /* hidden                */
+        maybe_drain(j);
+    }
+    return 1;
+}
+
+/* The live objects' pool: one entry a class, address and description unknown
+ * (the JDK's OldObjectSample refers to its object through the pool). */
+static int pool_old_objects(struct jfr *j)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < j->n_old_used; i++)
+        n += j->old_used[i];
+    if (!n)
+        return 0;
+    struct rp_jfr_buf *b = &j->buf;
+    rp_jfr_varint(b, JFR_OLD_OBJECT);
+    rp_jfr_varint(b, n);
+    for (size_t i = 0; i < j->n_old_used; i++) {
+        if (!j->old_used[i])
+            continue;
+        rp_jfr_varint(b, i);                           /* id: the class's       */
+        rp_jfr_varint(b, 0);                           /* address               */
+        rp_jfr_varint(b, i);                           /* type                  */
+        rp_jfr_string(b, NULL);                        /* description           */
         maybe_drain(j);
     }
     return 1;
@@ -895,7 +986,7 @@ static int pool_classes(struct jfr *j)
         rp_jfr_varint(b, 0);                           /* classLoader           */
         rp_jfr_varint(b, symbol(j, j->cls.s[i]));
         rp_jfr_varint(b, j->cls_pkg[i]);
-        rp_jfr_varint(b, 0);                           /* modifiers             */
+        rp_jfr_int(b, 0);                              /* modifiers             */
         rp_jfr_bool(b, 0);                             /* hidden                */
         maybe_drain(j);
     }
@@ -920,7 +1011,7 @@ static int pool_symbols(struct jfr *j)
     rp_jfr_varint(b, j->sym.n);
     for (size_t i = 0; i < j->sym.n; i++) {
         rp_jfr_varint(b, i + 1);
-        rp_jfr_string(b, j->sym.s[i]);
+        rp_jfr_utf8(b, j->sym.s[i]);
         maybe_drain(j);
     }
     return 1;
@@ -943,7 +1034,7 @@ static void patch(struct jfr *j, uint64_t at, const void *p, size_t n)
 /* The checkpoint event: every pool. Its size comes first but the pools are
  * streamed, so it is a 5-byte varint (padded with continuation bits, which
  * readers accept) patched at the end: checkpoints up to 32 GiB. So is the
- * number of pools (one byte: at most 9), as empty ones are left out. @return
+ * number of pools (one byte: at most 10), as empty ones are left out. @return
  * its offset in the chunk. */
 #define SIZE_PAD 5
 static uint64_t write_checkpoint(struct jfr *j, const struct rp_profile *p)
@@ -960,15 +1051,15 @@ static uint64_t write_checkpoint(struct jfr *j, const struct rp_profile *p)
     uint64_t pools_at = start + j->buf.n;
     rp_jfr_u8(&j->buf, 0);                             /* pools, below          */
 
-    static const char *const frame_types[RP_FRAME_TYPES] = {
-        "Interpreted", "JIT compiled", "Inlined", "Native", "C++", "Kernel", "Native"};
-    pool_fixed(&j->buf, JFR_FRAME_TYPE, frame_types, RP_FRAME_TYPES);
+    static const char *const frame_types[RP_FRAME_MARKER] = {
+        "Interpreted", "JIT compiled", "Inlined", "Native", "C++", "Kernel"};
+    pool_fixed(&j->buf, JFR_FRAME_TYPE, 0, frame_types, RP_FRAME_MARKER);
     static const char *const states[JFR_STATE_COUNT] = {
         "STATE_RUNNABLE", "STATE_SLEEPING", "STATE_IN_OBJECT_WAIT", "STATE_PARKED",
         "STATE_BLOCKED_ON_MONITOR_ENTER", "STATE_UNKNOWN"};
-    pool_fixed(&j->buf, JFR_THREAD_STATE, states, JFR_STATE_COUNT);
+    pool_fixed(&j->buf, JFR_THREAD_STATE, 1, states, JFR_STATE_COUNT);
     static const char *const when[] = {"After GC"};
-    pool_fixed(&j->buf, JFR_GC_WHEN, when, 1);
+    pool_fixed(&j->buf, JFR_GC_WHEN, JFR_GC_WHEN_AFTER, when, 1);
     uint8_t pools = 3 + (uint8_t)pool_threads(j, p);
     /* Stacks name methods, methods classes, classes packages, and all of them
      * symbols: written in that order, each pool is complete when written. */
@@ -976,6 +1067,7 @@ static uint64_t write_checkpoint(struct jfr *j, const struct rp_profile *p)
     pools += (uint8_t)pool_stacks(j, p, method_used);
     pools += (uint8_t)pool_methods(j, p, method_used);
     free(method_used);
+    pools += (uint8_t)pool_old_objects(j);
     pools += (uint8_t)pool_classes(j);
     pools += (uint8_t)pool_symbols(j);
     drain(j);
@@ -1023,6 +1115,7 @@ static void report(const struct jfr *j)
 {
     static const struct { int type; const char *name; } T[] = {
         {JFR_EXECUTION_SAMPLE, "jdk.ExecutionSample"},
+        {JFR_RP_CPU_SAMPLE, "ringprof.CPUSample"},
         {JFR_NATIVE_METHOD_SAMPLE, "jdk.NativeMethodSample"},
         {JFR_RP_WALL_SAMPLE, "ringprof.WallClockSample"},
         {JFR_ALLOCATION_SAMPLE, "jdk.ObjectAllocationSample"},
@@ -1111,6 +1204,7 @@ int rp_out_jfr(FILE *out, rp_jfr_build_fn build, void *build_arg,
     free(j.sources);
     free(j.cls_pkg);
     free(j.node_used);
+    free(j.old_used);
     free(j.thr_map);
     free(j.km);
     rp_strtab_free(&j.thread_keys);

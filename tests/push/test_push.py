@@ -11,7 +11,10 @@ Collector is agent_push_otlp):
     weight equal to `convert --format collapsed` of the same chunk and kind;
     --period windows add up to the chunk, each equal to convert --from/--to;
   - Pyroscope jfr: the form field, the query of Pyroscope's Java agent, the
-    body equal to `convert --format jfr`;
+    body equal to `convert --format jfr`, and jfr-parser's conversion of it
+    (what Pyroscope ingests, at the sampleRate sent) totalling the CPU and the
+    allocated bytes of convert (skipped with a line where tests/fetch-jfr-parser
+    has not built it, and in sanitizer builds);
   - --follow: the state file; a second run sends nothing, a new chunk alone;
     a push killed in the middle of a chunk sends the rest and nothing twice;
     chunks deleted before they were sent (retention) are counted missing, the
@@ -46,6 +49,7 @@ sys.path.insert(0, CONVERT_DIR)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from consumers import Checks  # noqa: E402
+import jfr_readers  # noqa: E402
 import pushlib  # noqa: E402
 from pushlib import Backend, collapsed, form, pprof, pprof_stacks, run  # noqa: E402
 
@@ -271,6 +275,24 @@ def test_jfr():
     run([RINGPROF, "convert", "--format", "jfr", "--quiet", "-o", out, chunk])
     with open(out, "rb") as fh:
         C.check(body == fh.read(), "jfr: the body is convert --format jfr's file, gzipped")
+    # What Pyroscope makes of it: jfr-parser's conversion, with the sampleRate
+    # push sent (tests/convert/jfrparser, built by tests/fetch-jfr-parser).
+    exe = jfr_readers.readers(os.environ.get("RP_CACHE", "/var/cache/ringprof"))
+    for line in exe["why"]:
+        if "jfr-parser" in line or "jfrparser" in line or "sanitizer" in line:
+            print(line)
+    if exe["jfrparser"]:
+        jfr = os.path.join(TMP, "sent.jfr")
+        with open(jfr, "wb") as fh:
+            fh.write(body)
+        rc, out, err = run([exe["jfrparser"], "-rate", q.get("sampleRate", "0"), jfr])
+        got = jfr_readers.parse_jfrparser(out)["total"]
+        want_cpu = sum(truth(chunk, "cpu").values())
+        want_alloc = sum(truth(chunk, "alloc").values())
+        C.check(rc == 0 and got.get("cpu/nanoseconds") == want_cpu and
+                got.get("alloc_sample_bytes/bytes") == want_alloc,
+                "jfr: Pyroscope's parser, at the sampleRate sent, totals the CPU and "
+                "the allocated bytes of convert", (rc, got, want_cpu, want_alloc, err))
     rc, _, err = push("--format", "jfr", "--event", "cpu", b.url("/ingest"), chunk)
     C.check(rc == 2 and "holds every kind" in err, "jfr: --event refused", err)
     b.close()

@@ -175,13 +175,20 @@ int rp_push_dir_wait(struct rp_push_dir *d, int timeout_ms)
     while ((len = read(d->ino_fd, buf, sizeof buf)) > 0) {
         for (char *p2 = buf; p2 < buf + len;) {
             const struct inotify_event *ev = (const struct inotify_event *)p2;
+            long pid;
+            uint64_t start;
+            uint32_t seq;
+            int part;
             if (ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
                 inotify_rm_watch(d->ino_fd, d->wd);
                 d->wd = -1;       /* the next scan opens it again */
                 close(d->dfd);
                 d->dfd = -1;
+                changed = 1;
+            } else if ((ev->mask & IN_Q_OVERFLOW) || !ev->len ||
+                       rp_recording_parse_name(ev->name, &pid, &start, &seq, &part) == 0) {
+                changed = 1;      /* not for push's own state file, nor others */
             }
-            changed = 1;
             p2 += sizeof *ev + ev->len;
         }
     }

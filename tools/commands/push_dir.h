@@ -12,7 +12,8 @@
  * inode) has that name.
  *
  * Changes are seen through inotify (a rename into the directory is how the
- * agent finishes a chunk, and recovers an orphan), with a full listing at least
+ * agent finishes a chunk, and recovers an orphan; events for other names, push's
+ * own state file among them, wake nothing), with a full listing at least
  * every rescan period in case events were lost (a queue overflow, a file
  * system that sends none). Where inotify cannot be had, the listing alone does
  * it, at the same period. A directory that is removed and made again (the agent

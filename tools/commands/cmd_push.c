@@ -71,7 +71,7 @@ static void on_stop(int sig)
 
 struct counts {
     uint64_t chunks, empty, requests, bytes, retries, rejected, missing, unreadable,
-             skipped, pending;
+             skipped, pending, writing;
 };
 
 struct push {
@@ -216,7 +216,7 @@ static void summary(const struct push *x, char *buf, size_t cap)
         {"without samples", x->n.empty}, {"pending", x->n.pending},
         {"retries", x->n.retries}, {"rejected", x->n.rejected},
         {"missing", x->n.missing}, {"unreadable", x->n.unreadable},
-        {"not sent", x->n.skipped}};
+        {"not sent", x->n.skipped}, {"being written", x->n.writing}};
     for (size_t i = 0; i < sizeof more / sizeof more[0] && k > 0 && (size_t)k < cap; i++)
         if (more[i].v || i == 1)
             k += snprintf(buf + k, cap - (size_t)k, ", %" PRIu64 " %s", more[i].v,
@@ -640,8 +640,9 @@ static int run_inputs(struct push *x, int argc, char **argv)
         const char *path = in.paths[i];
         size_t len = strlen(path);
         if (len > 5 && !strcmp(path + len - 5, ".part")) {
+            /* Not finished: sent once it is (--follow), not a failure. */
             say(x, "%s: still being written (or its writer died): not sent", path);
-            x->n.skipped++;
+            x->n.writing++;
             continue;
         }
         x->n.pending = in.n - i;
@@ -688,6 +689,7 @@ static void rescan(struct push *x)
     if (x->dir.missing_reported)
         say(x, "%s is back", x->dir.path);
     x->dir.missing_reported = 0;
+    x->n.writing = x->dir.parts_open;
     uint64_t now = now_wall_s();
     for (size_t i = 0; i < x->st.n; i++)
         x->st.recs[i].present = 0;

@@ -597,6 +597,16 @@ def test_secrets():
             outputs.append(f.read().decode("latin-1"))
     C.check(any("Authorization: Bearer (the token)" in o for o in outputs),
             "dry run: the request says a token goes, not which")
+    dry2 = os.path.join(TMP, "dry2")
+    os.mkdir(dry2)
+    rc, out, err = push("--dry-run", dry2, b.url("/ingest"), chunk,
+                        env=dict(os.environ, RINGPROF_PUSH_TOKEN=token))
+    outputs += [out, err]
+    for name in os.listdir(dry2):
+        with open(os.path.join(dry2, name), "rb") as f:
+            outputs.append(f.read().decode("latin-1"))
+    C.check(any("Authorization: Bearer (the token)" in o for o in outputs[-2:]),
+            "dry run: a token from $RINGPROF_PUSH_TOKEN is said too")
 
     password = "pw-SECRET-98765"
     env = dict(os.environ, RINGPROF_PUSH_BASIC_AUTH="ann:" + password)

@@ -97,6 +97,7 @@ struct push {
     uint64_t failing_since;
     uint64_t rng;
     int tty, status_shown;
+    int auth;                        /* 1 a bearer token, 2 basic: which, only */
     const char **labels;             /* --label as given, for the writers      */
     char **done;                     /* INPUT: "recording/seq" sent this run   */
     size_t ndone;
@@ -468,10 +469,9 @@ static int dry_send(struct push *x, const struct rp_push_chunk *c, size_t k,
             fprintf(f, "POST %s\n", rq->url);
             for (size_t i = 0; i < rq->nheaders; i++)
                 fprintf(f, "%s\n", rq->headers[i]);
-            if (x->token_file || getenv(RP_PUSH_ENV_TOKEN))
-                fprintf(f, "Authorization: Bearer (the token)\n");
-            else if (x->basic_file || getenv(RP_PUSH_ENV_BASIC_AUTH))
-                fprintf(f, "Authorization: Basic (the user and password)\n");
+            if (x->auth)
+                fprintf(f, "Authorization: %s\n", x->auth == 1 ? "Bearer (the token)"
+                                                     : "Basic (the user and password)");
         } else {
             fwrite(rq->body, 1, rq->len, f);
         }
@@ -911,6 +911,7 @@ static int open_http(struct push *x)
         explicit_bzero(basic, sizeof basic);
         return 1;
     }
+    x->auth = ht > 0 ? 1 : hb > 0 ? 2 : 0;
     if ((ht > 0 || hb > 0) && !rp_http_url_private(x->t.endpoint))
         fprintf(stderr, "ringprof push: warning: the credentials go in clear over plain "
                         "http to another host; use https\n");

@@ -20,6 +20,8 @@ Collector is agent_push_otlp):
     chunks deleted before they were sent (retention) are counted missing, the
     one being retried is sent from memory; a .part is not sent until renamed;
     a copy of a chunk, a symlink and a directory with chunk names are not sent;
+    at SIGTERM the chunks finished by then are sent first (--drain), and a
+    second signal stops it at once;
   - failures: 503, 503, 429 with Retry-After, then 200: the same profile four
     times, the waits at least the backoff's; --retry-for gives up (exit 3) on a
     server that answers 503, refuses connections or never answers (--timeout);
@@ -439,6 +441,58 @@ def test_follow_live():
             "were not sent", pids())
 
 
+def test_drain():
+    """SIGTERM: the chunks finished by then are sent first (--drain); a second
+    signal stops at once."""
+    d = newdir("drain")
+    writer(d, 0, "--kinds", "cpu")
+    first = {}
+
+    def answer(i, r):
+        root = root_frame(r)[0]
+        if root == "push.Chunk1.run" and root not in first:
+            first[root] = i
+            return 503, {}, b"busy"
+        return 200, {}, b""
+    b = Backend(answer)
+    err_path = os.path.join(TMP, "drain.err")
+    with open(err_path, "w") as ef:
+        p = subprocess.Popen([RINGPROF, "push", "--follow", d, "--backoff-min", "20ms",
+                              b.url("/ingest")], stdout=subprocess.DEVNULL, stderr=ef)
+    C.check(b.wait(lambda rs: len(rs) >= 1, p), "drain: chunk 0 sent")
+    writer(d, 1, "--kinds", "cpu")
+    C.check(b.wait(lambda rs: len(rs) >= 2, p), "drain: chunk 1 answered 503")
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=pushlib.WAIT)
+    with open(err_path) as ef:
+        err = ef.read()
+    got = [root_frame(r)[0] for r in b.ok()]
+    C.check(p.returncode == 0 and got == ["push.Chunk0.run", "push.Chunk1.run"] and
+            "stopping: the chunks finished by now are sent first" in err,
+            "drain: at SIGTERM the finished chunk retried is sent before push exits",
+            (p.returncode, got, err))
+
+    e = newdir("drain2")
+    writer(e, 0, "--kinds", "cpu")
+    b2 = Backend(lambda i, r: (503, {}, b"down"))
+    with open(err_path, "w") as ef:
+        p = subprocess.Popen([RINGPROF, "push", "--follow", e, "--backoff-min", "20ms",
+                              "--backoff-max", "50ms", "--drain", "1h", b2.url("/ingest")],
+                             stdout=subprocess.DEVNULL, stderr=ef)
+    C.check(b2.wait(lambda rs: len(rs) >= 1, p), "drain: a backend that is down")
+    p.send_signal(signal.SIGTERM)
+    n = len(b2.requests)
+    C.check(b2.wait(lambda rs: len(rs) > n + 1, p), "drain: retries go on while it drains")
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=pushlib.WAIT)
+    with open(err_path) as ef:
+        err = ef.read()
+    C.check(p.returncode == 0 and "(stopped)" in err and "1 pending" in err,
+            "drain: a second signal stops it at once (--drain 1h)", (p.returncode, err))
+    b.close()
+    b2.close()
+
+
 # ---------------------------------------------------------- failures -- #
 
 def test_backoff():
@@ -676,9 +730,8 @@ def test_usage():
 def main():
     try:
         for t in (test_pyroscope_pprof, test_period, test_jfr, test_otlp,
-                  test_restart_mid_chunk,
-                  test_retention, test_follow_live, test_backoff, test_reject, test_tls,
-                  test_status_line,
+                  test_restart_mid_chunk, test_retention, test_follow_live, test_drain,
+                  test_backoff, test_reject, test_tls, test_status_line,
                   test_secrets, test_usage):
             t()
     finally:

@@ -57,16 +57,20 @@
 #define DEF_BACKOFF_MAX  (60ull * 1000000000ull)
 #define DEF_RETRY_FOR    (300ull * 1000000000ull)
 #define DEF_RESCAN_NS    (10ull * 1000000000ull)
+#define DEF_DRAIN_NS     (10ull * 1000000000ull)
 #define MIN_PERIOD_NS    (1000000000ull)
 
 enum { EXIT_GAVE_UP = 3 };
 
-static volatile sig_atomic_t stop_flag;
+/* SIGTERM, SIGINT and SIGHUP received: the first stops push (after --drain, in
+ * --follow), the second at once. */
+static volatile sig_atomic_t signals;
 
 static void on_stop(int sig)
 {
     (void)sig;
-    stop_flag = 1;
+    if (signals < 2)
+        signals++;
 }
 
 struct counts {
@@ -79,7 +83,7 @@ struct push {
     const char *follow, *state_path, *proto, *format, *dry_run, *url;
     const char *token_file, *basic_file, *cacert;
     int once, verbose, quiet, per_thread;
-    uint64_t period, connect, timeout, backoff_min, backoff_max, retry_for, rescan;
+    uint64_t period, connect, timeout, backoff_min, backoff_max, retry_for, rescan, drain;
     char *events_arg;
     struct rp_push_target t;
     struct rp_push_body_options bo;
@@ -98,6 +102,9 @@ struct push {
     uint64_t rng;
     int tty, status_shown;
     int auth;                        /* 1 a bearer token, 2 basic: which, only */
+    int may_drain;                   /* --follow without --once, --drain > 0   */
+    uint64_t drain_until;            /* when a drain ends (0: none begun)       */
+    int drain_said;
     const char **labels;             /* --label as given, for the writers      */
     char **done;                     /* INPUT: "recording/seq" sent this run   */
     size_t ndone;
@@ -148,6 +155,8 @@ static void usage(FILE *f)
         "  --retry-for DUR     INPUT and --once: give up retrying after DUR\n"
         "                      (default 5m); --follow retries while the file is there\n"
         "  --rescan DUR        --follow: list DIR at least this often (default 10s)\n"
+        "  --drain DUR         --follow: at SIGTERM, send the chunks finished by then\n"
+        "                      for at most DUR first (default 10s; 0: stop at once)\n"
         "  --dry-run OUTDIR    write each request to OUTDIR instead of sending it\n"
         "  -v, --verbose       a line for every chunk sent\n"
         "  --quiet             no status line\n"
@@ -183,6 +192,24 @@ static uint64_t now_mono(void)
 static uint64_t now_wall_s(void)
 {
     return (uint64_t)time(NULL);
+}
+
+/* Whether to stop now: at a second signal; at the first, unless a --follow
+ * drains, which stops once its --drain has passed. */
+static int stopping(struct push *x)
+{
+    if (!signals)
+        return 0;
+    if (signals > 1 || !x->may_drain)
+        return 1;
+    if (!x->drain_until)
+        x->drain_until = now_mono() + x->drain;
+    return now_mono() >= x->drain_until;
+}
+
+static int http_stop(void *arg)
+{
+    return stopping(arg);
 }
 
 /* ----------------------------------------------------- what is said -- */
@@ -274,7 +301,8 @@ enum {
     OPT_FOLLOW = 256, OPT_ONCE, OPT_STATE, OPT_PROTOCOL, OPT_FORMAT, OPT_PERIOD,
     OPT_EVENT, OPT_SERVICE, OPT_LABEL, OPT_PER_THREAD, OPT_TENANT, OPT_HEADER,
     OPT_TOKEN_FILE, OPT_BASIC_FILE, OPT_CACERT, OPT_CONNECT_TIMEOUT, OPT_TIMEOUT,
-    OPT_BACKOFF_MIN, OPT_BACKOFF_MAX, OPT_RETRY_FOR, OPT_RESCAN, OPT_DRY_RUN, OPT_QUIET
+    OPT_BACKOFF_MIN, OPT_BACKOFF_MAX, OPT_RETRY_FOR, OPT_RESCAN, OPT_DRAIN, OPT_DRY_RUN,
+    OPT_QUIET
 };
 
 static int duration(const struct push *x, const char *opt, const char *arg, uint64_t min,
@@ -333,6 +361,7 @@ static int parse_one(struct push *x, int opt, const char *arg, char **argv)
     case OPT_BACKOFF_MAX: return duration(x, "--backoff-max", arg, 1000000, &x->backoff_max);
     case OPT_RETRY_FOR: return duration(x, "--retry-for", arg, 0, &x->retry_for);
     case OPT_RESCAN: return duration(x, "--rescan", arg, 10000000, &x->rescan);
+    case OPT_DRAIN: return duration(x, "--drain", arg, 0, &x->drain);
     case OPT_DRY_RUN: x->dry_run = arg; return 0;
     case 'v': x->verbose = 1; return 0;
     case OPT_QUIET: x->quiet = 1; return 0;
@@ -413,7 +442,8 @@ static int parse_args(struct push *x, int argc, char **argv)
         {"cacert", 1, 0, OPT_CACERT}, {"connect-timeout", 1, 0, OPT_CONNECT_TIMEOUT},
         {"timeout", 1, 0, OPT_TIMEOUT}, {"backoff-min", 1, 0, OPT_BACKOFF_MIN},
         {"backoff-max", 1, 0, OPT_BACKOFF_MAX}, {"retry-for", 1, 0, OPT_RETRY_FOR},
-        {"rescan", 1, 0, OPT_RESCAN}, {"dry-run", 1, 0, OPT_DRY_RUN},
+        {"rescan", 1, 0, OPT_RESCAN}, {"drain", 1, 0, OPT_DRAIN},
+        {"dry-run", 1, 0, OPT_DRY_RUN},
         {"verbose", 0, 0, 'v'}, {"quiet", 0, 0, OPT_QUIET}, {"help", 0, 0, 'h'},
         {0, 0, 0, 0}};
     opterr = 0;
@@ -516,7 +546,7 @@ static enum rp_push_verdict send_part(struct push *x, size_t k, char *why, size_
  * directory meanwhile (for the status line). */
 static void wait_until(struct push *x, uint64_t until, void (*on_change)(struct push *))
 {
-    for (uint64_t t = now_mono(); !stop_flag && t < until; t = now_mono()) {
+    for (uint64_t t = now_mono(); !stopping(x) && t < until; t = now_mono()) {
         uint64_t left = (until - t) / 1000000 + 1;
         int ms = left > 1000 ? 1000 : (int)left;
         if (x->follow && rp_push_dir_wait(&x->dir, ms) && on_change)
@@ -537,14 +567,14 @@ static int deliver(struct push *x, uint32_t *done, int *rejected,
 {
     uint64_t deadline = x->follow && !x->once ? 0 : now_mono() + x->retry_for;
     while (*done < x->cur.nparts) {
-        if (stop_flag)
+        if (stopping(x))
             return 1;
         char why[1000], desc[256];
         uint64_t after;
         enum rp_push_verdict v = send_part(x, *done, why, sizeof why, &after);
         part_desc(&x->cur, *done, desc, sizeof desc);
         if (v == RP_PUSH_RETRY) {
-            if (stop_flag)
+            if (stopping(x))
                 return 1;
             x->failures++;
             x->n.retries++;
@@ -868,7 +898,14 @@ static int run_follow(struct push *x)
     }
     adopt_state(x);
     uint64_t next_scan = 0;
-    while (!stop_flag) {
+    while (!stopping(x)) {
+        if (signals && !x->drain_said) {
+            x->drain_said = 1;
+            next_scan = 0;
+            say(x, "stopping: the chunks finished by now are sent first, for at most "
+                "%.0f s (--drain); a second signal stops at once",
+                (double)x->drain / 1e9);
+        }
         if (now_mono() >= next_scan) {
             rescan(x);
             next_scan = now_mono() + x->rescan;
@@ -881,13 +918,13 @@ static int run_follow(struct push *x)
                 return rc == 1 && !x->once ? 0 : EXIT_GAVE_UP;
             continue;
         }
-        if (x->once)
-            break;
+        if (x->once || signals)
+            break;                          /* nothing (left) to drain */
         uint64_t left = next_scan > now_mono() ? (next_scan - now_mono()) / 1000000 + 1 : 0;
         if (rp_push_dir_wait(&x->dir, left > 60000 ? 60000 : (int)left))
             next_scan = 0;
     }
-    return stop_flag && x->once && x->n.pending ? EXIT_GAVE_UP : 0;
+    return signals && x->once && x->n.pending ? EXIT_GAVE_UP : 0;
 }
 
 /* ---------------------------------------------------------------- main -- */
@@ -928,7 +965,7 @@ static int open_http(struct push *x)
     struct rp_http_options ho = {
         .connect_ms = (long)(x->connect / 1000000), .total_ms = (long)(x->timeout / 1000000),
         .cacert = x->cacert, .bearer = ht > 0 ? token : NULL, .basic = hb > 0 ? basic : NULL,
-        .stop = &stop_flag};
+        .stop = http_stop, .stop_arg = x};
     x->http = rp_http_open(&ho, err, sizeof err);
     explicit_bzero(token, sizeof token);
     explicit_bzero(basic, sizeof basic);
@@ -969,12 +1006,14 @@ int rp_cmd_push(int argc, char **argv)
     x.backoff_max = DEF_BACKOFF_MAX;
     x.retry_for = DEF_RETRY_FOR;
     x.rescan = DEF_RESCAN_NS;
-    stop_flag = 0;
+    x.drain = DEF_DRAIN_NS;
+    signals = 0;
     int rc = parse_args(&x, argc, argv);
     if (!rc) {
         x.bo.fmt = x.t.fmt;
         x.bo.period_ns = x.period;
         x.bo.merge_threads = x.t.proto == RP_PUSH_PYROSCOPE && !x.per_thread;
+        x.may_drain = x.follow && !x.once && x.drain > 0;
         x.tty = isatty(STDERR_FILENO);
         if (getrandom(&x.rng, sizeof x.rng, 0) != (ssize_t)sizeof x.rng || !x.rng)
             x.rng = now_mono() | 1;
@@ -987,7 +1026,7 @@ int rp_cmd_push(int argc, char **argv)
             summary(&x, s, sizeof s);
             clear_status(&x);
             fprintf(stderr, "ringprof push: %s%s\n", s,
-                    stop_flag ? " (stopped)" : rc == EXIT_GAVE_UP ? " (gave up)" : "");
+                    signals ? " (stopped)" : rc == EXIT_GAVE_UP ? " (gave up)" : "");
         }
         rc = exit_status(&x, rc);
     } else if (rc == 3) {

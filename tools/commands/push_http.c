@@ -57,7 +57,7 @@ static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
     (void)dltotal, (void)dlnow, (void)ultotal;
     struct rp_http *h = arg;
     h->sent = (uint64_t)ulnow;
-    return h->o.stop && *h->o.stop ? 1 : 0;
+    return h->o.stop && h->o.stop(h->o.stop_arg) ? 1 : 0;
 }
 
 /* The options every request has; the secrets as curl's authentication. */

@@ -13,7 +13,8 @@
  * Every request is bounded twice: the connection (connect_ms) and the whole
  * request, answer included (total_ms), so a backend that stalls holds up the
  * push process for at most that and never anything else. A request in flight is
- * abandoned as soon as *stop becomes non-zero (a signal handler sets it).
+ * abandoned as soon as stop(stop_arg) says so (it is asked while curl waits:
+ * several times a second).
  *
  * Secrets. A bearer token or a basic-auth "user:password" comes from a file or
  * an environment variable (rp_http_secret_load), never from the command line.
@@ -29,7 +30,6 @@
 #ifndef RINGPROF_TOOLS_PUSH_HTTP_H
 #define RINGPROF_TOOLS_PUSH_HTTP_H
 
-#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,8 +50,8 @@ struct rp_http_options {
     const char *cacert;       /* PEM file of CA certificates; NULL: the system's   */
     const char *bearer;       /* token, or NULL (secret)                           */
     const char *basic;        /* "user:password", or NULL (secret)                 */
-    volatile sig_atomic_t *stop; /* a request in flight stops when *stop != 0;     */
-                              /* NULL: never                                       */
+    int (*stop)(void *arg);   /* non-zero: the request in flight is abandoned;     */
+    void *stop_arg;           /* NULL: never                                       */
 };
 
 /* What came back. */
@@ -60,7 +60,7 @@ struct rp_http_reply {
     char error[512];          /* status 0: why (curl's words: "Failed to connect  */
                               /* to 127.0.0.1 port 4318 ...", "Operation timed    */
                               /* out after 60000 milliseconds ...")               */
-    int aborted;              /* status 0 because *stop was set                   */
+    int aborted;              /* status 0 because stop() said so                  */
     char *body;               /* the reply's first RP_HTTP_BODY_MAX bytes, NUL-   */
     size_t body_len;          /* terminated (owned by the client: valid until the */
                               /* next request)                                    */

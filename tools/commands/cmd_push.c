@@ -13,13 +13,14 @@
  * restart neither sends a chunk again nor skips one.
  *
  * Failures: no answer, 408, 429 and 5xx are retried with capped exponential
- * backoff and jitter (Retry-After is honoured up to the cap), for as long as
- * the file is there (--follow) or --retry-for allows (--once, or files given);
- * push deletes nothing. Any other answer is a rejection: said once, with the
- * chunk and the server's words, counted, never sent again. A chunk deleted by
- * retention before push could send it shows as a gap in its recording's seqs:
- * counted as missing and said. A chunk whose bodies are made is sent from
- * memory even if its file goes meanwhile.
+ * backoff and jitter (Retry-After is honoured up to the cap), until answered
+ * (--follow: the chunk's bodies are in memory, so its file may go meanwhile) or
+ * for as long as --retry-for allows (--once, or files given); push deletes
+ * nothing. Any other answer is a rejection: said once, with the chunk and the
+ * server's words, counted, never sent again. A chunk deleted by retention
+ * before push could read it shows as a gap in its recording's seqs: counted as
+ * missing and said. At SIGTERM a --follow sends the chunks finished by then
+ * first, for at most --drain.
  *
  * Secrets (--token-file, --basic-auth-file, or the environment) go to
  * push_http and nowhere else: no message, status line, state or dry-run file
@@ -153,7 +154,7 @@ static void usage(FILE *f)
         "  --backoff-min DUR   the first retry's delay (default 1s); it doubles up\n"
         "  --backoff-max DUR   to this (default 1m), with jitter\n"
         "  --retry-for DUR     INPUT and --once: give up retrying after DUR\n"
-        "                      (default 5m); --follow retries while the file is there\n"
+        "                      (default 5m); --follow retries until it is answered\n"
         "  --rescan DUR        --follow: list DIR at least this often (default 10s)\n"
         "  --drain DUR         --follow: at SIGTERM, send the chunks finished by then\n"
         "                      for at most DUR first (default 10s; 0: stop at once)\n"

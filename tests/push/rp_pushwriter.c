@@ -5,7 +5,7 @@
  *
  * usage: rp_pushwriter DIR SEQ [--recording ID] [--pid PID] [--kinds LIST]
  *                      [--part] [--seconds N] [--service S] [--labels L]
- *                      [--main M]
+ *                      [--main M] [--at SECONDS]
  *
  *   SEQ          chunk.seq; the chunk covers N seconds (default 60) starting at
  *                2026-11-21T06:00:00Z + SEQ * N s (wall) and 1000 s + SEQ * N s
@@ -15,6 +15,9 @@
  *   --kinds      what it holds, from cpu, alloc, wall, live (default cpu,alloc)
  *   --part       leave it as .rpc.part (a chunk still being written); print its
  *                finished name, so the test can rename it later
+ *   --at         the chunk starts SECONDS after 06:00:00Z (and 1000 s + SECONDS
+ *                monotonic) instead of SEQ * N s: a later JVM's chunk under a
+ *                recording id it reuses (the agent's recording=)
  *   --service, --labels, --main  the header's service.name, labels (the
  *                agent's "KEY:VALUE;..." text) and jvm.main, as the agent's
  *                service=, labels= and the JVM's main class set them
@@ -173,7 +176,7 @@ int main(int argc, char **argv)
     const char *dir = argv[1], *rec = "4242-20261121T060000Z-00000000000000f1";
     const char *kinds = "cpu,alloc", *service = NULL, *labels = NULL, *jmain = NULL;
     unsigned seq = (unsigned)strtoul(argv[2], NULL, 10), seconds = 60;
-    long pid = 4242;
+    long pid = 4242, at = -1;
     int part = 0;
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--recording") && i + 1 < argc)
@@ -190,6 +193,8 @@ int main(int argc, char **argv)
             labels = argv[++i];
         else if (!strcmp(argv[i], "--main") && i + 1 < argc)
             jmain = argv[++i];
+        else if (!strcmp(argv[i], "--at") && i + 1 < argc)
+            at = strtol(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--part"))
             part = 1;
         else {
@@ -197,8 +202,9 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    struct w w = {.seq = seq, .mono0 = MONO0 + (uint64_t)seq * seconds * SEC};
-    uint64_t wall0 = WALL0 + (uint64_t)seq * seconds * SEC;
+    uint64_t offset = at >= 0 ? (uint64_t)at * SEC : (uint64_t)seq * seconds * SEC;
+    struct w w = {.seq = seq, .mono0 = MONO0 + offset};
+    uint64_t wall0 = WALL0 + offset;
     char name[64], path[4200], final[4096], sw[32], sm[32], ss[16], sp[16];
     if (rp_recording_chunk_name(name, sizeof name, pid, wall0, seq) != 0)
         die("name");

@@ -20,6 +20,7 @@ Collector is agent_push_otlp):
     chunks deleted before they were sent (retention) are counted missing, the
     one being retried is sent from memory; a .part is not sent until renamed;
     a copy of a chunk, a symlink and a directory with chunk names are not sent;
+    a later JVM under the same recording id (recording=) has its chunks sent;
     at SIGTERM the chunks finished by then are sent first (--drain), and a
     second signal stops it at once;
   - failures: 503, 503, 429 with Retry-After, then 200: the same profile four
@@ -387,6 +388,27 @@ def test_restart_mid_chunk():
             "exactly once, in order", (got, err))
 
 
+def test_reused_id():
+    """A later JVM under the same recording id (the agent's recording=) counts its
+    chunks from 0 again: they are sent, not taken for those already sent."""
+    d = newdir("reused")
+    for s in (0, 1):
+        writer(d, s, "--kinds", "cpu")
+    b = Backend()
+    rc, _, err = push("--follow", d, "--once", b.url("/ingest"))
+    C.check(rc == 0 and len(b.requests) == 2, "reused id: the first JVM's chunks", err)
+    for s in (0, 1):
+        writer(d, s, "--kinds", "cpu", "--at", str(600 + 60 * s), "--pid", "1")
+    rc, _, err = push("--follow", d, "--once", b.url("/ingest"))
+    got = [int(r.query["from"]) for r in b.requests[2:]]
+    C.check(rc == 0 and got == [WALL0 + 600 * SEC, WALL0 + 660 * SEC] and
+            "a later JVM with the same recording id" in err,
+            "reused id: the later JVM's chunks 0 and 1 are sent, and said", (got, err))
+    rc, _, err = push("--follow", d, "--once", b.url("/ingest"))
+    C.check(rc == 0 and len(b.requests) == 4, "reused id: and not again", (rc, err))
+    b.close()
+
+
 def test_retention():
     """Chunks deleted while push retries are missing; the one retried is sent
     from memory."""
@@ -730,7 +752,8 @@ def test_usage():
 def main():
     try:
         for t in (test_pyroscope_pprof, test_period, test_jfr, test_otlp,
-                  test_restart_mid_chunk, test_retention, test_follow_live, test_drain,
+                  test_restart_mid_chunk, test_reused_id, test_retention, test_follow_live,
+                  test_drain,
                   test_backoff, test_reject, test_tls, test_status_line,
                   test_secrets, test_usage):
             t()

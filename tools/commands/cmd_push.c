@@ -756,6 +756,21 @@ static int before(const struct rp_push_file *a, const struct rp_push_file *b)
     return c ? c < 0 : a->id.seq < b->id.seq;
 }
 
+/* Whether chunk f, of a seq that r says is done, is a later JVM's under the same
+ * recording id (the agent's recording=), which counts its chunks from 0 again:
+ * it was opened after the newest chunk answered. */
+static int reused(const struct rp_push_rec *r, const struct rp_push_file *f)
+{
+    return f->id.seq < r->next && r->last_start && f->id.start_wall > r->last_start;
+}
+
+/* Whether chunk f is done: an earlier JVM's under a reused id, or of a seq
+ * below the watermark and not a later JVM's. */
+static int done_chunk(const struct rp_push_rec *r, const struct rp_push_file *f)
+{
+    return (r->since && f->id.start_wall < r->since) || (f->id.seq < r->next && !reused(r, f));
+}
+
 /* The next chunk to send, and the pending count; a gap before it in its
  * recording is counted missing (and the state moved past it). NULL: none. */
 static struct rp_push_file *next_chunk(struct push *x)
@@ -767,7 +782,7 @@ static struct rp_push_file *next_chunk(struct push *x)
         if (!f->ident_ok)
             continue;
         struct rp_push_rec *r = rp_push_state_rec(&x->st, f->id.recording, 1);
-        if (f->id.seq < r->next)
+        if (done_chunk(r, f))
             continue;
         x->n.pending++;
         if (!best || before(f, best))
@@ -776,6 +791,17 @@ static struct rp_push_file *next_chunk(struct push *x)
     if (!best)
         return NULL;
     struct rp_push_rec *r = rp_push_state_rec(&x->st, best->id.recording, 1);
+    if (reused(r, best)) {
+        say(x, "recording %s: chunk %" PRIu32 " was opened after the last one sent (chunk "
+            "%" PRIu32 "): a later JVM with the same recording id; its chunks are sent "
+            "from %" PRIu32 " on", best->id.recording, best->id.seq, r->next - 1,
+            best->id.seq);
+        r->next = best->id.seq;
+        r->since = best->id.start_wall;
+        r->parts = 0;
+        r->part_rejected = 0;
+        save_state(x);
+    }
     if (best->id.seq > r->next) {
         uint32_t gap = best->id.seq - r->next;
         say(x, "recording %s: chunk%s %" PRIu32 "%s%.0" PRIu32 " %s not in %s when push "
@@ -841,6 +867,8 @@ static int follow_one(struct push *x, struct rp_push_file *f)
         r->rejected++;
     else
         r->sent++;
+    if (x->cur.id.start_wall > r->last_start)
+        r->last_start = x->cur.id.start_wall;
     r->next = seq + 1;
     r->parts = 0;
     r->part_rejected = 0;

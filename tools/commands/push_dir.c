@@ -17,6 +17,7 @@
 
 #include "model/xalloc.h"
 #include "ringprof/errbuf.h"
+#include "push_state.h"
 #include "ringprof/recording.h"
 
 /* What the agent does to a directory that matters here: finish a chunk (a
@@ -89,9 +90,10 @@ static void add_file(struct rp_push_dir *d, const char *name, const struct stat 
     f->seen = 1;
     char why[1024];
     f->ident_ok = rp_push_ident_read(f->path, &f->id, why, sizeof why) == 0;
-    if (f->ident_ok && (!f->id.recording[0] || !f->id.has_seq)) {
+    if (f->ident_ok && (!rp_push_id_ok(f->id.recording) || !f->id.has_seq)) {
         f->ident_ok = 0;
-        snprintf(why, sizeof why, "%s: its header has no recording.id or chunk.seq", f->path);
+        snprintf(why, sizeof why, "%s: its header has no recording.id (of at most %d "
+                 "printable characters, no space) or no chunk.seq", f->path, RP_PUSH_ID_MAX);
     }
     if (!f->ident_ok)
         f->ident_err = rp_xstrdup(why);

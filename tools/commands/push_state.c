@@ -4,7 +4,8 @@
  *   ringprof-push-state 1
  *   target pyroscope http://127.0.0.1:4040/ingest
  *   plan pyroscope pprof period=0 events=cpu,alloc,live,wall,lock
- *   rec 12345-20261121T060102Z-5f3a... NEXT PARTS REJ SENT REJECTED MISSING SEEN
+ *   rec 12345-20261121T060102Z-5f3a... NEXT PARTS REJ SENT REJECTED MISSING SEEN LAST
+ *       SINCE
  *
  * Every field is one token; target and plan are the rest of their line.
  */
@@ -93,10 +94,11 @@ void rp_push_state_prune(struct rp_push_state *s, size_t keep)
 static int parse_rec(struct rp_push_state *s, char *line)
 {
     char id[RP_PUSH_ID_MAX + 2];
-    unsigned long long next, parts, rej, sent, rejected, missing, seen;
+    unsigned long long next, parts, rej, sent, rejected, missing, seen, last, since;
     int used = 0;
-    if (sscanf(line, "%129s %llu %llu %llu %llu %llu %llu %llu%n", id, &next, &parts,
-               &rej, &sent, &rejected, &missing, &seen, &used) != 8 || line[used] ||
+    if (sscanf(line, "%129s %llu %llu %llu %llu %llu %llu %llu %llu %llu%n", id, &next,
+               &parts, &rej, &sent, &rejected, &missing, &seen, &last, &since,
+               &used) != 10 || line[used] ||
         !rp_push_id_ok(id) || next > UINT32_MAX || parts > UINT32_MAX || rej > 1 ||
         rp_push_state_rec(s, id, 0))
         return -1;
@@ -105,6 +107,8 @@ static int parse_rec(struct rp_push_state *s, char *line)
     r->parts = (uint32_t)parts;
     r->part_rejected = (int)rej;
     r->sent = sent, r->rejected = rejected, r->missing = missing, r->seen = seen;
+    r->last_start = last;
+    r->since = since;
     return 0;
 }
 
@@ -260,8 +264,9 @@ static void put_text(FILE *f, const struct rp_push_state *s)
     for (size_t i = 0; i < s->n; i++) {
         const struct rp_push_rec *r = &s->recs[i];
         fprintf(f, "rec %s %" PRIu32 " %" PRIu32 " %d %" PRIu64 " %" PRIu64 " %" PRIu64
-                " %" PRIu64 "\n", r->id, r->next, r->parts, r->part_rejected, r->sent,
-                r->rejected, r->missing, r->seen);
+                " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", r->id, r->next, r->parts,
+                r->part_rejected, r->sent, r->rejected, r->missing, r->seen, r->last_start,
+                r->since);
     }
 }
 

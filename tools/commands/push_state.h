@@ -9,7 +9,11 @@
  * the first `parts` requests were answered (a chunk is one request per kind and
  * --period window: push_body.h). A restart resumes exactly there: nothing
  * acknowledged is sent again and nothing is skipped. Recordings are keyed by
- * the recording.id in the chunk headers, never by file names.
+ * the recording.id in the chunk headers, never by file names; a chunk of a done
+ * seq that was opened after the newest one answered (`last_start`) is a later
+ * JVM's under the same id (the agent's recording= option), whose count starts
+ * again at 0: the caller sends it as a new run of the recording, from `since`
+ * on (chunks opened before it are the earlier JVMs', done).
  *
  * The file. Text, one record a line, replaced as a whole after every answered
  * request: a temporary file made in the held directory with
@@ -50,6 +54,9 @@ struct rp_push_rec {
     int part_rejected;        /* one of those was rejected                        */
     uint64_t sent, rejected, missing;  /* chunks, over the state's life          */
     uint64_t seen;            /* wall seconds: a file of it was last seen then    */
+    uint64_t last_start;      /* start.wall_ns of the newest chunk answered        */
+    uint64_t since;           /* start.wall_ns of the current JVM's first chunk    */
+                              /* under this id; 0: the only JVM seen              */
     int present;              /* scratch for the caller: a file of it is in DIR   */
 };
 

@@ -19,7 +19,8 @@
  *
  * -o's file is made through model/outfile.h: a temporary put in place once the
  * conversion has succeeded, so a symlink at the name is replaced, not followed,
- * and a failed conversion leaves no file.
+ * and a failed conversion leaves no file. --recording ID keeps only that
+ * recording's chunks (query.h), as `ringprof record` converts its own run.
  *
  * The profile pass reports every problem the reader finds (file, offset,
  * reason) and goes on; the exit status is 1 only when nothing could be read,
@@ -65,7 +66,8 @@ static void usage(FILE *f)
         "  -o, --output FILE   write to FILE instead of stdout (a new file renamed\n"
         "                      into place: a symlink at FILE is replaced, not\n"
         "                      followed)\n"
-
+        "  --recording ID      only the chunks of recording ID (their recording.id;\n"
+        "                      ringprof summary lists them), the others left out\n"
         "  --from T, --to T    keep samples with T_from <= time < T_to. T is UTC\n"
         "                      (2026-11-21T06:02:03Z, fraction allowed), or +DUR from\n"
         "                      the recording's first sample, or -DUR before its last;\n"
@@ -175,7 +177,7 @@ struct convert {
 enum {
     OPT_EVENT = RP_QOPT_END, OPT_FORMAT, OPT_LINES, OPT_BCI, OPT_PER_THREAD, OPT_CUTOFF,
     OPT_TOP, OPT_VALUE, OPT_SNAPSHOT, OPT_MIN_GCS, OPT_STATE, OPT_STATE_FRAMES,
-    OPT_TL_WIDTH, OPT_TL_ROWS, OPT_TL_SORT, OPT_TL_HTML
+    OPT_TL_WIDTH, OPT_TL_ROWS, OPT_TL_SORT, OPT_TL_HTML, OPT_RECORDING
 };
 
 /* The kinds that are off unless asked for, and the agent option that records
@@ -257,6 +259,7 @@ static int parse_one(void *cmd, int opt, const char *arg)
     case OPT_EVENT: c->po.event = arg; return 0;
     case OPT_FORMAT: c->format = arg; return 0;
     case 'o': c->outpath = arg; return 0;
+    case OPT_RECORDING: c->q.recording = arg; return 0;
     case OPT_LINES: c->po.granularity = RP_GRAN_LINE; return 0;
     case OPT_BCI: c->po.granularity = RP_GRAN_BCI; return 0;
     case OPT_PER_THREAD: c->po.per_thread = 1; return 0;
@@ -310,7 +313,7 @@ static int parse_args(struct convert *c, int argc, char **argv)
         {"top", 1, 0, OPT_TOP},         {"value", 1, 0, OPT_VALUE},
         {"snapshot", 1, 0, OPT_SNAPSHOT},
         {"state", 1, 0, OPT_STATE},     {"state-frames", 0, 0, OPT_STATE_FRAMES},
-        {"min-gcs", 1, 0, OPT_MIN_GCS},
+        {"min-gcs", 1, 0, OPT_MIN_GCS}, {"recording", 1, 0, OPT_RECORDING},
         {"width", 1, 0, OPT_TL_WIDTH},  {"rows", 1, 0, OPT_TL_ROWS},
         {"sort", 1, 0, OPT_TL_SORT},    {"html", 0, 0, OPT_TL_HTML},
         RP_QUERY_NORM_LONGOPTS,         RP_QUERY_LONGOPTS,

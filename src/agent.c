@@ -421,6 +421,8 @@ static int open_recording(char *err, size_t errlen)
         {"agent.native", A.async && A.opt.native ? "on" : "off"},
         {"agent.timer", A.async ? rp_cputimer_source_name() : "none"},
         {RP_META_HOST_CPUS, cpus},
+        /* recording=: the recording takes it instead of its own (NULL: none) */
+        {RP_META_RECORDING, A.opt.recording[0] ? A.opt.recording : NULL},
     };
     struct rp_recording_limits lim = {A.opt.maxsize, A.opt.maxage_ns, A.opt.chunksize,
                                       A.opt.chunktime_ns};

@@ -30,6 +30,8 @@ enum rp_timer_source {
 };
 
 #define RP_OPT_PATH_MAX 1024
+/* recording=: the longest recording id (letters, digits, '.', '_', '-'). */
+#define RP_OPT_RECORDING_MAX 64
 
 struct rp_options {
     char dir[RP_OPT_PATH_MAX];    /* recording directory; "" = ./ringprof-<pid>      */
@@ -57,6 +59,7 @@ struct rp_options {
     uint64_t wall_ns;             /* wall-clock sampling interval; 0: wall=off       */
     uint64_t wall_threads;        /* most threads the wall sampler visits per tick   */
     int help;                     /* "help" was given: print the table, do nothing   */
+    char recording[RP_OPT_RECORDING_MAX + 1]; /* recording.id; "": a fresh one   */
     char raw[RP_OPT_PATH_MAX * 2];/* the option string as given, for chunk metadata   */
 };
 

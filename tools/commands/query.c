@@ -104,8 +104,17 @@ int rp_query_parse(struct rp_query *q, int argc, char **argv, const char *shorto
 int rp_query_inputs(struct rp_query *q, int argc, char **argv)
 {
     q->missing = rp_inputs_expand(&q->in, argc - optind, argv + optind);
+    char first[4400];
+    size_t other = q->recording && q->in.n
+                   ? rp_inputs_keep_recording(&q->in, q->recording, first, sizeof first)
+                   : 0;
+    if (other && !q->diag.quiet)
+        fprintf(stderr, "ringprof %s: --recording %s: left out %zu chunk file%s of other "
+                        "recordings, the first %s\n", q->cmd, q->recording, other,
+                other == 1 ? "" : "s", first);
     if (q->in.n == 0) {
-        fprintf(stderr, "ringprof %s: no input could be read\n", q->cmd);
+        fprintf(stderr, "ringprof %s: no input could be read%s%s\n", q->cmd,
+                other ? ": no chunk is of recording " : "", other ? q->recording : "");
         return 1;
     }
     return 0;

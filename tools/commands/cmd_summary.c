@@ -524,12 +524,15 @@ static int print_chunks(const struct recording *rec, int all)
         problems += trouble;
         if (!all && !trouble && c->st.clean_close)
             continue;
-        printf("    %-44s %5llu ok %3llu bad %3llu cut  %s%s\n", base_name(c->path),
-               (unsigned long long)c->st.segments_ok,
+        /* The reader's pools over the chunk's bytes: what RP_READER_POOL_FACTOR
+         * bounds (docs/format.md, "Reading"). */
+        printf("    %-44s %5llu ok %3llu bad %3llu cut  %s%s; pools %.2f x its bytes\n",
+               base_name(c->path), (unsigned long long)c->st.segments_ok,
                (unsigned long long)c->st.segments_bad,
                (unsigned long long)c->st.segments_partial,
                c->st.clean_close ? "closed" : "unfinished (writer still running or died)",
-               c->st.unresolved_refs ? ", unresolved references" : "");
+               c->st.unresolved_refs ? ", unresolved references" : "",
+               c->bytes ? (double)c->st.pool_bytes / (double)c->bytes : 0.0);
     }
     printf("  chunks      %zu (%llu bytes): %llu segments whole, %llu damaged, "
            "%llu cut off\n", rec->nchunks, (unsigned long long)bytes,

@@ -229,7 +229,11 @@ convert --format collapsed "$tmp/flip.rpc" >"$tmp/flip.out" 2>"$tmp/flip.err"
 check "corrupt segment: exit 0" test $? -eq 0
 check "corrupt segment: reported with offset and reason" \
     grep -q "flip.rpc: offset [0-9]*: .*" "$tmp/flip.err"
-check "corrupt segment: counted in the summary line" grep -q "1 problem" "$tmp/flip.err"
+check "corrupt segment: the ids it defined are reported where later segments name them" \
+    grep -q "flip.rpc: offset [0-9]*: segment [0-9]*: [0-9]* references* to ids the chunk never defined" \
+    "$tmp/flip.err"
+check "corrupt segment: counted in the summary line, with the references it left" \
+    grep -q "2 problems" "$tmp/flip.err"
 n_flip=$(awk '{s += $NF} END {print s}' "$tmp/flip.out")
 check "corrupt segment: the other segments still convert (0 < weight < whole)" \
     test "$n_flip" -gt 0 -a "$n_flip" -lt 1010000000

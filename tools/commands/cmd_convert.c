@@ -531,11 +531,8 @@ static void say_empty(const struct convert *c)
         fprintf(stderr, "ringprof convert: no samples of kind '%s' kept", p->kind);
     else
         fprintf(stderr, "ringprof convert: no samples kept");
-    const char *sep = " (in the inputs:";
-    for (size_t k = 0; k < p->nkinds; k++, sep = ",")
-        fprintf(stderr, "%s %s %llu", sep, p->kinds[k].name,
-                (unsigned long long)p->kinds[k].samples);
-    fprintf(stderr, "%s", p->nkinds ? ")" : "");
+    if (rp_print_kinds(stderr, p, " (in the inputs:", 1, NULL))
+        fputc(')', stderr);
     if (st->samples_state_filtered)
         fprintf(stderr, "; %llu left out by --state",
                 (unsigned long long)st->samples_state_filtered);
@@ -556,12 +553,9 @@ static int kind_absent(const struct convert *c)
         if (!strcmp(p->kinds[k].name, c->po.event) && p->kinds[k].samples)
             return 0;
     fprintf(stderr, "ringprof convert: the inputs have no %s samples", c->po.event);
-    const char *sep = " (they hold:";
-    for (size_t k = 0; k < p->nkinds; k++, sep = ",")
-        fprintf(stderr, "%s %s %llu", sep, p->kinds[k].name,
-                (unsigned long long)p->kinds[k].samples);
+    size_t held = rp_print_kinds(stderr, p, " (they hold:", 1, NULL);
     fprintf(stderr, "%s; the agent records them with %s\n",
-            p->nkinds ? ")" : " (no samples at all)", opt);
+            held ? ")" : " (no samples at all)", opt);
     return 1;
 }
 

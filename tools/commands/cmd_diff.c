@@ -258,11 +258,8 @@ static int side_build(struct diff *d, struct side *s)
     fprintf(stderr, "ringprof diff: %s: %s '%s'", s->label,
             seen ? "no sample left after the filters, of kind" : "the inputs have no kind",
             d->event ? d->event : "?");
-    const char *sep = " (they hold:";
-    for (size_t k = 0; !seen && k < p->nkinds; k++, sep = ",")
-        fprintf(stderr, "%s %s %llu", sep, p->kinds[k].name,
-                (unsigned long long)p->kinds[k].samples);
-    fputs(!seen && p->nkinds ? ")\n" : "\n", stderr);
+    fputs(!seen && rp_print_kinds(stderr, p, " (they hold:", 1, NULL) ? ")\n" : "\n",
+          stderr);
     return !seen;   /* a kind that is not there is no profile to compare */
 }
 

@@ -153,4 +153,16 @@ void rp_query_free(struct rp_query *q);
  */
 int rp_event_check(const char *cmd, const char *event, const struct rp_profile *p);
 
+/*
+ * rp_print_kinds: for a one-line message on `f`, the kinds `p` holds after
+ * `intro`: " cpu 120, alloc 7" with their samples (`counts`), or ", name" each
+ * without. At most RP_KINDS_SHOWN, then " and N more": a file may define
+ * hundreds of thousands of kinds, and the line must stay one to read. `skip`, if
+ * not NULL, leaves out the kinds it returns 1 for. Prints nothing (not even
+ * `intro`) when no kind is left; @return how many were left.
+ */
+#define RP_KINDS_SHOWN 20
+size_t rp_print_kinds(FILE *f, const struct rp_profile *p, const char *intro, int counts,
+                      int (*skip)(const char *kind));
+
 #endif

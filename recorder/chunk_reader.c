@@ -6,15 +6,21 @@
  * a raw buffer of exactly raw_len bytes (<= RP_SEG_MAX_RAW), and decodes records
  * from it as the caller asks for events. Pools are kept for the whole file (an
  * arena of NUL-terminated copies and per-pool arrays indexed by id); samples are
- * not. Memory is therefore the pools plus one segment, whatever the file says.
+ * not. Memory is therefore the pools plus one segment, whatever the file says,
+ * and the pools are held to a budget in proportion to the bytes read so far
+ * (chunk.h, RP_READER_POOL_FACTOR): LZ4 packs up to 255 bytes into one, so a
+ * file's definitions alone could otherwise ask for hundreds of times its size.
  *
  * Every length, count and id read from the file is checked against what remains of
- * the enclosing header, record or body before it is used, and a SAMPLES record is
- * decoded once to validate it before any of its samples is delivered, so a record
- * yields all its samples or none. Damage is reported through the diagnostic
- * callback with the file offset and skipped: a bad segment header by scanning on
- * for the next "RSEG" whose crc holds, a bad payload by jumping over it (its header
- * is trustworthy), a bad record by its own body_len. Reading uses pread at offsets
+ * the enclosing header, record or body before it is used, every limit the writer
+ * keeps (RP_CHUNK_STRING_MAX, RP_CHUNK_STACK_MAX) is enforced again, and a SAMPLES
+ * record is decoded once to validate it before any of its samples is delivered, so
+ * a record yields all its samples or none. Damage is reported through the
+ * diagnostic callback with the file offset and skipped: a bad segment header by
+ * scanning on for the next "RSEG" whose crc holds, a bad payload by jumping over it
+ * (its header is trustworthy), a bad record by its own body_len; references to ids
+ * the chunk never defined are counted, and summed up in one line per segment (the
+ * callers' tables must not grow to such an id). Reading uses pread at offsets
  * and asks for the file size as it goes, so a chunk that is still being written
  * reads as far as it has been written; a segment cut short by the end of the file
  * counts as partial, not as damage.
@@ -47,15 +53,19 @@ struct ablock {
     max_align_t data[];
 };
 
-static void *arena_alloc(struct ablock **head, size_t n)
+#define RD_ARENA_BLOCK 65536u   /* what small allocations are carved from */
+
+/* n bytes from the arena at *head; every block it allocates is added to *bytes. */
+static void *arena_alloc(struct ablock **head, size_t n, uint64_t *bytes)
 {
     n = (n + 7) & ~(size_t)7;
     struct ablock *b = *head;
     if (!b || b->cap - b->used < n) {
-        size_t cap = n > 16384 ? n : 65536;
+        size_t cap = n > 16384 ? n : RD_ARENA_BLOCK;
         b = malloc(sizeof *b + cap);
         if (!b)
             return NULL;
+        *bytes += sizeof *b + cap;
         b->used = 0;
         b->cap = cap;
         if (n > 16384 && *head) {   /* a big one: keep filling the current block */
@@ -102,6 +112,7 @@ struct rp_reader {
     rp_reader_diag_fn diag;
     void *arg;
     char msg[320];
+    char why[160];            /* a reason pool_def formats                      */
 
     uint32_t minor;
     struct rp_kv *meta;
@@ -119,6 +130,9 @@ struct rp_reader {
     const uint8_t *pos, *end;
     uint64_t seg_off;
     uint32_t seg_seq, seg_records, recs_seen, seg_bad;
+    uint64_t seg_unresolved;  /* references to undefined ids in this segment    */
+    int seg_ref_pool;         /* the first of them                              */
+    uint32_t seg_ref_id;
 
     struct {                  /* the SAMPLES record being delivered             */
         uint64_t left;
@@ -128,6 +142,7 @@ struct rp_reader {
     } b;
 
     struct ablock *arena;
+    uint64_t pool_bytes;      /* the arena's blocks and the id tables: the budget */
     struct pool pool[P_COUNT];
     struct rp_reader_stats st;
 };
@@ -146,13 +161,28 @@ static void report(struct rp_reader *r, uint64_t off, int fatal, const char *fmt
     r->diag(r->arg, r->path, off, r->msg, fatal);
 }
 
+/* Arena memory for the pools, counted against their budget. */
+static void *pool_alloc(struct rp_reader *r, size_t n)
+{
+    return arena_alloc(&r->arena, n, &r->pool_bytes);
+}
+
+/* What the pools may hold now: chunk.h, RP_READER_POOL_FACTOR. r->off is the end
+ * of the segment being decoded (0 while the header is read). */
+static uint64_t pool_budget(const struct rp_reader *r)
+{
+    return RP_READER_POOL_FACTOR * r->off + RP_READER_POOL_SLACK;
+}
+
 /*
- * Make room for a definition of `id` and return its slot, or NULL with *why set:
- * id 0, an id beyond the density rule (format.h, RP_POOL_ID_SLACK), or no memory.
- * `*fresh` says whether the id was undefined until now.
+ * Make room for a definition of `id` in pool `p` and return its slot, or NULL with
+ * *why set: id 0, an id beyond the density rule (format.h, RP_POOL_ID_SLACK), a
+ * new entry whose table growth, entry and `extra` bytes (its string or frames,
+ * which the caller allocates next) would take the pools past their budget, or no
+ * memory. `*fresh` says whether the id was undefined until now.
  */
-static void *pool_def(struct pool *p, struct ablock **arena, uint64_t id, int *fresh,
-                      const char **why)
+static void *pool_def(struct rp_reader *r, struct pool *p, uint64_t id, size_t extra,
+                      int *fresh, const char **why)
 {
     if (id == 0) {
         *why = "id 0 is reserved";
@@ -162,33 +192,47 @@ static void *pool_def(struct pool *p, struct ablock **arena, uint64_t id, int *f
         *why = "id too far beyond the ids defined so far";
         return NULL;
     }
+    *fresh = id >= p->cap || p->slot[id] == NULL;
+    if (!*fresh)
+        return p->slot[id];
+    uint64_t ncap = p->cap ? p->cap : 256;
+    while (ncap <= id)
+        ncap *= 2;
+    /* The arena may start a block for the entry, which counts in full, and one
+     * of its own for a large `extra`: room for both is kept, so the pools never
+     * pass the budget. */
+    uint64_t cost = (ncap - p->cap) * sizeof *p->slot + p->esz + extra + 2 * 8 +
+                    RD_ARENA_BLOCK + 2 * sizeof(struct ablock);
+    if (r->pool_bytes + cost > pool_budget(r)) {
+        snprintf(r->why, sizeof r->why, "the pools would pass their memory budget of "
+                 "%llu bytes (%u x the %llu bytes read so far + %u MiB)",
+                 (unsigned long long)pool_budget(r), RP_READER_POOL_FACTOR,
+                 (unsigned long long)r->off, RP_READER_POOL_SLACK >> 20);
+        *why = r->why;
+        return NULL;
+    }
     if (id >= p->cap) {
-        uint64_t ncap = p->cap ? p->cap : 256;
-        while (ncap <= id)
-            ncap *= 2;
         void **ns = realloc(p->slot, (size_t)ncap * sizeof *ns);
         if (!ns) {
             *why = "out of memory";
             return NULL;
         }
         memset(ns + p->cap, 0, (size_t)(ncap - p->cap) * sizeof *ns);
+        r->pool_bytes += (ncap - p->cap) * sizeof *ns;
         p->slot = ns;
         p->cap = (uint32_t)ncap;
     }
-    *fresh = p->slot[id] == NULL;
-    if (*fresh) {
-        void *e = arena_alloc(arena, p->esz);
-        if (!e) {
-            *why = "out of memory";
-            return NULL;
-        }
-        memset(e, 0, p->esz);
-        p->slot[id] = e;
-        p->ndef++;
-        if (id > p->hi)
-            p->hi = (uint32_t)id;
+    void *e = pool_alloc(r, p->esz);
+    if (!e) {
+        *why = "out of memory";
+        return NULL;
     }
-    return p->slot[id];
+    memset(e, 0, p->esz);
+    p->slot[id] = e;
+    p->ndef++;
+    if (id > p->hi)
+        p->hi = (uint32_t)id;
+    return e;
 }
 
 /* ------------------------------------------------------------ file access -- */
@@ -223,7 +267,7 @@ static uint64_t file_size(struct rp_reader *r)
 /* Copy n bytes as a NUL-terminated string into the arena. */
 static char *arena_str(struct rp_reader *r, const uint8_t *s, size_t n)
 {
-    char *c = arena_alloc(&r->arena, n + 1);
+    char *c = pool_alloc(r, n + 1);
     if (c) {
         if (n)
             memcpy(c, s, n);
@@ -420,6 +464,12 @@ static uint64_t comp_bound(uint32_t raw_len)
     return (uint64_t)raw_len + raw_len / 16 + 4096;
 }
 
+/* The other way: one byte of an LZ4 sequence lengthens a match by at most 255
+ * bytes, so no frame decodes to more than 256 times its size (headers aside, which
+ * only make it less). A header claiming more was forged, and the reader does not
+ * allocate its raw_len. */
+#define RD_LZ4_MAX_RATIO 256u
+
 /* @return NULL if `h` is a sound segment header (fields in *s), else the reason. */
 static const char *check_header(const uint8_t *h, struct seghdr *s)
 {
@@ -438,6 +488,9 @@ static const char *check_header(const uint8_t *h, struct seghdr *s)
         return "segment raw_len exceeds RP_SEG_MAX_RAW";
     if (s->comp_len > comp_bound(s->raw_len))
         return "segment comp_len too large for its raw_len";
+    if (s->raw_len > (uint64_t)RD_LZ4_MAX_RATIO * s->comp_len)
+        return "segment raw_len too large for its comp_len (LZ4 decodes to at most 256 "
+               "times its size)";
     return NULL;
 }
 
@@ -628,6 +681,7 @@ static int next_segment(struct rp_reader *r, struct rp_event *ev)
         r->seg_records = s.records;
         r->recs_seen = 0;
         r->seg_bad = 0;
+        r->seg_unresolved = 0;
         r->off += total;
         if (s.flags & RP_SEG_LAST) {
             r->st.clean_close = 1;
@@ -662,10 +716,25 @@ static void bad_record(struct rp_reader *r, const uint8_t *rec, unsigned type,
                "%s", r->seg_seq, type, (size_t)(rec - r->raw), why);
 }
 
+/* A reference to `id` of `pool` that must be defined (a frame of a stack, a
+ * sample's kind: 0 is not a valid one): counted if it is not, and the segment's
+ * first such reference kept for its summary line. */
+static void ref_defined(struct rp_reader *r, int pool, uint32_t id)
+{
+    if (pool_get(&r->pool[pool], id))
+        return;
+    r->st.unresolved_refs++;
+    if (!r->seg_unresolved++) {
+        r->seg_ref_pool = pool;
+        r->seg_ref_id = id;
+    }
+}
+
+/* A reference that may be 0 (none). */
 static void ref(struct rp_reader *r, int pool, uint32_t id)
 {
-    if (id && !pool_get(&r->pool[pool], id))
-        r->st.unresolved_refs++;
+    if (id)
+        ref_defined(r, pool, id);
 }
 
 static const char *ref_str(struct rp_reader *r, uint32_t id)
@@ -677,13 +746,14 @@ static const char *ref_str(struct rp_reader *r, uint32_t id)
 #define GET(v)   do { if (rp_varint_get(&q, e, &(v)) < 0) goto malformed; } while (0)
 #define GET32(v) do { if (rp_varint_get32(&q, e, &(v)) < 0) goto malformed; } while (0)
 
-/* Define a pool entry, or report why not; evaluates to the slot or NULL. */
-static void *define(struct rp_reader *r, int pool, uint32_t id, const uint8_t *rec,
-                    unsigned type, int *fresh)
+/* Define a pool entry that will hold `extra` more bytes (its string or frames),
+ * or report why not; evaluates to the slot or NULL. */
+static void *define(struct rp_reader *r, int pool, uint32_t id, size_t extra,
+                    const uint8_t *rec, unsigned type, int *fresh)
 {
     const char *why = NULL;
-    char msg[96];
-    void *slot = pool_def(&r->pool[pool], &r->arena, id, fresh, &why);
+    char msg[224];
+    void *slot = pool_def(r, &r->pool[pool], id, extra, fresh, &why);
     if (slot && !*fresh && pool != P_THREAD)
         why = "defined twice (the first definition stands)";
     else if (slot)
@@ -755,11 +825,16 @@ static int decode_record(struct rp_reader *r, struct rp_event *ev)
     switch (type) {
     case RP_REC_STRING: {
         GET32(id);
-        struct rstr *s = define(r, P_STR, id, rec, type, &fresh);
+        size_t len = (size_t)(e - q);
+        if (len > RP_CHUNK_STRING_MAX) {
+            bad_record(r, rec, type, "a string longer than RP_CHUNK_STRING_MAX (1 MiB)");
+            return 0;
+        }
+        struct rstr *s = define(r, P_STR, id, len + 1, rec, type, &fresh);
         if (!s)
             return 0;
-        s->s = arena_str(r, q, (size_t)(e - q));
-        s->len = (size_t)(e - q);
+        s->s = arena_str(r, q, len);
+        s->len = len;
         if (!s->s)
             goto nomem;
         return 0;
@@ -768,7 +843,7 @@ static int decode_record(struct rp_reader *r, struct rp_event *ev)
         uint32_t name;
         GET32(id);
         GET32(name);
-        struct rclass *c = define(r, P_CLASS, id, rec, type, &fresh);
+        struct rclass *c = define(r, P_CLASS, id, 0, rec, type, &fresh);
         if (c)
             c->name = ref_str(r, name);
         return 0;
@@ -781,7 +856,7 @@ static int decode_record(struct rp_reader *r, struct rp_event *ev)
         GET32(sig);
         GET32(file);
         GET32(flags);
-        struct rp_method_info *m = define(r, P_METHOD, id, rec, type, &fresh);
+        struct rp_method_info *m = define(r, P_METHOD, id, 0, rec, type, &fresh);
         if (!m)
             return 0;
         ref(r, P_CLASS, klass);
@@ -803,7 +878,7 @@ static int decode_record(struct rp_reader *r, struct rp_event *ev)
             bad_record(r, rec, type, "bci out of range");
             return 0;
         }
-        struct rp_frame_info *f = define(r, P_FRAME, id, rec, type, &fresh);
+        struct rp_frame_info *f = define(r, P_FRAME, id, 0, rec, type, &fresh);
         if (!f)
             return 0;
         ref(r, P_METHOD, method);
@@ -819,21 +894,30 @@ static int decode_record(struct rp_reader *r, struct rp_event *ev)
         GET32(id);
         GET32(flags);
         GET32(n);
+        if (n > RP_CHUNK_STACK_MAX) {
+            bad_record(r, rec, type,
+                       "a stack deeper than RP_CHUNK_STACK_MAX (1 Mi frames)");
+            return 0;
+        }
         if (n > (uint64_t)(e - q)) {
             bad_record(r, rec, type, "frame count exceeds the record body");
             return 0;
         }
-        uint32_t *frames = arena_alloc(&r->arena, (size_t)n * 4 + 4);
-        if (!frames)
-            goto nomem;
-        for (uint32_t i = 0; i < n; i++)
-            GET32(frames[i]);
-        struct rstack *s = define(r, P_STACK, id, rec, type, &fresh);
+        /* Validated first, so that nothing is allocated for a record that fails. */
+        const uint8_t *first = q;
+        for (uint32_t i = 0, f; i < n; i++)
+            GET32(f);
+        struct rstack *s = define(r, P_STACK, id, (size_t)n * 4 + 4, rec, type, &fresh);
         if (!s)
             return 0;
-        for (uint32_t i = 0; i < n; i++)
-            if (!pool_get(&r->pool[P_FRAME], frames[i]))
-                r->st.unresolved_refs++;
+        uint32_t *frames = pool_alloc(r, (size_t)n * 4 + 4);
+        if (!frames)
+            goto nomem;
+        q = first;
+        for (uint32_t i = 0; i < n; i++) {
+            (void)rp_varint_get32(&q, e, &frames[i]);
+            ref_defined(r, P_FRAME, frames[i]);
+        }
         s->frames = frames;
         s->n = n;
         s->flags = flags;
@@ -848,7 +932,7 @@ static int decode_record(struct rp_reader *r, struct rp_event *ev)
         GET32(name);
         GET32(flags);
         GET(t);
-        struct rp_thread_info *th = define(r, P_THREAD, id, rec, type, &fresh);
+        struct rp_thread_info *th = define(r, P_THREAD, id, 0, rec, type, &fresh);
         if (!th)
             return 0;
         th->os_tid = os_tid;
@@ -878,7 +962,7 @@ static int decode_record(struct rp_reader *r, struct rp_event *ev)
             if (i < RP_MAX_EXTRA)
                 x[i] = v;
         }
-        struct rp_kind_info *k = define(r, P_KIND, id, rec, type, &fresh);
+        struct rp_kind_info *k = define(r, P_KIND, id, 0, rec, type, &fresh);
         if (!k)
             return 0;
         k->name = ref_str(r, name);
@@ -905,8 +989,7 @@ static int decode_record(struct rp_reader *r, struct rp_event *ev)
         }
         if (!count)
             return 0;
-        if (!pool_get(&r->pool[P_KIND], kind))
-            r->st.unresolved_refs++;
+        ref_defined(r, P_KIND, kind);
         ref(r, P_THREAD, thread);
         r->b.left = count;
         r->b.p = q;
@@ -1017,6 +1100,12 @@ int rp_reader_next(struct rp_reader *r, struct rp_event *ev)
             if (r->seg_bad > RD_BAD_RECORDS_SHOWN)
                 report(r, r->seg_off, 0, "segment %u: %u more malformed records not "
                        "shown", r->seg_seq, r->seg_bad - RD_BAD_RECORDS_SHOWN);
+            if (r->seg_unresolved)
+                report(r, r->seg_off, 0, "segment %u: %llu reference%s to ids the chunk "
+                       "never defined (the first: %s id %u); they read as unknown",
+                       r->seg_seq, (unsigned long long)r->seg_unresolved,
+                       r->seg_unresolved == 1 ? "" : "s",
+                       r->pool[r->seg_ref_pool].name, r->seg_ref_id);
             if (r->recs_seen != r->seg_records)
                 report(r, r->seg_off, 0, "segment %u: header says %u records, payload "
                        "holds %u", r->seg_seq, r->seg_records, r->recs_seen);
@@ -1111,6 +1200,7 @@ uint32_t rp_reader_kind_count(const struct rp_reader *r)
 void rp_reader_stats(const struct rp_reader *r, struct rp_reader_stats *out)
 {
     *out = r->st;
+    out->pool_bytes = r->pool_bytes;
 }
 
 const char *rp_reader_path(const struct rp_reader *r)

@@ -802,7 +802,11 @@ static int copy_meta(struct rp_recording *rec, const struct rp_kv *meta, size_t 
     if (!rec->meta)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        if (!meta[i].key || !meta[i].value || own_key(meta[i].key))
+        if (!meta[i].key || !meta[i].value)
+            continue;
+        if (strcmp(meta[i].key, RP_META_RECORDING) == 0 && meta[i].value[0])
+            snprintf(rec->id, sizeof rec->id, "%s", meta[i].value);   /* the caller's */
+        if (own_key(meta[i].key))
             continue;
         struct rp_kv *kv = &rec->meta[rec->nmeta++];
         kv->key = strdup(meta[i].key);

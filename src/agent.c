@@ -435,6 +435,8 @@ static int open_recording(char *err, size_t errlen)
         {RP_META_JVM_MAIN, main_cmd},
         {RP_META_SERVICE, A.opt.service},
         {RP_META_LABELS, A.opt.labels},
+        /* recording=: the recording takes it instead of its own (NULL: none) */
+        {RP_META_RECORDING, A.opt.recording[0] ? A.opt.recording : NULL},
     };
     /* Only what is known: an empty value is no value. */
     size_t nmeta = 0;

@@ -121,6 +121,19 @@ static int parse_dir(const struct opt_def *d, const char *v, struct rp_options *
     return 0;
 }
 
+/* recording=: an id compared by name and shown in every output, never parsed;
+ * the characters keep it one word in a listing and out of the option syntax. */
+static int parse_recording(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    static const char ok[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                             "0123456789._-";
+    size_t n = strlen(v);
+    if (n < d->min || n > d->max || strspn(v, ok) != n)
+        return -1;
+    memcpy(o->recording, v, n + 1);
+    return 0;
+}
+
 static int parse_ctl(const struct opt_def *d, const char *v, struct rp_options *o)
 {
     (void)d;
@@ -300,6 +313,10 @@ static const struct opt_def defs[] = {
     {"ring", "64k", "a power of two from 4k to 64m",
      "per-thread ring buffer; a full ring drops samples and counts them", parse_ring,
      4u << 10, 64u << 20, FIELD(ring_bytes)},
+    {"recording", "a fresh id", "1 to 64 letters, digits, '.', '_' or '-'",
+     "the recording id every chunk carries (recording.id) instead of a fresh one; "
+     "ringprof record gives each run its own, to tell its chunks from any other",
+     parse_recording, 1, RP_OPT_RECORDING_MAX, FIELD(recording)},
     {"ctl", "<dir>/ringprof-<pid>.sock", "a socket path shorter than 108 bytes, or off",
      "control socket for ringprof ctl (docs/control.md)", parse_ctl, 0, 0, FIELD(ctl)},
     {"alloc", "512k", "a size from 1k to 1g, e.g. 512k, or off",

@@ -30,6 +30,8 @@ enum rp_timer_source {
 };
 
 #define RP_OPT_PATH_MAX 1024
+/* recording=: the longest recording id (letters, digits, '.', '_', '-'). */
+#define RP_OPT_RECORDING_MAX 64
 
 struct rp_options {
     char dir[RP_OPT_PATH_MAX];    /* recording directory; "" = ./ringprof-<pid>      */
@@ -61,6 +63,7 @@ struct rp_options {
     char labels[RP_OPT_PATH_MAX]; /* labels=: "KEY:VALUE;..." (ringprof/labels.h),   */
                                   /* chunk header labels; "" unset                  */
     int help;                     /* "help" was given: print the table, do nothing   */
+    char recording[RP_OPT_RECORDING_MAX + 1]; /* recording.id; "": a fresh one   */
     char raw[RP_OPT_PATH_MAX * 2];/* the option string as given, for chunk metadata   */
 };
 

@@ -549,6 +549,21 @@ static uint32_t xr(uint64_t *s)
     return (uint32_t)(*s >> 11);
 }
 
+/* String number `i` of `n` bytes for the tests of segment sizes: pseudo-random,
+ * as LZ4 cannot shrink, so the file is as large as its pools (a string of one
+ * repeated byte would be 4 KiB on disk and pass the reader's pool budget:
+ * RP_READER_POOL_FACTOR). */
+static void big_string(char *s, size_t n, int i)
+{
+    uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
+    for (size_t k = 0; k < n; k += sizeof x) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        memcpy(s + k, &x, n - k < sizeof x ? n - k : sizeof x);
+    }
+}
+
 static void test_many_and_large(void)
 {
     char path[128];
@@ -627,8 +642,7 @@ static void test_many_and_large(void)
     REQUIRE(s, "oom");
     int nbig = (int)(RP_CHUNK_SEGMENT_SOFT_MAX / sl) + 8;
     for (int i = 0; i < nbig; i++) {
-        memset(s, 'a' + i % 26, sl);
-        memcpy(s, &i, sizeof i);
+        big_string(s, sl, i);
         CHECK(rp_chunk_string(w, s, sl) == (uint32_t)i + 1, "big string %d", i);
     }
     rp_chunk_writer_stats(w, &ws);
@@ -649,8 +663,7 @@ static void test_many_and_large(void)
     for (int i = 0; i < nbig; i++) {
         size_t len;
         const char *g = rp_reader_string_len(r, (uint32_t)i + 1, &len);
-        memset(s, 'a' + i % 26, sl);
-        memcpy(s, &i, sizeof i);
+        big_string(s, sl, i);
         bad += !g || len != sl || memcmp(g, s, sl) != 0;
     }
     CHECK(bad == 0, "%d big strings differ", bad);
@@ -890,8 +903,7 @@ static void test_write_failure(void)
     char *s = malloc(sl);
     REQUIRE(s != NULL, "oom");
     for (int i = 0; i < nbig; i++) {
-        memset(s, 'A' + i % 26, sl);
-        memcpy(s, &i, sizeof i);
+        big_string(s, sl, i + 1000);
         CHECK(rp_chunk_string(w, s, sl) == (uint32_t)i + 1, "string %d", i);
     }
     rp_chunk_writer_stats(w, &ws);
@@ -918,8 +930,7 @@ static void test_write_failure(void)
     for (int i = 0; i < nbig; i++) {
         size_t len;
         const char *g = rp_reader_string_len(r, (uint32_t)i + 1, &len);
-        memset(s, 'A' + i % 26, sl);
-        memcpy(s, &i, sizeof i);
+        big_string(s, sl, i + 1000);
         wrong_strings += !g || len != sl || memcmp(g, s, sl) != 0;
     }
     CHECK(nsegs >= 3 && wrong_strings == 0 && d.n == 0, "pile-up: %d segments, %d wrong",

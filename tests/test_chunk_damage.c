@@ -14,6 +14,12 @@
  * (c) Hand-made files with valid checksums and hostile contents: huge lengths,
  *     bodies running past their segment, overlong varints, huge ids and counts.
  *     Each must be rejected with a diagnostic and without harm to what follows.
+ * (d) The limits the reader keeps whatever the file says (chunk.h, "Reader
+ *     limits"): a string and a stack at the writer's limits are read, one byte or
+ *     frame more is refused; segments of 1 MiB strings that LZ4 packs 250 to one
+ *     fill the pools to their budget, never past it; a segment header claiming
+ *     more than 256 times its frame is refused before anything is allocated; and
+ *     references to ids the chunk never defined are summed up once per segment.
  *
  * RP_DAMAGE_TRIALS overrides the number of flip trials (default 3000).
  */
@@ -32,6 +38,7 @@
 #include "../recorder/crc32c.h"
 #include "../recorder/varint.h"
 #include "check.h"
+#include "chunkbuild.h"
 
 #define MS 1000000ull
 
@@ -981,6 +988,152 @@ static void test_primitives(void)
           rp_varint_put_checked(room, room + 3, (1u << 21) - 1) == 3, "bounded encoder");
 }
 
+/* ------------------------------------------------------- (d) the limits -- */
+
+struct ldiag {
+    const char *want;        /* a reason to count                              */
+    int n, matched;
+    char first[200];
+};
+
+static void limits_diag(void *arg, const char *path, uint64_t off, const char *reason,
+                        int fatal)
+{
+    struct ldiag *d = arg;
+    (void)path;
+    (void)off;
+    (void)fatal;
+    if (!d->n++)
+        snprintf(d->first, sizeof d->first, "%s", reason);
+    d->matched += d->want && strstr(reason, d->want) != NULL;
+}
+
+/* Write `f`, read it through; the reader is returned open (its pools are kept)
+ * with its diagnostics in *d. */
+static struct rp_reader *read_built(const char *name, const struct cb_buf *f,
+                                    struct ldiag *d, struct rp_reader_stats *st)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s.rpc", dir, name);
+    REQUIRE(cb_write(f, path) == 0, "%s: %s", path, strerror(errno));
+    struct rp_reader *r = rp_reader_open(path, limits_diag, d);
+    REQUIRE(r != NULL, "%s: %s", name, d->first);
+    struct rp_event ev;
+    while (rp_reader_next(r, &ev))
+        ;
+    rp_reader_stats(r, st);
+    unlink(path);
+    return r;
+}
+
+static void test_limits(void)
+{
+    struct cb_buf f = {0}, p = {0};
+    struct rp_reader_stats st;
+
+    /* A string at RP_CHUNK_STRING_MAX is read; one byte more is refused. */
+    cb_header(&f, NULL);
+    cb_string(&p, 1, "cpu", 3, 0);
+    cb_string(&p, 2, NULL, RP_CHUNK_STRING_MAX, 'x');
+    cb_string(&p, 3, NULL, RP_CHUNK_STRING_MAX + 1, 'y');
+    cb_segment(&f, &p, 0, RP_SEG_LAST);
+    struct ldiag d = {"RP_CHUNK_STRING_MAX"};
+    struct rp_reader *r = read_built("string-max", &f, &d, &st);
+    size_t len = 0;
+    CHECK(rp_reader_string_len(r, 2, &len) && len == RP_CHUNK_STRING_MAX &&
+          !rp_reader_string(r, 3) && st.records_bad == 1 && d.matched == 1,
+          "string limit: 1 MiB read (%zu), 1 MiB + 1 refused (%s, %llu bad)", len,
+          d.first, (unsigned long long)st.records_bad);
+    rp_reader_close(r);
+
+    /* A stack of RP_CHUNK_STACK_MAX frames is read; one frame more is refused. */
+    p.n = p.nrec = 0;
+    CB_REC(&p, RP_REC_FRAME, 1, 0, RP_FRAME_JIT, 0, 0);
+    for (uint32_t id = 1; id <= 2; id++) {
+        struct cb_buf body = {0};
+        uint32_t n = RP_CHUNK_STACK_MAX + id - 1;
+        cb_v(&body, id);
+        cb_v(&body, 0);
+        cb_v(&body, n);
+        cb_fill(&body, 1, n);   /* n times frame 1 */
+        cb_record(&p, RP_REC_STACK, &body);
+        cb_free(&body);
+    }
+    cb_header(&f, NULL);
+    cb_segment(&f, &p, 0, RP_SEG_LAST);
+    d = (struct ldiag){"RP_CHUNK_STACK_MAX"};
+    r = read_built("stack-max", &f, &d, &st);
+    uint32_t n = 0, flags;
+    const uint32_t *fr = rp_reader_stack(r, 1, &n, &flags);
+    CHECK(fr && n == RP_CHUNK_STACK_MAX && fr[n - 1] == 1 &&
+          !rp_reader_stack(r, 2, NULL, NULL) && st.records_bad == 1 && d.matched == 1 &&
+          st.unresolved_refs == 0,
+          "stack limit: 1 Mi frames read (%u), one more refused (%s)", n, d.first);
+    rp_reader_close(r);
+
+    /* Five segments of 60 strings of 1 MiB, 250 KB each in the file: the pools
+     * fill to their budget at each segment, and never pass it. */
+    cb_header(&f, NULL);
+    uint64_t id = 1;
+    for (uint32_t seg = 0; seg < 5; seg++) {
+        p.n = p.nrec = 0;
+        for (int i = 0; i < 60; i++)
+            cb_string(&p, id++, NULL, RP_CHUNK_STRING_MAX, (uint8_t)('a' + seg));
+        cb_segment(&f, &p, seg, seg == 4 ? RP_SEG_LAST : 0);
+    }
+    d = (struct ldiag){"memory budget"};
+    r = read_built("budget", &f, &d, &st);
+    uint64_t kept = 0;
+    uint64_t budget = RP_READER_POOL_FACTOR * (uint64_t)f.n + RP_READER_POOL_SLACK;
+    for (uint64_t i = 1; i < id; i++)
+        kept += rp_reader_string_len(r, (uint32_t)i, &len) ? len : 0;
+    CHECK(kept <= budget && kept + 2 * RP_CHUNK_STRING_MAX >= budget &&
+          st.records_bad == (id - 1) - kept / RP_CHUNK_STRING_MAX && d.matched >= 5 &&
+          d.matched <= 5 * 8,
+          "budget: %llu bytes of strings kept from a %zu-byte file, budget %llu; %llu "
+          "refused, %d reported (%s)", (unsigned long long)kept, f.n,
+          (unsigned long long)budget, (unsigned long long)st.records_bad, d.matched,
+          d.first);
+    rp_reader_close(r);
+
+    /* raw_len over 256 times comp_len: refused as forged, and the good segment
+     * after it is read. */
+    p.n = p.nrec = 0;
+    cb_string(&p, 1, "cpu", 3, 0);
+    cb_header(&f, NULL);
+    size_t at = f.n;
+    cb_segment(&f, &p, 0, 0);
+    uint8_t *h = f.p + at;
+    rp_put_le32(h + 12, 256 * rp_get_le32(h + 16) + 1);
+    rp_put_le32(h + 44, rp_crc32c(0, h, 44));
+    cb_segment(&f, &p, 1, RP_SEG_LAST);
+    d = (struct ldiag){"raw_len too large for its comp_len"};
+    r = read_built("lz4-ratio", &f, &d, &st);
+    CHECK(st.segments_bad == 1 && st.segments_ok == 1 && d.matched == 1 &&
+          rp_reader_string(r, 1), "raw_len of 256 x comp_len + 1 refused (%s)", d.first);
+    rp_reader_close(r);
+
+    /* References to undefined ids: counted each, reported once per segment. */
+    cb_header(&f, NULL);
+    for (uint32_t seg = 0; seg < 2; seg++) {
+        p.n = p.nrec = 0;
+        if (!seg) {
+            cb_string(&p, 1, "cpu", 3, 0);
+            CB_REC(&p, RP_REC_KIND, 1, 1, 0, 10, 0);
+        }
+        CB_REC(&p, RP_REC_SAMPLES, 1, 7, 3 - seg, 0, 10, 0, 0, 9, 0, 9, 0, 9);
+        cb_segment(&f, &p, seg, seg ? RP_SEG_LAST : 0);
+    }
+    d = (struct ldiag){"never defined"};
+    r = read_built("unresolved", &f, &d, &st);
+    CHECK(st.unresolved_refs == 3 + 1 + 2 + 1 && d.matched == 2 && st.samples == 5,
+          "undefined ids: %llu references, %d lines (%s)",
+          (unsigned long long)st.unresolved_refs, d.matched, d.first);
+    rp_reader_close(r);
+    cb_free(&f);
+    cb_free(&p);
+}
+
 int main(void)
 {
     /* Thousands of small files are written and read: tmpfs keeps that off the disk. */
@@ -1004,6 +1157,7 @@ int main(void)
     test_segments();
     test_records();
     test_payload_fuzz(env ? atoi(env) : 3000);
+    test_limits();
 
     if (!getenv("RP_DAMAGE_KEEP")) unlink(path);
     if (!getenv("RP_DAMAGE_KEEP")) unlink(scratch);

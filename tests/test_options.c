@@ -79,6 +79,13 @@ static void test_good(void)
           !strcmp(o.ctl, "/run/rp.sock") && !o.ctl_off, "ctl path: %s", err);
     CHECK(rp_options_parse("ctl=off", &o, err, sizeof err) == 0 && o.ctl_off == 1 &&
           o.ctl[0] == '\0', "ctl=off: %s", err);
+    CHECK(rp_options_parse("recording=rec-0f3A.b_c", &o, err, sizeof err) == 0 &&
+          !strcmp(o.recording, "rec-0f3A.b_c"), "recording id: %s", err);
+    CHECK(rp_options_parse("recording=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                           &o, err, sizeof err) == 0 && strlen(o.recording) == 64,
+          "a recording id of 64 characters: %s", err);
+    CHECK(rp_options_parse("interval=1ms", &o, err, sizeof err) == 0 && !o.recording[0],
+          "no recording id by default");
     CHECK(rp_options_parse("depth=2048,ring=64k", &o, err, sizeof err) == 0,
           "depth 2048 fits a 64k ring: %s", err);
     CHECK(rp_options_parse("alloc=64k,live=on,livemax=1000", &o, err, sizeof err) == 0 &&
@@ -158,6 +165,11 @@ static const struct { const char *s, *must, *must2; } bad[] = {
     {",interval=1ms", "empty option", "commas"},
     {"interval=1ms,", "empty option", "commas"},
     {"dir=", "dir", "needs a value"},
+    {"recording=", "recording", "needs a value"},
+    {"recording=a b", "recording", "letters, digits"},
+    {"recording=a/b", "recording", "letters, digits"},
+    {"recording=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "recording",
+     "1 to 64"},
     {"depth=8192,ring=64k", "depth=8192", "ring"},
     {"chunksize=64m,maxsize=16m", "chunksize", "maxsize"},
     {"alloc=512", "alloc", "1k"},
@@ -278,7 +290,7 @@ static void test_help_and_docs(const char *docs)
 {
     static const char *keys[] = {"dir", "interval", "engine", "depth", "native", "flush",
                                  "maxsize", "maxage", "chunksize", "chunktime", "ring",
-                                 "ctl", "signal", "service", "labels", "help"};
+                                 "ctl", "signal", "service", "labels", "recording", "help"};
     struct help_ctx h = {{0}, 0};
     rp_options_print_help(collect, &h);
     char *doc = NULL;

@@ -500,6 +500,44 @@ static void test_rotate_path(void)
     CHECK(scan(dir).finished == 3 && scan(dir).parts == 0, "close finished the third");
 }
 
+/* A recording id the caller gives is every chunk's, in place of the generated one
+ * (ringprof record tells its own chunks by it); an empty one is not taken. */
+static void test_given_id(void)
+{
+    static const char *const ids[] = {"rec-given.1_x", ""};
+    for (int i = 0; i < 2; i++) {
+        char dir[PATH_MAX], err[256], path[2][PATH_MAX];
+        sub(dir, sizeof dir, ids[i][0] ? "given-id" : "empty-id");
+        const struct rp_kv meta[] = {{RP_META_RECORDING, ids[i]}, {"jvm.name", "TestVM"}};
+        struct rp_recording *rec = rp_recording_open(dir, NULL, meta, 2, err, sizeof err);
+        REQUIRE(rec, "open: %s", err);
+        for (int k = 0; k < 2; k++) {
+            put_data(rp_recording_writer(rec), 10, 1);
+            CHECK(rp_recording_rotate(rec, path[k], sizeof path[k]) == 0, "rotate %d", k);
+        }
+        rp_recording_close(rec);
+        for (int k = 0; k < 2; k++) {
+            struct rp_reader *r = NULL;
+            int clean = 0;
+            REQUIRE(read_chunk(path[k], &clean, &r) >= 0 && r, "read %s", path[k]);
+            const char *v = rp_reader_meta(r, RP_META_RECORDING);
+            size_t n = 0;
+            const struct rp_kv *all = rp_reader_meta_all(r, &n);
+            int count = 0;
+            for (size_t j = 0; j < n; j++)
+                count += strcmp(all[j].key, RP_META_RECORDING) == 0;
+            if (ids[i][0])
+                CHECK(v && strcmp(v, ids[i]) == 0, "chunk %d: the given id, got %s", k,
+                      v ? v : "-");
+            else
+                CHECK(v && strchr(v, '-') && atol(v) == (long)getpid(),
+                      "chunk %d: an empty id is not taken: %s", k, v ? v : "-");
+            CHECK(count == 1, "chunk %d: one recording.id entry, not %d", k, count);
+            rp_reader_close(r);
+        }
+    }
+}
+
 /* -------------------------------------------------------------- retention -- */
 
 /* Foreign things that retention must neither count nor delete nor follow. */
@@ -1109,6 +1147,7 @@ int main(void)
     test_rotation_by_size();
     test_rotation_by_duration();
     test_rotate_path();
+    test_given_id();
     test_retention_by_size();
     test_retention_by_age();
     test_retention_keeps_newest();

@@ -14,14 +14,7 @@
 #   - two recordings on one command line stay two recordings.
 set -u
 RINGPROF=$1 SYNTH=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 checks=0
-check() {   # check DESCRIPTION COMMAND...
-    local what=$1; shift
-    checks=$((checks + 1))
-    if ! "$@"; then echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/checks.sh"
 contains() { grep -q -- "$2" "$1"; }
 
 # Thread rows: "tid name samples sampled s cpu s"; prints "name sampled_s cpu_s".

@@ -37,9 +37,11 @@
  * a diagnostic callback with the file, the byte offset and the reason (malformed
  * records beyond the 8th in one segment in a single summary line), and reading
  * resumes at the next segment it can find. Nothing in a damaged file can make the
- * reader crash, loop, or allocate more than RP_SEG_MAX_RAW plus the pools (and
- * liblz4's decompression buffers, a few MiB at most). The pools grow only with
- * definitions actually present (format.h: RP_POOL_ID_SLACK).
+ * reader crash, loop, or allocate more than one segment's payload (at most
+ * RP_SEG_MAX_RAW, and at most 256 times the segment's size in the file) plus the
+ * pools (and liblz4's decompression buffers, a few MiB at most). The pools grow only
+ * with definitions actually present (format.h: RP_POOL_ID_SLACK), each within the
+ * writer's limits below, and only within their budget (RP_READER_POOL_FACTOR).
  *
  * Neither side is async-signal-safe; both allocate.
  */
@@ -72,6 +74,22 @@ struct rp_kv {
 #define RP_CHUNK_STACK_MAX        (1u << 20)
 #define RP_CHUNK_SEGMENT_SOFT_MAX (48u << 20)
 #define RP_CHUNK_BATCH_MAX        (256u << 10)
+
+/* Reader limits. A reader refuses a STRING over RP_CHUNK_STRING_MAX bytes and a
+ * STACK over RP_CHUNK_STACK_MAX frames, as the writer does. And the pools it keeps
+ * (entries, their strings and frames, the id tables) stay within
+ * RP_READER_POOL_FACTOR times the bytes of the file read so far, plus
+ * RP_READER_POOL_SLACK: LZ4 packs up to 255 bytes into one, so without the budget
+ * 240 KB of file could define 60 MiB of strings, a segment at a time. A definition
+ * past the budget is refused and reported like any malformed record (its id then
+ * reads as undefined). The slack holds the largest entry the format allows (a
+ * stack of RP_CHUNK_STACK_MAX frames takes 4 MiB) twice over, in a file of any
+ * size. The agent's recordings stay far below the factor: their pools take at
+ * most about 5 times the file on the workloads measured (docs/format.md,
+ * "Reading", and `ringprof summary --chunks`); a file the writer accepts can still pass it (a thousand 1 MiB
+ * strings of one repeated byte). */
+#define RP_READER_POOL_FACTOR     16u
+#define RP_READER_POOL_SLACK      (8u << 20)
 
 /* ------------------------------------------------------------------ writer -- */
 
@@ -305,6 +323,8 @@ struct rp_reader_stats {
     uint64_t records_unknown;    /* records of a type this reader does not know    */
     uint64_t unresolved_refs;    /* references to ids never defined                */
     uint64_t samples;
+    uint64_t pool_bytes;         /* memory the pools hold: at most                 */
+                                 /* RP_READER_POOL_FACTOR x bytes read + SLACK     */
     int clean_close;             /* a RP_SEG_LAST segment was read                 */
 };
 

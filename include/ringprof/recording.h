@@ -119,6 +119,9 @@ struct rp_recording_stats {
  * goes into every chunk's header; the recording adds RP_META_PID, RP_META_HOST
  * (unless given), RP_META_CHUNK_SEQ, RP_META_RECORDING, RP_META_START_WALL and
  * RP_META_START_MONO, and drops the caller's entries with those keys but HOST.
+ * The recording id is "<pid>-<start>-<64 random bits>", unless the caller gives a
+ * non-empty RP_META_RECORDING (at most 111 bytes): then that one, so that whoever
+ * started the process can tell its chunks from any other (`ringprof record`).
  * The first chunk is created lazily, by the first rp_recording_writer call.
  * @return the recording, or NULL with a one-line reason in `err` (naming the
  * directory and the system error) and errno set.

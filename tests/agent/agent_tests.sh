@@ -322,9 +322,15 @@ test_bad_options() {
     grep -q "^ringprof: SIGPROF already has a handler" "$work/err" ||
         { show_err; fail "no clear message for a taken SIGPROF"; }
     note "taken: $(grep -m1 '^ringprof:' "$work/err")"
-    # ...and another signal works.
-    LD_PRELOAD="$RP_TAKEN" java_run -agentpath:"$RP_AGENT=dir=$work/rec,signal=VTALRM" -- -version ||
+    # ...and another signal works; recording= is the id of every chunk written.
+    LD_PRELOAD="$RP_TAKEN" java_run \
+        -agentpath:"$RP_AGENT=dir=$work/rec,signal=VTALRM,recording=rec-given.1" -- -version ||
         { show_err; fail "signal=VTALRM did not work around a taken SIGPROF"; }
+    "$RP_RINGPROF" summary "$work/rec" >"$work/summary.out" 2>&1 ||
+        fail "summary: $(cat "$work/summary.out")"
+    [ "$(grep -c '^recording ' "$work/summary.out")" = 1 ] &&
+        grep -q '^recording rec-given.1$' "$work/summary.out" ||
+        fail "recording= is not the chunks' recording.id: $(grep '^recording' "$work/summary.out")"
 }
 
 # No malloc/free/pthread_mutex_lock inside the handler at 1 kHz in a busy JVM,

@@ -37,6 +37,24 @@
 #                   another root recording's directory, then to nobody's own: no
 #                   file of that recording is deleted, no chunk lands in either
 #
+# The attacks of issue 28 on root's `ringprof record`, `convert` and `diff` need no
+# JVM: record runs tests/convert/standin_java.sh, which writes rp_testwriter's
+# recording where the agent would, with the recording id record gave it.
+#   record_planted  nobody makes /tmp/prof (0755) with symlinks recording -> a
+#                   root-only directory, profile.txt and flamegraph.html -> root's
+#                   secrets; and /tmp/prof2 whose recording directory gets nobody's
+#                   chunk while the JVM starts: root's record refuses both, with
+#                   and without --force, and changes nothing anywhere
+#   record_race     root's own DIR with what a race would leave there (planted by
+#                   root, handed to nobody): symlinks at the output names are
+#                   replaced, not followed; a recording symlink is refused and
+#                   --force through it deletes nothing; nobody's chunk dropped into
+#                   the recording while the JVM starts is left out
+#   convert_symlink root's convert and diff -o into nobody's directory onto
+#                   nobody's symlinks (replaced, not followed), through nobody's
+#                   symlink in sticky /tmp (refused), and through root's own one
+#                   there (followed)
+#
 # Each test re-runs itself in a private mount namespace with a fresh tmpfs on
 # /tmp (unshare -m), so it never touches the machine's /tmp/ringprof-* and sees
 # no other test's files. It needs root, the nobody user, unshare and setpriv; it
@@ -45,8 +63,9 @@
 # fresh client waits behind idle ones, is 15 s (RP_CONTROL_STALL_MS is 5 s; before
 # the fix it was 60 s or forever).
 #
-# meson passes RP_JAVA, RP_AGENT, RP_JAR (tests/java's programs), RP_RINGPROF and,
-# in the ASan build, RP_SAN_CHECK (as for control_tests.sh).
+# meson passes RP_JAVA, RP_AGENT, RP_JAR (tests/java's programs), RP_RINGPROF,
+# RP_TESTWRITER (tests/convert's rp_testwriter) and, in the ASan build,
+# RP_SAN_CHECK (as for control_tests.sh).
 set -uo pipefail
 
 test_name=${1:?usage: security_tests.sh TEST}
@@ -66,7 +85,7 @@ mount --bind /tmp /mnt ||
     { echo "cannot bind /tmp to /mnt in a private namespace: skipped"; exit 77; }
 mount -t tmpfs -o mode=1777,size=256m tmpfs /tmp ||
     { echo "cannot mount a private /tmp: skipped"; exit 77; }
-for v in RP_AGENT RP_JAR RP_RINGPROF RP_DUMP RP_SAN_CHECK RP_JAVA LD_LIBRARY_PATH; do
+for v in RP_AGENT RP_JAR RP_RINGPROF RP_DUMP RP_SAN_CHECK RP_JAVA RP_TESTWRITER LD_LIBRARY_PATH; do
     [ -n "${!v:-}" ] && export "$v=$(sed -E 's#(^|:)/tmp/#\1/mnt/#g' <<<"${!v}")"
 done
 [[ $here == /tmp/* ]] && here=/mnt/${here#/tmp/}
@@ -494,8 +513,146 @@ test_dir_repointed() {
     end_java $jpid
 }
 
+
+# Issue 28: root's record, convert and diff in places nobody can reach.
+
+standin="$here/../convert/standin_java.sh"
+export RP_STANDIN_LOG="$work/java.args"
+: >"$RP_STANDIN_LOG"
+
+# record_as_root NAME ARGS...: root's `ringprof record ARGS -- standin Main`;
+# sets $rc, its stderr in $work/NAME.err.
+record_as_root() {
+    local name=$1; shift
+    rc=0
+    rp record --agent "$agent" "$@" -- "$standin" Main >/dev/null 2>"$work/$name.err" || rc=$?
+    note "record $*: rc $rc: $(tr '\n' '|' <"$work/$name.err")"
+}
+# Root's secrets, a root-only directory with another root recording in it.
+secrets() {
+    echo "TOPSECRET 1" >/tmp/secret1
+    echo "TOPSECRET 2" >/tmp/secret2
+    chmod 600 /tmp/secret1 /tmp/secret2
+    mkdir -m 0700 /tmp/rootonly
+}
+secrets_kept() {   # secrets_kept WHAT: the secrets as they were
+    [ "$(cat /tmp/secret1 /tmp/secret2)" = "$(printf 'TOPSECRET 1\nTOPSECRET 2')" ] ||
+        fail "$1: root's secret files were written: $(head -c 200 /tmp/secret1 /tmp/secret2)"
+}
+fingerprint() {   # fingerprint DIR: its files' inodes, sizes and contents
+    (cd "$1" && stat -c '%i %s %n' -- * && cat -- *) | md5sum
+}
+nobody_chunk() {   # /tmp/nb-chunk.rpc: a chunk of nobody's (recording rec-B)
+    "$RP_TESTWRITER" other /tmp/nb-chunk.rpc >/dev/null
+    chown $NOBODY:$NOBODY /tmp/nb-chunk.rpc
+}
+refused_line() {   # refused_line NAME WANT: exit 2 and one line that says WANT
+    [ $rc = 2 ] || fail "$1: record exited $rc, not 2 (refused)"
+    [ "$(wc -l <"$work/$1.err")" = 1 ] || fail "$1: not one line: $(cat "$work/$1.err")"
+    grep -q "$2" "$work/$1.err" || fail "$1: the refusal does not say '$2': $(cat "$work/$1.err")"
+}
+
+test_record_planted() {
+    secrets
+    as_nobody mkdir -m 0755 /tmp/prof
+    as_nobody ln -s /tmp/rootonly /tmp/prof/recording
+    as_nobody ln -s /tmp/secret1 /tmp/prof/profile.txt
+    as_nobody ln -s /tmp/secret2 /tmp/prof/flamegraph.html
+    record_as_root planted -o /tmp/prof
+    refused_line planted "refusing -o /tmp/prof: it belongs to uid $NOBODY (mode 0755), not to root"
+    secrets_kept "nobody's symlinks"
+    [ -z "$(ls -A /tmp/rootonly)" ] || fail "root wrote into /tmp/rootonly: $(ls -A /tmp/rootonly)"
+    # --force through the link, with another root recording behind it.
+    "$RP_TESTWRITER" split /tmp/rootonly >/dev/null
+    local before
+    before=$(fingerprint /tmp/rootonly)
+    record_as_root forced --force -o /tmp/prof
+    refused_line forced "refusing -o /tmp/prof: it belongs to uid $NOBODY"
+    [ "$(fingerprint /tmp/rootonly)" = "$before" ] ||
+        fail "--force through nobody's recording link changed /tmp/rootonly: $(ls -A /tmp/rootonly)"
+    # No recording link: nobody's recording directory, and nobody's chunk dropped
+    # into it while the JVM starts.
+    as_nobody mkdir -m 0755 /tmp/prof2 /tmp/prof2/recording
+    nobody_chunk
+    RP_STANDIN_PLANT=/tmp/nb-chunk.rpc record_as_root planted2 -o /tmp/prof2
+    refused_line planted2 "refusing -o /tmp/prof2: it belongs to uid $NOBODY (mode 0755)"
+    [ ! -e /tmp/prof2/profile.txt ] || fail "root converted nobody's chunk into /tmp/prof2/profile.txt"
+    [ ! -s "$RP_STANDIN_LOG" ] || fail "the program ran: $(cat "$RP_STANDIN_LOG")"
+}
+
+test_record_race() {
+    secrets
+    # What a race could leave in root's DIR: nobody's symlinks at the outputs.
+    mkdir -m 0755 /tmp/rprof
+    ln -s /tmp/secret1 /tmp/rprof/profile.txt
+    ln -s /tmp/secret2 /tmp/rprof/flamegraph.html
+    chown -h $NOBODY:$NOBODY /tmp/rprof/profile.txt /tmp/rprof/flamegraph.html
+    record_as_root race -o /tmp/rprof
+    [ $rc = 0 ] || fail "record into root's DIR exited $rc"
+    secrets_kept "symlinks at the outputs"
+    [ -f /tmp/rprof/profile.txt ] && [ ! -L /tmp/rprof/profile.txt ] &&
+        [ -f /tmp/rprof/flamegraph.html ] && [ ! -L /tmp/rprof/flamegraph.html ] ||
+        fail "the symlinks at the outputs were not replaced: $(ls -l /tmp/rprof)"
+    grep -q '^# ringprof tree' /tmp/rprof/profile.txt || fail "profile.txt is not the profile"
+    # A recording symlink (to another root recording), with and without --force.
+    "$RP_TESTWRITER" split /tmp/rootonly >/dev/null
+    local before
+    before=$(fingerprint /tmp/rootonly)
+    mkdir -m 0755 /tmp/rprof2
+    ln -s /tmp/rootonly /tmp/rprof2/recording
+    chown -h $NOBODY:$NOBODY /tmp/rprof2/recording
+    record_as_root link -o /tmp/rprof2
+    refused_line link "refusing /tmp/rprof2/recording: it is a symlink (owner uid $NOBODY), and record never follows one there"
+    record_as_root linkforce --force -o /tmp/rprof2
+    refused_line linkforce "refusing /tmp/rprof2/recording: it is a symlink"
+    [ "$(fingerprint /tmp/rootonly)" = "$before" ] ||
+        fail "--force through a recording link changed /tmp/rootonly: $(ls -A /tmp/rootonly)"
+    # nobody's chunk, dropped into the recording while the JVM starts.
+    nobody_chunk
+    RP_STANDIN_PLANT=/tmp/nb-chunk.rpc record_as_root chunk -o /tmp/rprof3
+    [ $rc = 0 ] || fail "record with a planted chunk exited $rc"
+    grep -q "left out 1 chunk file in /tmp/rprof3/recording that this run's JVM did not write, the first nb-chunk.rpc (recording rec-B)" \
+        "$work/chunk.err" || fail "the planted chunk was not reported: $(cat "$work/chunk.err")"
+    ! grep -q rec-B /tmp/rprof3/profile.txt /tmp/rprof3/flamegraph.html ||
+        fail "nobody's chunk was converted: $(grep -m1 rec-B /tmp/rprof3/profile.txt)"
+    grep -q '^# recording rec-' /tmp/rprof3/profile.txt || fail "the run's own chunks are not in the profile"
+}
+
+test_convert_symlink() {
+    secrets
+    mkdir -m 0755 /tmp/rootdir
+    "$RP_TESTWRITER" split "$work/rec" >/dev/null
+    "$RP_TESTWRITER" diff-base "$work/base.rpc" >/dev/null
+    "$RP_TESTWRITER" diff-new "$work/new.rpc" >/dev/null
+    as_nobody mkdir -m 0755 /tmp/nb
+    as_nobody ln -s /tmp/secret1 /tmp/nb/out.html
+    as_nobody ln -s /tmp/secret2 /tmp/nb/d.txt
+    as_nobody ln -s /tmp/rootdir /tmp/nb/cmp
+    as_nobody ln -s /tmp/rootdir /tmp/nblink
+    rp convert -o /tmp/nb/out.html "$work/rec" 2>"$work/c1.err" || fail "convert -o onto nobody's link: $(cat "$work/c1.err")"
+    rp diff -o /tmp/nb/d.txt "$work/base.rpc" "$work/new.rpc" 2>"$work/d1.err" ||
+        fail "diff -o onto nobody's link: $(cat "$work/d1.err")"
+    secrets_kept "convert and diff onto nobody's symlinks"
+    [ ! -L /tmp/nb/out.html ] && [ ! -L /tmp/nb/d.txt ] || fail "nobody's symlinks were not replaced"
+    local rc=0
+    rp convert -o /tmp/nblink/x.html "$work/rec" 2>"$work/c2.err" || rc=$?
+    note "through nobody's link in /tmp: rc $rc: $(cat "$work/c2.err")"
+    [ $rc = 1 ] && grep -q "^ringprof convert: /tmp/nblink/x.html: /tmp/nblink is a symlink (owner uid $NOBODY), and its directory /tmp may be written by every user (mode 1777, owner uid 0): not followed$" \
+        "$work/c2.err" || fail "convert through nobody's link in sticky /tmp: rc $rc, $(cat "$work/c2.err")"
+    rc=0
+    rp diff --format pprof -o /tmp/nb/cmp "$work/base.rpc" "$work/new.rpc" 2>"$work/d2.err" || rc=$?
+    [ $rc = 1 ] && grep -q "/tmp/nb/cmp is a symlink (owner uid $NOBODY), and its directory /tmp/nb belongs to uid $NOBODY (mode 0755), not to root: not followed" \
+        "$work/d2.err" || fail "diff's pprof directory through nobody's link: rc $rc, $(cat "$work/d2.err")"
+    [ -z "$(ls -A /tmp/rootdir)" ] || fail "root wrote into /tmp/rootdir: $(ls -A /tmp/rootdir)"
+    # root's own link in sticky /tmp is followed.
+    ln -s /tmp/rootdir /tmp/rootlink
+    rp convert -o /tmp/rootlink/y.txt "$work/rec" 2>"$work/c3.err" || fail "root's own link: $(cat "$work/c3.err")"
+    [ -s /tmp/rootdir/y.txt ] || fail "convert through root's own link wrote nothing there"
+}
+
 case "$test_name" in
-dir_removed|ctl_planted|ctl_peer|list_planted|attach_symlink|idle_lockout|dir_foreign|retention|dir_too_long|dir_symlink|dir_repointed)
+dir_removed|ctl_planted|ctl_peer|list_planted|attach_symlink|idle_lockout|dir_foreign|retention|dir_too_long|\
+dir_symlink|dir_repointed|record_planted|record_race|convert_symlink)
     "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac

@@ -10,6 +10,8 @@
  *           split  OUT is a directory (created): rec-A's samples exactly, in two
  *                  chunks (chunk.seq 0 and 1, the second opened 5 s later, with
  *                  its own ids) and a segment every 7 samples.
+ *                  For main and split, RP_TESTWRITER_RECORDING in the environment
+ *                  replaces the id "rec-A" (what `ringprof record` gives its agent).
  *           heap   OUT is a directory: recording "rec-L", allocations, live
  *                  snapshots and GC pauses with one leaking site (see "heap
  *                  recordings" below for its content).
@@ -419,6 +421,14 @@ static void manifest_end(const char *rec, void (*extra)(FILE *))
         die("manifest");
 }
 
+/* rec-A's recording id: RP_TESTWRITER_RECORDING if set, so that a stand-in for
+ * java can write what `ringprof record` asks of its agent (recording=). */
+static const char *rec_a_id(void)
+{
+    const char *id = getenv("RP_TESTWRITER_RECORDING");
+    return id && *id ? id : "rec-A";
+}
+
 /* Write rec-A. split: chunk boundary after sample 50, a segment every 7 samples. */
 static void write_a(const char *out, int split)
 {
@@ -430,7 +440,7 @@ static void write_a(const char *out, int split)
     } else {
         snprintf(path, sizeof path, "%s", out);
     }
-    struct out o = open_chunk(path, "rec-A", "100", "hostA", WALL0, MONO0, 0);
+    struct out o = open_chunk(path, rec_a_id(), "100", "hostA", WALL0, MONO0, 0);
     /* worker-2 starts life under the pool's name and is renamed before it runs. */
     uint32_t t2_early = rp_chunk_thread(o.w, T_W2, 103, 13, "pool-1-thread-2",
                                         RP_THREAD_JAVA | RP_THREAD_DAEMON, MONO0);
@@ -445,7 +455,7 @@ static void write_a(const char *out, int split)
                 if (rp_chunk_close(o.w) != 0)
                     die("close");
                 snprintf(path, sizeof path, "%s/20261121T060208Z-100-1.rpc", out);
-                o = open_chunk(path, "rec-A", "100", "hostA", WALL0 + 5000 * MS,
+                o = open_chunk(path, rec_a_id(), "100", "hostA", WALL0 + 5000 * MS,
                                MONO0 + 5000 * MS, 1);
             }
             uint64_t mono = MONO0 + k * STEP;

@@ -8,8 +8,9 @@
 #   2. independent figures: expect.py recomputes every number from the list of
 #      samples the writer wrote (its manifest), for a matrix of options;
 #   3. every collapsed output passes the strict folded-format checker;
-#   4. merges: two recordings converted together equal the sum of each alone, and a
-#      recording split over chunks and segments converts exactly like the whole;
+#   4. merges: two recordings converted together equal the sum of each alone,
+#      --recording picks one of them, and a recording split over chunks and
+#      segments converts exactly like the whole;
 #   5. bad input and bad usage: warnings, skips, --strict, exit codes.
 set -u
 RINGPROF=$1 WRITER=$2 SRC=$3
@@ -192,6 +193,14 @@ check "merge: flat total of app.Worker.run adds up" \
          $(( $(method_total "$tmp/fa" app.Worker.run) + $(method_total "$tmp/fb" app.Worker.run) ))
 check "merge keeps both recordings' labels" \
     grep -q "recording rec-B: pid 200 on hostB" <(convert --format tree "$A" "$B")
+# --recording: one recording out of a merge, the other left out with one line.
+convert --recording rec-B --format collapsed "$A" "$B" >"$tmp/crb" 2>"$tmp/crb.err"
+check "--recording rec-B of A and B: B alone" diff "$tmp/cb" "$tmp/crb"
+check "--recording rec-B: one line names what it left out" \
+    test "$(cat "$tmp/crb.err")" = "ringprof convert: --recording rec-B: left out 1 chunk file of other recordings, the first $A (recording rec-A)"
+convert --recording rec-Z "$A" "$B" >/dev/null 2>"$tmp/crz.err"
+check "--recording of none of them: exit 1, says so" \
+    bash -c '[ $0 -eq 1 ] && grep -q "no input could be read: no chunk is of recording rec-Z" "$1"' $? "$tmp/crz.err"
 for f in tree flat collapsed backtrace; do
     convert --format $f --per-thread "$A" >"$tmp/whole"
     convert --format $f --per-thread "$tmp/split" >"$tmp/parts"
@@ -220,7 +229,11 @@ convert --format collapsed "$tmp/flip.rpc" >"$tmp/flip.out" 2>"$tmp/flip.err"
 check "corrupt segment: exit 0" test $? -eq 0
 check "corrupt segment: reported with offset and reason" \
     grep -q "flip.rpc: offset [0-9]*: .*" "$tmp/flip.err"
-check "corrupt segment: counted in the summary line" grep -q "1 problem" "$tmp/flip.err"
+check "corrupt segment: the ids it defined are reported where later segments name them" \
+    grep -q "flip.rpc: offset [0-9]*: segment [0-9]*: [0-9]* references* to ids the chunk never defined" \
+    "$tmp/flip.err"
+check "corrupt segment: counted in the summary line, with the references it left" \
+    grep -q "2 problems" "$tmp/flip.err"
 n_flip=$(awk '{s += $NF} END {print s}' "$tmp/flip.out")
 check "corrupt segment: the other segments still convert (0 < weight < whole)" \
     test "$n_flip" -gt 0 -a "$n_flip" -lt 1010000000

@@ -55,6 +55,10 @@ static void check_values(const struct rp_options *o)
     FUZZ_CHECK(o->alloc_rate == 0 || (o->alloc_rate >= 10 && o->alloc_rate <= 1000000),
                "allocrate %llu", (unsigned long long)o->alloc_rate);
     FUZZ_CHECK(o->ctl_off == 0 || o->ctl_off == 1, "ctl_off %d", o->ctl_off);
+    size_t rn = strnlen(o->recording, sizeof o->recording);
+    FUZZ_CHECK(rn < sizeof o->recording &&
+               strspn(o->recording, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                    "0123456789._-") == rn, "recording '%.80s'", o->recording);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -17,6 +17,11 @@
  * snapshot. The alloc flat table gets the live columns from the same choice of
  * snapshot, through a second profile of kind live built beside the alloc one.
  *
+ * -o's file is made through model/outfile.h: a temporary put in place once the
+ * conversion has succeeded, so a symlink at the name is replaced, not followed,
+ * and a failed conversion leaves no file. --recording ID keeps only that
+ * recording's chunks (query.h), as `ringprof record` converts its own run.
+ *
  * The profile pass reports every problem the reader finds (file, offset,
  * reason) and goes on; the exit status is 1 only when nothing could be read,
  * when a live profile was asked of inputs without a snapshot, or with --strict
@@ -31,6 +36,7 @@
 
 #include "commands.h"
 #include "model/live.h"
+#include "model/outfile.h"
 #include "model/timeline.h"
 #include "outputs/formats.h"
 #include "outputs/out_common.h"
@@ -58,7 +64,11 @@ static void usage(FILE *f)
         "  --min-gcs N         live: only objects that survived at least N GCs (1:\n"
         "                      the heap the program keeps; default 0, every object)\n"
         "  --format F          output format (default: from the -o extension, else tree)\n"
-        "  -o, --output FILE   write to FILE instead of stdout\n"
+        "  -o, --output FILE   write to FILE instead of stdout (a new file renamed\n"
+        "                      into place: a symlink at FILE is replaced, not\n"
+        "                      followed)\n"
+        "  --recording ID      only the chunks of recording ID (their recording.id;\n"
+        "                      ringprof summary lists them), the others left out\n"
         "  --from T, --to T    keep samples with T_from <= time < T_to. T is UTC\n"
         "                      (2026-11-21T06:02:03Z, fraction allowed), or +DUR from\n"
         "                      the recording's first sample, or -DUR before its last;\n"
@@ -144,6 +154,7 @@ struct convert {
     struct rp_out_options oo;
     struct rp_query q;           /* the common options, inputs and look-ahead    */
     const char *format, *outpath;
+    struct rp_outfile out;       /* -o's file until it is put in place            */
     const struct rp_format *fmt;
     long snapshot;               /* --snapshot (rp_snap_parse); -1: the last     */
     int snapshot_set;
@@ -164,7 +175,7 @@ struct convert {
 enum {
     OPT_EVENT = RP_QOPT_END, OPT_FORMAT, OPT_LINES, OPT_BCI, OPT_PER_THREAD, OPT_CUTOFF,
     OPT_TOP, OPT_VALUE, OPT_SNAPSHOT, OPT_MIN_GCS, OPT_STATE, OPT_STATE_FRAMES,
-    OPT_TL_WIDTH, OPT_TL_ROWS, OPT_TL_SORT, OPT_TL_HTML, OPT_SERVICE, OPT_LABEL
+    OPT_TL_WIDTH, OPT_TL_ROWS, OPT_TL_SORT, OPT_TL_HTML, OPT_SERVICE, OPT_LABEL, OPT_RECORDING
 };
 
 /* The kinds that are off unless asked for, and the agent option that records
@@ -266,6 +277,7 @@ static int parse_one(void *cmd, int opt, const char *arg)
     case OPT_EVENT: c->po.event = arg; return 0;
     case OPT_FORMAT: c->format = arg; return 0;
     case 'o': c->outpath = arg; return 0;
+    case OPT_RECORDING: c->q.recording = arg; return 0;
     case OPT_LINES: c->po.granularity = RP_GRAN_LINE; return 0;
     case OPT_BCI: c->po.granularity = RP_GRAN_BCI; return 0;
     case OPT_PER_THREAD: c->po.per_thread = 1; return 0;
@@ -325,7 +337,7 @@ static int parse_args(struct convert *c, int argc, char **argv)
         {"top", 1, 0, OPT_TOP},         {"value", 1, 0, OPT_VALUE},
         {"snapshot", 1, 0, OPT_SNAPSHOT},
         {"state", 1, 0, OPT_STATE},     {"state-frames", 0, 0, OPT_STATE_FRAMES},
-        {"min-gcs", 1, 0, OPT_MIN_GCS},
+        {"min-gcs", 1, 0, OPT_MIN_GCS}, {"recording", 1, 0, OPT_RECORDING},
         {"width", 1, 0, OPT_TL_WIDTH},  {"rows", 1, 0, OPT_TL_ROWS},
         {"sort", 1, 0, OPT_TL_SORT},    {"html", 0, 0, OPT_TL_HTML},
         {"service", 1, 0, OPT_SERVICE}, {"label", 1, 0, OPT_LABEL},
@@ -511,11 +523,8 @@ static void say_empty(const struct convert *c)
         fprintf(stderr, "ringprof convert: no samples of kind '%s' kept", p->kind);
     else
         fprintf(stderr, "ringprof convert: no samples kept");
-    const char *sep = " (in the inputs:";
-    for (size_t k = 0; k < p->nkinds; k++, sep = ",")
-        fprintf(stderr, "%s %s %llu", sep, p->kinds[k].name,
-                (unsigned long long)p->kinds[k].samples);
-    fprintf(stderr, "%s", p->nkinds ? ")" : "");
+    if (rp_print_kinds(stderr, p, " (in the inputs:", 1, NULL))
+        fputc(')', stderr);
     if (st->samples_state_filtered)
         fprintf(stderr, "; %llu left out by --state",
                 (unsigned long long)st->samples_state_filtered);
@@ -536,12 +545,9 @@ static int kind_absent(const struct convert *c)
         if (!strcmp(p->kinds[k].name, c->po.event) && p->kinds[k].samples)
             return 0;
     fprintf(stderr, "ringprof convert: the inputs have no %s samples", c->po.event);
-    const char *sep = " (they hold:";
-    for (size_t k = 0; k < p->nkinds; k++, sep = ",")
-        fprintf(stderr, "%s %s %llu", sep, p->kinds[k].name,
-                (unsigned long long)p->kinds[k].samples);
+    size_t held = rp_print_kinds(stderr, p, " (they hold:", 1, NULL);
     fprintf(stderr, "%s; the agent records them with %s\n",
-            p->nkinds ? ")" : " (no samples at all)", opt);
+            held ? ")" : " (no samples at all)", opt);
     return 1;
 }
 
@@ -553,14 +559,19 @@ static struct rp_profile *build_events(void *arg, const struct rp_prof_options *
     return rp_query_build(&c->q, po, &c->readable);
 }
 
-/* Write the profile (for RP_MODEL_EVENTS, build it while writing). @return 0,
- * or 1 after printing why it failed. */
+/* Write the profile (for RP_MODEL_EVENTS, build it while writing) to stdout, or
+ * to -o's file, which close_output then puts in place (model/outfile.h).
+ * @return 0, or 1 after printing why it failed (the file is given up). */
 static int write_output(struct convert *c, int argc, char **argv)
 {
     FILE *out = stdout;
-    if (c->outpath && !(out = fopen(c->outpath, c->fmt->binary ? "wb" : "w"))) {
-        fprintf(stderr, "ringprof convert: %s: %s\n", c->outpath, strerror(errno));
-        return 1;
+    char why[512];
+    if (c->outpath) {
+        if (rp_outfile_open(&c->out, c->outpath, why, sizeof why) != 0) {
+            fprintf(stderr, "ringprof convert: %s: %s\n", c->outpath, why);
+            return 1;
+        }
+        out = c->out.f;
     }
     c->oo.method_re = c->q.fx.have_method ? &c->q.fx.method : NULL;
     c->oo.quiet = c->q.diag.quiet;
@@ -577,14 +588,29 @@ static int write_output(struct convert *c, int argc, char **argv)
                   : c->fmt->write_profile(out, c->p, &c->oo);
     if (fflush(out) != 0 || ferror(out))
         wrc = -1;
-    if (wrc != 0)
+    if (wrc != 0) {
         fprintf(stderr, "ringprof convert: writing %s: %s\n",
                 c->outpath ? c->outpath : "stdout", strerror(errno ? errno : EIO));
-    if (out != stdout && fclose(out) != 0 && wrc == 0) {
-        fprintf(stderr, "ringprof convert: %s: %s\n", c->outpath, strerror(errno));
-        wrc = -1;
+        rp_outfile_discard(&c->out);
     }
     return wrc != 0;
+}
+
+/* Put -o's file in place (keep), or give it up: a conversion that fails leaves
+ * no file, and an earlier one at that name as it was. @return 0, or 1 after
+ * printing why it could not be put in place. */
+static int close_output(struct convert *c, int keep)
+{
+    char why[512];
+    if (!keep || !c->out.f) {
+        rp_outfile_discard(&c->out);
+        return 0;
+    }
+    if (rp_outfile_commit(&c->out, why, sizeof why) != 0) {
+        fprintf(stderr, "ringprof convert: %s: %s\n", c->outpath, why);
+        return 1;
+    }
+    return 0;
 }
 
 /*
@@ -618,7 +644,7 @@ static int run_timeline(struct convert *c, int argc, char **argv)
         fprintf(stderr, "ringprof convert: timeline: no wall samples%s (the agent records "
                         "them with wall=INTERVAL): showing the telemetry alone\n",
                 c->tl.have_wall_kind ? " left after the filters" : "");
-    if (write_output(c, argc, argv))
+    if (write_output(c, argc, argv) || close_output(c, 1))
         return 1;
     return rp_query_status(&c->q);
 }
@@ -641,23 +667,20 @@ static int run_events(struct convert *c, int argc, char **argv)
         return 1;
     if (!c->readable) {
         fprintf(stderr, "ringprof convert: no input could be read\n");
-        if (c->outpath)
-            unlink(c->outpath);
+        close_output(c, 0);
         return 1;
     }
-    /* The file is written by now: one that holds nothing asked for goes. */
+    /* The file is written by now: one that holds nothing asked for is not kept. */
     if (c->po.event && rp_event_check("convert", c->po.event, c->p)) {
-        if (c->outpath)
-            unlink(c->outpath);
+        close_output(c, 0);
         return 2;
     }
     if (kind_absent(c)) {
-        if (c->outpath)
-            unlink(c->outpath);
+        close_output(c, 0);
         return 1;
     }
     rp_query_problems(&c->q, c->p, "the file holds");
-    return wrc ? 1 : rp_query_status(&c->q);
+    return wrc || close_output(c, 1) ? 1 : rp_query_status(&c->q);
 }
 
 static int run(struct convert *c, int argc, char **argv)
@@ -695,7 +718,7 @@ static int run(struct convert *c, int argc, char **argv)
     if (c->p->nodes[0].total[RP_PV_SAMPLES] == 0)
         say_empty(c);
     rp_query_problems(&c->q, c->p, "the profile holds");
-    if (write_output(c, argc, argv))
+    if (write_output(c, argc, argv) || close_output(c, 1))
         return 1;
     return rp_query_status(&c->q);
 }
@@ -712,6 +735,7 @@ int rp_cmd_convert(int argc, char **argv)
         rc = run(&c, argc, argv);
     else if (rc == 3)
         rc = 0;
+    rp_outfile_discard(&c.out);
     rp_prof_free(c.p);
     rp_prof_free(c.live);
     rp_tl_free(&c.tl);

@@ -15,18 +15,20 @@
  * The two profiles are joined by name (tools/outputs/diff.h) and written as a
  * flat table (or JSON), two-column collapsed stacks, or a differential flame
  * graph; pprof writes the two profiles side by side for go tool pprof's own
- * -diff_base. Exit status as convert's.
+ * -diff_base. Both -o forms are written through model/outfile.h (pprof's
+ * directory held, each file a temporary renamed into place). Exit status as
+ * convert's.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "model/live.h"
+#include "model/outfile.h"
 #include "outputs/diff.h"
 #include "outputs/formats.h"
 #include "query.h"
@@ -256,35 +258,42 @@ static int side_build(struct diff *d, struct side *s)
     fprintf(stderr, "ringprof diff: %s: %s '%s'", s->label,
             seen ? "no sample left after the filters, of kind" : "the inputs have no kind",
             d->event ? d->event : "?");
-    const char *sep = " (they hold:";
-    for (size_t k = 0; !seen && k < p->nkinds; k++, sep = ",")
-        fprintf(stderr, "%s %s %llu", sep, p->kinds[k].name,
-                (unsigned long long)p->kinds[k].samples);
-    fputs(!seen && p->nkinds ? ")\n" : "\n", stderr);
+    fputs(!seen && rp_print_kinds(stderr, p, " (they hold:", 1, NULL) ? ")\n" : "\n",
+          stderr);
     return !seen;   /* a kind that is not there is no profile to compare */
 }
 
 /* ---------------------------------------------------------------- output -- */
 
-/* pprof: DIR/base.pb.gz and DIR/new.pb.gz. @return 0 or 1 (printed). */
+/* pprof: DIR/base.pb.gz and DIR/new.pb.gz, both in the one directory held
+ * (made if missing). @return 0 or 1 (printed). */
 static int write_pprof(struct diff *d)
 {
-    if (mkdir(d->outpath, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "ringprof diff: %s: %s\n", d->outpath, strerror(errno));
+    char why[512];
+    int dfd = rp_outdir_open(d->outpath, 0777, why, sizeof why);
+    if (dfd < 0) {
+        fprintf(stderr, "ringprof diff: %s: %s\n", d->outpath, why);
         return 1;
     }
     for (int i = 0; i < 2; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s.pb.gz", d->outpath, d->s[i].label);
-        FILE *out = fopen(path, "wb");
-        int rc = out ? rp_out_pprof(out, d->s[i].p, &d->oo) : -1;
-        if (out && fclose(out) != 0)
+        char name[32];
+        struct rp_outfile o;
+        snprintf(name, sizeof name, "%s.pb.gz", d->s[i].label);
+        int rc = rp_outfile_openat(&o, dfd, name, why, sizeof why);
+        if (rc == 0 && rp_out_pprof(o.f, d->s[i].p, &d->oo) != 0) {
+            snprintf(why, sizeof why, "%s", strerror(errno ? errno : EIO));
+            rp_outfile_discard(&o);
             rc = -1;
+        }
+        if (rc == 0)
+            rc = rp_outfile_commit(&o, why, sizeof why);
         if (rc) {
-            fprintf(stderr, "ringprof diff: %s: %s\n", path, strerror(errno ? errno : EIO));
+            fprintf(stderr, "ringprof diff: %s/%s: %s\n", d->outpath, name, why);
+            close(dfd);
             return 1;
         }
     }
+    close(dfd);
     if (!d->s[1].q.diag.quiet)
         fprintf(stderr, "ringprof diff: wrote %s/base.pb.gz and %s/new.pb.gz: go tool "
                         "pprof -diff_base=%s/base.pb.gz%s %s/new.pb.gz\n", d->outpath,
@@ -300,26 +309,32 @@ static int write_output(struct diff *d, int argc, char **argv)
     d->oo.title = d->title;
     if (d->format == F_PPROF)
         return write_pprof(d);
-    struct rp_diff j;
-    rp_diff_build(&j, d->s[0].p, d->s[1].p, d->normalize);
-    FILE *out = stdout;
-    if (d->outpath && !(out = fopen(d->outpath, "w"))) {
-        fprintf(stderr, "ringprof diff: %s: %s\n", d->outpath, strerror(errno));
-        rp_diff_free(&j);
+    char why[512];
+    struct rp_outfile o = {.f = NULL};
+    if (d->outpath && rp_outfile_open(&o, d->outpath, why, sizeof why) != 0) {
+        fprintf(stderr, "ringprof diff: %s: %s\n", d->outpath, why);
         return 1;
     }
+    FILE *out = d->outpath ? o.f : stdout;
+    struct rp_diff j;
+    rp_diff_build(&j, d->s[0].p, d->s[1].p, d->normalize);
     int rc = d->format == F_COLLAPSED ? rp_out_diff_collapsed(out, &j)
              : d->format == F_HTML    ? rp_out_diff_html(out, &j, &d->oo)
                                       : rp_out_diff_flat(out, &j, &d->oo, d->json);
+    rp_diff_free(&j);
     if (fflush(out) != 0 || ferror(out))
         rc = -1;
-    if (out != stdout && fclose(out) != 0)
-        rc = -1;
-    if (rc)
+    if (rc) {
         fprintf(stderr, "ringprof diff: writing %s: %s\n", d->outpath ? d->outpath : "stdout",
                 strerror(errno ? errno : EIO));
-    rp_diff_free(&j);
-    return rc != 0;
+        rp_outfile_discard(&o);
+        return 1;
+    }
+    if (d->outpath && rp_outfile_commit(&o, why, sizeof why) != 0) {
+        fprintf(stderr, "ringprof diff: %s: %s\n", d->outpath, why);
+        return 1;
+    }
+    return 0;
 }
 
 static int run(struct diff *d, int argc, char **argv)

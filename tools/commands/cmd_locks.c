@@ -37,6 +37,8 @@
 #include <string.h>
 
 #include "commands.h"
+#include "model/idmap.h"
+#include "model/strtab.h"
 #include "model/xalloc.h"
 #include "outputs/out_common.h"
 #include "query.h"
@@ -82,21 +84,32 @@ struct locks {
     struct rp_profile *p;
     struct monitor *mons;
     size_t nmons, cap_mons;
+    struct rp_idmap mon_of;      /* class frame's method -> monitor index        */
     /* parked wall samples */
     struct rp_profile *w;
     uint64_t wall_samples;       /* of kind wall in the inputs, before filters  */
     struct juc_site *sites;
     size_t nsites, cap_sites;
+    struct rp_idmap site_by_methods;  /* site << 32 | via -> site index         */
+    /* Owners and blocker classes are found by (holder's index << 32 | number):
+     * monitors' and sites' owners by the owner's number (owner_number), sites'
+     * blockers by the class name's number in blocker_names. */
+    struct rp_idmap tid_number, mon_owner_of, site_owner_of, blocker_of;
+    struct rp_strtab blocker_names;
     uint32_t *leaf_site;         /* wall profile leaf → site index + 1, 0: none  */
     size_t cap_leaf;
     uint64_t parked_ns, parked_samples;
 };
 
+/* Room for element n of `a`, doubling from one: a file may give hundreds of
+ * thousands of monitors and sites an owner, a blocker or a stack each, and lists
+ * that started at 16 entries took 420 MiB of the 1.4 GB `locks` needed for
+ * 300 000 of each. */
 static void *xgrow(void *a, size_t *cap, size_t n, size_t size)
 {
     if (n < *cap)
         return a;
-    *cap = *cap ? *cap * 2 : 16;
+    *cap = *cap ? *cap * 2 : 1;
     return rp_xrealloc(a, *cap * size);
 }
 
@@ -174,9 +187,9 @@ static uint32_t leaf_monitor(const struct rp_profile *p, uint32_t leaf)
 
 static struct monitor *monitor_of(struct locks *l, uint32_t method)
 {
-    for (size_t i = 0; i < l->nmons; i++)
-        if (l->mons[i].method == method)
-            return &l->mons[i];
+    uint32_t i = rp_idmap_put(&l->mon_of, method, (uint32_t)l->nmons);
+    if (i < l->nmons)
+        return &l->mons[i];
     l->mons = xgrow(l->mons, &l->cap_mons, l->nmons, sizeof *l->mons);
     struct monitor *m = &l->mons[l->nmons++];
     memset(m, 0, sizeof *m);
@@ -184,23 +197,35 @@ static struct monitor *monitor_of(struct locks *l, uint32_t method)
     return m;
 }
 
-/* Count `ns` of wait against owner `ti` (NULL: unknown) in owners[0..*n). */
-static void owner_add(struct owner **owners, size_t *n, size_t *cap,
+/* A number for owner `ti` in the keys of owner maps: 0 for unknown (NULL), else 1
+ * + the number of its os tid (a file's tids are any 64-bit values, so they are
+ * numbered before they are packed into a key with the owners' holder). */
+static uint64_t owner_number(struct locks *l, const struct rp_thread_info *ti)
+{
+    return ti ? (uint64_t)rp_idmap_put(&l->tid_number, ti->os_tid,
+                                       (uint32_t)l->tid_number.used) + 1
+              : 0;
+}
+
+/* Count `ns` of wait against owner `ti` (NULL: unknown) in owners[0..*n), the
+ * owners of `holder` (a monitor's or a site's index), found through `of`. */
+static void owner_add(struct locks *l, struct rp_idmap *of, size_t holder,
+                      struct owner **owners, size_t *n, size_t *cap,
                       const struct rp_thread_info *ti, uint64_t ns)
 {
     uint64_t tid = ti ? ti->os_tid : 0;
     const char *name = ti ? (ti->name ? ti->name : "") : NULL;
-    struct owner *o = NULL;
-    for (size_t i = 0; i < *n && !o; i++)
-        if ((*owners)[i].os_tid == tid && ((*owners)[i].name == NULL) == (name == NULL))
-            o = &(*owners)[i];
-    if (!o) {
+    uint64_t key = (uint64_t)holder << 32 | owner_number(l, ti);
+    uint32_t i = rp_idmap_put(of, key, (uint32_t)*n);
+    if (i == *n) {
         *owners = xgrow(*owners, cap, *n, sizeof **owners);
-        o = &(*owners)[(*n)++];
+        struct owner *o = &(*owners)[(*n)++];
         memset(o, 0, sizeof *o);
         o->os_tid = tid;
         o->name = name ? rp_xstrdup(name) : NULL;
-    } else if (name && strcmp(o->name, name)) {   /* renamed: the newest wins */
+    }
+    struct owner *o = &(*owners)[i];
+    if (name && strcmp(o->name, name)) {   /* renamed: the newest wins */
         free(o->name);
         o->name = rp_xstrdup(name);
     }
@@ -256,8 +281,8 @@ static void on_lock(void *arg, const struct rp_profile *p, uint32_t leaf,
     m->wait_ns += ns;
     if (ns > m->max_ns)
         m->max_ns = ns;
-    owner_add(&m->owners, &m->nowners, &m->cap_owners,
-              extra_thread(p, ev, cb->f.owner_x), ns);
+    owner_add(cb->l, &cb->l->mon_owner_of, (size_t)(m - cb->l->mons), &m->owners,
+              &m->nowners, &m->cap_owners, extra_thread(p, ev, cb->f.owner_x), ns);
 }
 
 static const struct rp_profile *sort_p;
@@ -374,9 +399,8 @@ static size_t site_of(struct locks *l, const struct rp_profile *p, uint32_t leaf
         return l->leaf_site[leaf] - 1;
     uint32_t site, via;
     parked_site(p, path, depth, &site, &via);
-    size_t i = 0;
-    while (i < l->nsites && (l->sites[i].site != site || l->sites[i].via != via))
-        i++;
+    uint32_t i = rp_idmap_put(&l->site_by_methods, (uint64_t)site << 32 | via,
+                              (uint32_t)l->nsites);
     if (i == l->nsites) {
         l->sites = xgrow(l->sites, &l->cap_sites, l->nsites, sizeof *l->sites);
         struct juc_site *s = &l->sites[l->nsites++];
@@ -390,19 +414,21 @@ static size_t site_of(struct locks *l, const struct rp_profile *p, uint32_t leaf
     return i;
 }
 
-static void blocker_add(struct juc_site *s, const char *name, uint64_t ns)
+/* Count a sample of site `s` (index `si`) parked on an object of class `name`
+ * (NULL: none recorded). Classes are numbered by name (0: none) for the key. */
+static void blocker_add(struct locks *l, size_t si, const char *name, uint64_t ns)
 {
-    struct owner *b = NULL;
-    for (size_t i = 0; i < s->nblockers && !b; i++)
-        if (name ? s->blockers[i].name && !strcmp(s->blockers[i].name, name)
-                 : !s->blockers[i].name)
-            b = &s->blockers[i];
-    if (!b) {
+    struct juc_site *s = &l->sites[si];
+    uint64_t number = name ? (uint64_t)rp_strtab_cstr(&l->blocker_names, name) + 1 : 0;
+    uint32_t i = rp_idmap_put(&l->blocker_of, (uint64_t)si << 32 | number,
+                              (uint32_t)s->nblockers);
+    if (i == s->nblockers) {
         s->blockers = xgrow(s->blockers, &s->cap_blockers, s->nblockers, sizeof *s->blockers);
-        b = &s->blockers[s->nblockers++];
+        struct owner *b = &s->blockers[s->nblockers++];
         memset(b, 0, sizeof *b);
         b->name = name ? rp_xstrdup(name) : NULL;
     }
+    struct owner *b = &s->blockers[i];
     b->waits++;
     b->wait_ns += ns;
 }
@@ -439,12 +465,12 @@ static void on_parked(void *arg, const struct rp_profile *p, uint32_t leaf,
         }
     }
     size_t i = site_of(cb->l, p, leaf, cb->path, depth);   /* may move the sites */
-    struct juc_site *s = &cb->l->sites[i];
     uint64_t ns = ev->u.sample.weight, klass = extra_value(ev, cb->f.class_x);
-    blocker_add(s, klass && klass <= UINT32_MAX ? rp_prof_chunk_class(p, (uint32_t)klass)
-                                                : NULL, ns);
-    owner_add(&s->owners, &s->nowners, &s->cap_owners, extra_thread(p, ev, cb->f.owner_x),
-              ns);
+    blocker_add(cb->l, i, klass && klass <= UINT32_MAX
+                              ? rp_prof_chunk_class(p, (uint32_t)klass) : NULL, ns);
+    struct juc_site *s = &cb->l->sites[i];
+    owner_add(cb->l, &cb->l->site_owner_of, i, &s->owners, &s->nowners, &s->cap_owners,
+              extra_thread(p, ev, cb->f.owner_x), ns);
 }
 
 static int collect_parked(const struct rp_profile *p, uint32_t leaf, const uint32_t *path,
@@ -909,6 +935,13 @@ int rp_cmd_locks(int argc, char **argv)
     }
     free(l.sites);
     free(l.leaf_site);
+    rp_idmap_free(&l.mon_of);
+    rp_idmap_free(&l.site_by_methods);
+    rp_idmap_free(&l.tid_number);
+    rp_idmap_free(&l.mon_owner_of);
+    rp_idmap_free(&l.site_owner_of);
+    rp_idmap_free(&l.blocker_of);
+    rp_strtab_free(&l.blocker_names);
     rp_prof_free(l.p);
     rp_prof_free(l.w);
     rp_query_free(&l.q);

@@ -12,7 +12,9 @@
  * samples (kinds wall, lock): the time per thread state, the contended waits and
  * the monitor waited for most; and the telemetry gauges (averages, maxima, and
  * the rates of the cumulative ".total" ones). Memory is proportional to threads,
- * chunks and monitor classes, never to samples.
+ * chunks and monitor classes, never to samples; threads, kinds, counters and
+ * monitor classes are found through hash tables (model/idmap.h, model/strtab.h),
+ * as a file decides how many it holds.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -21,9 +23,11 @@
 #include <time.h>
 
 #include "commands.h"
+#include "model/idmap.h"
 #include "model/inputs.h"
 #include "model/profile.h"
 #include "model/scan.h"
+#include "model/strtab.h"
 #include "model/xalloc.h"
 
 #include "ringprof/events.h"
@@ -31,6 +35,14 @@
 struct name_total {
     char *name, *unit;
     uint64_t count, sum;
+};
+
+/* Totals by name, in first-seen order; `names` finds a name's row (its number
+ * there is the row's index until the rows are sorted, for printing). */
+struct totals {
+    struct name_total *t;
+    size_t n;
+    struct rp_strtab names;
 };
 
 struct thread_row {
@@ -67,7 +79,7 @@ struct wait_figures {
     uint64_t wall_samples, wall_ns, repeats;
     uint64_t state_samples[RP_TS_COUNT], state_ns[RP_TS_COUNT];
     uint64_t lock_samples, lock_ns;
-    struct name_total *monitors; size_t nmonitors;   /* by class: count, ns */
+    struct totals monitors;   /* by class: count, ns */
 };
 
 /* One telemetry gauge (events.h, RP_GAUGE_*): its readings' extremes in time
@@ -93,9 +105,9 @@ struct recording {
     struct heap_figures heap;
     struct wait_figures waits;
     struct gauge_fig gauges[G_COUNT];
-    struct name_total *kinds;   size_t nkinds;
-    struct name_total *counters; size_t ncounters;
+    struct totals kinds, counters;
     struct thread_row *threads; size_t nthreads;
+    struct rp_idmap thread_of_tid;   /* os tid -> index into threads */
     struct chunk_row *chunks;   size_t nchunks;
 };
 
@@ -144,14 +156,14 @@ static struct recording *recording_for(struct rp_reader *r)
     return rec;
 }
 
-static struct name_total *total_for(struct name_total **arr, size_t *n, const char *name,
+static struct name_total *total_for(struct totals *tot, const char *name,
                                     const char *unit)
 {
-    for (size_t i = 0; i < *n; i++)
-        if (!strcmp((*arr)[i].name, name))
-            return &(*arr)[i];
-    *arr = grow(*arr, *n, sizeof **arr);
-    struct name_total *t = &(*arr)[(*n)++];
+    uint32_t i = rp_strtab_cstr(&tot->names, name);
+    if (i < tot->n)
+        return &tot->t[i];
+    tot->t = grow(tot->t, tot->n, sizeof *tot->t);
+    struct name_total *t = &tot->t[tot->n++];
     t->name = strdup(name);
     t->unit = strdup(unit ? unit : "");
     t->count = t->sum = 0;
@@ -161,9 +173,9 @@ static struct name_total *total_for(struct name_total **arr, size_t *n, const ch
 static struct thread_row *thread_for(struct recording *rec, uint64_t os_tid,
                                      const char *name)
 {
-    for (size_t i = 0; i < rec->nthreads; i++)
-        if (rec->threads[i].os_tid == os_tid)
-            return &rec->threads[i];
+    uint32_t i = rp_idmap_put(&rec->thread_of_tid, os_tid, (uint32_t)rec->nthreads);
+    if (i < rec->nthreads)
+        return &rec->threads[i];
     rec->threads = grow(rec->threads, rec->nthreads, sizeof *rec->threads);
     struct thread_row *t = &rec->threads[rec->nthreads++];
     memset(t, 0, sizeof *t);
@@ -325,7 +337,7 @@ static void on_wait_sample(struct wait_figures *wf, const struct kind_fields *kf
         uint64_t cls = extra_of(ev, kf->klass);
         const char *name = cls && cls <= UINT32_MAX ? rp_reader_class(r, (uint32_t)cls)
                                                     : NULL;
-        struct name_total *t = total_for(&wf->monitors, &wf->nmonitors,
+        struct name_total *t = total_for(&wf->monitors,
                                          name ? name : "[no class recorded]", "ns");
         t->count++;
         t->sum += w;
@@ -388,7 +400,7 @@ static void on_sample(struct recording *rec, struct rp_reader *r, struct chunk_r
      * kind-without-name.rpc). */
     const char *kname = k && k->name ? k->name : "(unknown)";
     const char *kunit = k && k->unit ? k->unit : "";
-    struct name_total *t = total_for(&rec->kinds, &rec->nkinds, kname, kunit);
+    struct name_total *t = total_for(&rec->kinds, kname, kunit);
     t->count++;
     t->sum += ev->u.sample.weight;
     ch->samples++;
@@ -447,7 +459,7 @@ static void read_chunk(const char *path, struct rp_diag_counts *diag)
             break;
         case RP_EV_COUNTER:
             /* The name is NULL when its string was lost to damage. */
-            total_for(&rec->counters, &rec->ncounters,
+            total_for(&rec->counters,
                       ev.u.counter.name ? ev.u.counter.name : "(unresolved)", "")->sum +=
                 ev.u.counter.value;
             break;
@@ -524,12 +536,15 @@ static int print_chunks(const struct recording *rec, int all)
         problems += trouble;
         if (!all && !trouble && c->st.clean_close)
             continue;
-        printf("    %-44s %5llu ok %3llu bad %3llu cut  %s%s\n", base_name(c->path),
-               (unsigned long long)c->st.segments_ok,
+        /* The reader's pools over the chunk's bytes: what RP_READER_POOL_FACTOR
+         * bounds (docs/format.md, "Reading"). */
+        printf("    %-44s %5llu ok %3llu bad %3llu cut  %s%s; pools %.2f x its bytes\n",
+               base_name(c->path), (unsigned long long)c->st.segments_ok,
                (unsigned long long)c->st.segments_bad,
                (unsigned long long)c->st.segments_partial,
                c->st.clean_close ? "closed" : "unfinished (writer still running or died)",
-               c->st.unresolved_refs ? ", unresolved references" : "");
+               c->st.unresolved_refs ? ", unresolved references" : "",
+               c->bytes ? (double)c->st.pool_bytes / (double)c->bytes : 0.0);
     }
     printf("  chunks      %zu (%llu bytes): %llu segments whole, %llu damaged, "
            "%llu cut off\n", rec->nchunks, (unsigned long long)bytes,
@@ -541,26 +556,26 @@ static void print_losses(const struct recording *rec)
 {
     uint64_t lost = 0;
     size_t plen = strlen(RP_COUNTER_LOST_PREFIX);
-    for (size_t i = 0; i < rec->ncounters; i++)
-        if (!strncmp(rec->counters[i].name, RP_COUNTER_LOST_PREFIX, plen))
-            lost += rec->counters[i].sum;
+    for (size_t i = 0; i < rec->counters.n; i++)
+        if (!strncmp(rec->counters.t[i].name, RP_COUNTER_LOST_PREFIX, plen))
+            lost += rec->counters.t[i].sum;
     printf("  lost        %llu record%s\n", (unsigned long long)lost, lost == 1 ? "" : "s");
-    for (size_t i = 0; i < rec->ncounters; i++)
-        if (!strncmp(rec->counters[i].name, RP_COUNTER_LOST_PREFIX, plen) &&
-            rec->counters[i].sum)
-            printf("    %-22s %12llu\n", rec->counters[i].name + plen,
-                   (unsigned long long)rec->counters[i].sum);
-    for (size_t i = 0; i < rec->ncounters; i++)
-        if (strncmp(rec->counters[i].name, RP_COUNTER_LOST_PREFIX, plen))
-            printf("  counter     %-22s %12llu\n", rec->counters[i].name,
-                   (unsigned long long)rec->counters[i].sum);
+    for (size_t i = 0; i < rec->counters.n; i++)
+        if (!strncmp(rec->counters.t[i].name, RP_COUNTER_LOST_PREFIX, plen) &&
+            rec->counters.t[i].sum)
+            printf("    %-22s %12llu\n", rec->counters.t[i].name + plen,
+                   (unsigned long long)rec->counters.t[i].sum);
+    for (size_t i = 0; i < rec->counters.n; i++)
+        if (strncmp(rec->counters.t[i].name, RP_COUNTER_LOST_PREFIX, plen))
+            printf("  counter     %-22s %12llu\n", rec->counters.t[i].name,
+                   (unsigned long long)rec->counters.t[i].sum);
 }
 
 static uint64_t counter_sum(const struct recording *rec, const char *name)
 {
-    for (size_t i = 0; i < rec->ncounters; i++)
-        if (!strcmp(rec->counters[i].name, name))
-            return rec->counters[i].sum;
+    for (size_t i = 0; i < rec->counters.n; i++)
+        if (!strcmp(rec->counters.t[i].name, name))
+            return rec->counters.t[i].sum;
     return 0;
 }
 
@@ -662,15 +677,15 @@ static void print_waits(struct recording *rec)
                (unsigned long long)wf->repeats, wf->repeats == 1 ? "" : "s");
     }
     if (wf->lock_samples) {
-        qsort(wf->monitors, wf->nmonitors, sizeof *wf->monitors, cmp_totals);
-        const struct name_total *top = &wf->monitors[0];
+        qsort(wf->monitors.t, wf->monitors.n, sizeof *wf->monitors.t, cmp_totals);
+        const struct name_total *top = &wf->monitors.t[0];
         printf("  lock        %llu contended wait%s, %.3f s waited; the most on %s "
                "(%.3f s, %llu wait%s, %.1f%%)%s\n",
                (unsigned long long)wf->lock_samples, wf->lock_samples == 1 ? "" : "s",
                (double)wf->lock_ns / 1e9, top->name, (double)top->sum / 1e9,
                (unsigned long long)top->count, top->count == 1 ? "" : "s",
                wf->lock_ns ? 100.0 * (double)top->sum / (double)wf->lock_ns : 0,
-               wf->nmonitors > 1 ? "; ringprof locks ranks them all" : "");
+               wf->monitors.n > 1 ? "; ringprof locks ranks them all" : "");
     }
 }
 
@@ -802,15 +817,16 @@ static int print_recording(struct recording *rec, int all_chunks, size_t top)
     } else {
         printf("  time        no events\n");
     }
-    for (size_t i = 0; i < rec->nkinds; i++) {
-        fmt_weight(w, sizeof w, rec->kinds[i].sum, rec->kinds[i].unit);
-        if (!strcmp(rec->kinds[i].name, RP_LIVE_KIND))   /* levels: never add them up */
-            printf("  samples     %-8s %12llu   in %llu snapshots\n", rec->kinds[i].name,
-                   (unsigned long long)rec->kinds[i].count,
+    for (size_t i = 0; i < rec->kinds.n; i++) {
+        fmt_weight(w, sizeof w, rec->kinds.t[i].sum, rec->kinds.t[i].unit);
+        if (!strcmp(rec->kinds.t[i].name, RP_LIVE_KIND))   /* levels: never add them up */
+            printf("  samples     %-8s %12llu   in %llu snapshots\n",
+                   rec->kinds.t[i].name,
+                   (unsigned long long)rec->kinds.t[i].count,
                    (unsigned long long)rec->heap.snapshots);
         else
-            printf("  samples     %-8s %12llu   weight %s\n", rec->kinds[i].name,
-                   (unsigned long long)rec->kinds[i].count, w);
+            printf("  samples     %-8s %12llu   weight %s\n", rec->kinds.t[i].name,
+                   (unsigned long long)rec->kinds.t[i].count, w);
     }
     print_heap(rec);
     print_waits(rec);
@@ -820,13 +836,14 @@ static int print_recording(struct recording *rec, int all_chunks, size_t top)
     return print_chunks(rec, all_chunks);
 }
 
-static void free_totals(struct name_total *t, size_t n)
+static void free_totals(struct totals *tot)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(t[i].name);
-        free(t[i].unit);
+    for (size_t i = 0; i < tot->n; i++) {
+        free(tot->t[i].name);
+        free(tot->t[i].unit);
     }
-    free(t);
+    free(tot->t);
+    rp_strtab_free(&tot->names);
 }
 
 static void free_recordings(void)
@@ -839,9 +856,10 @@ static void free_recordings(void)
         free(rec->jvm);
         free(rec->producer);
         free(rec->options);
-        free_totals(rec->kinds, rec->nkinds);
-        free_totals(rec->counters, rec->ncounters);
-        free_totals(rec->waits.monitors, rec->waits.nmonitors);
+        free_totals(&rec->kinds);
+        free_totals(&rec->counters);
+        free_totals(&rec->waits.monitors);
+        rp_idmap_free(&rec->thread_of_tid);
         for (size_t k = 0; k < rec->nthreads; k++) {
             free(rec->threads[k].name);
             free(rec->threads[k].renamed);

@@ -104,8 +104,17 @@ int rp_query_parse(struct rp_query *q, int argc, char **argv, const char *shorto
 int rp_query_inputs(struct rp_query *q, int argc, char **argv)
 {
     q->missing = rp_inputs_expand(&q->in, argc - optind, argv + optind);
+    char first[4400];
+    size_t other = q->recording && q->in.n
+                   ? rp_inputs_keep_recording(&q->in, q->recording, first, sizeof first)
+                   : 0;
+    if (other && !q->diag.quiet)
+        fprintf(stderr, "ringprof %s: --recording %s: left out %zu chunk file%s of other "
+                        "recordings, the first %s\n", q->cmd, q->recording, other,
+                other == 1 ? "" : "s", first);
     if (q->in.n == 0) {
-        fprintf(stderr, "ringprof %s: no input could be read\n", q->cmd);
+        fprintf(stderr, "ringprof %s: no input could be read%s%s\n", q->cmd,
+                other ? ": no chunk is of recording " : "", other ? q->recording : "");
         return 1;
     }
     return 0;
@@ -224,9 +233,28 @@ int rp_event_check(const char *cmd, const char *event, const struct rp_profile *
     fprintf(stderr, "ringprof %s: unknown event '%s': the valid names are", cmd, event);
     for (size_t i = 0; i < N_AGENT_KINDS; i++)
         fprintf(stderr, "%s %s", i ? "," : "", agent_kinds[i]);
-    for (size_t k = 0; p && k < p->nkinds; k++)
-        if (!is_agent_kind(p->kinds[k].name))
-            fprintf(stderr, ", %s", p->kinds[k].name);
+    if (p)
+        rp_print_kinds(stderr, p, "", 0, is_agent_kind);
     fputc('\n', stderr);
     return 2;
+}
+
+size_t rp_print_kinds(FILE *f, const struct rp_profile *p, const char *intro, int counts,
+                      int (*skip)(const char *kind))
+{
+    size_t left = 0;
+    for (size_t k = 0; k < p->nkinds; k++) {
+        const struct rp_prof_kind_seen *ks = &p->kinds[k];
+        if (skip && skip(ks->name))
+            continue;
+        if (left < RP_KINDS_SHOWN && counts)
+            fprintf(f, "%s %s %llu", left ? "," : intro, ks->name,
+                    (unsigned long long)ks->samples);
+        else if (left < RP_KINDS_SHOWN)
+            fprintf(f, "%s, %s", left ? "" : intro, ks->name);
+        left++;
+    }
+    if (left > RP_KINDS_SHOWN)
+        fprintf(f, " and %zu more", left - RP_KINDS_SHOWN);
+    return left;
 }

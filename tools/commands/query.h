@@ -35,6 +35,7 @@ struct rp_query {
                                   /* --demangle                                    */
     int strict;                   /* --strict                                      */
     struct rp_diag_counts diag;   /* problems the reader reported; --quiet         */
+    const char *recording;        /* --recording ID (convert): only its chunks     */
     struct rp_inputs in;          /* the chunk files INPUT... named                */
     int missing;                  /* INPUTs that matched nothing                   */
     struct rp_scan sc;            /* the look-ahead (rp_query_scan)                */
@@ -98,8 +99,10 @@ typedef int (*rp_query_own_fn)(void *cmd, int opt, const char *arg);
 int rp_query_parse(struct rp_query *q, int argc, char **argv, const char *shortopts,
                    const struct option *longopts, rp_query_own_fn own, void *cmd);
 
-/* Expand INPUT... (argv[optind...]) into q->in. @return 0, or 1 after printing
- * "no input could be read" when no file is left. */
+/* Expand INPUT... (argv[optind...]) into q->in, and with q->recording keep only
+ * that recording's chunks (model/inputs.h), saying in one line (unless --quiet)
+ * how many others were left out. @return 0, or 1 after printing "no input could
+ * be read" when no file is left. */
 int rp_query_inputs(struct rp_query *q, int argc, char **argv);
 
 /* Whether --from or --to is relative to the inputs' time span (+DUR, -DUR), so
@@ -149,5 +152,17 @@ void rp_query_free(struct rp_query *q);
  * names on stderr: a typo is a usage error, not an empty profile.
  */
 int rp_event_check(const char *cmd, const char *event, const struct rp_profile *p);
+
+/*
+ * rp_print_kinds: for a one-line message on `f`, the kinds `p` holds after
+ * `intro`: " cpu 120, alloc 7" with their samples (`counts`), or ", name" each
+ * without. At most RP_KINDS_SHOWN, then " and N more": a file may define
+ * hundreds of thousands of kinds, and the line must stay one to read. `skip`, if
+ * not NULL, leaves out the kinds it returns 1 for. Prints nothing (not even
+ * `intro`) when no kind is left; @return how many were left.
+ */
+#define RP_KINDS_SHOWN 20
+size_t rp_print_kinds(FILE *f, const struct rp_profile *p, const char *intro, int counts,
+                      int (*skip)(const char *kind));
 
 #endif

@@ -13,6 +13,9 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "ringprof/chunk.h"
+#include "ringprof/format.h"
+
 static int add_path(struct rp_inputs *in, const char *path)
 {
     if (in->n == in->cap) {
@@ -38,6 +41,37 @@ static int ends_with(const char *s, const char *suffix)
 int rp_is_chunk_name(const char *name)
 {
     return ends_with(name, ".rpc") || ends_with(name, ".rpc.part");
+}
+
+int rp_chunk_in_recording(const char *path, const char *id, char *other, size_t cap)
+{
+    struct rp_reader *r = rp_reader_open(path, NULL, NULL);
+    if (!r)
+        return -1;
+    const char *got = rp_reader_meta(r, RP_META_RECORDING);
+    int mine = got && !strcmp(got, id);
+    if (!mine)
+        snprintf(other, cap, "%s", got ? got : "none");
+    rp_reader_close(r);
+    return mine;
+}
+
+size_t rp_inputs_keep_recording(struct rp_inputs *in, const char *id, char *first,
+                                size_t cap)
+{
+    size_t kept = 0, out = 0;
+    for (size_t i = 0; i < in->n; i++) {
+        char other[128];
+        if (rp_chunk_in_recording(in->paths[i], id, other, sizeof other) != 0) {
+            in->paths[kept++] = in->paths[i];
+            continue;
+        }
+        if (!out++)
+            snprintf(first, cap, "%s (recording %s)", in->paths[i], other);
+        free(in->paths[i]);
+    }
+    in->n = kept;
+    return out;
 }
 
 static int cmp_str(const void *a, const void *b)

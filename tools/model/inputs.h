@@ -28,6 +28,23 @@ void rp_inputs_free(struct rp_inputs *in);
  * (*.rpc, *.rpc.part). */
 int rp_is_chunk_name(const char *name);
 
+/*
+ * rp_chunk_in_recording: whether the chunk file `path` belongs to recording `id`
+ * (its header's recording.id). @return 1 if it does; 0 if it belongs to another,
+ * whose id (or "none") goes to `other` (cap bytes); -1 when its header cannot be
+ * read (nothing is printed: the real pass reports it).
+ */
+int rp_chunk_in_recording(const char *path, const char *id, char *other, size_t cap);
+
+/*
+ * rp_inputs_keep_recording: keep only the files of recording `id` (--recording),
+ * and those whose header cannot be read, for the real pass to report. @return how
+ * many were left out; the first of them is described in `first` (cap bytes):
+ * "PATH (recording OTHER)".
+ */
+size_t rp_inputs_keep_recording(struct rp_inputs *in, const char *id, char *first,
+                                size_t cap);
+
 /* Diagnostics from the reader, printed as "ringprof: FILE: offset N: REASON" and
  * counted. `quiet` suppresses printing (counts still kept). */
 struct rp_diag_counts {

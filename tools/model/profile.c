@@ -151,6 +151,8 @@ struct rp_prof_build {
     uint32_t *meth_map[2];      size_t n_meth_map[2];   /* [plain]: chunk method */
     struct thr_state *thr_map;  size_t n_thr_map;
     struct kind_state *kind_map; size_t n_kind_map;
+    struct thr_state thr_undefined;   /* what undefined chunk ids resolve to    */
+    struct kind_state kind_undefined;
     uint32_t *leaf_arr;         size_t n_leaf_arr;
     struct acc { uint64_t v[RP_PV_MAX]; } *acc;   /* per chunk stack id, as      */
                                 /* leaf_arr: sums added to the leaves at the end */
@@ -158,6 +160,9 @@ struct rp_prof_build {
                                 /* per-sample add in cache                       */
     struct leaf_entry *leaf_tab; size_t leaf_mask, leaf_used;
     uint32_t *pathbuf;          size_t cap_path;
+    uint32_t *kind_of_str;      size_t n_kind_of_str;   /* string index -> kinds + 1 */
+    uint32_t unknown_frame;     /* the markers of undefined chunk ids, once made */
+    uint32_t unknown_method;    /* (RP_PROF_NONE until then)                     */
 };
 
 /* ------------------------------------------------------------- strings -- */
@@ -409,6 +414,16 @@ static const char *class_shown(struct rp_profile *p, const char *klass)
     return klass[n] ? str_printf(p, "%.*s", (int)n, klass) : klass;
 }
 
+/*
+ * The per-chunk maps are indexed by chunk ids, and grow only for ids the chunk
+ * defined: the reader bounds those by what the file holds (format.h,
+ * RP_POOL_ID_SLACK), while a reference may name any id. One stack naming frame
+ * 4294967295 made the frame map 16 GiB. An undefined id is damage the reader has
+ * counted and reported; it reads as the "[unknown ...]" marker, which the build
+ * keeps aside (unknown_frame, unknown_method; thr_undefined and kind_undefined for
+ * the thread and kind maps) instead of in the map.
+ */
+
 /* The profile method for chunk method `id` seen in a plain (native, ...) frame or
  * a Java one, via the per-chunk maps: most frames of a chunk share their methods.
  * A plain frame's name is a symbol, shown demangled (name_shown). */
@@ -420,10 +435,15 @@ static uint32_t chunk_method(struct rp_profile *p, uint32_t id, int plain)
     if (id < *n && (*map)[id] != RP_PROF_NONE)
         return (*map)[id];
     const struct rp_method_info *mi = rp_reader_method(b->r, id);
-    uint32_t m = mi ? method_intern(p, plain ? mi->klass : class_shown(p, mi->klass),
-                                    plain ? name_shown(p, mi->name) : mi->name,
-                                    mi->signature, mi->file, mi->flags, plain, mi->name)
-                    : method_intern(p, "", "[unknown method]", "", "", 0, 1, NULL);
+    if (!mi) {
+        if (b->unknown_method == RP_PROF_NONE)
+            b->unknown_method =
+                method_intern(p, "", "[unknown method]", "", "", 0, 1, NULL);
+        return b->unknown_method;
+    }
+    uint32_t m = method_intern(p, plain ? mi->klass : class_shown(p, mi->klass),
+                               plain ? name_shown(p, mi->name) : mi->name, mi->signature,
+                               mi->file, mi->flags, plain, mi->name);
     rp_xgrow_map((void **)map, n, id, sizeof **map, 256, 0xff);
     (*map)[id] = m;
     return m;
@@ -436,20 +456,20 @@ static uint32_t chunk_frame(struct rp_profile *p, uint32_t id)
     if (id < b->n_frame_map && b->frame_map[id] != RP_PROF_NONE)
         return b->frame_map[id];
     const struct rp_frame_info *fi = rp_reader_frame(b->r, id);
-    uint32_t f;
     if (!fi) {
-        f = marker_frame(p, "[unknown frame]");
-    } else {
-        /* Native code is named by its bare symbol; a Java method declared native
-         * (RP_METHOD_NATIVE, e.g. Deflater.deflateBytesBytes) keeps its class. */
-        const struct rp_method_info *mi = rp_reader_method(b->r, fi->method);
-        int plain = !frame_is_java(fi->type) && !(mi && (mi->flags & RP_METHOD_NATIVE));
-        uint32_t m = chunk_method(p, fi->method, plain);
-        int type = (int)fi->type < RP_FRAME_TYPES ? (int)fi->type : RP_FRAME_CPP;
-        if (frame_is_java(type) && (b->o.norm.merge_types || b->o.norm.group))
-            type = RP_FRAME_JIT;
-        f = frame_intern(p, m, type, fi->bci, fi->line);
+        if (b->unknown_frame == RP_PROF_NONE)
+            b->unknown_frame = marker_frame(p, "[unknown frame]");
+        return b->unknown_frame;
     }
+    /* Native code is named by its bare symbol; a Java method declared native
+     * (RP_METHOD_NATIVE, e.g. Deflater.deflateBytesBytes) keeps its class. */
+    const struct rp_method_info *mi = rp_reader_method(b->r, fi->method);
+    int plain = !frame_is_java(fi->type) && !(mi && (mi->flags & RP_METHOD_NATIVE));
+    uint32_t m = chunk_method(p, fi->method, plain);
+    int type = (int)fi->type < RP_FRAME_TYPES ? (int)fi->type : RP_FRAME_CPP;
+    if (frame_is_java(type) && (b->o.norm.merge_types || b->o.norm.group))
+        type = RP_FRAME_JIT;
+    uint32_t f = frame_intern(p, m, type, fi->bci, fi->line);
     rp_xgrow_map((void **)&b->frame_map, &b->n_frame_map, id, sizeof *b->frame_map, 256, 0xff);
     b->frame_map[id] = f;
     return f;
@@ -574,11 +594,14 @@ static void thread_redefined(struct rp_profile *p, uint32_t id)
 static struct thr_state *chunk_thread(struct rp_profile *p, uint32_t id)
 {
     struct rp_prof_build *b = p->b;
-    rp_xgrow_map((void **)&b->thr_map, &b->n_thr_map, id, sizeof *b->thr_map, 64, 0);
-    struct thr_state *ts = &b->thr_map[id];
+    const struct rp_thread_info *ti = id ? rp_reader_thread(b->r, id) : NULL;
+    struct thr_state *ts = &b->thr_undefined;   /* the map holds defined ids only */
+    if (ti || !id) {
+        rp_xgrow_map((void **)&b->thr_map, &b->n_thr_map, id, sizeof *b->thr_map, 64, 0);
+        ts = &b->thr_map[id];
+    }
     if (ts->thread)
         return ts;
-    const struct rp_thread_info *ti = id ? rp_reader_thread(b->r, id) : NULL;
     uint32_t t = thread_intern(p, ti ? ti->os_tid : 0);
     struct rp_prof_thread *th = &p->threads[t];
     if (ti) {
@@ -905,14 +928,19 @@ static int unit_is_count(const char *unit)
     return !unit[0] || !strcmp(unit, "samples") || !strcmp(unit, "count");
 }
 
+/* The entry of p->kinds for a chunk's kind, by name: found through the name's
+ * string index (kind_of_str), as a file may define kinds by the hundred thousand. */
 static uint32_t kind_seen(struct rp_profile *p, const struct rp_kind_info *ki)
 {
     struct rp_prof_build *b = p->b;
-    const char *name = str_intern(p, ki ? ki->name : "[unknown kind]");
-    for (size_t i = 0; i < p->nkinds; i++)
-        if (p->kinds[i].name == name)
-            return (uint32_t)i;
+    uint32_t sid = str_id(p, ki ? ki->name : "[unknown kind]");
+    rp_xgrow_map((void **)&b->kind_of_str, &b->n_kind_of_str, sid, sizeof *b->kind_of_str,
+                 64, 0);
+    if (b->kind_of_str[sid])
+        return b->kind_of_str[sid] - 1;
+    const char *name = b->str_list[sid];
     grow((void **)&p->kinds, &b->cap_kinds, p->nkinds, sizeof *p->kinds);
+    b->kind_of_str[sid] = (uint32_t)p->nkinds + 1;
     struct rp_prof_kind_seen *k = &p->kinds[p->nkinds];
     k->name = name;
     k->unit = str_intern(p, ki ? ki->unit : "");
@@ -958,11 +986,15 @@ static void kind_select(struct rp_profile *p, const struct rp_kind_info *ki, int
 static struct kind_state *chunk_kind(struct rp_profile *p, uint32_t id)
 {
     struct rp_prof_build *b = p->b;
-    rp_xgrow_map((void **)&b->kind_map, &b->n_kind_map, id, sizeof *b->kind_map, 8, 0);
-    struct kind_state *ks = &b->kind_map[id];
+    const struct rp_kind_info *ki = rp_reader_kind(b->r, id);
+    struct kind_state *ks = &b->kind_undefined;   /* the map holds defined ids only */
+    if (ki) {
+        rp_xgrow_map((void **)&b->kind_map, &b->n_kind_map, id, sizeof *b->kind_map, 8,
+                     0);
+        ks = &b->kind_map[id];
+    }
     if (ks->state)
         return ks;
-    const struct rp_kind_info *ki = rp_reader_kind(b->r, id);
     ks->seen = kind_seen(p, ki);
     ks->state = -1;
     ks->class_x = ks->objects_x = ks->state_x = ks->age_x = -1;
@@ -1084,6 +1116,7 @@ struct rp_profile *rp_prof_new(const struct rp_prof_options *o)
     p->b = b;
     b->o = *o;
     b->event = o->event ? strdup(o->event) : NULL;
+    b->unknown_frame = b->unknown_method = RP_PROF_NONE;
     tab_init(&b->strs, 1024);
     tab_init(&b->meths, 1024);
     tab_init(&b->frms, 1024);
@@ -1115,6 +1148,8 @@ static void chunk_reset(struct rp_prof_build *b)
         memset(b->thr_map, 0, b->n_thr_map * sizeof *b->thr_map);
     if (b->kind_map)
         memset(b->kind_map, 0, b->n_kind_map * sizeof *b->kind_map);
+    memset(&b->thr_undefined, 0, sizeof b->thr_undefined);
+    memset(&b->kind_undefined, 0, sizeof b->kind_undefined);
     if (b->leaf_arr)
         memset(b->leaf_arr, 0xff, b->n_leaf_arr * sizeof *b->leaf_arr);
     free(b->leaf_tab);
@@ -1299,6 +1334,7 @@ void rp_prof_finish(struct rp_profile *p)
     free(b->acc);
     free(b->leaf_tab);
     free(b->pathbuf);
+    free(b->kind_of_str);
     free(b->event);
     /* The strings (the arena) live on with the profile. */
     struct sblock *arena = b->arena;

@@ -173,10 +173,12 @@ static uint32_t chunk_thread(struct rp_tl *tl, struct build *b, uint32_t id)
 {
     if (id < b->nthr && b->thr[id] != T_UNSEEN)
         return b->thr[id] == T_FILTERED ? T_FILTERED : b->thr[id] - 1;
-    rp_xgrow_map((void **)&b->thr, &b->nthr, id, sizeof *b->thr, 64, 0);
     const struct rp_thread_info *ti = id ? rp_reader_thread(b->r, id) : NULL;
-    const char *name = ti && ti->name ? ti->name : "";
-    if (!ti || (b->po->thread_re && regexec(b->po->thread_re, name, 0, NULL, 0))) {
+    if (!ti)   /* none, or never defined: the table grows for defined ids only */
+        return T_FILTERED;
+    rp_xgrow_map((void **)&b->thr, &b->nthr, id, sizeof *b->thr, 64, 0);
+    const char *name = ti->name ? ti->name : "";
+    if (b->po->thread_re && regexec(b->po->thread_re, name, 0, NULL, 0)) {
         b->thr[id] = T_FILTERED;
         return T_FILTERED;
     }
@@ -195,20 +197,16 @@ static int extra_index(const struct rp_kind_info *k, const char *name)
 
 static const struct kind_slot *chunk_kind(struct build *b, uint32_t id)
 {
-    if (id >= b->nkinds) {
-        size_t n = b->nkinds ? b->nkinds : 16;
-        while (n <= id)
-            n *= 2;
-        b->kinds = rp_xrealloc(b->kinds, n * sizeof *b->kinds);
-        memset(b->kinds + b->nkinds, 0, (n - b->nkinds) * sizeof *b->kinds);
-        b->nkinds = n;
-    }
-    struct kind_slot *s = &b->kinds[id];
-    if (s->what != K_UNSEEN)
-        return s;
+    static const struct kind_slot undefined = {K_OTHER, -1, -1, -1, -1, -1};
+    if (id < b->nkinds && b->kinds[id].what != K_UNSEEN)
+        return &b->kinds[id];
     const struct rp_kind_info *k = rp_reader_kind(b->r, id);
+    if (!k)   /* never defined: the table grows for defined ids only */
+        return &undefined;
+    rp_xgrow_map((void **)&b->kinds, &b->nkinds, id, sizeof *b->kinds, 16, 0);
+    struct kind_slot *s = &b->kinds[id];
     s->what = K_OTHER;
-    if (!k || !k->name)
+    if (!k->name)
         return s;
     if (!strcmp(k->name, RP_KIND_WALL))
         s->what = K_WALL;

@@ -200,8 +200,7 @@ static void bt_line(struct bt_print *c, const struct bt *t, uint32_t i, size_t d
     const struct bt_node *n = &t->n[i];
     out_figures(c->out, t->p, n->total, n->self, c->whole, c->times);
     fputs("  ", c->out);
-    for (size_t d = 0; d < depth; d++)
-        fputs("  ", c->out);
+    out_indent(c->out, depth);
     fputs(depth ? "<- " : "", c->out);
     uint32_t k = t->n[i].key;
     if (i == 0)

@@ -139,6 +139,14 @@ void out_header(FILE *out, const struct rp_profile *p, const struct rp_out_optio
     }
 }
 
+void out_indent(FILE *out, size_t depth)
+{
+    static const char spaces[2 * OUT_INDENT_MAX] = {[0 ... 2 * OUT_INDENT_MAX - 1] = ' '};
+    fwrite(spaces, 1, 2 * (depth < OUT_INDENT_MAX ? depth : OUT_INDENT_MAX), out);
+    if (depth > OUT_INDENT_MAX)
+        fprintf(out, "[depth %zu] ", depth);
+}
+
 void out_text(FILE *out, const char *s)
 {
     for (; *s; s++) {

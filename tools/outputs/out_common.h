@@ -72,6 +72,14 @@ void out_each_label(const struct rp_prof_source *s, const struct rp_out_options 
  * '?', so every entry stays on its line. */
 void out_text(FILE *out, const char *s);
 
+/* The indentation of a line at `depth` in the tree and backtrace formats: two
+ * spaces a level up to OUT_INDENT_MAX levels. A deeper line keeps that
+ * indentation and begins with its depth, "[depth 1234] ", so that a line costs the
+ * same at any depth: a stack of RP_CHUNK_STACK_MAX frames indented in full would
+ * be 10^12 bytes of spaces (docs/profiles.md, "Tree"). */
+#define OUT_INDENT_MAX 100
+void out_indent(FILE *out, size_t depth);
+
 /* Print a node's name as the text formats show it: out_text of the name, then a
  * tag for how the frame ran, except for the common case (JIT-compiled Java) and
  * for markers and classes: " [interpreted]", " [inlined]", " [native]", " [c++]",

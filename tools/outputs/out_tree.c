@@ -2,12 +2,14 @@
  * tools/outputs/out_tree.c — the `tree` format: the calling context tree as indented text.
  *
  * One line per node, root first, children under their parent sorted by total
- * weight, two spaces of indent per level. Each line gives the node's total and self
- * weight (in the kind's unit), both as a percentage of the whole profile, its total
- * samples, and, when the unit is time or a count of timer ticks, the estimated
- * total and self time. --cutoff hides every node whose total is below that share
- * of the profile; the siblings it hides are summarised in one "[... hidden]" line,
- * and the footer says how many branches were hidden in all.
+ * weight, two spaces of indent per level up to OUT_INDENT_MAX levels (a deeper line
+ * shows its depth as a number instead, out_indent, so no line costs more for being
+ * deep). Each line gives the node's total and self weight (in the kind's unit),
+ * both as a percentage of the whole profile, its total samples, and, when the unit
+ * is time or a count of timer ticks, the estimated total and self time. --cutoff
+ * hides every node whose total is below that share of the profile; the siblings it
+ * hides are summarised in one "[... hidden]" line, and the footer says how many
+ * branches were hidden in all.
  */
 #include <string.h>
 
@@ -22,19 +24,13 @@ struct tree_ctx {
     int times;
 };
 
-static void indent(FILE *out, size_t depth)
-{
-    for (size_t i = 0; i < depth; i++)
-        fputs("  ", out);
-}
-
 static void line(struct tree_ctx *c, const struct rp_profile *p, uint32_t node,
                  size_t depth)
 {
     const struct rp_prof_node *n = &p->nodes[node];
     out_figures(c->out, p, n->total, n->self, c->whole, c->times);
     fputs("  ", c->out);
-    indent(c->out, depth);
+    out_indent(c->out, depth);
     if (node == 0)
         fputs(p->per_thread ? "[all threads]" : "[all]", c->out);
     else
@@ -72,7 +68,7 @@ static int visit(const struct rp_profile *p, uint32_t node, size_t depth, void *
         if (c->times)
             fprintf(c->out, " %12s %12s", "", "");
         fputs("  ", c->out);
-        indent(c->out, depth);
+        out_indent(c->out, depth);
         fprintf(c->out, "[%llu more below %.2f%% hidden]\n", (unsigned long long)k,
                 c->o->cutoff_pct);
     }

@@ -163,9 +163,14 @@ int rp_cmd_ctl(int argc, char **argv)
     char perr[256];
     struct rp_jv *v = rp_jv_parse(reply, strlen(reply), perr, sizeof perr);
     const struct rp_jv *ok_ = v ? rp_jv_get(v, "ok") : NULL;
+    char omitted[256] = "";
+    if (threads && v)
+        rp_ctl_threads_omitted(v, omitted, sizeof omitted);
     if (raw || !v) {
         rp_print_untrusted(stdout, reply, v != NULL);
         putchar('\n');
+        if (omitted[0])
+            fprintf(stderr, "ringprof ctl: note: %s\n", omitted);
     } else if (threads && ok_ && ok_->type == RP_JV_BOOL && ok_->b) {
         rp_ctl_threads_print(stdout, v);
     } else {

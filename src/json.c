@@ -30,6 +30,14 @@ void rp_json_free(struct rp_json *j)
     rp_json_init(j, max);
 }
 
+char *rp_json_take(struct rp_json *j, size_t *len)
+{
+    char *buf = j->buf;
+    *len = buf ? j->len : 0;
+    rp_json_init(j, j->max);
+    return buf;
+}
+
 void rp_json_mark(const struct rp_json *j, struct rp_json_mark *m)
 {
     m->state = *j;

@@ -159,7 +159,7 @@ static void test_json_members(void)
  * limit (RP_CONTROL_THREADS_REPLY_MAX): elements are added to an array until
  * one passes the writer's max, which is taken back whole, and the text closes
  * as valid JSON with room kept for the members after it; a rewind also drops
- * the nesting an element left open. */
+ * the nesting an element left open. Then rp_json_take hands the text over. */
 static void test_json_rewind(void)
 {
     const size_t limit = RP_CONTROL_THREADS_REPLY_MAX, tail = 256, elem = 100000;
@@ -206,6 +206,13 @@ static void test_json_rewind(void)
           strstr(text, end) &&
           (size_t)(strstr(text, end) - text) == head + strlen("{\"s\":\"") + elem,
           "the text's ends: %.20s ... %s", text, len > 30 ? text + len - 30 : text);
+    size_t tlen;
+    char *taken = rp_json_take(&j, &tlen);
+    CHECK(taken && tlen == len && rp_json_text(&j, NULL)[0] == '\0' && j.cap == 0 &&
+          rp_json_max(&j) == limit, "take: %zu bytes, writer left with cap %zu",
+          tlen, j.cap);
+    free(taken);
+    CHECK(rp_json_take(&j, &tlen) == NULL && tlen == 0, "take of an empty writer");
     rp_json_free(&j);
     free(big);
 }

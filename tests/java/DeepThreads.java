@@ -2,7 +2,8 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * Many threads with deep stacks, and two deadlocked ones, for the limits of
- * `ctl threads` (tests/agent/lock_tests.sh threads_big).
+ * `ctl threads` (tests/agent/lock_tests.sh threads_big, security_tests.sh
+ * threads_readers); with N 0, a JVM that only waits (security_tests.sh).
  *
  *   java DeepThreads N DEPTH
  *

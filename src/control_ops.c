@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,9 @@ static struct {
     struct rp_control *ctl;
     struct rp_options opt;
     uint64_t start_mono_ns;
-    char discovery[PATH_MAX];
+    uint64_t start_wall_ns;
+    char main[1024];                /* sun.java.command, or "": /proc/self/cmdline */
+    char discovery[PATH_MAX];       /* the file written, or ""                     */
 } C;
 
 /* ------------------------------------------------------------------ status -- */
@@ -318,6 +321,33 @@ static void op_thread_start(void *ctx)
     rp_threads_detach_current();
 }
 
+/* Write the discovery file for the socket rp_control_path names. Both the
+ * thread that starts the server and the server's own (op_rebound) may, so the
+ * file's name is kept under a lock. */
+static int advertise(char *err, size_t errlen)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    struct rp_discovery d = {0, rp_control_path(C.ctl), C.main[0] ? C.main : NULL,
+                             C.opt.raw, C.start_wall_ns};
+    pthread_mutex_lock(&lock);
+    int rc = rp_discovery_write(&d, NULL, C.discovery, sizeof C.discovery, err, errlen);
+    if (rc != 0)
+        C.discovery[0] = '\0';
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+/* The socket was made again (its directory had been removed): so was, perhaps,
+ * the discovery file, and `ringprof list` must find the socket again. */
+static void op_rebound(void *ctx)
+{
+    (void)ctx;
+    char err[1024];
+    if (advertise(err, sizeof err) != 0)
+        rp_log("no discovery file for the control socket made again at %s: %s",
+               rp_control_path(C.ctl), err);
+}
+
 static const struct rp_control_ops OPS = {
     .status = op_status,
     .flush = op_flush,
@@ -328,6 +358,7 @@ static const struct rp_control_ops OPS = {
     .threads = op_threads,
     .log = op_log,
     .thread_start = op_thread_start,
+    .rebound = op_rebound,
 };
 
 /* The socket's path: ctl=PATH (made absolute, so the discovery file is usable
@@ -354,28 +385,26 @@ int rp_control_ops_start(const struct rp_control_ops_config *cfg)
         return -1;
     C.opt = *cfg->opt;
     C.start_mono_ns = rp_mono_ns();
+    C.start_wall_ns = rp_wall_ns();
+    snprintf(C.main, sizeof C.main, "%s", cfg->main ? cfg->main : "");
     char path[PATH_MAX], err[1024];
     if (socket_path(cfg, path, sizeof path, err, sizeof err) != 0 ||
         !(C.ctl = rp_control_start(path, &OPS, NULL, err, sizeof err))) {
         rp_log("no control socket (profiling goes on without one): %s", err);
         return -1;
     }
-    struct rp_discovery d = {0, rp_control_path(C.ctl),
-                             cfg->main && cfg->main[0] ? cfg->main : NULL, C.opt.raw,
-                             rp_wall_ns()};
-    if (rp_discovery_write(&d, NULL, C.discovery, sizeof C.discovery, err,
-                           sizeof err) != 0) {
-        C.discovery[0] = '\0';
+    if (advertise(err, sizeof err) != 0)
         rp_log("no discovery file, so `ringprof list` will not show this JVM (the "
                "control socket %s works): %s", rp_control_path(C.ctl), err);
-    }
     return 0;
 }
 
+/* The server first: until it has stopped it may write the discovery file again
+ * (op_rebound). */
 void rp_control_ops_stop(void)
 {
-    rp_discovery_remove(C.discovery);
-    C.discovery[0] = '\0';
     rp_control_stop(C.ctl);
     C.ctl = NULL;
+    rp_discovery_remove(C.discovery);
+    C.discovery[0] = '\0';
 }

@@ -6,10 +6,12 @@
  * IsSameObject); give each waiting thread the thread it waits for; find the
  * cycles of that relation (each thread waits for at most one, so a walk from
  * every thread finds each cycle once) and read their threads again; write the
- * JSON. The JSON goes to a writer of this module's own (a call that timed out
- * still runs later, so it must not touch the caller's reply); the control
- * thread copies its members into the reply once the call has returned, when no
- * dump is running.
+ * JSON, the deadlocked threads first and then the others for as long as they
+ * fit in the reply (each thread is written, and taken back if it passed the
+ * limit: rp_json_mark). The JSON goes to a writer of this module's own (a call
+ * that timed out still runs later, so it must not touch the caller's reply);
+ * the control thread copies its members into the reply once the call has
+ * returned, when no dump is running.
  *
  * The threads and locks the dump keeps are global references, and every other
  * reference is deleted once read, so the dump needs a constant number of local
@@ -37,6 +39,13 @@
 
 /* Contended monitor waits in progress matched to the dump's threads. */
 #define WAITS_MAX 4096
+
+/* What the reply holds beside the dump's members ("protocol", "ok", "command",
+ * the closing brace and newline), and what the members after the threads take
+ * ("threads_total", "threads_omitted"): room kept free of threads so that a
+ * dump cut at the limit still makes a whole reply. */
+#define REPLY_HEAD_ROOM 256
+#define DUMP_TAIL_ROOM 256
 
 static struct {
     JavaVM *vm;
@@ -594,6 +603,43 @@ static void unavailable_json(struct rp_json *j)
     rp_json_array_end(j);
 }
 
+/* Add thread i to the array open in j if it fits. @return 1, or 0 (nothing
+ * written) when it would take the text past the writer's max. */
+static int thread_fits(struct rp_json *j, const struct dump *d, int i)
+{
+    struct rp_json_mark m;
+    rp_json_mark(j, &m);
+    thread_json(j, d, i);
+    if (rp_json_error(j) != RP_JSON_TOO_LONG)
+        return 1;
+    rp_json_rewind(j, &m);
+    return 0;
+}
+
+/* The threads, those in a deadlock first (in the order of the cycles), then the
+ * others in the JVM's order, as many as fit in the reply: the dump of a big JVM
+ * (10,000 threads of deep stacks) is cut rather than refused, and the threads
+ * that matter most come first. @return how many were written. */
+static jint threads_json(struct rp_json *j, const struct dump *d)
+{
+    jint written = 0;
+    int room = 1;
+    rp_json_key(j, "threads");
+    rp_json_array_begin(j);
+    for (size_t c = 0; c < d->ncycles && room; c++)
+        for (const int *i = d->cycles[c]; *i >= 0 && room; i++) {
+            room = thread_fits(j, d, *i);
+            written += room;
+        }
+    for (jint i = 0; i < d->n && room; i++)
+        if (!d->t[i].in_cycle) {
+            room = thread_fits(j, d, (int)i);
+            written += room;
+        }
+    rp_json_array_end(j);
+    return written;
+}
+
 /* ------------------------------------------------------------- the call -- */
 
 static void dump_free(struct dump *d)
@@ -666,21 +712,23 @@ static int take(void *arg, char *err, size_t errlen)
     link_waits(&d);
     find_cycles(&d);
     match_waits(&d);
+    const size_t most = RP_CONTROL_THREADS_REPLY_MAX - REPLY_HEAD_ROOM;
+    rp_json_set_max(&D.out, most - DUMP_TAIL_ROOM);
     rp_json_object_begin(&D.out);
     unavailable_json(&D.out);
     deadlocks_json(&D.out, &d);
-    rp_json_key(&D.out, "threads");
-    rp_json_array_begin(&D.out);
-    for (jint i = 0; i < d.n; i++)
-        thread_json(&D.out, &d, (int)i);
-    rp_json_array_end(&D.out);
+    jint written = rp_json_error(&D.out) ? 0 : threads_json(&D.out, &d);
+    rp_json_set_max(&D.out, most);
+    rp_json_kv_i64(&D.out, "threads_total", d.n);
+    rp_json_kv_i64(&D.out, "threads_omitted", d.n - written);
     rp_json_object_end(&D.out);
     if (rp_json_error(&D.out) == RP_JSON_OK) {
         rc = 0;
     } else {
         snprintf(err, errlen, "the thread dump of %d threads is %s", (int)d.n,
                  rp_json_error(&D.out) == RP_JSON_TOO_LONG
-                 ? "larger than the reply limit (RP_CONTROL_THREADS_REPLY_MAX)"
+                 ? "larger than the reply limit (RP_CONTROL_THREADS_REPLY_MAX) with "
+                   "its deadlocks alone"
                  : "incomplete (out of memory)");
     }
 out:

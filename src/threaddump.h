@@ -52,11 +52,13 @@ void rp_threaddump_init(JavaVM *vm, jvmtiEnv *jvmti);
 
 /*
  * rp_threaddump_reply: take a dump on the flusher and add its members
- * ("deadlocks", "threads", and "unavailable" if a capability is missing) to the
- * reply object open in `out`. @return 0, or -1 with one sentence in err (the
- * flusher did not answer in time, the agent is shutting down, the dump would be
- * larger than RP_CONTROL_THREADS_REPLY_MAX). The control server's thread; one
- * call at a time.
+ * ("unavailable", "deadlocks", "threads", "threads_total", "threads_omitted") to
+ * the reply object open in `out`. The threads in a deadlock come first, then the
+ * others in the JVM's order while the reply stays within
+ * RP_CONTROL_THREADS_REPLY_MAX; those that do not fit are left out and counted
+ * ("threads_omitted"). @return 0, or -1 with one sentence in err (the flusher
+ * did not answer in time, the agent is shutting down, the deadlocks alone would
+ * be larger than the limit). The control server's thread; one call at a time.
  */
 int rp_threaddump_reply(struct rp_json *out, char *err, size_t errlen);
 

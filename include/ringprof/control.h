@@ -28,8 +28,9 @@
 
 /* The longest reply to `threads` (a thread dump). Every thread's whole stack
  * is in it, at a few hundred bytes a frame: 16 MiB holds a thousand threads of
- * a hundred frames with room to spare. The agent answers a larger dump with an
- * error reply, never a cut one; a tool accepts replies up to this size. */
+ * a hundred frames with room to spare. A larger dump is cut: the threads in a
+ * deadlock first, then the others while they fit, and the reply says how many
+ * it left out ("threads_omitted"); a tool accepts replies up to this size. */
 #define RP_CONTROL_THREADS_REPLY_MAX (16u << 20)
 
 /* sun_path holds 108 bytes with the NUL, so a socket path has at most 107. */

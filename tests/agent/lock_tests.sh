@@ -3,7 +3,7 @@
 # (telemetry=, the gauges of include/ringprof/events.h) in real JVMs. One test per
 # invocation:
 #
-#   lock_tests.sh TEST        TEST: billing, telemetry, ctl or threads
+#   lock_tests.sh TEST        TEST: billing, telemetry, ctl, threads or threads_big
 #
 # meson (tests/agent/meson.build) passes the programs in the environment: RP_JAVA,
 # RP_AGENT (libringprof.so), RP_JAR (tests/java), RP_DUMP (rp_agent_dump),
@@ -326,6 +326,65 @@ PY
     no_hs_err
 }
 
+# ------------------------------------------------------------- threads_big --
+
+# A dump larger than the reply limit, the real one (RP_CONTROL_THREADS_REPLY_MAX,
+# 16 MiB): 90 threads 1030 calls deep, in a method and class whose long names
+# make each thread's 1024 frames take about 200 KB, and one monitor deadlock.
+# The reply is cut, not refused: the cycle and its two threads first, then the
+# others in the JVM's order, and the count left out is exact: the threads the
+# JVM has (as the program counts them, plus the agent's own JVMTI threads) less
+# those listed, all of them deep ones. ctl prints the count at the end of the
+# text, and on stderr beside --json.
+test_threads_big() {
+    local deep=90
+    java_start -agentpath:"$RP_AGENT=dir=$work/rec" -- DeepThreads $deep 1030
+    wait_ready
+    wait_socket
+    rp ctl --json "$pid" threads >"$work/big.json" 2>"$work/big.err" ||
+        fail "ctl threads: $(cat "$work/big.err")"
+    rp ctl "$pid" threads >"$work/big.txt" 2>"$work/big.txt.err" ||
+        fail "ctl threads (text): $(cat "$work/big.txt.err")"
+    python3 - "$work" "$(sed -n 's/^threads //p' "$work/out")" $deep <<'PY' || fail "the cut dump is wrong (above)"
+import json, sys
+work, java_threads, deep = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+LIMIT = 16 << 20                       # RP_CONTROL_THREADS_REPLY_MAX
+bad = []
+def check(ok, what):
+    if not ok:
+        bad.append(what)
+raw = open(work + "/big.json", "rb").read()
+r = json.loads(raw)
+ts = r["threads"]
+names = [t["name"] for t in ts]
+total, left = r["threads_total"], r["threads_omitted"]
+agent = [n for n in names if n.startswith("ringprof-")]
+listed_deep = [t for t in ts if t["name"].startswith("deep-")]
+biggest = max(len(json.dumps(t)) for t in ts)
+print("# %d of %d threads in a reply of %d bytes (limit %d), %d left out; a thread takes up to %d bytes"
+      % (len(ts), total, len(raw), LIMIT, left, biggest))
+check(r["ok"] and len(raw) <= LIMIT, "ok %s, %d bytes" % (r["ok"], len(raw)))
+check(len(raw) > LIMIT - 2 * biggest, "the cut left %d bytes unused" % (LIMIT - len(raw)))
+check(left > 0 and total == len(ts) + left, "threads_total %d, %d listed, threads_omitted %d" % (total, len(ts), left))
+check(total == java_threads + len(agent), "threads_total %d; Java counts %d, the agent runs %s" % (total, java_threads, agent))
+check(len(listed_deep) + left == deep, "%d deep threads listed and %d left out, of %d" % (len(listed_deep), left, deep))
+check(all(len(t["frames"]) == 1024 and t["frames_total"] > 1024 for t in listed_deep), "deep stacks not at 1024 frames")
+check([sorted(e["thread"] for e in c) for c in r["deadlocks"]] == [["dl-a", "dl-b"]], "deadlocks %s" % r["deadlocks"])
+check(sorted(names[:2]) == ["dl-a", "dl-b"] and ts[0]["deadlocked"] and ts[1]["deadlocked"],
+      "the deadlocked threads do not come first: %s" % names[:3])
+want = "%d of %d threads are not in this dump: it stops at the reply limit (%d bytes), the deadlocked threads first" % (left, total, LIMIT)
+err = open(work + "/big.err").read()
+check(err == "ringprof ctl: note: " + want + "\n", "--json: stderr %r" % err)
+txt = open(work + "/big.txt").read()
+check(txt.startswith('Deadlock: "dl-'), "the text does not begin with the deadlock: %r" % txt[:100])
+check(txt.endswith("\n... " + want + ".\n"), "the text ends %r" % txt[-300:])
+for b in bad:
+    print("wrong:", b)
+sys.exit(1 if bad else 0)
+PY
+    no_hs_err
+}
+
 # RP_JDK=25: on the Temurin JDK 25 where it is installed (RP_JDK25), whose
 # monitors hold their owner's id, not its JavaThread* (lock.c, owner_id_slot);
 # skipped with one line where it is not.
@@ -336,7 +395,7 @@ if [ "${RP_JDK:-17}" = 25 ]; then
 fi
 
 case "$test_name" in
-billing|telemetry|ctl|threads) "test_$test_name" ;;
+billing|telemetry|ctl|threads|threads_big) "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac
 san_check

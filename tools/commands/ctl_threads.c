@@ -168,6 +168,18 @@ static void thread_text(FILE *f, const struct rp_jv *t)
     fputc('\n', f);
 }
 
+char *rp_ctl_threads_omitted(const struct rp_jv *reply, char *buf, size_t cap)
+{
+    long long left = rp_jv_int(rp_jv_get(reply, "threads_omitted"), 0),
+              total = rp_jv_int(rp_jv_get(reply, "threads_total"), 0);
+    buf[0] = '\0';
+    if (left > 0)
+        snprintf(buf, cap, "%lld of %lld threads are not in this dump: it stops at the "
+                 "reply limit (%u bytes), the deadlocked threads first", left, total,
+                 (unsigned)RP_CONTROL_THREADS_REPLY_MAX);
+    return buf;
+}
+
 void rp_ctl_threads_print(FILE *f, const struct rp_jv *reply)
 {
     const struct rp_jv *un = rp_jv_get(reply, "unavailable");
@@ -183,4 +195,7 @@ void rp_ctl_threads_print(FILE *f, const struct rp_jv *reply)
     const struct rp_jv *threads = rp_jv_get(reply, "threads");
     for (size_t i = 0; threads && i < threads->n; i++)
         thread_text(f, &threads->items[i]);
+    char omitted[256];
+    if (rp_ctl_threads_omitted(reply, omitted, sizeof omitted)[0])
+        fprintf(f, "... %s.\n", omitted);
 }

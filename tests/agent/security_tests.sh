@@ -57,10 +57,12 @@
 #
 # and those of issue 28 on the control socket:
 #
-#   ctl_link        ctl= through nobody's symlink to root's directory, re-pointed
-#                   at nobody's fake after start: root's ctl and list reach the
-#                   agent, `ctl SOCKET` through the link refuses it, and at exit
-#                   the agent removes its own socket and nothing else
+#   ctl_link        ctl= through nobody's symlink to root's directory (in nobody's
+#                   directory, in sticky /tmp): refused, no socket, the JVM runs;
+#                   through root's own link re-pointed after start: root's ctl and
+#                   list reach the agent, and at exit the agent removes its own
+#                   socket and nothing else; `ctl SOCKET` through nobody's link is
+#                   refused
 #   slow_pipeline   64 clients that pipeline requests and read slowly: a fresh
 #                   `ctl PID status` is answered within the documented bound
 #   threads_readers 64 slow readers of `threads` (8 MB dumps): the JVM's RSS
@@ -678,35 +680,52 @@ test_convert_symlink() {
 IDLE_PROG=(DeepThreads 0 0)
 
 test_ctl_link() {
-    mkdir -m 0700 /tmp/rootsock
+    mkdir -m 0700 /tmp/rootsock /tmp/rootother
     as_nobody mkdir -m 0755 /tmp/nbhome /tmp/nbhome/evil
     as_nobody ln -s /tmp/rootsock /tmp/nbhome/link
-    start_java root jvm "dir=$work/rec,ctl=/tmp/nbhome/link/x.sock" "${IDLE_PROG[@]}"
+    as_nobody ln -s /tmp/rootsock /tmp/nblink                 # in sticky /tmp
+    # nobody's links, in nobody's directory and in sticky /tmp: each component of
+    # the path is checked as given, so no socket is made and the JVM runs on.
+    local via
+    for via in /tmp/nbhome/link /tmp/nblink; do
+        start_java root nbl "dir=$work/rec,ctl=$via/x.sock" "${IDLE_PROG[@]}"
+        wait_line -p $jpid "control socket" "$work/nbl.err" || fail "ctl=$via/x.sock: nothing said"
+        grep -q "^ringprof: no control socket (profiling goes on without one): not creating control socket $via/x.sock: " "$work/nbl.err" ||
+            fail "ctl=$via/x.sock through nobody's link was not refused: $(cat "$work/nbl.err")"
+        kill -0 $jpid 2>/dev/null || fail "the JVM did not run on without its socket"
+        [ ! -e /tmp/rootsock/x.sock ] || fail "a socket was made through nobody's link $via"
+        end_java $jpid
+    done
+    # root's own link: the socket is bound, advertised and removed at the
+    # resolved path. root re-points the link after start at a directory with a
+    # fake's socket of the same name: tools reach the agent through the
+    # discovery file, and at exit the agent removes its own socket, not the fake's.
+    ln -s /tmp/rootsock /tmp/rootlink
+    start_java root jvm "dir=$work/rec,ctl=/tmp/rootlink/x.sock" "${IDLE_PROG[@]}"
     wait_file -S /tmp/rootsock/x.sock || fail "no socket where the link led"
     local disc=/tmp/ringprof-0/$jpid.json
     wait_file -s "$disc" || fail "no discovery file"
-    # nobody serves a socket of its own under the same name and re-points the link.
-    start_fake nobody fake /tmp/nbhome/evil/x.sock linked
-    as_nobody ln -sfn /tmp/nbhome/evil /tmp/nbhome/link
-    [ "$(readlink /tmp/nbhome/link)" = /tmp/nbhome/evil ] || fail "the link was not re-pointed"
+    start_fake root fake /tmp/rootother/x.sock linked
+    ln -sfn /tmp/rootother /tmp/rootlink
     rp ctl "$jpid" status >"$work/ctl.out" 2>"$work/ctl.err" ||
-        fail "root's ctl PID no longer reaches the agent: $(cat "$work/ctl.err")"
+        fail "ctl PID no longer reaches the agent after the link moved: $(cat "$work/ctl.err")"
     ! grep -q FAKE "$work/ctl.out" && grep -q '"samples"' "$work/ctl.out" ||
-        fail "root's ctl PID did not get the agent's answer: $(head -c 300 "$work/ctl.out")"
+        fail "ctl PID did not get the agent's answer: $(head -c 300 "$work/ctl.out")"
     rp list >"$work/list.out" 2>"$work/list.err" || fail "ringprof list failed"
     grep -q "^$jpid  *running" "$work/list.out" ||
-        fail "root's list does not show the agent running: $(cat "$work/list.out" "$work/list.err")"
-    local rc=0
-    rp ctl /tmp/nbhome/link/x.sock status >"$work/link.out" 2>"$work/link.err" || rc=$?
-    note "ctl through the link: rc $rc; $(cat "$work/link.err")"
-    grep -q FAKE "$work/link.out" && fail "root's ctl SOCKET talked to nobody's fake through the link"
-    [ $rc = 1 ] && grep -q "/tmp/nbhome/link is a symlink of uid $NOBODY" "$work/link.err" ||
-        fail "ctl through nobody's link was not refused with the reason"
+        fail "list does not show the agent running: $(cat "$work/list.out" "$work/list.err")"
     grep -q '"socket":"/tmp/rootsock/x.sock"' "$disc" ||
         fail "the discovery file does not name the resolved path: $(cat "$disc")"
+    # The tool refuses a link of nobody's on the way to a socket it is given.
+    local rc=0
+    rp ctl /tmp/nbhome/link/x.sock status >"$work/link.out" 2>"$work/link.err" || rc=$?
+    note "ctl through nobody's link: rc $rc; $(cat "$work/link.err")"
+    grep -q '"samples"' "$work/link.out" && fail "root's ctl SOCKET followed nobody's link"
+    [ $rc = 1 ] && grep -q "/tmp/nbhome/link is a symlink of uid $NOBODY" "$work/link.err" ||
+        fail "ctl through nobody's link was not refused with the reason"
     end_java $jpid
     [ ! -e /tmp/rootsock/x.sock ] || fail "the agent left its socket behind"
-    [ -S /tmp/nbhome/evil/x.sock ] || fail "the agent removed nobody's socket"
+    [ -S /tmp/rootother/x.sock ] || fail "the agent removed the other socket at the link's new target"
 }
 
 test_slow_pipeline() {

@@ -630,6 +630,10 @@ static void start_locked(JNIEnv *jni, jthread self)
     struct rp_control_ops_config cc = {&A.opt, A.dir, main_class};
     rp_control_ops_start(&cc);        /* a failure is logged; profiling goes on */
     free(main_class);
+    /* Without dir= the files land in the JVM's working directory, which the
+     * user may not know: say where, as an absolute path. */
+    if (!A.opt.quiet)
+        rp_log("recording to %s", A.dir);
     return;
 fail:
     rp_log("cannot start: %s; not profiling", err);
@@ -662,6 +666,7 @@ static void stop_locked(void)
         return;
     }
     rp_control_ops_stop();            /* no request may race the last close */
+    rp_discovery_attach_dir(NULL);
     stop_engines_begun(2000);
     /* The flusher freed A.rec in rp_recording_close (or, when it did not finish
      * in time, may still be using it): only the copy of its name is ours. */
@@ -804,6 +809,8 @@ EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *re
     if (atomic_load(&A.state) == AGENT_RUNNING && !vm_live())
         stop_locked();
     int running = atomic_load(&A.state) == AGENT_RUNNING;
+    if (running)
+        rp_discovery_attach_dir(A.dir);   /* for `ringprof attach`'s reply */
     pthread_mutex_unlock(&A.lifecycle_lock);
     if (running)
         return JNI_OK;

@@ -307,6 +307,9 @@ static const struct opt_def defs[] = {
     {"wallthreads", "64", "a number from 1 to 65536",
      "wall=: most threads sampled per wall tick; more are taken in turn",
      parse_count, 1, 65536, FIELD(wall_threads)},
+    {"quiet", "off", "on, off",
+     "no line on stderr at start naming the recording directory (warnings and errors "
+     "are still printed)", parse_onoff, 0, 0, FIELD(quiet)},
 };
 #define NDEFS (sizeof defs / sizeof defs[0])
 

@@ -56,6 +56,7 @@ struct rp_options {
     int ctl_off;                  /* ctl=off: no control socket                      */
     uint64_t wall_ns;             /* wall-clock sampling interval; 0: wall=off       */
     uint64_t wall_threads;        /* most threads the wall sampler visits per tick   */
+    int quiet;                    /* quiet=on: no start line on stderr (warnings stay) */
     int help;                     /* "help" was given: print the table, do nothing   */
     char raw[RP_OPT_PATH_MAX * 2];/* the option string as given, for chunk metadata   */
 };

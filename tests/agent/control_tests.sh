@@ -77,11 +77,14 @@ EOF
     rp list >"$work/list" || fail "ringprof list failed"
     grep -q "^$pid .*running .*Busy 120" "$work/list" || fail "ringprof list: $(cat "$work/list")"
     [ -s "$disc" ] || fail "no discovery file $disc"
+    # The start line names the recording directory, absolute.
+    grep -qxF "ringprof: recording to $(readlink -f "$work/rec")" "$work/err" ||
+        fail "no start line naming $(readlink -f "$work/rec"): $(grep '^ringprof:' "$work/err" | head -3)"
     end_jvm
 }
 
 test_flush() {
-    start_jvm 120
+    start_jvm 120 ,quiet=on
     wait_for -p $pid - more_samples 0 || fail "no samples"
     local path
     path=$(ctl flush | json 'r["path"]') || fail "flush failed"
@@ -98,6 +101,7 @@ test_flush() {
     [ -f "$p2" ] && [ "$p2" != "$path" ] || fail "rotate answered '$p2'"
     end_jvm
     "$RP_DUMP" check "$work/rec" >"$work/check" || fail "damaged recording: $(cat "$work/check")"
+    ! grep -q "^ringprof: recording to" "$work/err" || fail "quiet=on printed the start line"
 }
 
 # Flushes during heavy sampling lose nothing: with sampling stopped and a last
@@ -254,14 +258,27 @@ test_other_uid() {
     end_jvm
 }
 
-# ringprof attach, then flush, then ringprof convert.
+# ringprof attach without dir=, into a JVM whose working directory is not ours:
+# the reply and the JVM's stderr name where the recording goes, absolute. Then
+# flush, then ringprof convert.
 test_attach() {
+    mkdir -p "$work/jvmcwd"
+    pushd "$work/jvmcwd" >/dev/null || fail "cd $work/jvmcwd"
     java_start -- AttachTarget "$work/stop"
+    popd >/dev/null || fail "cd back"
     wait_ready
-    rp attach --agent "$RP_AGENT" $pid "dir=$work/rec,engine=$engine,interval=1ms" \
+    rp attach --agent "$RP_AGENT" $pid "engine=$engine,interval=1ms" \
         >"$work/attach" 2>&1 || fail "attach failed: $(cat "$work/attach")"
-    sock="$work/rec/ringprof-$pid.sock"
+    local rec
+    rec=$(readlink -f "$work/jvmcwd")/ringprof-$pid
+    grep -qxF "ringprof: recording to $rec" "$work/attach" ||
+        fail "attach's reply does not name $rec: $(cat "$work/attach")"
+    grep -qxF "ringprof: recording to $rec" "$work/err" ||
+        fail "the JVM's stderr does not name $rec: $(grep '^ringprof:' "$work/err" | head -3)"
+    [ -d "$rec" ] || fail "$rec is not a directory"
+    [ ! -e "/tmp/ringprof-$(id -u)/$pid.attach-dir" ] || fail "attach left the attach-dir file"
     disc="/tmp/ringprof-$(id -u)/$pid.json"
+    sock=$(json 'r["socket"]' <"$disc") || fail "no discovery file $disc"
     wait_for -p $pid - more_samples 500 || fail "fewer than 500 samples after the attach"
     local path
     path=$(ctl flush | json 'r["path"]') || fail "flush failed"

@@ -41,7 +41,8 @@ check "first run: says where it records, first" \
     test "$(head -1 r1.err)" = "ringprof record: recording to out/recording/"
 check "first run: the flame graph and the text profile" test -s out/flamegraph.html -a -s out/profile.txt
 check "first run: the profile holds the one run" test "$(weight out/recording)" = "$whole"
-check "the agent options start with dir=DIR/recording" grep -q "=dir=out/recording Main" java.args
+check "the agent options start with dir=DIR/recording, quiet=on (record says where itself)" \
+    grep -q "=dir=out/recording,quiet=on Main" java.args
 
 record -o out -- ./java Main >/dev/null 2>r2.err
 check "second run into the same DIR: exit 2" test $? -eq 2

@@ -205,6 +205,16 @@ static int claim_recording_dir(const char *recording, int force)
     return 0;
 }
 
+/* Whether the option string `opts` gives option `key` (key=value). */
+static int names_option(const char *opts, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = opts; *p; p += strcspn(p, ","), p += *p == ',')
+        if (!strncmp(p, key, n) && p[n] == '=')
+            return 1;
+    return 0;
+}
+
 /* argv for the JVM: java, -agentpath:..., then the rest as given. */
 static char **jvm_argv(int argc, char **argv, const char *agentpath)
 {
@@ -285,8 +295,11 @@ int rp_cmd_record(int argc, char **argv)
     snprintf(recording, sizeof recording, "%s/recording", dir);
     if ((rc = claim_recording_dir(recording, force)) != 0)
         return rc;
-    int k = snprintf(agentpath, sizeof agentpath, "-agentpath:%s=dir=%s%s%s", agent,
-                     recording, *opts ? "," : "", opts);
+    /* This command says where it records (below); the agent's own line would
+     * say it again, unless the user's options ask for it. */
+    int k = snprintf(agentpath, sizeof agentpath, "-agentpath:%s=dir=%s%s%s%s", agent,
+                     recording, names_option(opts, "quiet") ? "" : ",quiet=on",
+                     *opts ? "," : "", opts);
     if (k < 0 || (size_t)k >= sizeof agentpath) {
         fprintf(stderr, "ringprof record: the agent options are too long\n");
         return 2;

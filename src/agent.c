@@ -71,6 +71,7 @@
 #include "threaddump.h"
 #include "threads.h"
 #include "threadtimer.h"
+#include "vmnames.h"
 #include "vmstructs.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -566,6 +567,9 @@ static void start_locked(JNIEnv *jni, jthread self)
     if (A.async && !vmstructs)
         rp_log("HotSpot VMStructs not usable: Java threads started before the agent "
                "are sampled without Java frames");
+    /* Without it, the JVM's hidden threads keep the kernel's 15-byte names. */
+    if (vmstructs)
+        rp_vmnames_learn(jni, self);
     rp_codemap_refresh();
     /* The stubs and the interpreter: the events since load, or, on attach, all of
      * them replayed (a range reported twice is kept once). */

@@ -80,7 +80,21 @@ EOF
     # The start line names the recording directory, absolute.
     grep -qxF "ringprof: recording to $(readlink -f "$work/rec")" "$work/err" ||
         fail "no start line naming $(readlink -f "$work/rec"): $(grep '^ringprof:' "$work/err" | head -3)"
+    # The JVM's compiler threads by their names, not the kernel's comm cut to 15
+    # bytes: what status and summary say is longer, and the comm is its start.
+    python3 - "$work/status" "$pid" <<'EOF' || fail "status does not name the compiler threads in full (above)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = [(t["tid"], t["name"]) for t in r["threads"] if t["name"].startswith(("C1 Compiler", "C2 Compiler"))]
+comm = {tid: open("/proc/%s/task/%d/comm" % (sys.argv[2], tid)).read().strip() for tid, _ in c}
+print("# status: %s; their comm: %s" % (c, comm))
+sys.exit(0 if c and all(n in ("C1 CompilerThread0", "C2 CompilerThread0") and comm[tid] == n[:15]
+                        for tid, n in c) else 1)
+EOF
     end_jvm
+    rp summary --threads 100 "$work/rec" >"$work/summary" || fail "summary failed"
+    grep -q ' C2 CompilerThread0 ' "$work/summary" ||
+        fail "summary does not name C2 CompilerThread0: $(grep -i compiler "$work/summary")"
 }
 
 test_flush() {

@@ -27,7 +27,8 @@ rp_begin "lock-$test_name" "$test_name"
 # most lock weight, its weight is within 20% of the waits the program measured
 # itself (at or above the same 1 ms), its samples' stacks end in the worker's
 # processInvoice, every sample waited at least the threshold, and the owner is
-# known, and a worker, for most samples.
+# known, and a worker, for most samples. The summary names the JVM's compiler
+# threads in full (C2 CompilerThread0), which the kernel's comm cannot.
 test_billing() {
     local secs=4
     [ "${RINGPROF_LONG_TESTS:-0}" = 1 ] && secs=20
@@ -60,6 +61,11 @@ test_billing() {
     note "owner a worker in $owned of $ln Ledger samples; the waiter itself in $self; unknown: $("$RP_DUMP" counters "$work/rec" | awk -F'\t' '$1 == "lock.owner_unknown" { print $2 }')"
     within "$(ratio "$owned" "$ln")" 0.8 1 || fail "the owner is a worker in only $owned of $ln Ledger samples"
     [ "$self" -eq 0 ] || fail "$self samples name the waiting thread as the owner"
+    # The JVM's compiler threads by their names (VMStructs), not the kernel's
+    # comm, which holds 15 bytes: "C2 CompilerThre".
+    rp summary --threads 100 "$work/rec" >"$work/summary" || fail "summary failed"
+    grep -q ' C2 CompilerThread0 ' "$work/summary" ||
+        fail "summary does not name C2 CompilerThread0: $(grep -i compiler "$work/summary")"
 }
 
 # ---------------------------------------------------------------- telemetry --
@@ -424,8 +430,9 @@ PY
 }
 
 # RP_JDK=25: on the Temurin JDK 25 where it is installed (RP_JDK25), whose
-# monitors hold their owner's id, not its JavaThread* (lock.c, owner_id_slot);
-# skipped with one line where it is not.
+# monitors hold their owner's id, not its JavaThread* (lock.c, owner_id_slot),
+# and whose VMStructs lay JavaThread out otherwise (the compiler threads' names,
+# vmnames.c); skipped with one line where it is not.
 if [ "${RP_JDK:-17}" = 25 ]; then
     jdk=${RP_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
     [ -x "$jdk/bin/java" ] || { echo "JDK 25 not installed ($jdk): skipped"; exit 77; }

@@ -1397,12 +1397,14 @@ void rp_discovery_remove(const char *path)
         unlink(path);
 }
 
-int rp_discovery_attach_error(const char *message)
+/* One line for `ringprof attach` in "<discovery dir>/<pid><suffix>", cut at what
+ * it reads; the path written to `path` (128 bytes). */
+static int attach_line(const char *suffix, const char *message, char *path)
 {
-    char dir[64], path[128], err[256];
+    char dir[64], err[256];
     if (default_dir(dir, sizeof dir) != 0 || private_dir(dir, err, sizeof err) != 0)
         return -1;
-    snprintf(path, sizeof path, "%s/%ld" RP_ATTACH_ERROR_SUFFIX, dir, (long)getpid());
+    snprintf(path, 128, "%s/%ld%s", dir, (long)getpid(), suffix);
     char line[RP_ATTACH_ERROR_MAX];   /* the most `ringprof attach` reads */
     int n = snprintf(line, sizeof line, "%s\n", message ? message : "");
     if (n < 0)
@@ -1412,4 +1414,23 @@ int rp_discovery_attach_error(const char *message)
         line[n - 1] = '\n';
     }
     return write_file(path, line, (size_t)n, err, sizeof err);
+}
+
+int rp_discovery_attach_error(const char *message)
+{
+    char path[128];
+    return attach_line(RP_ATTACH_ERROR_SUFFIX, message, path);
+}
+
+/* The attach-dir file written, for its removal at stop ("": none). Written and
+ * removed under the agent's lifecycle lock only. */
+static char g_attach_dir[128];
+
+int rp_discovery_attach_dir(const char *dir)
+{
+    if (dir)
+        return attach_line(RP_ATTACH_DIR_SUFFIX, dir, g_attach_dir);
+    rp_discovery_remove(g_attach_dir);
+    g_attach_dir[0] = '\0';
+    return 0;
 }

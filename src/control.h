@@ -227,4 +227,13 @@ void rp_discovery_remove(const char *path);
  */
 int rp_discovery_attach_error(const char *message);
 
+/*
+ * rp_discovery_attach_dir: for Agent_OnAttach when the agent started: the
+ * absolute recording directory `dir` in "<discovery dir>/<pid>.attach-dir" (one
+ * line), which `ringprof attach` prints in its reply and removes. `dir` NULL
+ * removes the file if `ringprof attach` did not (an attach by jcmd), at stop.
+ * @return 0 or -1. Caller: the agent's lifecycle (attach, stop), one at a time.
+ */
+int rp_discovery_attach_dir(const char *dir);
+
 #endif

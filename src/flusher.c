@@ -466,6 +466,7 @@ static void flush_step(struct flusher *f)
     registered(f, RP_COUNTERS_WALL);
     rp_stacks_write_status(emit_counter, f);
     registered(f, RP_COUNTERS_CPU);
+    rp_lock_flush_waiting(&sk);
     registered(f, RP_COUNTERS_LOCK);
     registered(f, RP_COUNTERS_TELEMETRY);
     registered(f, RP_COUNTERS_WALK);

@@ -358,6 +358,9 @@ static const struct opt_def defs[] = {
      "A-Za-z0-9_.- starting with a letter or _, VALUE 1-256 printable, no , or ;",
      "labels the tool adds to the recording's profiles (OTLP resource attributes, pprof "
      "sample labels)", parse_labels, 0, 0, FIELD(labels)},
+    {"quiet", "off", "on, off",
+     "no line on stderr at start naming the recording directory (warnings and errors "
+     "are still printed)", parse_onoff, 0, 0, FIELD(quiet)},
 };
 #define NDEFS (sizeof defs / sizeof defs[0])
 

@@ -62,6 +62,7 @@ struct rp_options {
                                   /* under (chunk header service.name); "" unset     */
     char labels[RP_OPT_PATH_MAX]; /* labels=: "KEY:VALUE;..." (ringprof/labels.h),   */
                                   /* chunk header labels; "" unset                  */
+    int quiet;                    /* quiet=on: no start line on stderr (warnings stay) */
     int help;                     /* "help" was given: print the table, do nothing   */
     char recording[RP_OPT_RECORDING_MAX + 1]; /* recording.id; "": a fresh one   */
     char raw[RP_OPT_PATH_MAX * 2];/* the option string as given, for chunk metadata   */

@@ -151,7 +151,8 @@ struct rp_lock_tail {
     uint32_t owner_slot;    /* the owner's thread slot + 1 when the wait began, 0:
                              * unknown                                            */
     uint32_t owner_gen;     /* that slot's generation                              */
-    uint32_t pad;
+    uint32_t reported;      /* 1: the flusher may have written the wait in progress
+                             * (kind lock.waiting) before it ended (lock.c)       */
     uint64_t threshold_ns;  /* lock= in force                                      */
 };
 

@@ -186,6 +186,11 @@ static int safe_read(uint64_t addr, void *out, size_t len)
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
 }
 
+int rp_vmstructs_read(uint64_t addr, void *out, size_t len)
+{
+    return safe_read(addr, out, len);
+}
+
 uint64_t rp_vmstructs_java_thread(JNIEnv *jni, jobject thread)
 {
     jfieldID eetop = atomic_load_explicit(&g_eetop, memory_order_acquire);

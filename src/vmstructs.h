@@ -128,4 +128,9 @@ long rp_vmstructs_type_size(const char *type);
 /* An integer constant (gHotSpotVMIntConstants). @return 0, or -1 if absent. */
 int rp_vmstructs_int(const char *name, int *out);
 
+/* Read `len` bytes of this process at `addr` without risking a fault
+ * (process_vm_readv). @return 0, or -1 if any byte could not be read. Any
+ * thread but a signal handler. */
+int rp_vmstructs_read(uint64_t addr, void *out, size_t len);
+
 #endif

@@ -18,11 +18,15 @@
  *   rp_agent_dump series DIR NAME  every value of gauge NAME, one a line, in order
  *   rp_agent_dump tseries DIR NAME "TIME_NS<TAB>VALUE" for every reading of gauge
  *                               NAME, in order (monotonic time)
- *   rp_agent_dump locks DIR     one line per lock sample (kind "lock"):
+ *   rp_agent_dump locks DIR     one line per lock sample (kind "lock", or the
+ *                               kind RP_DUMP_KIND names: lock.waiting):
  *                               "WEIGHT_NS<TAB>THRESHOLD_NS<TAB>CLASS<TAB>OWNER<TAB>
- *                               THREAD;ROOT;...;LEAF",
+ *                               THREAD;ROOT;...;LEAF<TAB>START_NS<TAB>REPORTED",
  *                               OWNER the owner thread's name ("-" unknown),
- *                               frames named Class.method without suffixes
+ *                               frames named Class.method without suffixes,
+ *                               START_NS the sample's (monotonic) time, REPORTED
+ *                               its fourth extra ("-" if it has none); in
+ *                               recording order
  *   rp_agent_dump wall DIR      every sample of kind "wall", in recording order (not
  *                               sorted): "THREAD<TAB>TIME_NS<TAB>WEIGHT_NS<TAB>STATE
  *                               <TAB>REPEAT<TAB>CPU_NS<TAB>JVMTI_STATE<TAB>OS_STATE
@@ -128,11 +132,13 @@ static const char *series_name;
 /* The event kind whose samples stacks/self/total/threads aggregate: "cpu", or
  * $RP_DUMP_KIND ("alloc", "live", ...); check counts every kind. */
 static const char *dump_kind = "cpu";
+static const char *lock_kind = "lock";   /* mode locks: RP_DUMP_KIND, else lock */
 
 static uint64_t files, closed, last_closed, samples, damaged;
 
-/* One lock sample: weight, the monitor's class, the owner thread's name, and the
- * waiting thread and its stack, root first. Lines are kept and sorted. */
+/* One lock sample: weight, the monitor's class, the owner thread's name, the
+ * waiting thread and its stack, root first, its time and reported flag; printed
+ * in recording order. */
 static void lock_line(struct rp_reader *r, const struct rp_event *ev)
 {
     static char line[65536];
@@ -154,7 +160,14 @@ static void lock_line(struct rp_reader *r, const struct rp_event *ev)
         frame_name(r, fr[i], name, sizeof name, 0);
         off += (size_t)snprintf(line + off, sizeof line - off, ";%s", name);
     }
-    find(line)->samples++;
+    if (off < sizeof line - 1) {
+        char rep[24] = "-";
+        if (ev->u.sample.nextra > 3)
+            snprintf(rep, sizeof rep, "%llu", (unsigned long long)ev->u.sample.extra[3]);
+        snprintf(line + off, sizeof line - off, "\t%llu\t%s",
+                 (unsigned long long)ev->u.sample.time, rep);
+    }
+    printf("%s\n", line);
 }
 
 /* The value of the extra named `name` of a sample of kind `ki`, or 0. */
@@ -230,7 +243,7 @@ static void read_file(const char *path, enum mode m)
             samples++;
             const struct rp_kind_info *ki = rp_reader_kind(r, ev.u.sample.kind);
             if (m == LOCKS) {
-                if (ki && ki->name && !strcmp(ki->name, "lock"))
+                if (ki && ki->name && !strcmp(ki->name, lock_kind))
                     lock_line(r, &ev);
                 continue;
             }
@@ -330,7 +343,7 @@ int main(int argc, char **argv)
     }
     series_name = m == SERIES || m == TSERIES ? argv[3] : NULL;
     if (getenv("RP_DUMP_KIND") && *getenv("RP_DUMP_KIND"))
-        dump_kind = getenv("RP_DUMP_KIND");
+        dump_kind = lock_kind = getenv("RP_DUMP_KIND");
     if (m < 0) {
         fprintf(stderr, "rp_agent_dump: unknown mode '%s'\n", argv[1]);
         return 2;
@@ -365,7 +378,7 @@ int main(int argc, char **argv)
                (unsigned long long)damaged);
         return damaged ? 1 : 0;
     }
-    if (m == WALL || m == SAMPLES || m == META)
+    if (m == WALL || m == SAMPLES || m == META || m == LOCKS)
         return 0;
     if (naggs)
         qsort(aggs, naggs, sizeof *aggs, cmp_agg);
@@ -376,9 +389,6 @@ int main(int argc, char **argv)
         else if (m == GAUGES)
             printf("%s\t%llu\t%llu\t%llu\n", a->key, (unsigned long long)a->weight,
                    (unsigned long long)a->min, (unsigned long long)a->max);
-        else if (m == LOCKS)
-            for (uint64_t k = 0; k < a->samples; k++)
-                printf("%s\n", a->key);
         else if (m == THREADS)
             printf("%llu\t%llu\t%llu\t%s\n", (unsigned long long)a->weight,
                    (unsigned long long)a->samples, (unsigned long long)a->max, a->key);

@@ -27,7 +27,8 @@ rp_begin "lock-$test_name" "$test_name"
 # most lock weight, its weight is within 20% of the waits the program measured
 # itself (at or above the same 1 ms), its samples' stacks end in the worker's
 # processInvoice, every sample waited at least the threshold, and the owner is
-# known, and a worker, for most samples.
+# known, and a worker, for most samples. The summary names the JVM's compiler
+# threads in full (C2 CompilerThread0), which the kernel's comm cannot.
 test_billing() {
     local secs=4
     [ "${RINGPROF_LONG_TESTS:-0}" = 1 ] && secs=20
@@ -60,6 +61,11 @@ test_billing() {
     note "owner a worker in $owned of $ln Ledger samples; the waiter itself in $self; unknown: $("$RP_DUMP" counters "$work/rec" | awk -F'\t' '$1 == "lock.owner_unknown" { print $2 }')"
     within "$(ratio "$owned" "$ln")" 0.8 1 || fail "the owner is a worker in only $owned of $ln Ledger samples"
     [ "$self" -eq 0 ] || fail "$self samples name the waiting thread as the owner"
+    # The JVM's compiler threads by their names (VMStructs), not the kernel's
+    # comm, which holds 15 bytes: "C2 CompilerThre".
+    rp summary --threads 100 "$work/rec" >"$work/summary" || fail "summary failed"
+    grep -q ' C2 CompilerThread0 ' "$work/summary" ||
+        fail "summary does not name C2 CompilerThread0: $(grep -i compiler "$work/summary")"
 }
 
 # ---------------------------------------------------------------- telemetry --
@@ -174,20 +180,35 @@ test_ctl() {
 
 # ------------------------------------------------------------------ threads --
 
-# Deadlocks: two threads deadlocked on monitors, two on ReentrantLocks, one in
-# Object.wait, one live. `ctl threads` (JSON and text) reports exactly the two
-# cycles with their threads and locks, the held and awaited locks with ids that
-# match across threads, and stack lines equal to the ones the program's own
-# Thread.getStackTrace gives; status shows the two monitor waits in progress,
-# each at least as old as the time since the program saw them stuck; the live
-# thread keeps counting and the JVM exits cleanly. Then the same with an agent
-# attached late: both cycles found without the monitor capabilities. The first
-# JVM allows only 128 JNI local references to be promised
-# (-XX:MaxJNILocalCapacity; HotSpot's default is 65536): a dump that needs one
-# per thread or lock fails there as it would past about 8,000 threads.
+# Deadlocks: first a monitor wait that ends, written in progress by a flush
+# while it lasts (`ctl flush`); then two threads deadlocked on monitors, two on
+# ReentrantLocks, one in Object.wait, one live. `ctl threads` (JSON and text)
+# reports exactly the two cycles with their threads and locks, the held and
+# awaited locks with ids that match across threads, and stack lines equal to
+# the ones the program's own Thread.getStackTrace gives; status shows the two
+# monitor waits in progress, each at least as old as the time since the program
+# saw them stuck; the live thread keeps counting and the JVM exits cleanly. The
+# recording then holds the deadlocked waits as unfinished (kind lock.waiting):
+# `ringprof locks` lists both with their monitor class and owner, as long as
+# the program measured (from just before the synchronized entry to its exit,
+# plus the exit) and at least as long as status said; the wait that ended is
+# counted once, by its finished record (reported, as long as the program
+# measured it), though the files hold it in progress too; `convert --event
+# lock --format collapsed` has the same weight per monitor and marks only the
+# deadlocked ones [unfinished]. Then an agent attached late (wall=10ms, no
+# lock=): both cycles found without the monitor capabilities, and `ringprof
+# locks` shows the deadlocked monitor waits from the wall samples in state
+# blocked, saying so. The first JVM allows only 128 JNI local references to be
+# promised (-XX:MaxJNILocalCapacity; HotSpot's default is 65536): a dump that
+# needs one per thread or lock fails there as it would past about 8,000 threads.
 test_threads() {
     java_start -XX:MaxJNILocalCapacity=128 -agentpath:"$RP_AGENT=dir=$work/rec,lock=1ms" \
-        -- Deadlocks "$work/stop"
+        -- Deadlocks "$work/stop" "$work/gate"
+    wait_line -p $pid '^gated blocked' "$work/out" || fail "the gated thread did not block"
+    gated_waiting() { status_is '"gated" in [w["thread"] for w in r["lock"]["waiting"]]'; }
+    wait_for -p $pid - gated_waiting || fail "status never showed the gated thread's wait"
+    ctl flush >"$work/gate.flush" || fail "flush while the gated thread waits: $(cat "$work/gate.flush")"
+    touch "$work/gate"
     wait_ready
     local t_ready=$EPOCHREALTIME
     status_to() { ctl status >"$1" 2>/dev/null; }
@@ -286,18 +307,82 @@ PY
     live_past() { [ "$(grep -c '^live ' "$work/out")" -ge "$1" ]; }
     wait_for -p $pid - live_past $((n1 + 3)) || fail "the live thread stopped at $n1"
     status_to "$work/s3" || fail "no status after the dumps"
+    local t_stop=$EPOCHREALTIME
     touch "$work/stop"
     wait $pid || { rc=$?; pid=; show_err; fail "java exited $rc"; }
+    local t_exit=$EPOCHREALTIME
     pid=
     no_hs_err
     has_line '^done' "$work/out" || fail "the program did not finish"
+    "$RP_DUMP" locks "$work/rec" >"$work/locks.fin"
+    RP_DUMP_KIND=lock.waiting "$RP_DUMP" locks "$work/rec" >"$work/locks.wait"
+    rp locks --json "$work/rec" >"$work/locks.json" || fail "ringprof locks failed"
+    rp convert --event lock --format collapsed "$work/rec" >"$work/lock.folded" ||
+        fail "convert --event lock failed"
+    python3 - "$work" "$t_stop" "$t_exit" <<'PY' || fail "the waits in the recording are wrong (above)"
+import collections, json, sys
+work, t_stop, t_exit = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+bad = []
+def check(ok, what):
+    if not ok:
+        bad.append(what)
+out = open(work + "/out").read().splitlines()
+gated_ns = int(next(l.split()[1] for l in out if l.startswith("gated_wait_ns ")))
+stuck = {l.split()[1]: (int(l.split()[2]), int(l.split()[3])) for l in out if l.startswith("stuck ")}
+def rows(f):
+    return [l.rstrip("\n").split("\t") for l in open(work + f) if l.strip()]
+# The files: the wait that ended once, reported, and in progress at least once.
+fin = [r for r in rows("/locks.fin") if r[2] == "Deadlocks$Gate"]
+inp = [r for r in rows("/locks.wait") if r[2] == "Deadlocks$Gate"]
+check(len(fin) == 1 and fin[0][4].startswith("gated;") and fin[0][6] == "1",
+      "the gated wait: one finished record, reported: %s" % fin)
+check(fin and inp and all(r[4].startswith("gated;") and r[5] == fin[0][5] for r in inp),
+      "the gated wait in progress: %d records of the same wait %s" % (len(inp), inp[:2]))
+w = int(fin[0][0]) if fin else 0
+check(0.8 * gated_ns <= w <= gated_ns, "the gated wait: %d ns, the program measured %d" % (w, gated_ns))
+print("# gated: finished %.3f s (program %.3f s), written in progress %d times" % (w / 1e9, gated_ns / 1e9, len(inp)))
+# ringprof locks: counted once; the deadlocked ones unfinished.
+j = json.load(open(work + "/locks.json"))
+mons = {m["class"]: m for m in j["monitors"]}
+g = mons.get("Deadlocks$Gate", {})
+check((g.get("waits"), g.get("unfinished"), g.get("wait_ns")) == (1, 0, w),
+      "locks: the gated wait counted once, by its finished record: %s" % g)
+un = {u["thread"]: u for u in j["unfinished"]}
+check(sorted(un) == ["mon-a", "mon-b"], "locks: unfinished waits %s" % j["unfinished"])
+s2 = {x["thread"]: x for x in json.load(open(work + "/s2"))["lock"]["waiting"]}
+for me, other, cls in (("mon-a", "mon-b", "Deadlocks$MonitorB"), ("mon-b", "mon-a", "Deadlocks$MonitorA")):
+    u, (lo, hi) = un.get(me, {}), stuck[me]
+    hi += (t_exit - t_stop) * 1e9
+    got = u.get("waited_ns", 0)
+    check(u.get("class") == cls and u.get("owner") == other, "locks: %s unfinished %s" % (me, u))
+    check(0.9 * lo <= got <= hi and got > s2[me]["age_ns"],
+          "locks: %s waited %d ns; the program says %d..%d, status %d before" % (me, got, lo, hi, s2[me]["age_ns"]))
+    m = mons.get(cls, {})
+    check((m.get("waits"), m.get("unfinished"), m.get("wait_ns")) == (1, 1, got),
+          "locks: %s's monitor %s" % (me, m))
+    print("# %s: unfinished %.3f s; the program: at least %.3f s, at most %.3f s" % (me, got / 1e9, lo / 1e9, hi / 1e9))
+# The collapsed lock profile: the weights of locks, [unfinished] on the deadlocked only.
+fold, unf = collections.Counter(), collections.Counter()
+for line in open(work + "/lock.folded"):
+    stack, n = line.rsplit(" ", 1)
+    f = stack.split(";")
+    fold[f[-1]] += int(n)
+    if len(f) > 1 and f[-2] == "[unfinished]":
+        unf[f[-1]] += int(n)
+check(fold == {k: m["wait_ns"] for k, m in mons.items()}, "collapsed %s, locks %s" % (dict(fold), {k: m["wait_ns"] for k, m in mons.items()}))
+check(unf == {c: mons[c]["wait_ns"] for c in ("Deadlocks$MonitorA", "Deadlocks$MonitorB") if c in mons},
+      "collapsed: [unfinished] on %s" % dict(unf))
+for b in bad:
+    print("wrong:", b)
+sys.exit(1 if bad else 0)
+PY
 
     # Attached late, the agent has no monitor capabilities (HotSpot grants
     # them at load only): it says so, and still finds both cycles, the
     # monitors' through VMStructs (holders, not the objects).
     java_start -- Deadlocks "$work/stop2"
     wait_ready
-    rp attach --agent "$RP_AGENT" $pid "dir=$work/rec2" >"$work/attach" 2>&1 ||
+    rp attach --agent "$RP_AGENT" $pid "dir=$work/rec2,wall=10ms" >"$work/attach" 2>&1 ||
         fail "attach failed: $(cat "$work/attach")"
     wait_for -p $pid - status_to "$work/s4" || { show_err; fail "the attached agent did not answer status"; }
     ctl threads >"$work/threads2.json" || fail "ctl threads (attached): $(head -c 300 "$work/threads2.json")"
@@ -320,10 +405,28 @@ for b in bad:
     print("wrong:", b)
 sys.exit(1 if bad else 0)
 PY
+    # Both deadlocked threads sampled blocked more than once, then the exit.
+    blocked_twice() {
+        ctl flush >/dev/null 2>&1 &&
+            [ "$("$RP_DUMP" wall "$work/rec2" | awk -F'\t' '$4 == "blocked" { n[$1]++ } END { print (n["mon-a"] > 1 && n["mon-b"] > 1) }')" = 1 ]
+    }
+    wait_for -p $pid - blocked_twice || fail "the wall sampler did not see mon-a and mon-b blocked"
     touch "$work/stop2"
     wait $pid || { rc=$?; pid=; show_err; fail "java exited $rc (attached)"; }
     pid=
     no_hs_err
+    rp locks "$work/rec2" >"$work/locks2.txt" 2>"$work/locks2.err" || fail "locks (attached) failed: $(cat "$work/locks2.err")"
+    rp locks --json "$work/rec2" >"$work/locks2.json" || fail "locks --json (attached) failed"
+    grep -q '^no lock samples (lock= was off): the monitor waits below are the wall-clock samples in state blocked' "$work/locks2.txt" ||
+        fail "locks without lock= does not say it shows the blocked wall samples: $(head -5 "$work/locks2.txt")"
+    python3 - "$work/locks2.json" <<'PY' || fail "locks' blocked sites are wrong (above)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+sites = {b["site"]: b for b in j["blocked"]}
+ok = j["lock_samples"] == 0 and all(sites.get(m, {}).get("threads") == 1 for m in ("Deadlocks.monA", "Deadlocks.monB"))
+print("# blocked sites: %s" % [(b["site"], b["samples"], b["threads"]) for b in j["blocked"]])
+sys.exit(0 if ok else 1)
+PY
 }
 
 # ------------------------------------------------------------- threads_big --
@@ -386,8 +489,9 @@ PY
 }
 
 # RP_JDK=25: on the Temurin JDK 25 where it is installed (RP_JDK25), whose
-# monitors hold their owner's id, not its JavaThread* (lock.c, owner_id_slot);
-# skipped with one line where it is not.
+# monitors hold their owner's id, not its JavaThread* (lock.c, owner_id_slot),
+# and whose VMStructs lay JavaThread out otherwise (the compiler threads' names,
+# vmnames.c); skipped with one line where it is not.
 if [ "${RP_JDK:-17}" = 25 ]; then
     jdk=${RP_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
     [ -x "$jdk/bin/java" ] || { echo "JDK 25 not installed ($jdk): skipped"; exit 77; }

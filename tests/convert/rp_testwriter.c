@@ -31,6 +31,8 @@
  *                  service= and labels= (the OTLP tests' resource attributes).
  *      fleet-main  rec-A with only the main jar (/opt/app/billing.jar) in its
  *                  header: the service is named after it.
+ *           stuck  OUT is a directory: recording "rec-S", lock waits in
+ *                  progress and ended, over two chunks (see write_stuck).
  *          rename  OUT is a chunk file: recording "rec-R", threads renamed
  *                  (write_rename): main -> DestroyJavaVM after its last
  *                  sample, pool-1-thread-1 -> worker before its first, a -> b
@@ -1109,7 +1111,7 @@ static void write_waits(const char *out, int old)
         const struct lgroup *g = &lgroups[gi];
         for (int i = 0; i < g->count; i++) {
             uint64_t t = (g->at_ms + (uint64_t)i * g->every_ms) * MS;
-            uint64_t x[RP_LOCK_NEXTRA];
+            uint64_t x[RP_LOCK_NEXTRA] = {0};
             x[RP_LOCK_X_CLASS] = rp_chunk_class(w, rp_chunk_cstring(w, g->monitor));
             x[RP_LOCK_X_OWNER] = g->owner >= 0 ? wput_thread(w, g->owner) : 0;
             x[RP_LOCK_X_THRESHOLD] = 10 * MS;
@@ -1544,7 +1546,7 @@ static void write_cpp(const char *out)
             }
         }
     for (int i = 0; i < 2; i++, t += STEP) {
-        uint64_t x[RP_LOCK_NEXTRA];
+        uint64_t x[RP_LOCK_NEXTRA] = {0};
         x[RP_LOCK_X_CLASS] = rp_chunk_class(w, rp_chunk_cstring(w, "app.Lock"));
         x[RP_LOCK_X_OWNER] = tc;
         x[RP_LOCK_X_THRESHOLD] = 10 * MS;
@@ -1647,11 +1649,81 @@ static void write_rename(const char *out)
         die("manifest");
 }
 
+/* ------------------------------------------------------ stuck recording -- */
+
+/*
+ * stuck  OUT is a directory (created): recording "rec-S" (pid 700, host hostS) in
+ *        two chunks, lock waits as the agent writes them while they are in
+ *        progress (kind lock.waiting at each flush; include/ringprof/events.h)
+ *        and when they end (kind lock, with "reported"); times in ms after the
+ *        recording's start, waits on stacks of the waits recording:
+ *          A  worker-1 (tid 501) on app.Ledger (Ledger.post), owner worker-2,
+ *             from 1000: in progress at 2000 and 3000 (chunk 0), at 4000 and,
+ *             as recording stops, 4500 (chunk 1, waited 3500 so far); never ends;
+ *          B  worker-2 (502) on app.Cache (Cache.get), owner unknown, from 1500:
+ *             in progress at 2000 and 3000 (chunk 0), ends after 2200 (chunk 1,
+ *             reported);
+ *          C  locker (505) on app.Ledger (Ledger.post), owner worker-1, from
+ *             1200, ends after 300 before any flush (chunk 0, not reported).
+ *        Chunk files: OUT/0.rpc (chunk.seq 0, opened at 0) and OUT/1.rpc (seq 1,
+ *        opened at 3500, with its own ids). tests/convert/test_stuck.py holds the
+ *        same table as its truth.
+ */
+static void write_stuck(const char *out)
+{
+    static const struct {
+        int chunk, thread, stack, owner;   /* owner: a thread index, -1 unknown */
+        const char *monitor;
+        uint64_t start_ms, weight_ms;
+        int waiting, reported;             /* kind lock.waiting; "reported"      */
+    } recs[] = {
+        {0, 0, WS_POST, 1, "app.Ledger", 1000, 1000, 1, 0},
+        {0, 1, WS_CACHE, -1, "app.Cache", 1500, 500, 1, 0},
+        {0, 4, WS_POST, 0, "app.Ledger", 1200, 300, 0, 0},
+        {0, 0, WS_POST, 1, "app.Ledger", 1000, 2000, 1, 0},
+        {0, 1, WS_CACHE, -1, "app.Cache", 1500, 1500, 1, 0},
+        {1, 0, WS_POST, 1, "app.Ledger", 1000, 3000, 1, 0},
+        {1, 1, WS_CACHE, -1, "app.Cache", 1500, 2200, 0, 1},
+        {1, 0, WS_POST, 1, "app.Ledger", 1000, 3500, 1, 0},
+    };
+    const uint64_t wall0 = WALL0 + 7200 * SEC * 6, mono0 = MONO0;
+    static const char *const lx[] = RP_LOCK_EXTRA_NAMES;
+    if (mkdir(out, 0755) != 0 && errno != EEXIST)
+        die(out);
+    for (int c = 0; c < 2; c++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%d.rpc", out, c);
+        uint64_t at = c ? 3500 * MS : 0;
+        struct rp_chunk_writer *w = open_writer(path, "rec-S", "700", "hostS", wall0 + at,
+                                                mono0 + at, c, "interval=10ms,lock=10ms");
+        uint32_t klock = rp_chunk_kind(w, RP_KIND_LOCK, "ns", 0, lx, RP_LOCK_NEXTRA);
+        uint32_t kwait = rp_chunk_kind(w, RP_KIND_LOCK_WAITING, "ns", 0, lx,
+                                       RP_LOCK_WAITING_NEXTRA);
+        if (!klock || !kwait)
+            die("stuck kinds");
+        for (size_t i = 0; i < sizeof recs / sizeof recs[0]; i++) {
+            if (recs[i].chunk != c)
+                continue;
+            uint64_t x[RP_LOCK_NEXTRA] = {
+                rp_chunk_class(w, rp_chunk_cstring(w, recs[i].monitor)),
+                recs[i].owner >= 0 ? wput_thread(w, recs[i].owner) : 0, 10 * MS,
+                (uint64_t)recs[i].reported};
+            if (rp_chunk_sample(w, recs[i].waiting ? kwait : klock,
+                                wput_thread(w, recs[i].thread), mono0 + recs[i].start_ms * MS,
+                                wput_stack(w, recs[i].stack), recs[i].weight_ms * MS, x) ||
+                rp_chunk_flush(w))
+                die("stuck sample");
+        }
+        if (rp_chunk_close(w) != 0)
+            die("close");
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--manifest"))) {
         fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn|waits|timeline|fleet|fleet-main|"
-                        "timeline-many|cpp|rename|diff-base|diff-new|diff-one OUT "
+                        "timeline-many|cpp|rename|stuck|diff-base|diff-new|diff-one OUT "
                         "[--manifest FILE]\n");
         return 2;
     }
@@ -1695,6 +1767,8 @@ int main(int argc, char **argv)
         write_cpp(argv[2]);
     else if (!strcmp(argv[1], "rename"))
         write_rename(argv[2]);
+    else if (!strcmp(argv[1], "stuck"))
+        write_stuck(argv[2]);
     else if (!strncmp(argv[1], "diff-", 5))
         write_diff(argv[2], argv[1]);
     else {

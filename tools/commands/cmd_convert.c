@@ -401,23 +401,39 @@ static int needs_snapshots(const struct convert *c)
            (is_event(c, "alloc") && (c->fmt->needs & RP_FMT_LIVE_JOIN));
 }
 
-/* The default kind, the inputs' time span and the snapshots, as far as asked;
- * relative --from/--to are dropped when no sample has a wall-clock time.
- * rp_query_apply then places the time range. */
+/* Lock waits in progress (tools/model/waits.h) matter wherever kind lock is
+ * read: --event lock or lock.waiting, and an events format's every kind. */
+static int needs_waits(const struct convert *c)
+{
+    return is_event(c, RP_KIND_LOCK) || is_event(c, RP_KIND_LOCK_WAITING) ||
+           (c->fmt->model == RP_MODEL_EVENTS && !c->po.event);
+}
+
+/* The default kind, the inputs' time span, the snapshots and the waits in
+ * progress, as far as asked; relative --from/--to are dropped when no sample
+ * has a wall-clock time. rp_query_apply then places the time range. */
 static void look_ahead(struct convert *c)
 {
-    int need_range = rp_query_need_range(&c->q);
+    int need_range = rp_query_need_range(&c->q), waits = needs_waits(c);
     unsigned what = (c->po.event ? 0 : RP_SCAN_KINDS) | (need_range ? RP_SCAN_RANGE : 0) |
-                    (needs_snapshots(c) ? RP_SCAN_SNAPSHOTS : 0);
+                    (needs_snapshots(c) ? RP_SCAN_SNAPSHOTS : 0) |
+                    (waits ? RP_SCAN_WAITS : 0);
     if (what)
         rp_query_scan(&c->q, what);
     if (!c->po.event && (c->q.sc.has_cpu || c->q.sc.has_alloc || c->q.sc.kind)) {
         c->po.event = c->q.sc.has_cpu ? "cpu" : c->q.sc.has_alloc ? "alloc" : c->q.sc.kind;
         c->event_found = 1;
-        if (needs_snapshots(c))   /* known only now: one more pass */
-            rp_query_scan(&c->q, RP_SCAN_SNAPSHOTS);
+        unsigned more = (needs_snapshots(c) ? RP_SCAN_SNAPSHOTS : 0) |
+                        (!waits && needs_waits(c) ? RP_SCAN_WAITS : 0);
+        if (more)                 /* known only now: one more pass */
+            rp_query_scan(&c->q, more);
+        waits |= needs_waits(c);
     }
     rp_scan_finish(&c->q.sc);
+    if (waits) {
+        c->po.waiting = rp_scan_wait_keep;
+        c->po.waiting_arg = &c->q.sc;
+    }
     if (need_range && !c->q.sc.first) {
         fprintf(stderr, "ringprof convert: no sample has a wall-clock time, so relative "
                         "--from/--to cannot be placed; ignored\n");
@@ -542,7 +558,7 @@ static int kind_absent(const struct convert *c)
     if (!opt)
         return 0;
     for (size_t k = 0; k < p->nkinds; k++)
-        if (!strcmp(p->kinds[k].name, c->po.event) && p->kinds[k].samples)
+        if (rp_kind_in_event(c->po.event, p->kinds[k].name) && p->kinds[k].samples)
             return 0;
     fprintf(stderr, "ringprof convert: the inputs have no %s samples", c->po.event);
     size_t held = rp_print_kinds(stderr, p, " (they hold:", 1, NULL);
@@ -657,7 +673,7 @@ static int run_timeline(struct convert *c, int argc, char **argv)
 static int run_events(struct convert *c, int argc, char **argv)
 {
     c->po.all_kinds = !c->po.event;
-    if (rp_query_need_range(&c->q))
+    if (rp_query_need_range(&c->q) || needs_waits(c))
         look_ahead(c);   /* its default kind is not wanted: all_kinds says so */
     rp_query_apply(&c->q, &c->po);
     if (c->po.all_kinds)

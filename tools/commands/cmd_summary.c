@@ -413,7 +413,8 @@ static void on_sample(struct recording *rec, struct rp_reader *r, struct chunk_r
     th->sampled = 1;
     /* Wall and lock samples weigh time spent waiting as well as running: they
      * would swamp the samples and time the table ranks threads by. */
-    if (k && k->name && (!strcmp(k->name, RP_KIND_WALL) || !strcmp(k->name, RP_KIND_LOCK))) {
+    if (k && k->name && (!strcmp(k->name, RP_KIND_WALL) ||
+                         rp_kind_in_event(RP_KIND_LOCK, k->name))) {
         th->wall |= !strcmp(k->name, RP_KIND_WALL);
         return;
     }
@@ -824,6 +825,10 @@ static int print_recording(struct recording *rec, int all_chunks, size_t top)
                    rec->kinds.t[i].name,
                    (unsigned long long)rec->kinds.t[i].count,
                    (unsigned long long)rec->heap.snapshots);
+        else if (!strcmp(rec->kinds.t[i].name, RP_KIND_LOCK_WAITING))   /* readings too */
+            printf("  samples     %-8s %12llu   readings of waits in progress (ringprof "
+                   "locks counts each wait once)\n", rec->kinds.t[i].name,
+                   (unsigned long long)rec->kinds.t[i].count);
         else
             printf("  samples     %-8s %12llu   weight %s\n", rec->kinds.t[i].name,
                    (unsigned long long)rec->kinds.t[i].count, w);

@@ -212,7 +212,7 @@ void rp_query_free(struct rp_query *q)
 
 /* The kinds the agent writes (docs/format.md, "Event kinds written by the agent"). */
 static const char *const agent_kinds[] = {"cpu", "alloc", RP_LIVE_KIND, "gc", "wall",
-                                          "lock"};
+                                          "lock", RP_KIND_LOCK_WAITING};
 #define N_AGENT_KINDS (sizeof agent_kinds / sizeof agent_kinds[0])
 
 static int is_agent_kind(const char *kind)

@@ -146,7 +146,7 @@ void rp_query_free(struct rp_query *q);
 
 /*
  * rp_event_check: whether `event` (--event) names a kind: one the agent writes
- * (cpu, alloc, live, gc, wall, lock; docs/format.md) or, since the format fixes
+ * (cpu, alloc, live, gc, wall, lock, lock.waiting; docs/format.md) or, since the format fixes
  * no kinds, one the profile `p` holds (p may be NULL: before anything is read).
  * @return 0, or 2 after printing "ringprof CMD: unknown event 'E'" and the valid
  * names on stderr: a typo is a usage error, not an empty profile.

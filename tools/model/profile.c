@@ -88,8 +88,15 @@ struct kind_state {
     int8_t state;          /* 0: not looked at yet, 1: selected, -1: not        */
     int8_t class_x, objects_x;   /* extra indexes, -1: absent                   */
     int8_t state_x, age_x;
+    int8_t unfinished;     /* lock.waiting: its records go through options.waiting */
     uint32_t seen;         /* index into p->kinds                               */
 };
+
+/* The leaf key's bit that marks a lock wait still in progress: stack_leaf adds
+ * "[unfinished]" above its class frame. Class ids from extras are clamped below
+ * it (no chunk defines that many: the density rule of docs/format.md). */
+#define CLS_UNFINISHED 0x80000000u
+#define CLS_MAX (CLS_UNFINISHED - 1)
 
 struct thr_state {
     uint32_t thread;       /* profile thread + 1; 0: not resolved yet           */
@@ -763,7 +770,8 @@ static size_t group_path(struct rp_profile *p, uint32_t *path, size_t len)
  * `root` down, creating nodes. @return the leaf, or LEAF_DROPPED. `cls` is a
  * chunk class id (the allocated class, the monitor's class), or with
  * options.state_frames a thread state + 1 (a profile holds one kind, and a kind
- * with a "state" extra has no "class" extra, so the two cannot mix). */
+ * with a "state" extra has no "class" extra, so the two cannot mix), with
+ * CLS_UNFINISHED for a lock wait in progress. */
 static uint32_t stack_leaf(struct rp_profile *p, uint32_t root, uint32_t stack,
                            uint32_t cls)
 {
@@ -785,6 +793,10 @@ static uint32_t stack_leaf(struct rp_profile *p, uint32_t root, uint32_t stack,
         path[len++] = marker_frame(p, "[truncated]");
     for (uint32_t i = n; i-- > 0;)
         path[len++] = chunk_frame(p, ids[i]);
+    if (cls & CLS_UNFINISHED) {
+        path[len++] = marker_frame(p, "[unfinished]");
+        cls &= ~CLS_UNFINISHED;
+    }
     if (cls && b->o.state_frames && p->has_states) {
         char text[32];
         snprintf(text, sizeof text, "[state:%s]", rp_thread_state_name(cls - 1));
@@ -949,7 +961,8 @@ static uint32_t kind_seen(struct rp_profile *p, const struct rp_kind_info *ki)
     return (uint32_t)p->nkinds++;
 }
 
-/* Select the profile's kind from its first matching KIND record. */
+/* Select the profile's kind from its first matching KIND record (lock.waiting
+ * makes the profile's kind lock, whose part it is when `event` is lock). */
 static void kind_select(struct rp_profile *p, const struct rp_kind_info *ki, int *class_x,
                         int *objects_x)
 {
@@ -965,7 +978,8 @@ static void kind_select(struct rp_profile *p, const struct rp_kind_info *ki, int
     }
     if (p->kind[0])
         return;
-    p->kind = str_intern(p, ki->name);
+    p->kind = str_intern(p, b->event && rp_kind_in_event(b->event, ki->name) ? b->event
+                                                                               : ki->name);
     p->unit = str_intern(p, ki->unit ? ki->unit : "");
     p->period = ki->period;
     if (!b->event)
@@ -998,7 +1012,8 @@ static struct kind_state *chunk_kind(struct rp_profile *p, uint32_t id)
     ks->seen = kind_seen(p, ki);
     ks->state = -1;
     ks->class_x = ks->objects_x = ks->state_x = ks->age_x = -1;
-    if (ki && ki->name && (b->o.all_kinds || !b->event || !strcmp(b->event, ki->name))) {
+    ks->unfinished = ki && ki->name && !strcmp(ki->name, RP_KIND_LOCK_WAITING);
+    if (ki && ki->name && (b->o.all_kinds || !b->event || rp_kind_in_event(b->event, ki->name))) {
         int cx, ox;
         kind_select(p, ki, &cx, &ox);
         ks->state = 1;
@@ -1015,6 +1030,17 @@ static struct kind_state *chunk_kind(struct rp_profile *p, uint32_t id)
 
 /* --------------------------------------------------------------- samples -- */
 
+/* A lock wait's in-progress record: whether it stands for its wait
+ * (options.waiting). */
+static int keep_waiting(struct rp_profile *p, const struct rp_event *ev)
+{
+    struct rp_prof_build *b = p->b;
+    const struct rp_thread_info *ti = rp_reader_thread(b->r, ev->u.sample.thread);
+    return b->o.waiting &&
+           b->o.waiting(b->o.waiting_arg, p->sources[b->source].recording,
+                        ti ? ti->os_tid : 0, ev->u.sample.time, ev->u.sample.weight);
+}
+
 static void add_sample(struct rp_profile *p, const struct rp_event *ev)
 {
     struct rp_prof_build *b = p->b;
@@ -1028,6 +1054,10 @@ static void add_sample(struct rp_profile *p, const struct rp_event *ev)
             p->stats.samples_unresolved++;
         else
             p->stats.samples_other_kind++;
+        return;
+    }
+    if (ks->unfinished && !keep_waiting(p, ev)) {
+        p->stats.samples_superseded++;
         return;
     }
     const uint64_t weight = ev->u.sample.weight;
@@ -1072,9 +1102,12 @@ static void add_sample(struct rp_profile *p, const struct rp_event *ev)
     uint32_t root = p->per_thread ? th->node : 0;
     uint32_t cls = 0;
     if (ks->class_x >= 0 && (uint32_t)ks->class_x < ev->u.sample.nextra)
-        cls = (uint32_t)ev->u.sample.extra[ks->class_x];
+        cls = ev->u.sample.extra[ks->class_x] > CLS_MAX
+                  ? CLS_MAX : (uint32_t)ev->u.sample.extra[ks->class_x];
     else if (ks->state_x >= 0 && b->o.state_frames)
         cls = state + 1;
+    if (ks->unfinished)
+        cls |= CLS_UNFINISHED;
     uint32_t leaf = leaf_for(p, root, ev->u.sample.stack, cls);
     if (leaf == LEAF_DROPPED) {
         p->stats.samples_frame_filtered++;

@@ -6,7 +6,8 @@
  * Model. A profile holds the samples of ONE event kind (cpu, alloc, ...), after the
  * filters in rp_prof_options. Every distinct call path is one node of the CCT; a
  * sample adds its values to the `self` of the node of its leaf frame. Node 0 is the
- * synthetic root. Below it come:
+ * synthetic root (kind lock also takes its waits still in progress, kind
+ * lock.waiting, as options.waiting says). Below it come:
  *   - merged mode: the root-most frames of the stacks directly;
  *   - per-thread mode: one RP_PNODE_THREAD node per thread (rp_prof_thread), and
  *     the frames below those.
@@ -183,6 +184,8 @@ struct rp_prof_stats {
                                      /* any filter                                  */
     uint64_t samples_state_filtered; /* wall samples not in options.state_mask     */
     uint64_t samples_young_filtered; /* live samples under options.min_age_gcs     */
+    uint64_t samples_superseded;     /* in-progress lock waits that another record  */
+                                     /* of the same wait stands for (options.waiting) */
 };
 
 /* A kind seen in the inputs, with its counts (so the tool can say what else there
@@ -252,6 +255,17 @@ struct rp_prof_options {
      * survived at least this many GCs; 0: all. A kind without the extra is not
      * filtered. */
     uint32_t min_age_gcs;
+    /* Lock waits still in progress (kind lock.waiting, include/ringprof/events.h),
+     * which `event` "lock" selects along with the finished ones: called for each
+     * such record with its chunk's recording key (rp_prof_source.recording), its
+     * thread's os_tid, its time (the wait's start) and weight (its age);
+     * @return 1 to keep it (it stands for its wait: rp_scan_wait_keep), 0 to drop
+     * it (counted in samples_superseded). NULL: none kept. A kept one gets the
+     * marker frame "[unfinished]" between its stack and its monitor's class
+     * frame. Called before every other filter. */
+    int (*waiting)(void *arg, const char *recording, uint64_t os_tid, uint64_t start,
+                   uint64_t weight);
+    void *waiting_arg;
     /* How native, C++ and kernel symbols are named (tools/model/demangle.h): short
      * (0, the default), full or none. The frame filters see the names so. */
     enum rp_demangle_style demangle;

@@ -31,7 +31,10 @@
  *          ringprof.AllocationSample {..., objects, size, arrayLength}.
  *   live   jdk.OldObjectSample at the snapshot's time, allocationTime = snapshot -
  *          age_ms; ringprof.LiveObject {..., weight, objects, ageGcs}.
- *   lock   jdk.JavaMonitorEnter {duration, monitorClass, previousOwner}.
+ *   lock   jdk.JavaMonitorEnter {duration, monitorClass, previousOwner}; a wait
+ *          still in progress (kind lock.waiting, the one record that stands for
+ *          it) the same, its duration its age then, its stack topped by the
+ *          builder's "[unfinished]" frame.
  *   gc     jdk.GarbageCollection and jdk.GCPhasePause (the pause), and
  *          jdk.GCHeapSummary "After GC" when the heap was read.
  *   other  ringprof.Sample {kind, weight, unit}.
@@ -360,7 +363,8 @@ static struct kmap *kind_map(struct jfr *j, uint32_t id, const struct rp_kind_in
                 k->x[x] = (int8_t)i;
     static const struct { const char *name; enum handler h; } H[] = {
         {"cpu", H_CPU}, {RP_KIND_WALL, H_WALL}, {"alloc", H_ALLOC},
-        {RP_LIVE_KIND, H_LIVE}, {RP_KIND_LOCK, H_LOCK}, {"gc", H_GC}};
+        {RP_LIVE_KIND, H_LIVE}, {RP_KIND_LOCK, H_LOCK}, {RP_KIND_LOCK_WAITING, H_LOCK},
+        {"gc", H_GC}};
     k->h = H_OTHER;
     for (size_t i = 0; i < sizeof H / sizeof H[0]; i++)
         if (!strcmp(k->name, H[i].name))

@@ -30,8 +30,11 @@
  *             alloc_objects/count; live -> inuse_space/bytes and
  *             inuse_objects/count; lock -> delay/nanoseconds and
  *             contentions/count; another kind -> KIND/its unit. period_type is
- *             the first sample type with the kind's nominal period (none for
- *             a period of 0); time_unix_nano and duration_nano span the
+ *             the first sample type with the kind's nominal period, or for a
+ *             kind without one (lock, live, gc) its last sample type with
+ *             period 1 (contentions/count for lock, as Go's mutex profile):
+ *             Grafana Pyroscope names a profile after its period type and
+ *             refuses one without; time_unix_nano and duration_nano span the
  *             recording's chunks (their headers' start to their last segment)
  *             and its kept samples, within --from/--to; profile_id is a hash
  *             of (recording, sample type, span), so the same chunks give the
@@ -696,13 +699,16 @@ static int profile(struct otlp *x, uint32_t slot, int pt, const uint32_t *order,
     rp_pb_msg(m, PROF_SAMPLE_TYPE, s);
     rp_pb_fixed64(m, PROF_TIME, t0);
     rp_pb_uint64(m, PROF_DURATION, t1 - t0);
-    if (k->period) {
-        rp_pb_reset(s);
-        rp_pb_int64(s, VT_TYPE, str(x, k->pt[0].type));
-        rp_pb_int64(s, VT_UNIT, str(x, k->pt[0].unit));
-        rp_pb_msg(m, PROF_PERIOD_TYPE, s);
-        rp_pb_int64(m, PROF_PERIOD, (int64_t)k->period);
-    }
+    /* Always a period type: Grafana Pyroscope names an OTLP profile after it
+     * (its type string) and refuses one without (an empty name). A kind with no
+     * nominal period has one event a sample: period 1 of its count, contentions
+     * for lock as in Go's mutex profile. */
+    const struct ptype *per = k->period ? &k->pt[0] : &k->pt[k->npt - 1];
+    rp_pb_reset(s);
+    rp_pb_int64(s, VT_TYPE, str(x, per->type));
+    rp_pb_int64(s, VT_UNIT, str(x, per->unit));
+    rp_pb_msg(m, PROF_PERIOD_TYPE, s);
+    rp_pb_int64(m, PROF_PERIOD, (int64_t)(k->period ? k->period : 1));
     uint8_t id[16];
     profile_id(id, x->p->sources[first->src].recording, t->type, t0, t1);
     rp_pb_bytes(m, PROF_ID, id, sizeof id);

@@ -13,10 +13,10 @@
  * (by_tid), not by comparing references with every thread. Virtual threads are
  * written in groups of those that are alike (same state, same frames, same lock
  * waited for, no lock held), so two thousand threads parked in one place are
- * one stack and two thousand ids. The JSON goes to a writer of this module's own (a call that timed out
- * still runs later, so it must not touch the caller's reply); the control
- * thread copies its members into the reply once the call has returned, when no
- * dump is running.
+ * one stack and two thousand ids. The JSON goes to a writer of this module's
+ * own (a call that timed out still runs later, so it must not touch the
+ * caller's reply); the control thread copies its members into the reply once
+ * the call has returned, when no dump is running.
  *
  * The threads and locks the dump keeps are global references, and every other
  * reference is deleted once read, so the dump needs a constant number of local
@@ -40,7 +40,6 @@
 #include "threaddump.h"
 #include "threads.h"
 #include "u64map.h"
-#include "vthreads.h"
 
 /* The local references a dump holds at once (a thread's transient ones). */
 #define LOCAL_REFS 64
@@ -102,7 +101,8 @@ struct dump {
     struct th *t;
     struct rp_u64map by_tid;   /* Java thread id -> index in t                   */
     struct rp_tc_walk vt;      /* what the virtual-thread walk saw               */
-    int vt_walked;             /* the JVM has thread containers                  */
+    int vt_walked;             /* 1: the containers were walked, -1: the walk
+                                * failed part way, 0: no containers (JDK 17)   */
     struct lk *l;
     size_t nl, capl;
     int **cycles;              /* each: thread indexes, -1 ended                 */

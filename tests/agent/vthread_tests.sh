@@ -39,7 +39,9 @@ RP_JAVA=$jdk/bin/java
 # virtual threads that take turns on a monitor (unmounted while they wait, on
 # JDK 24+) waited, by their lock samples, within 20% of what they measured
 # themselves, every lock sample labelled with one of them. JDK 21 has no owner ids
-# in its threads: the test runs it with vthreads=mount (docs/agent.md).
+# in its threads: the test runs it with vthreads=mount (docs/agent.md), and then
+# once more, shorter, with engine=jvmti: at least 95% of round's CPU under its
+# virtual thread's name (the stack the virtual thread's).
 test_cpu() {
     local opts="dir=$work/rec,interval=1ms,alloc=32k,lock=1ms"
     [ "$RP_JDK" = 21 ] && opts+=",vthreads=mount"
@@ -122,6 +124,19 @@ for b in bad:
     print("wrong:", b)
 sys.exit(1 if bad else 0)
 PY
+    [ "$RP_JDK" = 21 ] || return 0
+    # The jvmti engine (on JDK 21 only, to keep the test short): its samples of a
+    # carrier take the stack of the virtual thread mounted there, and name it.
+    java_run -agentpath:"$RP_AGENT=dir=$work/recj,engine=jvmti,interval=1ms" -- VThreads cpu 0.6 ||
+        { rc=$?; show_err; fail "java (engine=jvmti) exited $rc"; }
+    rp convert --format collapsed --per-thread -o "$work/cpuj.txt" "$work/recj" 2>"$work/conv.err" ||
+        fail "convert: $(cat "$work/conv.err")"
+    local named all
+    read -r named all <<<"$(awk '{ w = $NF } /VThreads\$Worker\.round/ { all += w; if ($0 ~ /^\[vt-(six|three|one) \(virtual #/) named += w }
+        END { printf "%.0f %.0f\n", named, all }' "$work/cpuj.txt")"
+    note "engine=jvmti: $((named / 1000000)) of $((all / 1000000)) ms in round under its virtual thread"
+    [ "$all" -gt 0 ] && within "$(ratio "$named" "$all")" 0.95 1 ||
+        fail "engine=jvmti: only $named of $all ns in round name their virtual thread"
 }
 
 # --------------------------------------------------------------------- dump --

@@ -29,23 +29,24 @@ RP_JAVA=$jdk/bin/java
 # ---------------------------------------------------------------------- cpu --
 
 # Three virtual threads share the carriers 6:3:1 by CPU (tests/java/VThreads.java
-# measures each one's rounds on its carrier's CPU clock, 2 s in all). At interval=1ms and
-# alloc=32k: the CPU weight under VThreads$Worker.round of each virtual thread
-# (its samples labelled with its name and id) is its share of the truth within
-# 3 points and its own truth within -25%/+15%; at least 95% of that weight is
-# labelled with a virtual thread at all, always on a ForkJoinPool carrier; the
-# allocation samples under round are labelled too, and each virtual thread's
-# bytes are its share of the program's within 5 points; with lock=1ms, six
-# virtual threads that take turns on a monitor (unmounted while they wait, on
-# JDK 24+) waited, by their lock samples, within 20% of what they measured
-# themselves, every lock sample labelled with one of them. JDK 21 has no owner ids
-# in its threads: the test runs it with vthreads=mount (docs/agent.md), and then
-# once more, shorter, with engine=jvmti: at least 95% of round's CPU under its
+# measures each one's rounds on its carrier's CPU clock, 1.5 s in all). At
+# interval=1ms and alloc=32k: the CPU weight under VThreads$Worker.round of each
+# virtual thread (its samples labelled with its name and id) is its share of
+# the truth within 3 points and its own truth within -40%/+25% (vt-one has about
+# 150 samples: 8% of noise); at least 95% of that weight is labelled with a
+# virtual thread at all, always on a ForkJoinPool carrier; the allocation
+# samples under round are labelled too, and each virtual thread's bytes are its
+# share of the program's within 5 points; with lock=1ms, six virtual threads
+# that take turns on a monitor (unmounted while they wait, on JDK 24+) waited,
+# by their lock samples, within 20% of what they measured themselves, every
+# lock sample labelled with one of them. JDK 21 has no owner ids in its
+# threads: the test runs it with vthreads=mount (docs/agent.md), and then once
+# more, shorter, with engine=jvmti: at least 95% of round's CPU under its
 # virtual thread's name (the stack the virtual thread's).
 test_cpu() {
     local opts="dir=$work/rec,interval=1ms,alloc=32k,lock=1ms"
     [ "$RP_JDK" = 21 ] && opts+=",vthreads=mount"
-    java_run -agentpath:"$RP_AGENT=$opts" -- VThreads cpu 2 || { rc=$?; show_err; fail "java exited $rc"; }
+    java_run -agentpath:"$RP_AGENT=$opts" -- VThreads cpu 1.5 || { rc=$?; show_err; fail "java exited $rc"; }
     no_hs_err
     has_line '^VThreads done' "$work/out" || fail "the program did not finish: $(cat "$work/out")"
     if grep -q 'ringprof:' "$work/err"; then show_err; fail "the agent printed a message"; fi
@@ -89,7 +90,7 @@ for name, t in sorted(truth.items()):
           % (name, cpu[name] / 1e6, t / 1e6, cpu[name] / t, share, tshare))
     if abs(share - tshare) > 0.03:
         bad.append("%s's share %.3f is not within 3 points of %.3f" % (name, share, tshare))
-    if not 0.75 <= cpu[name] / t <= 1.15:
+    if not 0.6 <= cpu[name] / t <= 1.25:
         bad.append("%s: %d ns of samples in round against %d ns measured" % (name, cpu[name], t))
 print("# round's CPU without a virtual thread: %.0f ms of %.0f" % (unl / 1e6, (unl + total) / 1e6))
 if unl > 0.05 * (unl + total):
@@ -127,7 +128,7 @@ PY
     [ "$RP_JDK" = 21 ] || return 0
     # The jvmti engine (on JDK 21 only, to keep the test short): its samples of a
     # carrier take the stack of the virtual thread mounted there, and name it.
-    java_run -agentpath:"$RP_AGENT=dir=$work/recj,engine=jvmti,interval=1ms" -- VThreads cpu 0.6 ||
+    java_run -agentpath:"$RP_AGENT=dir=$work/recj,engine=jvmti,interval=1ms" -- VThreads cpu 0.4 ||
         { rc=$?; show_err; fail "java (engine=jvmti) exited $rc"; }
     rp convert --format collapsed --per-thread -o "$work/cpuj.txt" "$work/recj" 2>"$work/conv.err" ||
         fail "convert: $(cat "$work/conv.err")"

@@ -13,11 +13,13 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  *   java VThreads cpu CPU_SECONDS
  *
- * Three virtual threads, "vt-six", "vt-three" and "vt-one", run rounds of 6, 3
- * and 1 units of the same kernel (each round's unit scaled at random, as
- * CpuSplit does, so that no round length stays in step with the sampling), with
+ * Three virtual threads, "vt-six", "vt-three" and "vt-one", run rounds of 4
+ * units of the same kernel (each round's unit scaled at random, as CpuSplit
+ * does, so that no round length stays in step with the sampling), with
  * Thread.yield() between rounds so that they share the carriers, until each has
- * used 6, 3 and 1 tenths of CPU_SECONDS. A virtual
+ * used 6, 3 and 1 tenths of CPU_SECONDS. The rounds are alike, so the part of a
+ * round's measure that is the measuring itself (the clock's file read) weighs
+ * as much in each thread's. A virtual
  * thread has no CPU clock of its own, but one that does not park or yield stays
  * on its carrier: each round reads the carrier's CPU clock before and after
  * (/proc/thread-self/schedstat, the OS thread the virtual thread runs on) and
@@ -25,7 +27,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * (/proc/thread-self) is the same at both ends (it always is: the kernel never
  * parks). Each round also allocates 64 arrays of 1 KiB a unit, whose bytes are
  * counted exactly. Then six virtual threads "vt-lock-0".."vt-lock-5" take turns
- * on the monitor of a Ledger for a second, each holding it 2 ms (in
+ * on the monitor of a Ledger for 0.6 s, each holding it 2 ms (in
  * Thread.sleep: on JDK 24 and later a virtual thread blocked on a monitor
  * unmounts, and is mounted again, maybe on another carrier, when it gets it),
  * and measure their own waits of 1 ms or more from before `synchronized` to
@@ -147,9 +149,9 @@ public class VThreads {
 
     static void cpu(double seconds) throws Exception {
         long tenth = (long) (seconds * 1e8);
-        Worker[] w = {new Worker("vt-six", 6, 6 * tenth, 1),
-                      new Worker("vt-three", 3, 3 * tenth, 2),
-                      new Worker("vt-one", 1, tenth, 3)};
+        Worker[] w = {new Worker("vt-six", 4, 6 * tenth, 1),
+                      new Worker("vt-three", 4, 3 * tenth, 2),
+                      new Worker("vt-one", 4, tenth, 3)};
         Thread[] t = new Thread[w.length];
         for (int i = 0; i < w.length; i++)
             t[i] = virtual(w[i].name, w[i]);
@@ -166,7 +168,7 @@ public class VThreads {
             bytes.append(' ').append(w[i].name).append('=').append(w[i].bytes);
             carriers.addAll(w[i].carriers);
         }
-        long[] lock = contend(6, 1_000_000_000L);
+        long[] lock = contend(6, 600_000_000L);
         System.out.println(id);
         System.out.println(truth);
         System.out.println(bytes);

@@ -15,7 +15,7 @@
  * rp_chunk_flush compresses the buffer into one LZ4 frame and writes the 48-byte
  * segment header and the frame with a single pwrite at the end of the last good
  * segment. If that fails, the file is cut back to that length, and the buffer is
- * filtered in place down to its pool records (STRING..KIND), which thus lead the
+ * filtered in place down to its pool records (STRING..KIND, VTHREAD), which lead the
  * next segment with the same ids: callers' cached ids stay valid and the chunk
  * never refers to a definition that is not in it. The failed segment's counters
  * stay in the counter table, RP_COUNTER_LOST_WRITE is added for its samples, and

@@ -73,6 +73,7 @@
 #include "threadtimer.h"
 #include "vmnames.h"
 #include "vmstructs.h"
+#include "vthreads.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -317,6 +318,7 @@ static int add_capabilities(char *err, size_t errlen)
     want.can_get_line_numbers = pot.can_get_line_numbers;
     want.can_get_source_file_name = pot.can_get_source_file_name;
     want.can_get_thread_cpu_time = pot.can_get_thread_cpu_time;
+    rp_vthreads_want(A.opt.vthreads, &pot, &want);
     jvmtiCapabilities base = want;
     rp_lock_want(&A.lock, &pot, &want);
     jvmtiCapabilities with_lock = want;
@@ -594,6 +596,7 @@ static void start_locked(JNIEnv *jni, jthread self)
     /* Without it, the JVM's hidden threads keep the kernel's 15-byte names. */
     if (vmstructs)
         rp_vmnames_learn(jni, self);
+    rp_vthreads_start(A.jvmti, jni, A.opt.vthreads, &A.got);
     rp_codemap_refresh();
     /* The stubs and the interpreter: the events since load, or, on attach, all of
      * them replayed (a range reported twice is kept once). */
@@ -666,6 +669,7 @@ static void start_locked(JNIEnv *jni, jthread self)
 fail:
     rp_log("cannot start: %s; not profiling", err);
     A.start_failed = 1;
+    rp_vthreads_stop();
     if (A.attached)
         rp_discovery_attach_error(err);
     stop_engines_begun(1000);
@@ -695,6 +699,7 @@ static void stop_locked(void)
     }
     rp_control_ops_stop();            /* no request may race the last close */
     rp_discovery_attach_dir(NULL);
+    rp_vthreads_stop();
     stop_engines_begun(2000);
     /* The flusher freed A.rec in rp_recording_close (or, when it did not finish
      * in time, may still be using it): only the copy of its name is ours. */

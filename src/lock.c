@@ -13,6 +13,10 @@
  * progress cost the waiting thread nothing more: the flusher reads what Enter
  * published and walks the blocked thread's stack itself (GetStackTrace), once
  * per wait; Entered's only addition is an exchange and a read (struct wait).
+ *
+ * A virtual thread's wait is kept with the thread (struct vwait), not with the
+ * carrier it waited on: from JDK 24 it may be mounted on another one by the
+ * time it gets the monitor. Such waits are not among the waits in progress.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -36,6 +40,7 @@
 #include "sample.h"
 #include "slottab.h"
 #include "vmstructs.h"
+#include "vthreads.h"
 
 static struct {
     jvmtiEnv *jvmti;
@@ -209,10 +214,12 @@ static struct rp_slot *owner_at(uint64_t owner, uint64_t t0)
 }
 
 static void record(struct rp_slot *s, JNIEnv *jni, uint64_t t0, uint64_t owner,
-                   uint32_t klass, uint64_t waited, uint64_t threshold, int reported)
+                   uint32_t klass, uint64_t waited, uint64_t threshold, int reported,
+                   uint64_t vthread)
 {
     struct rp_sample_hdr h = {.type = RP_SAMPLE_LOCK, .time = t0, .weight = waited,
-                              .slot = s->index, .gen = atomic_load(&s->gen)};
+                              .slot = s->index, .gen = atomic_load(&s->gen),
+                              .vthread = vthread};
     struct rp_lock_tail t = {.threshold_ns = threshold, .klass = klass,
                              .reported = (uint32_t)reported};
     struct rp_slot *o = owner_at(owner, t0);
@@ -241,15 +248,58 @@ static void record(struct rp_slot *s, JNIEnv *jni, uint64_t t0, uint64_t owner,
         rp_engine_wake();
 }
 
+/* A virtual thread's wait. On JDK 24 and later a virtual thread blocked on a
+ * monitor unmounts, and its Entered comes on whatever carrier it is mounted on
+ * then: its wait cannot be its carrier's (g_waits), so it goes with the thread,
+ * in the thread's JVMTI thread-local storage, made at Enter and freed at
+ * Entered: one per virtual thread waiting now (and one left on a thread whose
+ * Entered did not come because recording was switched off meanwhile, until its
+ * next Entered). These waits are not listed as waits in progress. */
+struct vwait {
+    uint64_t t0, owner;
+    uint32_t klass;
+};
+
+/* Note the start of a virtual thread's wait. */
+static void vwait_begin(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, struct rp_slot *s,
+                        jobject object, uint64_t t0)
+{
+    struct vwait *v = NULL;
+    if ((*jvmti)->GetThreadLocalStorage(jvmti, thread, (void **)&v) != JVMTI_ERROR_NONE)
+        return;
+    if (!v && (v = malloc(sizeof *v)) &&
+        (*jvmti)->SetThreadLocalStorage(jvmti, thread, v) != JVMTI_ERROR_NONE) {
+        free(v);
+        v = NULL;
+    }
+    if (v)
+        *v = (struct vwait){t0, s ? rp_vmstructs_pending_owner(atomic_load(&s->java_thread)) : 0,
+                            L.have_tags ? class_of(jni, object) : 0};
+}
+
+/* Take a virtual thread's wait (t0 0: none). */
+static struct vwait vwait_end(jvmtiEnv *jvmti, jthread thread)
+{
+    struct vwait *v = NULL, got = {0, 0, 0};
+    if ((*jvmti)->GetThreadLocalStorage(jvmti, thread, (void **)&v) == JVMTI_ERROR_NONE && v) {
+        got = *v;
+        (*jvmti)->SetThreadLocalStorage(jvmti, thread, NULL);
+        free(v);
+    }
+    return got;
+}
+
 static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                        jobject object)
 {
-    (void)jvmti; (void)thread;
     atomic_fetch_add(&L.inflight, 1);
     if (atomic_load(&L.on)) {
         uint64_t t0 = rp_mono_ns();
         struct rp_slot *s = current_slot(1);
-        struct wait *w = s ? rp_slottab_get(&g_waits, s->index, 1) : NULL;
+        int virtual = rp_vthreads_is_virtual(jni, thread);
+        struct wait *w = s && !virtual ? rp_slottab_get(&g_waits, s->index, 1) : NULL;
+        if (s && virtual)
+            vwait_begin(jvmti, jni, thread, s, object, t0);
         if (w) {
             /* The owner field now, resolved only if the wait turns out long;
              * the class now, so that a wait in progress can be named and
@@ -275,7 +325,6 @@ static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
 static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                          jobject object)
 {
-    (void)jvmti; (void)thread;
     atomic_fetch_add(&L.inflight, 1);
     if (atomic_load(&L.on)) {
         uint64_t t1 = rp_mono_ns();
@@ -284,11 +333,16 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
          * before the last switch on is stale: noted in an earlier period of
          * recording whose Entered never came (stop lock disabled the event),
          * it would make this wait look as long as the pause. */
-        struct wait *w = s ? rp_slottab_get(&g_waits, s->index, 0) : NULL;
+        int virtual = rp_vthreads_is_virtual(jni, thread);
+        struct wait *w = s && !virtual ? rp_slottab_get(&g_waits, s->index, 0) : NULL;
         uint64_t t0 = 0, owner = 0;
         uint32_t klass = 0;
         int reported = 0;
-        if (w && atomic_load_explicit(&w->gen1, memory_order_relaxed) ==
+        if (virtual) {
+            struct vwait v = vwait_end(jvmti, thread);
+            if (s)
+                t0 = v.t0, owner = v.owner, klass = v.klass;
+        } else if (w && atomic_load_explicit(&w->gen1, memory_order_relaxed) ==
                      atomic_load(&s->gen) + 1) {
             owner = atomic_load_explicit(&w->owner, memory_order_relaxed);
             klass = atomic_load_explicit(&w->klass, memory_order_relaxed);
@@ -305,7 +359,7 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
              * waiting Java code (sample.h): the timer signal stays open. */
             int outer = rp_callstack_enter(s, RP_AGENT_LOCK);
             record(s, jni, t0, owner, klass ? klass : class_of(jni, object), t1 - t0,
-                   threshold, reported);
+                   threshold, reported, rp_vthreads_of(jni, thread));
             rp_callstack_leave(s, outer);
         }
         atomic_fetch_add_explicit(&L.callback_ns, rp_mono_ns() - t1, memory_order_relaxed);
@@ -687,7 +741,8 @@ enum rp_sink_result rp_lock_flush(const struct rp_sink *sk, struct rp_slot *s,
                                       t.reported};
     if (!ids || !extra[RP_LOCK_X_CLASS] ||
         !rp_sink_kind(sk, &kind, RP_KIND_LOCK, "ns", 0, LOCK_EXTRA, RP_LOCK_NEXTRA) ||
-        rp_chunk_sample(sk->w, kind.id, thread, h->time, stack, h->weight, extra) != 0)
+        rp_chunk_sample_vt(sk->w, kind.id, thread, rp_vthreads_chunk_id(sk, s, h->vthread),
+                           h->time, stack, h->weight, extra) != 0)
         return RP_SINK_LOST;
     return RP_SINK_WRITTEN;
 }

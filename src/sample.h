@@ -77,6 +77,9 @@ struct rp_sample_hdr {
     uint32_t agent;         /* async: the agent's work the thread was in (enum
                              * rp_agent_work), 0: none; its frames are dropped and
                              * the flusher writes one marker frame in their place */
+    uint64_t vthread;       /* the java.lang.Thread id of the virtual thread the
+                             * sample ran on (vthreads.h; `slot` is its carrier),
+                             * 0: none, or not known                             */
 };
 
 /* Agent work that runs on application threads (their own JVMTI callbacks). A

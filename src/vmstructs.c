@@ -286,6 +286,19 @@ uint64_t rp_vmstructs_owner_id(uint64_t java_thread)
     return id;
 }
 
+int rp_vmstructs_have_self_owner_id(void)
+{
+    return g_env_off >= 0 && g_owner_id_off >= 0;
+}
+
+int64_t rp_vmstructs_self_owner_id(JNIEnv *env)
+{
+    if (!env || !rp_vmstructs_have_self_owner_id())
+        return 0;
+    uint64_t jt = (uint64_t)(uintptr_t)env - (uint64_t)g_env_off;
+    return *(volatile const int64_t *)(uintptr_t)(jt + (uint64_t)g_owner_id_off);
+}
+
 int rp_vmstructs_code_bounds(uint64_t *low, uint64_t *high)
 {
     if (!g_code_low || !g_code_high || safe_read((uint64_t)(uintptr_t)g_code_low, low,

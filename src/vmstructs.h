@@ -83,6 +83,14 @@ int rp_vmstructs_owner_ids(void);
 /* JavaThread::_monitor_owner_id of a JavaThread*, 0 if unknown. */
 uint64_t rp_vmstructs_owner_id(uint64_t java_thread);
 
+/* The calling thread's own JavaThread::_monitor_owner_id, through the JNIEnv
+ * that lives inside its JavaThread (`env`, NULL: 0): on a carrier, the id of
+ * the virtual thread mounted on it (HotSpot sets it at each mount and back at
+ * the unmount), else its own. The calling thread only. Async-signal-safe (one
+ * load). rp_vmstructs_have_self_owner_id says whether it can answer. */
+int64_t rp_vmstructs_self_owner_id(JNIEnv *env);
+int rp_vmstructs_have_self_owner_id(void);
+
 /* ------------------------------------- the async engine's walk (stackwalk.c) -- */
 
 /* HotSpot's code cache, [low, high) (CodeCache::_low_bound, _high_bound).

@@ -232,6 +232,7 @@ for line in open(work + "/out"):
         truth[name] = (method, int(ln))
 r = json.load(open(work + "/threads.json"))
 check(r["ok"] and r["unavailable"] == [], "reply: ok %s, unavailable %s" % (r["ok"], r.get("unavailable")))
+check("virtual_threads" not in r, "JDK 17 has no virtual threads, the reply %s" % r.get("virtual_threads"))
 th = {t["name"]: t for t in r["threads"]}
 # The cycles: two, each thread waiting for a lock the next one holds.
 cycles = r["deadlocks"]
@@ -281,6 +282,7 @@ dl = re.findall(r'^Deadlock: "([^"]+)" waits for ' + L + r' held by "([^"]+)", w
 check(sorted(sorted([d[0], d[3]]) for d in dl) == [["jucl-a", "jucl-b"], ["mon-a", "mon-b"]] and
       all(d[0] == d[6] and d[0] != d[3] for d in dl), "Deadlock lines: %s" % dl)
 check(txt.index("Deadlock:") < txt.index('"main"'), "the deadlocks are not printed first")
+check("irtual" not in txt, "the text speaks of virtual threads on JDK 17")
 check("\tat Deadlocks.%s(Deadlocks.java:%d)\n\t- waiting to lock <%s> (a Deadlocks$MonitorB) held by \"mon-b\"\n\t- locked <%s> (a Deadlocks$MonitorA)\n"
       % (truth["mon-a"][0], truth["mon-a"][1], th["mon-b"]["held"][0]["lock"]["id"], th["mon-a"]["held"][0]["lock"]["id"]) in txt,
       "mon-a's top frame and lock lines in the text")

@@ -33,6 +33,9 @@
  *                  header: the service is named after it.
  *           stuck  OUT is a directory: recording "rec-S", lock waits in
  *                  progress and ended, over two chunks (see write_stuck).
+ *        vthreads  OUT is a chunk file: recording "rec-V", cpu and alloc samples
+ *                  of virtual threads on two carriers, and of the carriers and
+ *                  main themselves (write_vthreads).
  *          rename  OUT is a chunk file: recording "rec-R", threads renamed
  *                  (write_rename): main -> DestroyJavaVM after its last
  *                  sample, pool-1-thread-1 -> worker before its first, a -> b
@@ -1719,11 +1722,77 @@ static void write_stuck(const char *out)
     }
 }
 
+/* Virtual threads (format 1.1): "vt-a" (#31) runs on both carriers, an
+ * unnamed one (#32) on worker-1, "vt-c" (#33) is written unnamed first and
+ * named at its second sample (as the agent writes one whose name it learns
+ * late); the carriers and main have samples of their own, and vt-a an
+ * allocation. The manifest lists each sample with its carrier ("thread", "tid")
+ * and its virtual thread ("vthread": id, "vname": its name at the end, null
+ * for none). */
+static void write_vthreads(const char *out)
+{
+    const uint64_t mono0 = MONO0, wall0 = WALL0 + 7200 * SEC * 6;
+    struct out o = {open_writer(out, "rec-V", "700", "hostV", wall0, mono0, 0,
+                                "interval=10ms,alloc=512k"), 0, 0};
+    static const char *const alloc_extra[] = {"class", "size", "objects"};
+    o.kcpu = rp_chunk_kind(o.w, "cpu", "ns", 10 * MS, NULL, 0);
+    o.kalloc = rp_chunk_kind(o.w, "alloc", "bytes", 524288, alloc_extra, 3);
+    static const struct { const char *name; uint64_t tid, java_tid; } th[] = {
+        {"main", 701, 1}, {"ForkJoinPool-1-worker-1", 702, 21},
+        {"ForkJoinPool-1-worker-2", 703, 22}};
+    uint32_t tids[3];
+    for (int i = 0; i < 3; i++)
+        tids[i] = rp_chunk_thread(o.w, (uint64_t)i, th[i].tid, th[i].java_tid, th[i].name,
+                                  RP_THREAD_JAVA | (i ? RP_THREAD_DAEMON : 0), mono0);
+    /* thread index, vthread id (0: none), its name now, stack, weight in ms */
+    static const struct { int thread; uint64_t vt; const char *vname; int stack, ms; } s[] = {
+        {1, 31, "vt-a", S1, 10}, {1, 31, "vt-a", S1, 10}, {1, 32, NULL, S2, 10},
+        {1, 0, NULL, S4, 10}, {2, 31, "vt-a", S1, 20}, {2, 31, "vt-a", S3, 10},
+        {2, 33, NULL, S1, 10}, {0, 0, NULL, S3, 10}, {2, 0, NULL, S4, 10},
+        {2, 33, "vt-c", S1, 10}, {1, 31, "vt-a", S2, 10}, {0, 0, NULL, S3, 30},
+    };
+    uint64_t t = mono0;
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+        t += 10 * MS;
+        uint32_t vt = s[i].vt ? rp_chunk_vthread(o.w, s[i].vt, s[i].vname, t) : 0;
+        if ((s[i].vt && !vt) ||
+            rp_chunk_sample_vt(o.w, o.kcpu, tids[s[i].thread], vt, t, put_stack(o.w, s[i].stack),
+                               (uint64_t)s[i].ms * MS, NULL))
+            die("vthreads sample");
+        if (manifest) {
+            manifest_open(wall0 + t - mono0, th[s[i].thread].tid, th[s[i].thread].name, "cpu",
+                          (uint64_t)s[i].ms * MS, 0, NULL, s[i].stack);
+            fprintf(manifest, ", \"vthread\": %llu, \"vname\": ", (unsigned long long)s[i].vt);
+            const char *last = s[i].vt == 33 ? "vt-c" : s[i].vname;
+            if (last)
+                json_str(manifest, last);
+            else
+                fputs("null", manifest);
+            fputc('}', manifest);
+        }
+        if (i == 5 && rp_chunk_flush(o.w) != 0)
+            die("vthreads flush");
+    }
+    uint64_t x[3] = {rp_chunk_class(o.w, rp_chunk_cstring(o.w, "byte[]")), 1024, 512};
+    t += 10 * MS;
+    if (rp_chunk_sample_vt(o.w, o.kalloc, tids[2], rp_chunk_vthread(o.w, 31, "vt-a", t), t,
+                           put_stack(o.w, S1), 524288, x))
+        die("vthreads alloc");
+    if (manifest) {
+        manifest_open(wall0 + t - mono0, th[2].tid, th[2].name, "alloc", 524288, 512,
+                      "byte[]", S1);
+        fputs(", \"size\": 1024, \"vthread\": 31, \"vname\": \"vt-a\"}", manifest);
+    }
+    if (rp_chunk_close(o.w) != 0)
+        die("close");
+    manifest_end("rec-V", NULL);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--manifest"))) {
         fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn|waits|timeline|fleet|fleet-main|"
-                        "timeline-many|cpp|rename|stuck|diff-base|diff-new|diff-one OUT "
+                        "timeline-many|cpp|rename|stuck|vthreads|diff-base|diff-new|diff-one OUT "
                         "[--manifest FILE]\n");
         return 2;
     }
@@ -1769,6 +1838,8 @@ int main(int argc, char **argv)
         write_rename(argv[2]);
     else if (!strcmp(argv[1], "stuck"))
         write_stuck(argv[2]);
+    else if (!strcmp(argv[1], "vthreads"))
+        write_vthreads(argv[2]);
     else if (!strncmp(argv[1], "diff-", 5))
         write_diff(argv[2], argv[1]);
     else {

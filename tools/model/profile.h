@@ -134,17 +134,23 @@ struct rp_prof_source {
                                      /* 0 when none                               */
 };
 
-/* A thread: (source, os_tid). `name` is its name at its first sample of the
- * profile's kind; `renamed` the newest name the recording gave it after that,
- * when it differs (rp_thread_display). */
+/* A thread: (source, os_tid), or, for samples that ran on a virtual thread,
+ * (source, os_tid of its carrier, the virtual thread's Java id): one entry per
+ * virtual thread and carrier it ran on. `name` is its name at its first sample
+ * of the profile's kind; `renamed` the newest name the recording gave it after
+ * that, when it differs (rp_thread_display). */
 struct rp_prof_thread {
     uint32_t source;
     uint64_t os_tid, java_tid;
+    uint64_t vthread;      /* a virtual thread's Java id (java_tid too); 0: the   */
+                           /* entry is an OS thread's own                         */
+    const char *carrier;   /* a virtual thread's: its carrier's name, "" unnamed  */
     const char *name;      /* "" if never named                                   */
     const char *renamed;   /* "" if not renamed since                             */
     const char *label;     /* "[name]", "[name (renamed NEW)]", or "[tid N]" when */
-                           /* unnamed: the text of its thread node and its        */
-                           /* collapsed root frame                                */
+                           /* unnamed; a virtual thread's "[name (virtual #ID) on */
+                           /* CARRIER]", "[virtual #ID on CARRIER]" unnamed: the  */
+                           /* text of its thread node and collapsed root frame    */
     uint32_t flags;        /* RP_THREAD_*                                         */
     uint32_t node;         /* its RP_PNODE_THREAD node, RP_PROF_NONE if merged    */
     uint64_t samples;      /* kept samples of the profile's kind                  */
@@ -204,7 +210,9 @@ struct rp_prof_options {
     enum rp_prof_granularity granularity;
     int per_thread;
     /* POSIX ERE filters, compiled by the caller (REG_EXTENDED|REG_NOSUB), or NULL.
-     * thread_re: keep samples whose thread's name (at the sample) matches.
+     * thread_re: keep samples whose thread's name (at the sample) matches; a
+     * virtual thread's sample, when its name (as known at the sample), its
+     * carrier's, or "virtual #ID" matches.
      * include_re: keep stacks with at least one frame whose display matches.
      * exclude_re: drop stacks with any frame whose display matches.
      * Frame filters see frame display names at the profile's granularity, and the
@@ -329,6 +337,11 @@ int rp_prof_add_file(struct rp_profile *p, const char *path);
 const struct rp_thread_info *rp_prof_chunk_thread(const struct rp_profile *p,
                                                   uint32_t id);
 
+/* Inside an on_sample callback only: the VTHREAD record `id` of the chunk being
+ * read (a sample's vthread); NULL when the chunk has none such. */
+const struct rp_vthread_info *rp_prof_chunk_vthread(const struct rp_profile *p,
+                                                    uint32_t id);
+
 /* Inside an on_sample callback only: the name of the chunk's CLASS record `id`
  * as the profile shows class names (options.norm), for extras that name a class
  * (kind wall's "blocker_class"); NULL when the chunk has no such class or no
@@ -405,5 +418,9 @@ const char *rp_prof_frame_suffix(int type);
  * cap bytes, always terminated.
  */
 void rp_thread_display(char *buf, size_t cap, const char *name, const char *renamed);
+
+/* The name thread `t` is shown by (rp_thread_display), or for a virtual thread
+ * that has none, "virtual #ID"; "" for an unnamed OS thread. */
+void rp_prof_thread_name(char *buf, size_t cap, const struct rp_prof_thread *t);
 
 #endif

@@ -98,12 +98,14 @@ struct thr_map {
     uint64_t seen;
 };
 
-/* A thread of the output: (recording, os_tid). */
+/* A thread of the output: (recording, os_tid), or a virtual thread:
+ * (recording, its Java id), whatever carriers it ran on (JFR has no carrier). */
 struct jthread {
     uint64_t os_tid, java_tid;
     uint32_t src;               /* its recording: index in source_keys           */
     char *name, *renamed;       /* first name seen; newest different one or NULL */
     int java;
+    int virtual;
 };
 
 /* Per recording: what the gauge-derived events need. */
@@ -307,6 +309,36 @@ static uint32_t thread_id(struct jfr *j, const struct rp_profile *p, uint32_t id
         t->renamed = strcmp(name, t->name) ? rp_xstrdup(name) : NULL;
     }
     return out;
+}
+
+/* The output thread of the chunk's VTHREAD record `id`: the virtual thread,
+ * marked virtual as the JDK's own recordings mark it; 0 for none. */
+static uint32_t vthread_id(struct jfr *j, const struct rp_profile *p, uint32_t id)
+{
+    const struct rp_vthread_info *vi = rp_prof_chunk_vthread(p, id);
+    if (!vi)
+        return 0;
+    char key[48];
+    snprintf(key, sizeof key, "%u:v%llu", j->src, (unsigned long long)vi->java_tid);
+    size_t before = j->thread_keys.n;
+    uint32_t idx = rp_strtab_cstr(&j->thread_keys, key);
+    rp_xgrow_map((void **)&j->threads, &j->cap_threads, idx, sizeof *j->threads, 64, 0);
+    struct jthread *t = &j->threads[idx];
+    if (j->thread_keys.n != before) {
+        memset(t, 0, sizeof *t);
+        t->java_tid = vi->java_tid;
+        t->src = j->src;
+        t->java = t->virtual = 1;
+        t->name = rp_xstrdup(vi->name);
+    } else if (vi->name[0] && strcmp(vi->name, t->renamed ? t->renamed : t->name)) {
+        free(t->renamed);
+        t->renamed = strcmp(vi->name, t->name) && t->name[0] ? rp_xstrdup(vi->name) : NULL;
+        if (!t->name[0]) {
+            free(t->name);
+            t->name = rp_xstrdup(vi->name);
+        }
+    }
+    return idx + 1;
 }
 
 /* The stack trace id of a sample whose CCT leaf is `leaf`: the node of its
@@ -580,7 +612,8 @@ static void on_sample(void *arg, const struct rp_profile *p, uint32_t leaf,
     struct jfr *j = arg;
     struct kmap *k = kind_map(j, ev->u.sample.kind, ki);
     uint64_t wall = wall_of(j, ev->u.sample.time);
-    uint32_t thr = thread_id(j, p, ev->u.sample.thread);
+    uint32_t thr = ev->u.sample.vthread ? vthread_id(j, p, ev->u.sample.vthread)
+                                        : thread_id(j, p, ev->u.sample.thread);
     uint32_t stack = k->h == H_GC ? 0 : stack_id(j, p, leaf);
     switch (k->h) {
     case H_CPU: write_cpu(j, wall, thr, stack, k, ev->u.sample.weight); break;
@@ -818,10 +851,10 @@ static int pool_threads(struct jfr *j, const struct rp_profile *p)
     struct rp_strtab prof_keys;                        /* "recording tid" -> index */
     rp_strtab_init(&prof_keys);
     char key[640];
-    for (size_t k = 0; k < p->nthreads; k++) {
+    for (size_t k = 0; k < p->nthreads; k++) {         /* one key per thread */
         const struct rp_prof_thread *pt = &p->threads[k];
-        snprintf(key, sizeof key, "%s %llu", p->sources[pt->source].recording,
-                 (unsigned long long)pt->os_tid);
+        snprintf(key, sizeof key, "%s %llu %llu", p->sources[pt->source].recording,
+                 (unsigned long long)pt->os_tid, (unsigned long long)pt->vthread);
         rp_strtab_cstr(&prof_keys, key);
     }
     struct rp_jfr_buf *b = &j->buf;
@@ -829,7 +862,20 @@ static int pool_threads(struct jfr *j, const struct rp_profile *p)
     rp_jfr_varint(b, j->thread_keys.n);
     for (size_t i = 0; i < j->thread_keys.n; i++) {
         const struct jthread *t = &j->threads[i];
-        snprintf(key, sizeof key, "%s %llu", j->source_keys.s[t->src],
+        if (t->virtual) {
+            char name[1024];
+            rp_thread_display(name, sizeof name, t->name, t->renamed);
+            rp_jfr_varint(b, i + 1);
+            rp_jfr_string(b, NULL);                    /* osName: none          */
+            rp_jfr_varint(b, 0);                       /* osThreadId            */
+            rp_jfr_string(b, name);                    /* javaName ("" unnamed) */
+            rp_jfr_varint(b, t->java_tid);
+            rp_jfr_varint(b, 0);                       /* group                 */
+            rp_jfr_bool(b, 1);                         /* virtual               */
+            maybe_drain(j);
+            continue;
+        }
+        snprintf(key, sizeof key, "%s %llu 0", j->source_keys.s[t->src],
                  (unsigned long long)t->os_tid);
         uint32_t k = rp_strtab_cstr(&prof_keys, key);
         const char *first = t->name, *renamed = t->renamed;

@@ -1148,7 +1148,12 @@ static void test_limits(void)
             cb_string(&p, 1, "cpu", 3, 0);
             CB_REC(&p, RP_REC_KIND, 1, 1, 0, 10, 0);
         }
-        CB_REC(&p, RP_REC_SAMPLES, 1, 7, 3 - seg, 0, 10, 0, 0, 9, 0, 9, 0, 9);
+        /* kind 1, thread 7, 3 (then 2) samples of stack 9, and nothing after
+         * them: bytes left would be read as the samples' VTHREAD ids */
+        if (!seg)
+            CB_REC(&p, RP_REC_SAMPLES, 1, 7, 3, 0, 10, 0, 0, 9, 0, 9, 0, 9);
+        else
+            CB_REC(&p, RP_REC_SAMPLES, 1, 7, 2, 0, 10, 0, 0, 9, 0, 9);
         cb_segment(&f, &p, seg, seg ? RP_SEG_LAST : 0);
     }
     d = (struct ldiag){"never defined"};

@@ -146,6 +146,14 @@ static inline int rp_kind_in_event(const char *event, const char *kind)
 #define RP_GAUGE_GC_TIME "gc.time_ns.total"          /* their time (MXBean figures) */
 #define RP_GAUGE_THREADS "threads.os"             /* OS threads of the process */
 #define RP_GAUGE_THREADS_RUNNABLE "threads.runnable" /* of those, in state R      */
+/* The JVM's Java threads as java.lang.management.ThreadMXBean counts them (the
+ * figures of JDK Flight Recorder's jdk.JavaThreadStatistics): live ones, the
+ * daemons among them, and since the JVM started, the threads started and the
+ * most live at once. */
+#define RP_GAUGE_THREADS_JAVA "threads.java"
+#define RP_GAUGE_THREADS_DAEMON "threads.daemon"
+#define RP_GAUGE_THREADS_STARTED "threads.started.total"
+#define RP_GAUGE_THREADS_PEAK "threads.peak"
 #define RP_GAUGE_CLASSES "classes.loaded"            /* loaded classes            */
 #define RP_GAUGE_AGENT_CPU "agent.cpu_ns.total"      /* CPU of the agent's own
                                                       * threads (flusher, samplers,

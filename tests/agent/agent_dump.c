@@ -36,6 +36,13 @@
  *                               recording order (not sorted): "THREAD<TAB>TIME_NS
  *                               <TAB>WEIGHT_NS<TAB>ROOT;...;LEAF", frames as in
  *                               stacks (with suffixes)
+ *   rp_agent_dump cputime DIR   every thread CPU reading, in recording order:
+ *                               "THREAD<TAB>OS_TID<TAB>TIME_NS<TAB>CPU_NS"
+ *   rp_agent_dump span DIR      "FIRST<TAB>LAST", wall-clock ns: the first and last
+ *                               instant an event of the recording stands at, as
+ *                               convert --format jfr times them (each chunk's
+ *                               start, samples, the end of a pause whose heap was
+ *                               read, gauges, thread CPU readings)
  *   rp_agent_dump meta DIR      the first chunk's header metadata: "KEY<TAB>VALUE",
  *                               in file order
  *   rp_agent_dump check DIR     "files N chunks_closed N last_closed 0|1 samples N
@@ -45,7 +52,7 @@
  * named by $RP_DUMP_KIND; check counts samples of every kind.
  *
  * DIR's *.rpc and *.rpc.part files are read in name order (oldest first). Every
- * line of output but wall's and samples' is sorted, so tests can compare and grep it.
+ * line of output but wall's, samples' and cputime's is sorted, so tests can compare and grep it.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -126,7 +133,7 @@ static void frame_name(struct rp_reader *r, uint32_t fid, char *out, size_t cap,
 }
 
 enum mode { STACKS, SELF, TOTAL, THREADS, COUNTERS, GAUGES, CHECK, SERIES, LOCKS, TSERIES,
-            WALL, SAMPLES, META };
+            WALL, SAMPLES, META, CPUTIME, SPAN };
 
 static const char *series_name;
 /* The event kind whose samples stacks/self/total/threads aggregate: "cpu", or
@@ -135,6 +142,17 @@ static const char *dump_kind = "cpu";
 static const char *lock_kind = "lock";   /* mode locks: RP_DUMP_KIND, else lock */
 
 static uint64_t files, closed, last_closed, samples, damaged;
+static uint64_t span_first = UINT64_MAX, span_last;
+
+/* span mode: the instant `mono` of a chunk whose clock is (wall0, mono0). */
+static void span_at(uint64_t wall0, uint64_t mono0, uint64_t mono)
+{
+    uint64_t wall = wall0 + (mono - mono0);
+    if (wall < span_first)
+        span_first = wall;
+    if (wall > span_last)
+        span_last = wall;
+}
 
 /* One lock sample: weight, the monitor's class, the owner thread's name, the
  * waiting thread and its stack, root first, its time and reported flag; printed
@@ -220,7 +238,24 @@ static void read_file(const char *path, enum mode m)
     }
     struct rp_event ev;
     char line[65536], name[1024];
+    const char *w0 = rp_reader_meta(r, RP_META_START_WALL), *m0 = rp_reader_meta(r, RP_META_START_MONO);
+    uint64_t wall0 = w0 ? strtoull(w0, NULL, 10) : 0, mono0 = m0 ? strtoull(m0, NULL, 10) : 0;
+    if (m == SPAN)
+        span_at(wall0, mono0, mono0);
     while (rp_reader_next(r, &ev)) {
+        if (m == SPAN) {
+            const struct rp_kind_info *ki = ev.type == RP_EV_SAMPLE
+                                          ? rp_reader_kind(r, ev.u.sample.kind) : NULL;
+            if (ev.type == RP_EV_SAMPLE)
+                span_at(wall0, mono0, ev.u.sample.time);
+            if (ki && ki->name && !strcmp(ki->name, "gc") && extra_of(ki, &ev, "heap_used"))
+                span_at(wall0, mono0, ev.u.sample.time + ev.u.sample.weight);
+            if (ev.type == RP_EV_GAUGE)
+                span_at(wall0, mono0, ev.u.gauge.time);
+            if (ev.type == RP_EV_THREAD_CPU)
+                span_at(wall0, mono0, ev.u.thread_cpu.time);
+            continue;
+        }
         if (ev.type == RP_EV_COUNTER && m == COUNTERS && ev.u.counter.name) {
             find(ev.u.counter.name)->weight += ev.u.counter.value;
         } else if (ev.type == RP_EV_GAUGE && (m == SERIES || m == TSERIES) &&
@@ -233,6 +268,12 @@ static void read_file(const char *path, enum mode m)
             a->weight = ev.u.gauge.value;
             if (ev.u.gauge.value < a->min) a->min = ev.u.gauge.value;
             if (ev.u.gauge.value > a->max) a->max = ev.u.gauge.value;
+        } else if (ev.type == RP_EV_THREAD_CPU && m == CPUTIME) {
+            const struct rp_thread_info *ti = rp_reader_thread(r, ev.u.thread_cpu.thread);
+            printf("%s\t%llu\t%llu\t%llu\n", ti && ti->name ? ti->name : "[no thread]",
+                   (unsigned long long)(ti ? ti->os_tid : 0),
+                   (unsigned long long)ev.u.thread_cpu.time,
+                   (unsigned long long)ev.u.thread_cpu.cpu_ns);
         } else if (ev.type == RP_EV_THREAD_CPU && m == THREADS) {
             const struct rp_thread_info *ti = rp_reader_thread(r, ev.u.thread_cpu.thread);
             if (ti && ti->name) {
@@ -330,14 +371,14 @@ int main(int argc, char **argv)
 {
     static const char *modes[] = {"stacks", "self", "total", "threads", "counters",
                                   "gauges", "check", "series", "locks", "tseries", "wall",
-                                  "samples", "meta"};
+                                  "samples", "meta", "cputime", "span"};
     int m = -1;
-    for (int i = 0; i < 13; i++)
+    for (int i = 0; i < (int)(sizeof modes / sizeof modes[0]); i++)
         if (argc > 1 && !strcmp(argv[1], modes[i]))
             m = i;
     if (argc != (m == SERIES || m == TSERIES ? 4 : 3)) {
         fprintf(stderr, "usage: rp_agent_dump stacks|self|total|threads|counters|gauges|check|locks|\n"
-                        "                     wall|samples|meta DIR\n"
+                        "                     wall|samples|meta|cputime|span DIR\n"
                         "       rp_agent_dump series|tseries DIR GAUGE\n");
         return 2;
     }
@@ -378,7 +419,9 @@ int main(int argc, char **argv)
                (unsigned long long)damaged);
         return damaged ? 1 : 0;
     }
-    if (m == WALL || m == SAMPLES || m == META || m == LOCKS)
+    if (m == SPAN && span_first != UINT64_MAX)
+        printf("%llu\t%llu\n", (unsigned long long)span_first, (unsigned long long)span_last);
+    if (m == WALL || m == SAMPLES || m == META || m == CPUTIME || m == SPAN || m == LOCKS)
         return 0;
     if (naggs)
         qsort(aggs, naggs, sizeof *aggs, cmp_agg);

@@ -78,7 +78,8 @@ test_telemetry() {
     no_hs_err
     local g gauges="proc.cpu_user_ns.total proc.cpu_sys_ns.total proc.rss_bytes heap.used_bytes
         heap.committed_bytes gc.count.total gc.time_ns.total threads.os threads.runnable
-        classes.loaded agent.cpu_ns.total"
+        threads.java threads.daemon threads.started.total threads.peak classes.loaded
+        agent.cpu_ns.total"
     local n0=
     for g in $gauges; do
         "$RP_DUMP" tseries "$work/rec" "$g" >"$work/$g"
@@ -115,6 +116,13 @@ test_telemetry() {
     [ "$(last threads.os)" -ge 5 ] || fail "threads.os $(last threads.os): fewer than the program's 5"
     paste "$work/threads.os" "$work/threads.runnable" |
         awk -F'\t' '$4 > $2 { exit 1 }' || fail "more runnable threads than threads"
+    # Java threads (ThreadMXBean): the program's main and 4 workers among them;
+    # daemons among the live, the live never above the peak or the started.
+    awk -F'\t' '$2 >= 5 { found = 1 } END { exit !found }' "$work/threads.java" ||
+        fail "threads.java never counts the program's 5 threads: $(cut -f2 "$work/threads.java" | tr '\n' ' ')"
+    paste "$work/threads.java" "$work/threads.daemon" "$work/threads.peak" "$work/threads.started.total" |
+        awk -F'\t' '$4 > $2 || $2 > $6 || $2 > $8 { exit 1 }' ||
+        fail "Java thread gauges out of order (daemon <= live <= peak, started)"
     # The flusher runs while it reads them: never fewer than one runnable.
     awk -F'\t' '$2 < 1 { exit 1 }' "$work/threads.runnable" ||
         fail "a reading found no runnable thread, not even the flusher reading it"

@@ -36,6 +36,10 @@
  *        vthreads  OUT is a chunk file: recording "rec-V", cpu and alloc samples
  *                  of virtual threads on two carriers, and of the carriers and
  *                  main themselves (write_vthreads).
+ *           views  OUT is a chunk file: recording "rec-V", what the JDK's
+ *                  `jfr view`s of its JFR read: cpu and wall samples with
+ *                  markers, GC pauses, thread CPU readings and the Java thread
+ *                  gauges (see write_views).
  *          rename  OUT is a chunk file: recording "rec-R", threads renamed
  *                  (write_rename): main -> DestroyJavaVM after its last
  *                  sample, pool-1-thread-1 -> worker before its first, a -> b
@@ -107,6 +111,7 @@ enum {
     F_GC_MARKER, F_CALLHELPER, F_ODD, F_BONLY,
     F_CACHE_PUT, F_BUF_TAKE, F_TEMP_MAKE, F_SESSION_NEW,
     F_D_LOOP, F_D_HOT, F_D_HOT_I, F_D_HELPER, F_D_COLD, F_D_LAMBDA_A, F_D_LAMBDA_B,
+    F_NO_JAVA, F_AGENT_ALLOC,
     F_COUNT
 };
 
@@ -149,6 +154,10 @@ static const struct fdef frames[F_COUNT] = {
                       RP_FRAME_JIT, 0, 0, 0},
     [F_D_LAMBDA_B] = {"app.core.Loop$$Lambda.0x00007f26d0000a08", "apply", "",
                       RP_FRAME_JIT, 0, 0, 0},
+    /* the views recording's markers: a thread without Java frames, the agent's
+     * allocation callback above its Java caller */
+    [F_NO_JAVA]    = {"", "[no_java_frames]", "", RP_FRAME_MARKER, -1, 0, 0},
+    [F_AGENT_ALLOC] = {"", "[ringprof:alloc]", "", RP_FRAME_MARKER, -1, 0, 0},
 };
 
 /* ------------------------------------------------------------- stacks -- */
@@ -162,6 +171,7 @@ struct sdef {
 
 enum { S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S_LEAK, S_STEADY, S_YOUNG, S_SMALL,
        S_D_HOT, S_D_HOT_I, S_D_HELPER, S_D_LAM_A, S_D_LAM_B, S_D_COLD, S_D_NATIVE,
+       S_NO_JAVA, S_AGENT, S_PARTIAL, S_WRITE, S_COPY,
        S_COUNT };
 
 static const struct sdef stacks[S_COUNT] = {
@@ -186,6 +196,12 @@ static const struct sdef stacks[S_COUNT] = {
     [S_D_LAM_B] = {0, 0, 4, {F_MAIN, F_D_LOOP, F_D_LAMBDA_B, F_D_COLD}},
     [S_D_COLD] = {0, 0, 3, {F_MAIN, F_D_LOOP, F_D_COLD}},
     [S_D_NATIVE] = {0, 0, 4, {F_MAIN, F_D_LOOP, F_D_COLD, F_MEMCPY}},
+    /* the views recording's */
+    [S_NO_JAVA] = {0, 0, 1, {F_NO_JAVA}},
+    [S_AGENT] = {0, 0, 4, {F_THREAD_RUN, F_WORKER_RUN, F_CACHE_PUT, F_AGENT_ALLOC}},
+    [S_PARTIAL] = {0, 1, 2, {F_GC_MARKER, F_PARSE_7}},
+    [S_WRITE] = {0, 0, 4, {F_THREAD_RUN, F_WORKER_RUN, F_HANDLE_42, F_WRITE0}},
+    [S_COPY] = {0, 0, 2, {F_MAIN, F_ARRAYCOPY}},
 };
 
 /* ------------------------------------------------------------ samples -- */
@@ -1788,11 +1804,216 @@ static void write_vthreads(const char *out)
     manifest_end("rec-V", NULL);
 }
 
+/* ---------------------------------------------------- views recording -- */
+
+/*
+ * Variant "views" (OUT is a chunk file): recording "rec-V" (pid 700, host hostV,
+ * host.cpus 2), 5 s from WALL0 + 12 h, made as with interval=10ms,wall=100ms,
+ * telemetry=1s, for the JDK's `jfr view`s of its JFR. Threads main (tid 701),
+ * worker (702, a daemon), "GC Thread#0" (703, not a Java thread) and attached
+ * (704, a Java thread with no Java frames). Times below are ms after the start:
+ *   cpu (10 ms each)  worker on S1 at 100, 200, .. 3000; worker in the agent's
+ *                     allocation callback (S_AGENT) at 3100, 3200, 3300 and
+ *                     with a failed walk under Json.parse (S_PARTIAL) at 3400
+ *                     and 3500; GC Thread#0 on a failed walk alone (S7) at
+ *                     3600; attached without Java frames (S_NO_JAVA) at 3700
+ *                     and 3800; main without a stack (S9) at 3900
+ *   wall (100 ms)     worker native in FileOutputStream.writeBytes (S_WRITE)
+ *                     at 100 .. 600, io there at 700 and 800; main native in
+ *                     System.arraycopy (S_COPY) at 100 .. 300, sleeping (S3)
+ *                     at 400 .. 800; attached native without Java frames at
+ *                     100 .. 1000 (the most native samples of any stack)
+ *   gc                id 1 at 1000, 12 ms, 40 MiB after of 128 MiB; id 2 at
+ *                     2000, 30 ms, heap unknown (0); id 3 at 3000, 8 ms, 50 MiB
+ *   thread CPU        at 0, 1, .. 5 s: worker 400, 600, 400, 600, 400 ms a
+ *                     second; GC Thread#0 100 ms a second, then 1100 ms in the
+ *                     last (more than the second: a reader caps it); main 20,
+ *                     then 30 ms, then 0.5 ms a second; attached none
+ *   gauges            at 0, 1, .. 5 s: threads.java 3 (4 from 2 s),
+ *                     threads.daemon 1, threads.started.total 5 + s,
+ *                     threads.peak 4 (5 from 3 s)
+ * The manifest lists the samples as main's does (wall samples with state,
+ * repeat, cpu_ns, blocker, blocker_owner; gc samples with heap and id), the
+ * stacks, the gauge readings {"t", "name", "value"} and the thread CPU readings
+ * {"t", "tid", "cpu_ns"}.
+ */
+enum { V_MAIN, V_WORKER, V_GC, V_ATTACHED, V_THREADS };
+static const struct {
+    const char *name;
+    uint64_t tid, java_tid;
+    uint32_t flags;
+} vthreads[V_THREADS] = {
+    [V_MAIN] = {"main", 701, 1, RP_THREAD_JAVA},
+    [V_WORKER] = {"worker", 702, 20, RP_THREAD_JAVA | RP_THREAD_DAEMON},
+    [V_GC] = {"GC Thread#0", 703, 0, 0},
+    [V_ATTACHED] = {"attached", 704, 21, RP_THREAD_JAVA},
+};
+
+/* A run of samples of one thread: `count` of them, `every_ms` apart from at_ms. */
+static const struct vgroup {
+    int wall, thread, stack, state, count;
+    uint64_t at_ms, every_ms;
+} vgroups[] = {
+    {0, V_WORKER, S1, 0, 30, 100, 100},
+    {0, V_WORKER, S_AGENT, 0, 3, 3100, 100},
+    {0, V_WORKER, S_PARTIAL, 0, 2, 3400, 100},
+    {0, V_GC, S7, 0, 1, 3600, 100},
+    {0, V_ATTACHED, S_NO_JAVA, 0, 2, 3700, 100},
+    {0, V_MAIN, S9, 0, 1, 3900, 100},
+    {1, V_WORKER, S_WRITE, RP_TS_NATIVE, 6, 100, 100},
+    {1, V_WORKER, S_WRITE, RP_TS_IO, 2, 700, 100},
+    {1, V_MAIN, S_COPY, RP_TS_NATIVE, 3, 100, 100},
+    {1, V_MAIN, S3, RP_TS_SLEEPING, 5, 400, 100},
+    {1, V_ATTACHED, S_NO_JAVA, RP_TS_NATIVE, 10, 100, 100},
+};
+
+static const struct {
+    uint64_t at_ms, pause_ms, used, committed, id;
+} vgcs[] = {
+    {1000, 12, 40u << 20, 128u << 20, 1}, {2000, 30, 0, 0, 2}, {3000, 8, 50u << 20, 128u << 20, 3},
+};
+
+#define V_SECONDS 5
+/* Thread CPU (cumulative, ns) of thread t at second k; UINT64_MAX: no reading. */
+static uint64_t views_cpu(int t, int k)
+{
+    uint64_t c = 0;
+    for (int j = 0; j < k; j++) {
+        switch (t) {
+        case V_WORKER: c += (j % 2 ? 600 : 400) * MS; break;
+        case V_GC: c += (j == V_SECONDS - 1 ? 1100 : 100) * MS; break;
+        case V_MAIN: c += j == 0 ? 20 * MS : j == 1 ? 30 * MS : MS / 2; break;
+        default: break;
+        }
+    }
+    return t == V_ATTACHED ? UINT64_MAX : c;
+}
+
+static const char *const VIEWS_GAUGES[] = {
+    RP_GAUGE_THREADS_JAVA, RP_GAUGE_THREADS_DAEMON, RP_GAUGE_THREADS_STARTED,
+    RP_GAUGE_THREADS_PEAK};
+
+static uint64_t views_gauge(int g, int k)
+{
+    switch (g) {
+    case 0: return 3 + (k >= 2);
+    case 1: return 1;
+    case 2: return 5 + (uint64_t)k;
+    default: return 4 + (k >= 3);
+    }
+}
+
+static uint64_t views_wall0(void)
+{
+    return WALL0 + 12 * 3600 * SEC;
+}
+
+static void views_manifest_extra(FILE *f)
+{
+    fputs(", \"gauges\": [", f);
+    for (int k = 0, first = 1; k <= V_SECONDS; k++)
+        for (int g = 0; g < 4; g++, first = 0)
+            fprintf(f, "%s\n  {\"t\": %llu, \"name\": \"%s\", \"value\": %llu}",
+                    first ? "" : ",", (unsigned long long)(views_wall0() + (uint64_t)k * SEC),
+                    VIEWS_GAUGES[g], (unsigned long long)views_gauge(g, k));
+    fputs("\n], \"thread_cpu\": [", f);
+    for (int k = 0, first = 1; k <= V_SECONDS; k++)
+        for (int t = 0; t < V_THREADS; t++) {
+            uint64_t c = views_cpu(t, k);
+            if (c == UINT64_MAX)
+                continue;
+            fprintf(f, "%s\n  {\"t\": %llu, \"tid\": %llu, \"cpu_ns\": %llu}",
+                    first ? "" : ",", (unsigned long long)(views_wall0() + (uint64_t)k * SEC),
+                    (unsigned long long)vthreads[t].tid, (unsigned long long)c);
+            first = 0;
+        }
+    fputs("\n]", f);
+}
+
+static void views_sample(struct rp_chunk_writer *w, const uint32_t kind[2],
+                         const uint32_t *th, const struct vgroup *g, uint64_t ms)
+{
+    const uint64_t mono0 = MONO0, wall0 = views_wall0();
+    uint64_t weight = (g->wall ? 100 : 10) * MS;
+    uint64_t x[RP_WALL_NEXTRA] = {(uint64_t)g->state, 0x400005, 'S'};
+    if (rp_chunk_sample(w, kind[g->wall], th[g->thread], mono0 + ms * MS, put_stack(w, g->stack),
+                        weight, g->wall ? x : NULL) != 0)
+        die("views sample");
+    if (!manifest)
+        return;
+    manifest_open(wall0 + ms * MS, vthreads[g->thread].tid, vthreads[g->thread].name,
+                  g->wall ? "wall" : "cpu", weight, 0, NULL, g->stack);
+    if (g->wall)
+        fprintf(manifest, ", \"state\": \"%s\", \"repeat\": 0, \"cpu_ns\": 0, "
+                "\"blocker\": null, \"blocker_owner\": null",
+                rp_thread_state_name((unsigned)g->state));
+    fputc('}', manifest);
+}
+
+static void views_gc(struct rp_chunk_writer *w, uint32_t kgc, size_t i)
+{
+    uint64_t x[3] = {vgcs[i].used, vgcs[i].committed, vgcs[i].id};
+    if (rp_chunk_sample(w, kgc, 0, MONO0 + vgcs[i].at_ms * MS, 0, vgcs[i].pause_ms * MS, x))
+        die("views gc");
+    if (tl_entry())
+        fprintf(manifest, "{\"kind\": \"gc\", \"t\": %llu, \"weight\": %llu, "
+                "\"heap_used\": %llu, \"heap_committed\": %llu, \"id\": %llu}",
+                (unsigned long long)(views_wall0() + vgcs[i].at_ms * MS),
+                (unsigned long long)(vgcs[i].pause_ms * MS), (unsigned long long)x[0],
+                (unsigned long long)x[1], (unsigned long long)x[2]);
+}
+
+static void write_views(const char *out)
+{
+    host_cpus = "2";
+    struct rp_chunk_writer *w = open_writer(out, "rec-V", "700", "hostV", views_wall0(), MONO0,
+                                            0, "interval=10ms,wall=100ms,telemetry=1s");
+    static const char *const wall_x[] = RP_WALL_EXTRA_NAMES;
+    static const char *const gc_x[] = {"heap_used", "heap_committed", "id"};
+    uint32_t kind[2] = {rp_chunk_kind(w, "cpu", "ns", 10 * MS, NULL, 0),
+                        rp_chunk_kind(w, RP_KIND_WALL, "ns", 100 * MS, wall_x, RP_WALL_NEXTRA)};
+    uint32_t kgc = rp_chunk_kind(w, "gc", "ns", 0, gc_x, 3);
+    if (!kind[0] || !kind[1] || !kgc)
+        die("views kinds");
+    uint32_t th[V_THREADS];
+    for (int t = 0; t < V_THREADS; t++)
+        if (!(th[t] = rp_chunk_thread(w, (uint64_t)t + 1, vthreads[t].tid, vthreads[t].java_tid,
+                                      vthreads[t].name, vthreads[t].flags, MONO0)))
+            die("views thread");
+    for (uint64_t ms = 0; ms <= V_SECONDS * 1000; ms += 100) {
+        if (ms % 1000 == 0) {
+            int k = (int)(ms / 1000);
+            for (int g = 0; g < 4; g++)
+                if (rp_chunk_gauge(w, VIEWS_GAUGES[g], MONO0 + ms * MS, views_gauge(g, k)))
+                    die("views gauge");
+            for (int t = 0; t < V_THREADS; t++)
+                if (views_cpu(t, k) != UINT64_MAX &&
+                    rp_chunk_thread_cpu(w, th[t], MONO0 + ms * MS, views_cpu(t, k)))
+                    die("views thread cpu");
+        }
+        for (size_t i = 0; i < sizeof vgcs / sizeof vgcs[0]; i++)
+            if (vgcs[i].at_ms == ms)
+                views_gc(w, kgc, i);
+        for (size_t i = 0; i < sizeof vgroups / sizeof vgroups[0]; i++) {
+            const struct vgroup *g = &vgroups[i];
+            if (ms >= g->at_ms && ms < g->at_ms + (uint64_t)g->count * g->every_ms &&
+                (ms - g->at_ms) % g->every_ms == 0)
+                views_sample(w, kind, th, g, ms);
+        }
+        if (ms % 1000 == 0 && rp_chunk_flush(w) != 0)
+            die("views flush");
+    }
+    if (rp_chunk_close(w) != 0)
+        die("close");
+    manifest_end("rec-V", views_manifest_extra);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--manifest"))) {
         fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn|waits|timeline|fleet|fleet-main|"
-                        "timeline-many|cpp|rename|stuck|vthreads|diff-base|diff-new|diff-one OUT "
+                        "timeline-many|cpp|rename|stuck|vthreads|views|diff-base|diff-new|"
+                        "diff-one OUT "
                         "[--manifest FILE]\n");
         return 2;
     }
@@ -1840,6 +2061,8 @@ int main(int argc, char **argv)
         write_stuck(argv[2]);
     else if (!strcmp(argv[1], "vthreads"))
         write_vthreads(argv[2]);
+    else if (!strcmp(argv[1], "views"))
+        write_views(argv[2]);
     else if (!strncmp(argv[1], "diff-", 5))
         write_diff(argv[2], argv[1]);
     else {

@@ -144,19 +144,29 @@ if jfr and os.access(jfr, os.X_OK):
     out = os.path.join(T, "s.jfr")
     rc, o, err = rp("convert", "--format", "jfr", "-o", out, S)
     c.check(rc == 0, "convert --format jfr", err)
-    ev = json.loads(run([jfr, "print", "--json", "--events", "jdk.JavaMonitorEnter", out]))
-    got = []
+    ev = json.loads(run([jfr, "print", "--json", "--events",
+                         "jdk.JavaMonitorEnter,ringprof.Sample", out]))
+    got, marked = [], []
     for e in ev["recording"]["events"]:
         v = e["values"]
         frames = v["stackTrace"]["frames"]
+        if e["type"] == "ringprof.Sample":
+            marked.append((v["sampledThread"]["osName"], v["kind"], v["markers"], v["weight"],
+                           frames[0]["method"]["name"]))
+            continue
         got.append((v["eventThread"]["osName"], v["monitorClass"]["name"],
-                    frames[0]["method"]["name"] == "[unfinished]", v["duration"]))
+                    frames[0]["method"]["name"], v["duration"]))
     iso = {3500: "PT3.5S", 300: "PT0.3S", 2200: "PT2.2S"}
-    want = sorted([("worker-1", "app/Ledger", True, iso[3500]),
-                   ("locker", "app/Ledger", False, iso[300]),
-                   ("worker-2", "app/Cache", False, iso[2200])])
-    c.check(sorted(got) == want, "jfr: one JavaMonitorEnter per wait, the unfinished one "
-            "topped by [unfinished]", sorted(got))
+    # The JDK's event holds the JDK's fields and frames alone (no marker poses as
+    # a method); the unfinished wait is marked by a ringprof.Sample beside it.
+    want = sorted([("worker-1", "app/Ledger", "post", iso[3500]),
+                   ("locker", "app/Ledger", "post", iso[300]),
+                   ("worker-2", "app/Cache", "get", iso[2200])])
+    c.check(sorted(got) == want, "jfr: one JavaMonitorEnter per wait, no marker among "
+            "its frames", sorted(got))
+    c.check(marked == [("worker-1", "lock.waiting", "[unfinished]", 3500 * MS, "post")],
+            "jfr: the unfinished wait's ringprof.Sample, kind lock.waiting, markers "
+            "[unfinished], its wait so far", marked)
 else:
     print("note: no JDK's jfr beside java: the jfr output was not read back")
 c.close()

@@ -909,7 +909,7 @@ int rp_cmd_summary(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    struct rp_inputs in = {0};
+    struct rp_inputs in = {.cmd = "summary", .quiet = diag.quiet};
     int missing = rp_inputs_expand(&in, argc - optind, argv + optind);
     for (size_t i = 0; i < in.n; i++) {
         rp_progress(i + 1, in.n, in.paths[i]);

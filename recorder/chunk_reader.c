@@ -23,7 +23,10 @@
  * callers' tables must not grow to such an id). Reading uses pread at offsets
  * and asks for the file size as it goes, so a chunk that is still being written
  * reads as far as it has been written; a segment cut short by the end of the file
- * counts as partial, not as damage.
+ * counts as partial, not as damage, and its report says which of the three it
+ * is: a ".part" a live writer holds (its flock, ringprof/recording.h), a ".part"
+ * nobody holds (its writer died), or a finished name (an orphan recovered after
+ * its writer was killed, or a file cut short after it was written).
  *
  * Not thread-safe; one thread uses a reader. Not async-signal-safe.
  */
@@ -33,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -615,12 +619,41 @@ static int decompress(struct rp_reader *r, uint64_t at, const struct seghdr *s,
     return DZ_OK;
 }
 
+static int is_part(const char *path)
+{
+    static const char suffix[] = RP_CHUNK_SUFFIX RP_CHUNK_PART_SUFFIX;
+    size_t n = strlen(path), k = sizeof suffix - 1;
+    return n >= k && !strcmp(path + n - k, suffix);
+}
+
+int rp_reader_being_written(const struct rp_reader *r)
+{
+    if (!is_part(r->path))
+        return 0;
+    if (flock(r->fd, LOCK_SH | LOCK_NB) == 0) {
+        flock(r->fd, LOCK_UN);
+        return 0;
+    }
+    return errno == EWOULDBLOCK;
+}
+
+/* Why the file ends inside a segment, for the report. */
+static const char *cut_reason(const struct rp_reader *r)
+{
+    if (rp_reader_being_written(r))
+        return "a writer is still writing it";
+    if (is_part(r->path))
+        return "its writer stopped before finishing it (no process holds its lock: "
+               "killed, or it crashed)";
+    return "no writer is writing it (its writer was killed, or the file was cut short "
+           "after it was written)";
+}
+
 static void partial(struct rp_reader *r, const char *what, uint64_t have, uint64_t need)
 {
     r->st.segments_partial++;
-    report(r, r->off, 0, "%s cut short by the end of the file (%llu of %llu bytes): "
-           "a writer is still writing it, or was killed", what,
-           (unsigned long long)have, (unsigned long long)need);
+    report(r, r->off, 0, "%s cut short by the end of the file (%llu of %llu bytes): %s",
+           what, (unsigned long long)have, (unsigned long long)need, cut_reason(r));
     r->done = 1;
 }
 

@@ -16,7 +16,9 @@
  * JVM, which this server's thread is not, makes them through the call the agent
  * gave it at start (the flusher's, rp_flusher_call). "start"/"stop" without a
  * kind, "all", and every kind named are the same request: every kind the agent
- * can sample.
+ * can sample. A `set` that succeeded finishes the current chunk and
+ * names every setting changed since start in the next chunks' headers
+ * (RP_META_OPTIONS_SET), so each chunk tells the settings it was written under.
  */
 #include <errno.h>
 #include <limits.h>
@@ -28,6 +30,7 @@
 #include <unistd.h>
 
 #include "ringprof/clock.h"
+#include "ringprof/format.h"
 #include "control.h"
 #include "control_ops.h"
 #include "counters.h"
@@ -44,6 +47,9 @@
 /* Threads listed in status, by samples; "threads_total" counts them all. */
 #define STATUS_THREADS_MAX 50
 
+/* The keys `set` takes, by enum rp_ctl_key (1 ... RP_CTL_KEY_WALLTHREADS). */
+#define SET_KEYS RP_CTL_KEY_WALLTHREADS
+
 static struct {
     struct rp_control *ctl;
     struct rp_options opt;
@@ -51,6 +57,9 @@ static struct {
     uint64_t start_wall_ns;
     char main[1024];                /* sun.java.command, or "": /proc/self/cmdline */
     char discovery[PATH_MAX];       /* the file written, or ""                     */
+    /* Each key's latest value as `set` wrote it, "" if never set: the server's
+     * thread only. */
+    char set_text[SET_KEYS + 1][sizeof ((struct rp_ctl_setting *)0)->text];
 } C;
 
 /* ------------------------------------------------------------------ status -- */
@@ -273,6 +282,27 @@ static int op_stop(void *ctx, unsigned kinds, char *err, size_t errlen)
     return switch_kinds(kinds, 0, err, errlen);
 }
 
+/* After a set: every setting changed since start ("interval=5ms,alloc=256k") into
+ * the headers of the chunks after the current one, which the flusher finishes
+ * now. The settings are in force whatever becomes of the chunk: a flush that
+ * fails or times out is logged, and the set still succeeds. */
+static void settings_changed(const struct rp_ctl_setting *set, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i].key >= 1 && set[i].key <= SET_KEYS)
+            snprintf(C.set_text[set[i].key], sizeof C.set_text[0], "%s", set[i].text);
+    char all[RP_FLUSHER_META_MAX] = "", path[PATH_MAX], err[512];
+    size_t len = 0;
+    for (int k = 1; k <= SET_KEYS; k++)
+        if (C.set_text[k][0] && len < sizeof all)
+            len += (size_t)snprintf(all + len, sizeof all - len, "%s%s=%s", len ? "," : "",
+                                    rp_ctl_key_name((enum rp_ctl_key)k), C.set_text[k]);
+    if (rp_flusher_rotate_meta(RP_META_OPTIONS_SET, all, path, sizeof path, FLUSH_WAIT_MS,
+                               err, sizeof err) != 0)
+        rp_log("set: the chunk written under the earlier settings was not finished: %s",
+               err);
+}
+
 /* All or none: each kind applies its keys; when one refuses, those before it
  * put theirs back. */
 static int op_set(void *ctx, const struct rp_ctl_setting *set, size_t n, char *err,
@@ -292,6 +322,7 @@ static int op_set(void *ctx, const struct rp_ctl_setting *set, size_t n, char *e
     }
     /* The cpu kind's period, for the chunks to come. */
     rp_cpu_set_period(rp_engine_by_kind(RP_CTL_KIND_CPU)->period());
+    settings_changed(set, n);
     return 0;
 }
 

@@ -397,6 +397,18 @@ uint32_t rp_reader_vthread_count(const struct rp_reader *r);
 void rp_reader_stats(const struct rp_reader *r, struct rp_reader_stats *out);
 const char *rp_reader_path(const struct rp_reader *r);
 
+/*
+ * rp_reader_being_written: whether a writer is writing the chunk now: its name
+ * ends in ".rpc.part" and a live process holds the flock a recording keeps on
+ * the chunk it writes (ringprof/recording.h). @return 1 if so (also in the
+ * instant another process's recovery pass holds an orphan's lock); 0 for a
+ * finished name, or a ".part" nobody holds (its writer died). The probe takes a
+ * shared lock and drops it at once: a recovery pass that meets it leaves the
+ * orphan to its next pass, and a writer takes its lock before its first segment,
+ * which a reader cannot have found cut short yet.
+ */
+int rp_reader_being_written(const struct rp_reader *r);
+
 #ifdef __cplusplus
 }
 #endif

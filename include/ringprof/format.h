@@ -188,6 +188,12 @@ enum rp_thread_flags {
 #define RP_META_JVM_NAME     "jvm.name"
 #define RP_META_JVM_VERSION  "jvm.version"
 #define RP_META_OPTIONS      "agent.options"
+/* The settings `ringprof ctl set` changed since the agent started, in force when
+ * the chunk opened: "KEY=VALUE,..." (interval, alloc, lock, wall, wallthreads,
+ * in that order, each with the latest value as the request wrote it). Absent
+ * until a set; a set also finishes the chunk, so a chunk is written under the
+ * settings its header names. */
+#define RP_META_OPTIONS_SET  "agent.options.set"
 #define RP_META_PRODUCER     "producer"        /* "ringprof <version>"               */
 #define RP_META_HOST_CPUS    "host.cpus"       /* CPUs online when the agent started */
 /* What a backend files the recording under (OTLP's resource, Pyroscope's series):

@@ -183,7 +183,19 @@ test_interval() {
     r1=$((b - a)); r2=$((d - c))
     note "samples per CPU second at 50ms: $r1, at 1ms: $r2"
     [ "$r2" -gt $((r1 * 5)) ] || fail "the rate went from $r1/s only to $r2/s"
+    # Each set finishes the chunk written under the settings before it, and the
+    # next chunks' headers name every setting changed: summary shows the options
+    # per run of chunks as the headers (read here, not by the tool) say, and
+    # one line per group of counters, with its page of docs/.
+    ctl set alloc=256k | json 'r["ok"]' | grep -q True || fail "set alloc failed"
+    ctl flush >/dev/null || fail "flush failed"
     end_jvm
+    rp summary "$work/rec" >"$work/summary" 2>&1 || fail "summary: $(cat "$work/summary")"
+    rp summary --counters "$work/rec" >"$work/counters" 2>&1 || fail "summary --counters failed"
+    "$RP_DUMP" counters "$work/rec" >"$work/dump_counters"
+    python3 "$(dirname "$0")/summary_check.py" "$work/rec" "$work/summary" \
+        "$work/counters" "$work/dump_counters" "$(dirname "$0")/../../docs" ||
+        fail "summary's options or counters (above)"
 }
 
 # Send stdin to the socket as is; print the first reply line. The server may

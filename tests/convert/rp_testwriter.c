@@ -12,6 +12,8 @@
  *                  its own ids) and a segment every 7 samples.
  *                  For main and split, RP_TESTWRITER_RECORDING in the environment
  *                  replaces the id "rec-A" (what `ringprof record` gives its agent).
+ *                  For every variant, RP_TESTWRITER_NO_IDS=1 leaves recording.id
+ *                  and chunk.seq out of the headers, as another writer may.
  *           heap   OUT is a directory: recording "rec-L", allocations, live
  *                  snapshots and GC pauses with one leaking site (see "heap
  *                  recordings" below for its content).
@@ -304,8 +306,13 @@ static struct rp_chunk_writer *open_writer(const char *path, const char *rec,
     };
     char err[256];
     struct rp_kv all[sizeof meta / sizeof meta[0] + 8];
-    size_t n = sizeof meta / sizeof meta[0] - !host_cpus;
-    memcpy(all, meta, n * sizeof *meta);
+    size_t n = 0;
+    const char *no_ids = getenv("RP_TESTWRITER_NO_IDS");
+    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
+        if (meta[i].value && !(no_ids && !strcmp(no_ids, "1") &&
+                               (!strcmp(meta[i].key, RP_META_RECORDING) ||
+                                !strcmp(meta[i].key, RP_META_CHUNK_SEQ))))
+            all[n++] = meta[i];
     for (size_t i = 0; i < n_extra_meta && i < 8; i++)
         all[n++] = extra_meta[i];
     struct rp_chunk_writer *cw = rp_chunk_writer_open(path, all, n, err, sizeof err);

@@ -24,8 +24,9 @@
  *
  * The profile pass reports every problem the reader finds (file, offset,
  * reason) and goes on; the exit status is 1 only when nothing could be read,
- * when a live profile was asked of inputs without a snapshot, or with --strict
- * when anything was wrong.
+ * when no input holds a sample of any kind (a chunk cut before its first whole
+ * segment: no empty profile is written), when a live profile was asked of
+ * inputs without a snapshot, or with --strict when anything was wrong.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -111,8 +112,8 @@ static void usage(FILE *f)
         fprintf(f, "  %-11s %-22s %s\n", rp_formats[i].name, rp_formats[i].exts,
                 rp_formats[i].summary);
     fprintf(f, "\nExit status: 0 done; 1 nothing could be read (or --strict and a problem\n"
-               "was found), the inputs have no samples of --event wall or lock, or the\n"
-               "output could not be written; 2 usage error.\n"
+               "was found), no input holds a sample, the inputs have no samples of\n"
+               "--event wall or lock, or the output could not be written; 2 usage error.\n"
                "See docs/profiles.md for how to read each format.\n");
 }
 
@@ -567,6 +568,24 @@ static int kind_absent(const struct convert *c)
     return 1;
 }
 
+/* When the inputs could be read but none holds a sample of any kind, say so
+ * (with what was read, after the reader's line on why a file ends early) as for
+ * unreadable inputs: an empty profile would pass for an idle program. @return 1
+ * then, else 0. */
+static int no_sample(const struct convert *c)
+{
+    const struct rp_prof_stats *st = &c->p->stats;
+    if (st->samples_read)
+        return 0;
+    uint64_t read = st->files - st->files_unreadable;
+    fprintf(stderr, "ringprof convert: no input holds a sample (%llu chunk file%s read: "
+                    "%llu segment%s whole, %llu cut off, %llu damaged); nothing written\n",
+            (unsigned long long)read, read == 1 ? "" : "s",
+            (unsigned long long)st->segments_ok, st->segments_ok == 1 ? "" : "s",
+            (unsigned long long)st->segments_partial, (unsigned long long)st->segments_bad);
+    return 1;
+}
+
 /* An events writer's build step (formats.h): the profile pass, its writer's
  * callbacks in po. */
 static struct rp_profile *build_events(void *arg, const struct rp_prof_options *po)
@@ -691,7 +710,7 @@ static int run_events(struct convert *c, int argc, char **argv)
         close_output(c, 0);
         return 2;
     }
-    if (kind_absent(c)) {
+    if (no_sample(c) || kind_absent(c)) {
         close_output(c, 0);
         return 1;
     }
@@ -729,7 +748,7 @@ static int run(struct convert *c, int argc, char **argv)
      * samples were lost with it: say_empty tells). */
     if (c->po.event && !c->event_found && rp_event_check("convert", c->po.event, c->p))
         return 2;
-    if (kind_absent(c))
+    if (no_sample(c) || kind_absent(c))
         return 1;
     if (c->p->nodes[0].total[RP_PV_SAMPLES] == 0)
         say_empty(c);

@@ -663,7 +663,9 @@ static int sent_before(struct push *x, const struct rp_push_ident *id)
 
 static int run_inputs(struct push *x, int argc, char **argv)
 {
-    struct rp_inputs in = {0};
+    /* Each chunk once (model/inputs.h says which copy is read, in one line);
+     * sent_before also holds across the copies of a chunk push builds itself. */
+    struct rp_inputs in = {.cmd = "push"};
     int missing = rp_inputs_expand(&in, argc - optind, argv + optind);
     x->n.skipped += (uint64_t)missing;
     int rc = 0;

@@ -103,6 +103,8 @@ int rp_query_parse(struct rp_query *q, int argc, char **argv, const char *shorto
 
 int rp_query_inputs(struct rp_query *q, int argc, char **argv)
 {
+    q->in.cmd = q->cmd;
+    q->in.quiet = q->diag.quiet;
     q->missing = rp_inputs_expand(&q->in, argc - optind, argv + optind);
     char first[4400];
     size_t other = q->recording && q->in.n

@@ -99,10 +99,11 @@ typedef int (*rp_query_own_fn)(void *cmd, int opt, const char *arg);
 int rp_query_parse(struct rp_query *q, int argc, char **argv, const char *shortopts,
                    const struct option *longopts, rp_query_own_fn own, void *cmd);
 
-/* Expand INPUT... (argv[optind...]) into q->in, and with q->recording keep only
- * that recording's chunks (model/inputs.h), saying in one line (unless --quiet)
- * how many others were left out. @return 0, or 1 after printing "no input could
- * be read" when no file is left. */
+/* Expand INPUT... (argv[optind...]) into q->in, each chunk once (model/inputs.h:
+ * copies are left out with one line, "ringprof CMD: left out ...", unless
+ * --quiet), and with q->recording keep only that recording's chunks, saying in
+ * one line (unless --quiet) how many others were left out. @return 0, or 1 after
+ * printing "no input could be read" when no file is left. */
 int rp_query_inputs(struct rp_query *q, int argc, char **argv);
 
 /* Whether --from or --to is relative to the inputs' time span (+DUR, -DUR), so

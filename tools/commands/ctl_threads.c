@@ -284,9 +284,13 @@ void rp_ctl_threads_print(FILE *f, const struct rp_jv *reply)
     for (size_t i = 0; threads && i < threads->n; i++)
         thread_text(f, &threads->items[i]);
     char omitted[256];
-    if (rp_ctl_threads_omitted(reply, omitted, sizeof omitted)[0])
-        fprintf(f, "... %s.\n\n", omitted);
+    int cut = rp_ctl_threads_omitted(reply, omitted, sizeof omitted)[0] != '\0';
+    if (cut)
+        fprintf(f, "... %s.\n", omitted);
     const struct rp_jv *v = rp_jv_get(reply, "virtual_threads");
-    if (v)
+    if (v) {
+        if (cut)
+            fputc('\n', f);
         vthreads_text(f, v);
+    }
 }

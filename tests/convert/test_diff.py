@@ -369,11 +369,15 @@ for args in (["diff"], ["diff", BASE], ["diff", BASE, NEW, ONE],
              ["diff", "--base-from", "yesterday", ONE],
              ["convert", "--group", "pkg", BASE]):
     _, err, rc = ringprof(*args, code=None)
-    c.check(rc == 2 and "usage:" in err, "usage error: ringprof " + " ".join(args[:3]),
+    c.check(rc == 2 and "Try 'ringprof %s --help'" % args[0] in err,
+            "usage error: ringprof " + " ".join(args[:3]),
             (rc, err[:200]))
 _, err, rc = ringprof("diff", "--event", "allocs", BASE, NEW, code=None)
-c.check(rc == 1 and "base: the inputs have no kind 'allocs' (they hold: cpu 100)" in err,
-        "an event kind the inputs do not have", (rc, err))
+c.check(rc == 2 and "unknown event 'allocs' (did you mean 'alloc'?)" in err,
+        "an event kind no input has and no agent writes: a usage error", (rc, err))
+_, err, rc = ringprof("diff", "--event", "wall", BASE, NEW, code=None)
+c.check(rc == 1 and "base: the inputs have no kind 'wall' (they hold: cpu 100)" in err,
+        "an agent's event kind the inputs do not have", (rc, err))
 _, err, rc = ringprof("diff", "--thread", "nobody", BASE, NEW)
 c.check("no sample left after the filters" in err, "a side the filters empty", err)
 _, err, rc = ringprof("diff", BASE, os.path.join(T, "absent"), code=None)

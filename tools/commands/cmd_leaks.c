@@ -36,6 +36,7 @@
 #include "model/trend.h"
 #include "outputs/out_common.h"
 #include "query.h"
+#include "usage.h"
 
 #define TRACE_BASE 300000u   /* trace numbers as in the flat SITES table */
 
@@ -147,8 +148,10 @@ static int parse_one(void *cmd, int opt, const char *arg)
                                       "(1048576, 512k, 1M)", arg);
         return 0;
     case OPT_BY:
-        if (strcmp(arg, "site") && strcmp(arg, "method"))
-            return rp_query_bad_usage(&l->q, "--by '%s': 'site' or 'method'", arg);
+        if (strcmp(arg, "site") && strcmp(arg, "method")) {
+            static const char *const by[] = {"site", "method"};
+            return rp_usage_choice("leaks", "--by", "choice", arg, by, 2);
+        }
         l->by_method = !strcmp(arg, "method");
         return 0;
     case OPT_TOP:

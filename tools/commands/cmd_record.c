@@ -54,6 +54,7 @@
 #include "options.h"
 #include "query.h"
 #include "ringprof/trust.h"
+#include "usage.h"
 
 static void usage(FILE *f)
 {
@@ -444,7 +445,9 @@ int rp_cmd_record(int argc, char **argv)
         {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     const char *dir = "ringprof-record", *opts = "", *agent = NULL, *event = "cpu";
     int no_convert = 0, force = 0, ch;
-    while ((ch = getopt_long(argc, argv, "+o:", longopts, NULL)) != -1) {
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, "+:o:", longopts, NULL)) != -1) {
         switch (ch) {
         case 'o': dir = optarg; break;
         case 'O': opts = optarg; break;
@@ -453,7 +456,7 @@ int rp_cmd_record(int argc, char **argv)
         case 'n': no_convert = 1; break;
         case 'f': force = 1; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return rp_usage_getopt("record", ch, argv, longopts, NULL);
         }
     }
     int rc = check_agent_options(opts);

@@ -7,8 +7,8 @@
  * The common options are --from, --to, --thread, --include, --exclude,
  * --demangle, --strict and --quiet (RP_QUERY_LONGOPTS), and --method for a
  * command that lists it itself. Their meaning is the same in every command
- * (docs/tool.md); their errors print "ringprof CMD: ...", then the command's
- * usage, and make the command exit 2.
+ * (docs/tool.md); their errors print "ringprof CMD: ..." and the line that
+ * says where the help is (usage.h), and make the command exit 2.
  *
  * One command runs at a time on the tool's one thread; getopt's state (optind)
  * is reset by rp_query_parse, so a command can be called again in one process
@@ -78,7 +78,7 @@ enum {
     "                      (Foo$$Lambda$14/0x... -> Foo$$Lambda) or keep them\n"  \
     "                      (default: " DEFAULT_HIDDEN ")\n"
 
-/* Print "ringprof CMD: " and fmt with `arg`, a blank line and the usage on
+/* Print "ringprof CMD: " and fmt with `arg`, then the help line (usage.h), on
  * stderr. @return 2, the exit status of a usage error. */
 int rp_query_bad_usage(const struct rp_query *q, const char *fmt, const char *arg);
 

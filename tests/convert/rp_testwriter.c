@@ -41,6 +41,8 @@
  *  diff-base, diff-new, diff-one  two recordings where one method's share
  *                  changes by a known amount, and one holding both in two
  *                  time windows (see "diff recordings" below).
+ *  overloads, overloads-new  Java overloads, one calling another, and the
+ *                  agent's [ringprof:alloc] marker (see "overloads recordings").
  *   --manifest FILE  also write, as JSON, every sample written (wall-clock time,
  *                  thread tid and name, kind, weight, objects, class, stack index;
  *                  for live samples their snapshot and ages, for gc samples the
@@ -94,6 +96,7 @@ struct fdef {
     uint32_t mflags;
     const char *symbol; /* what the chunk holds, when not `name`: a mangled      */
                         /* symbol, which a converter shows as `name`            */
+    const char *sig;    /* the JVM descriptor; NULL: "()V"                      */
 };
 
 enum {
@@ -102,6 +105,7 @@ enum {
     F_GC_MARKER, F_CALLHELPER, F_ODD, F_BONLY,
     F_CACHE_PUT, F_BUF_TAKE, F_TEMP_MAKE, F_SESSION_NEW,
     F_D_LOOP, F_D_HOT, F_D_HOT_I, F_D_HELPER, F_D_COLD, F_D_LAMBDA_A, F_D_LAMBDA_B,
+    F_O_MAIN, F_O_QUERY_S, F_O_QUERY_SI, F_O_FILL_J, F_O_FILL_I, F_O_AGENT,
     F_COUNT
 };
 
@@ -144,6 +148,19 @@ static const struct fdef frames[F_COUNT] = {
                       RP_FRAME_JIT, 0, 0, 0},
     [F_D_LAMBDA_B] = {"app.core.Loop$$Lambda.0x00007f26d0000a08", "apply", "",
                       RP_FRAME_JIT, 0, 0, 0},
+    /* the overloads recordings': one overload calling the other, two overloads
+     * of a JDK method, and the agent's own allocation-sampling marker */
+    [F_O_MAIN]     = {"app.db.Main", "main", "Main.java", RP_FRAME_JIT, 0, 5, 0, NULL,
+                      "([Ljava/lang/String;)V"},
+    [F_O_QUERY_S]  = {"app.db.Query", "query", "Query.java", RP_FRAME_JIT, 3, 20, 0, NULL,
+                      "(Ljava/lang/String;)Ljava/util/List;"},
+    [F_O_QUERY_SI] = {"app.db.Query", "query", "Query.java", RP_FRAME_JIT, 9, 31, 0, NULL,
+                      "(Ljava/lang/String;I)Ljava/util/List;"},
+    [F_O_FILL_J]   = {"java.util.Arrays", "fill", "Arrays.java", RP_FRAME_JIT, 4, 3287, 0,
+                      NULL, "([JJ)V"},
+    [F_O_FILL_I]   = {"java.util.Arrays", "fill", "Arrays.java", RP_FRAME_JIT, 4, 3209, 0,
+                      NULL, "([II)V"},
+    [F_O_AGENT]    = {"", "[ringprof:alloc]", "", RP_FRAME_MARKER, -1, 0, 0},
 };
 
 /* ------------------------------------------------------------- stacks -- */
@@ -157,7 +174,7 @@ struct sdef {
 
 enum { S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S_LEAK, S_STEADY, S_YOUNG, S_SMALL,
        S_D_HOT, S_D_HOT_I, S_D_HELPER, S_D_LAM_A, S_D_LAM_B, S_D_COLD, S_D_NATIVE,
-       S_COUNT };
+       S_O_LONGS, S_O_INTS, S_O_AGENT, S_COUNT };
 
 static const struct sdef stacks[S_COUNT] = {
     [S1] = {0, 0, 4, {F_THREAD_RUN, F_WORKER_RUN, F_HANDLE_42, F_PARSE_7}},
@@ -181,6 +198,9 @@ static const struct sdef stacks[S_COUNT] = {
     [S_D_LAM_B] = {0, 0, 4, {F_MAIN, F_D_LOOP, F_D_LAMBDA_B, F_D_COLD}},
     [S_D_COLD] = {0, 0, 3, {F_MAIN, F_D_LOOP, F_D_COLD}},
     [S_D_NATIVE] = {0, 0, 4, {F_MAIN, F_D_LOOP, F_D_COLD, F_MEMCPY}},
+    [S_O_LONGS] = {0, 0, 4, {F_O_MAIN, F_O_QUERY_S, F_O_QUERY_SI, F_O_FILL_J}},
+    [S_O_INTS] = {0, 0, 3, {F_O_MAIN, F_O_QUERY_SI, F_O_FILL_I}},
+    [S_O_AGENT] = {0, 0, 3, {F_O_MAIN, F_O_QUERY_S, F_O_AGENT}},
 };
 
 /* ------------------------------------------------------------ samples -- */
@@ -313,8 +333,8 @@ static uint32_t put_frame(struct rp_chunk_writer *w, int f)
     const struct fdef *d = &frames[f];
     uint32_t k = rp_chunk_class(w, rp_chunk_cstring(w, d->klass));
     uint32_t m = rp_chunk_method(w, k, rp_chunk_cstring(w, d->symbol ? d->symbol : d->name),
-                                 rp_chunk_cstring(w, "()V"), rp_chunk_cstring(w, d->file),
-                                 d->mflags);
+                                 rp_chunk_cstring(w, d->sig ? d->sig : "()V"),
+                                 rp_chunk_cstring(w, d->file), d->mflags);
     uint32_t id = rp_chunk_frame(w, m, d->type, d->bci, d->line);
     if (!id)
         die("frame");
@@ -394,6 +414,10 @@ static void manifest_stack(const struct fdef *tab, const int *f, int n, int trun
         if (d->symbol) {
             fputs(", \"symbol\": ", manifest);
             json_str(manifest, d->symbol);
+        }
+        if (d->sig) {
+            fputs(", \"signature\": ", manifest);
+            json_str(manifest, d->sig);
         }
         fputs(", \"file\": ", manifest);
         json_str(manifest, d->file);
@@ -574,6 +598,47 @@ static void write_diff(const char *out, const char *variant)
         k = 200;   /* 20 s: the new window starts there */
     if (strcmp(variant, "diff-base"))
         dgroups_write(&o, dgroups_new, sizeof dgroups_new / sizeof dgroups_new[0], &k);
+    if (rp_chunk_close(o.w) != 0)
+        die("close");
+    manifest_end(rec, NULL);
+}
+
+/* ------------------------------------------------- overloads recordings -- */
+
+/*
+ * overloads      OUT is a chunk file: recording "rec-O" (pid 700, host hostO, main
+ *                class app.db.Main in its header), 60 cpu samples of 10 ms on
+ *                thread main: app.db.Query.query(String) calls its overload
+ *                query(String, int), which fills a long[] (30 samples in
+ *                Arrays.fill(long[], long)); query(String, int) called from main
+ *                fills an int[] (20, Arrays.fill(int[], int)); query(String)
+ *                allocates under the agent's sampling callback (10 in the marker
+ *                [ringprof:alloc]).
+ * overloads-new  the same stacks as "rec-ON": 10, 40 and 10 samples.
+ */
+static const struct group ogroups_base[] = {
+    {0, T_MAIN, S_O_LONGS, 30, 10 * MS, NULL, 0, 0},
+    {0, T_MAIN, S_O_INTS, 20, 10 * MS, NULL, 0, 0},
+    {0, T_MAIN, S_O_AGENT, 10, 10 * MS, NULL, 0, 0},
+};
+static const struct group ogroups_new[] = {
+    {0, T_MAIN, S_O_LONGS, 10, 10 * MS, NULL, 0, 0},
+    {0, T_MAIN, S_O_INTS, 40, 10 * MS, NULL, 0, 0},
+    {0, T_MAIN, S_O_AGENT, 10, 10 * MS, NULL, 0, 0},
+};
+
+static void write_overloads(const char *out, int new_side)
+{
+    static const struct rp_kv main_class[] = {{RP_META_JVM_MAIN, "app.db.Main"}};
+    extra_meta = main_class;
+    n_extra_meta = 1;
+    const char *rec = new_side ? "rec-ON" : "rec-O";
+    struct out o = open_chunk(out, rec, "700", "hostO", WALL0, MONO0, 0);
+    uint64_t k = 0;
+    if (new_side)
+        dgroups_write(&o, ogroups_new, sizeof ogroups_new / sizeof ogroups_new[0], &k);
+    else
+        dgroups_write(&o, ogroups_base, sizeof ogroups_base / sizeof ogroups_base[0], &k);
     if (rp_chunk_close(o.w) != 0)
         die("close");
     manifest_end(rec, NULL);
@@ -1651,7 +1716,8 @@ int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--manifest"))) {
         fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn|waits|timeline|fleet|fleet-main|"
-                        "timeline-many|cpp|rename|diff-base|diff-new|diff-one OUT "
+                        "timeline-many|cpp|rename|diff-base|diff-new|diff-one|overloads|"
+                        "overloads-new OUT "
                         "[--manifest FILE]\n");
         return 2;
     }
@@ -1697,6 +1763,8 @@ int main(int argc, char **argv)
         write_rename(argv[2]);
     else if (!strncmp(argv[1], "diff-", 5))
         write_diff(argv[2], argv[1]);
+    else if (!strcmp(argv[1], "overloads") || !strcmp(argv[1], "overloads-new"))
+        write_overloads(argv[2], !strcmp(argv[1], "overloads-new"));
     else {
         fprintf(stderr, "rp_testwriter: unknown variant '%s'\n", argv[1]);
         return 2;

@@ -71,6 +71,7 @@ static int parse_common(struct rp_query *q, int opt, const char *arg, char **arg
             return rp_usage_choice(q->cmd, "--group", "group", arg, groups, 3);
         return 0;
     case RP_QOPT_MERGE_TYPES: q->norm.merge_types = 1; return 0;
+    case RP_QOPT_SIGNATURES: q->norm.signatures = RP_SIG_SHOW; return 0;
     case RP_QOPT_HIDDEN:
         if (strcmp(arg, "keep") && strcmp(arg, "strip"))
             return rp_usage_choice(q->cmd, "--hidden-classes", "choice", arg,

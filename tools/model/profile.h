@@ -93,7 +93,11 @@ enum {
     RP_PFRAME_CLASS = 16   /* the allocated class, as the leaf of an alloc sample   */
 };
 
-/* A method, interned by (class, name, signature, file). Strings are never NULL:
+/* A method, interned by (class, name): Java overloads are one method, which
+ * keeps the signature, file and flags of the first one seen, unless
+ * options.norm.signatures keeps them apart (frame_norm.h); a native, C++,
+ * kernel, marker or class frame's by (library, name, signature, file), its name
+ * being what options.demangle made of it. Strings are never NULL:
  * unknown parts are "". For native frames `klass` is the library (or ""), for
  * markers `name` is the whole marker text, e.g. "[agct:gc_active]". A native,
  * C++ or kernel frame's `name` is its symbol demangled in the profile's style
@@ -103,7 +107,8 @@ enum {
 struct rp_prof_method {
     const char *klass, *name, *signature, *file;
     const char *raw;
-    const char *display;   /* "klass.name"; just "name" when klass is "" and for  */
+    const char *display;   /* "klass.name" ("klass.name(params)" with           */
+                           /* RP_SIG_SHOW); just "name" when klass is "" and for  */
                            /* native, C++, kernel, marker and class frames (a     */
                            /* method seen in such frames is interned apart from   */
                            /* a Java one of the same name)                        */

@@ -380,9 +380,9 @@ char *out_system_name(const struct rp_prof_method *m)
 {
     if (m->plain)
         return rp_xstrdup(m->raw);
-    size_t len = strlen(m->display) + strlen(m->signature) + 1;
+    size_t len = strlen(m->klass) + strlen(m->name) + strlen(m->signature) + 2;
     char *sys = rp_xmalloc(len);
-    snprintf(sys, len, "%s%s", m->display, m->signature);
+    snprintf(sys, len, "%s%s%s%s", m->klass, m->klass[0] ? "." : "", m->name, m->signature);
     return sys;
 }
 

@@ -58,8 +58,9 @@ uint32_t out_node_method(const struct rp_profile *p, uint32_t node);
 
 /* A function's identity for the formats that carry one beside its name
  * (pprof's and OTLP's Function.system_name): a native, C++ or kernel frame's
- * symbol as recorded; a Java method's display name and JVM descriptor
- * ("app.Server.handle()V"); else its display name. Caller frees. */
+ * symbol as recorded; a Java method's class, name and JVM descriptor
+ * ("app.Server.handle()V"; of the first overload seen, when they merge);
+ * else its display name. Caller frees. */
 char *out_system_name(const struct rp_prof_method *m);
 
 /* Calls fn(key, value, arg) for each label of a recording: those of its header

@@ -40,7 +40,8 @@
  *   thread CPU readings ringprof.ThreadCPUTime; counters ringprof.Counter at
  *          their segment's last time; every chunk ringprof.Recording; every
  *          recording jdk.JVMInformation.
- * Frames: the builder's, at RP_GRAN_FULL (line and bci both, filters see methods); the
+ * Frames: the builder's, at RP_GRAN_FULL (line and bci both, filters see methods),
+ * overloads apart (RP_SIG_KEEP: each method with its own descriptor); the
  * converter's "[truncated]" marker becomes the stack's truncated flag, other
  * markers ("[no stack]", "[agct:...]") stay frames; alloc and live samples'
  * class leaf is the event's class field, not a frame.
@@ -1159,8 +1160,12 @@ int rp_out_jfr(FILE *out, rp_jfr_build_fn build, void *build_arg,
         put(&j, header, sizeof header);                /* patched at the end    */
 
         /* Frames carry both the line and the bci; --include/--exclude see
-         * methods, as by default in the other formats. */
+         * methods, as by default in the other formats. A method carries its
+         * descriptor, as the JDK writes it, so overloads stay apart (their
+         * readers show the parameter lists). */
         po->granularity = RP_GRAN_FULL;
+        if (po->norm.signatures == RP_SIG_MERGE)
+            po->norm.signatures = RP_SIG_KEEP;
         po->per_thread = 0;
         po->state_frames = 0;
         po->on_sample = on_sample;

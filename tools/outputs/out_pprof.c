@@ -10,7 +10,8 @@
  *     the JVM, that says "symbolized") with one Line: the method's
  *     Function and the frame's line; a method is a Function (id = method index
  *     + 1) with its display name, and as system_name its name with signature
- *     (Java) or its symbol as recorded (native, C++, kernel: the mangled name
+ *     (Java; of the first overload seen, unless --signatures keeps them apart)
+ *     or its symbol as recorded (native, C++, kernel: the mangled name
  *     that `name` shows demangled), and its source file;
  *   - a thread node (per-thread profiles) is not a location: it becomes the
  *     sample's labels "thread" (name), "tid" (number), "host" and "pid" (of the

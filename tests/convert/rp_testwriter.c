@@ -23,6 +23,7 @@
  *                  blocker_class and blocker_owner.
  *        timeline  OUT is a chunk file: recording "rec-T", wall, lock and gc
  *                  samples and telemetry gauges (see write_timeline).
+ *  timeline-short  the same without the gauges' last two readings.
  *   timeline-many  OUT is a chunk file: 2000 threads, mostly parked
  *                  (write_timeline_many).
  *           fleet  rec-A as main writes it, its header also naming the service
@@ -1368,7 +1369,9 @@ static void tl_gauges(struct rp_chunk_writer *w, uint64_t wall0, uint64_t mono0,
     tl_gauge(w, wall0, mono0, "agent.cpu_ns.total", ms, (uint64_t)k * 2 * MS);
 }
 
-static void write_timeline(const char *out)
+/* short_telemetry: no gauge reading after +28 s, two seconds before the last
+ * wall samples, as the agent's last reading may come before its last sample. */
+static void write_timeline(const char *out, int short_telemetry)
 {
     const uint64_t wall0 = WALL0 + 4 * 3600 * 1000 * MS, mono0 = MONO0 + 4 * 3600 * 1000 * MS;
     host_cpus = "2";
@@ -1394,7 +1397,7 @@ static void write_timeline(const char *out)
             die("thread");
     }
     for (uint64_t ms = 0; ms <= 30000; ms += 50) {
-        if (ms % 1000 == 0)
+        if (ms % 1000 == 0 && (!short_telemetry || ms <= 28000))
             tl_gauges(w, wall0, mono0, (int)(ms / 1000));
         if (ms == 10000) {   /* the worker's wait begins; its owner is ender */
             uint64_t x[RP_LOCK_NEXTRA] = {ledger, th[3], 10 * MS};
@@ -1716,8 +1719,8 @@ int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--manifest"))) {
         fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn|waits|timeline|fleet|fleet-main|"
-                        "timeline-many|cpp|rename|diff-base|diff-new|diff-one|overloads|"
-                        "overloads-new OUT "
+                        "timeline-many|timeline-short|cpp|rename|diff-base|diff-new|diff-one|"
+                        "overloads|overloads-new OUT "
                         "[--manifest FILE]\n");
         return 2;
     }
@@ -1753,8 +1756,8 @@ int main(int argc, char **argv)
         write_heap(argv[2], !strcmp(argv[1], "churn"));
     else if (!strcmp(argv[1], "waits") || !strcmp(argv[1], "waits-old"))
         write_waits(argv[2], !strcmp(argv[1], "waits-old"));
-    else if (!strcmp(argv[1], "timeline"))
-        write_timeline(argv[2]);
+    else if (!strcmp(argv[1], "timeline") || !strcmp(argv[1], "timeline-short"))
+        write_timeline(argv[2], !strcmp(argv[1], "timeline-short"));
     else if (!strcmp(argv[1], "timeline-many"))
         write_timeline_many(argv[2]);
     else if (!strcmp(argv[1], "cpp"))

@@ -166,8 +166,8 @@ for f in tree flat backtrace; do
 done
 # The SITES table: byte[] from two traces, 3 MiB and 2 MiB; objects as written.
 convert --format flat --event alloc "$A" >"$tmp/s.txt"
-check "SITES: byte[] 3145728 bytes, 3072 objects, 6 samples, no live figures" \
-    grep -Eq "^ +1 +37\.50% +37\.50% +- +- +3145728 +3072 +6 +300001 byte\[\]$" "$tmp/s.txt"
+check "SITES: byte[] 3 MiB (3145728 bytes), 3072 objects, 6 samples, no live figures" \
+    grep -Eq "^ +1 +37\.50% +37\.50% +- +- +3\.00 MiB +3072 +6 +300001 byte\[\]$" "$tmp/s.txt"
 check "SITES says why its live columns are '-'" \
     grep -q "^# live columns: none; .*without live=on" "$tmp/s.txt"
 check "SITES lists TRACE 300001 with its frames" grep -q "^TRACE 300001:$" "$tmp/s.txt"

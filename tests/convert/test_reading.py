@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """tests/convert/test_reading.py RINGPROF RP_TESTWRITER
 
-Profiles that read right (issue 29), on rp_testwriter's recordings, the truth
-computed here from their manifests:
+Profiles that read right (issue 29, items 6, 9 and 11), on rp_testwriter's
+recordings, the truth computed here from their manifests:
 
   - overloads: rp_testwriter's "overloads" recording has Query.query(String)
     calling Query.query(String, int) and Arrays.fill of long[] and of int[].
@@ -10,7 +10,17 @@ computed here from their manifests:
     each overload pair is one row, one node, one function, with the samples of
     both (tree, backtrace, flat, collapsed, pprof, otlp, html, diff flat and
     collapsed); with --signatures each overload is apart and named with its
-    parameter list, written here from the JVM descriptors the manifest holds.
+    parameter list, written here from the JVM descriptors the manifest holds;
+  - legends: each text output ends with "# markers:" and one line for each
+    marker frame it shows, and none when it shows none (tree, backtrace, flat,
+    SITES, diff, leaks); pprof carries them as comments, the HTML page as data;
+  - the tree's default cutoff (1%): every node at or over it shown, the others
+    summed per parent (expect.py checks the figures of the matrix's trees);
+    --cutoff 0 shows every call path;
+  - the small ones: --group package says "package" in the headers and counts,
+    SITES traces have lines by default and --lines does not print a line twice,
+    "1 sample", an empty file or directory named without "offset 0" or "not
+    found".
 """
 import gzip
 import json
@@ -54,6 +64,8 @@ def write(variant, name):
 
 O, MO = write("overloads", "o.rpc")
 ON, MON = write("overloads-new", "on.rpc")
+A, MA = write("main", "a.rpc")
+DB, _ = write("diff-base", "db.rpc")
 
 
 # ----------------------------------------------------------- the truth --
@@ -209,4 +221,112 @@ for sig in (False, True):
         c.check(all(n in want for n in OVERLOADED), "merged: the names", sorted(want))
 
 
+# ------------------------------------------------------------ legends --
+MARKER = re.compile(r"\[(?:ringprof(?::\w+)?|agct:\w+|walk:crashed|no_agct|jvmti:error|"
+                    r"not_java|no_java_frames|truncated|no stack|unloaded|state:\w+)\]")
+
+
+def legend_of(text):
+    """(the labels of the legend, the markers in the output's other lines)."""
+    labels, body, inside = [], set(), False
+    for line in text.splitlines():
+        if line == "# markers:":
+            inside = True
+        elif inside and line.startswith("#   "):
+            labels.append(line[4:].split("  ")[0])
+        else:
+            inside = False
+            if not line.startswith("#"):
+                body |= set(MARKER.findall(line))
+    return labels, body
+
+
+CASES = [
+    ("tree", ["convert", "--format", "tree", A], {"[agct:gc_active]", "[truncated]"}),
+    ("tree --cutoff 0", ["convert", "--format", "tree", "--cutoff", "0", A],
+     {"[agct:gc_active]", "[truncated]", "[no stack]"}),
+    ("tree --cutoff 5", ["convert", "--format", "tree", "--cutoff", "5", A], set()),
+    ("backtrace", ["convert", "--format", "backtrace", A],
+     {"[agct:gc_active]", "[truncated]", "[no stack]"}),
+    ("flat", ["convert", "--format", "flat", A], {"[agct:gc_active]", "[truncated]",
+                                                  "[no stack]"}),
+    ("flat --top 2", ["convert", "--format", "flat", "--top", "2", A], set()),
+    ("SITES", ["convert", "--format", "flat", "--event", "alloc", A], set()),
+    ("flat, the agent's marker", ["convert", "--format", "flat", O], {"[ringprof:alloc]"}),
+    ("diff", ["diff", O, ON], {"[ringprof:alloc]"}),
+    ("diff, no marker", ["diff", DB, DB], set()),
+]
+for what, args, want in CASES:
+    out, _ = rp(*args)
+    labels, body = legend_of(out)
+    c.check(set(labels) == want == body and len(labels) == len(want) and
+            (("# markers:" in out) == bool(want)),
+            "legend of %s: exactly the markers shown %s" % (what, sorted(want)),
+            (labels, sorted(body), out[-800:]))
+out, _ = rp("convert", "--format", "flat", O)
+c.check("#   [ringprof:alloc]  CPU the agent spent sampling an allocation (alloc=), shown "
+        "under the Java code that allocated (docs/engines.md, \"The agent's own work\")"
+        in out, "legend: what [ringprof:alloc] is, and where the docs say more", out)
+pp = os.path.join(T, "a.pb.gz")
+rp("convert", "--quiet", "-o", pp, A)
+prof = list(pb_fields(gzip.open(pp).read()))
+strs = [v.decode("utf-8", "replace") for f, v in prof if f == 6]
+comments = [strs[i] for f, v in prof if f == 13 for i in packed(v)]
+c.check([x.split("]:")[0] + "]" for x in comments if x.startswith("[")] ==
+        ["[agct:gc_active]", "[truncated]", "[no stack]"],
+        "pprof: a comment for each marker written", comments)
+page = os.path.join(T, "a.html")
+rp("convert", "--quiet", "-o", page, A)
+data = page_data(page)
+c.check([m[0] for m in data.get("markers", [])] == ["[agct:gc_active]", "[truncated]", "[no stack]"]
+        and all(m[1] and m[2].startswith("docs/") for m in data["markers"]),
+        "html: the markers' meanings in the page's data", data.get("markers"))
+
+# --------------------------------------------------------- tree cutoff --
+out, _ = rp("convert", "--format", "tree", A)
+c.check("# frames method, threads merged, cutoff 1.00%" in out and
+        "[1 more below 1.00% hidden]" in out and
+        "# cutoff 1.00%: 1 branch hidden, weight 10000000 (0.99%); --cutoff 0 shows every "
+        "node" in out, "tree: the default cutoff, said in the header and the footer", out)
+out, _ = rp("convert", "--format", "tree", "--cutoff", "0", A)
+nodes = [l for l in out.splitlines() if not l.startswith("#") and "call tree" not in l]
+paths = set()
+for s in MA["samples"]:
+    if s["kind"] != "cpu":
+        continue
+    st = MA["stacks"][s["stack"]]
+    p = (["[truncated]"] if st["truncated"] else []) + \
+        [name_of(f, False) + str(f["type"]) for f in st["frames"]] or ["[no stack]"]
+    paths |= {tuple(p[:k]) for k in range(1, len(p) + 1)}
+c.check(len(nodes) == len(paths) + 1 and "hidden" not in out and "cutoff" not in out,
+        "tree --cutoff 0: every call path (%d), no cutoff said" % len(paths), out)
+
+# --------------------------------------------------------- small items --
+out, _ = rp("convert", "--format", "flat", "--group", "package", "--top", "1", A)
+c.check("# frames package, threads merged" in out and
+        re.search(r"^# \d+ more packages not shown \(--top 1\)$", out, re.M) and
+        "method" not in out.split("CPU SAMPLES BEGIN")[0].split("\n", 4)[3],
+        "--group package: the headers say package", out)
+out, _ = rp("convert", "--format", "backtrace", "--group", "class", "--top", "2", A)
+c.check("# 2 classes: the top ones by self weight. Under each class" in out,
+        "--group class: the backtrace says classes", out[:600])
+out, _ = rp("convert", "--format", "flat", "--event", "alloc", A)
+c.check("\tapp.Json.parse(Json.java:7)\n\tapp.Server.handle(Server.java:42)" in out,
+        "SITES traces have their lines by default", out)
+out, _ = rp("convert", "--format", "flat", "--event", "alloc", "--lines", A)
+c.check("\tapp.Json.parse(Json.java:7)" in out and not re.search(r":\d+\(", out),
+        "SITES --lines: each line once, in the parenthesis", out)
+out, _ = rp("convert", "--format", "flat", "--include", r"\[no stack\]", A)
+c.check("1 sample, weight" in out and "(total = 1 sample," in out and "1 samples" not in out,
+        "one sample is '1 sample'", out[:400])
+empty = os.path.join(T, "empty.rpc")
+open(empty, "w").close()
+_, err = rp("convert", empty, rc=1)
+c.check("ringprof: %s: empty file: not a ringprof chunk (file skipped)" % empty in err and
+        "offset" not in err, "an empty file: said without an offset", err)
+os.mkdir(os.path.join(T, "none"))
+_, err = rp("summary", os.path.join(T, "none"), rc=1)
+c.check("no chunk files (*.rpc) in this directory" in err and "not found" not in err and
+        "1 input with no chunk file" in err, "summary of an empty directory: not 'not found'",
+        err)
 c.close()

@@ -176,6 +176,7 @@ struct convert {
     struct rp_tl tl;
     size_t readable;             /* RP_MODEL_EVENTS: inputs read as chunks        */
     int event_found;             /* po.event is the inputs' first kind, not asked */
+    int cutoff_set;              /* --cutoff given (else the format's default)    */
     const char *labels[RP_LABELS_MAX];   /* --label K=V                          */
 };
 
@@ -302,6 +303,7 @@ static int parse_one(void *cmd, int opt, const char *arg)
         if (end == arg || *end || errno || !(c->oo.cutoff_pct >= 0) ||
             c->oo.cutoff_pct > 100)
             return rp_query_bad_usage(&c->q, "--cutoff '%s': a percentage from 0 to 100", arg);
+        c->cutoff_set = 1;
         return 0;
     case OPT_TOP:
         if (rp_parse_positive(arg, &c->oo.top) < 0)
@@ -381,6 +383,8 @@ static int parse_args(struct convert *c, int argc, char **argv)
         c->fmt = format_by_path(c->outpath);
     if (!c->fmt)
         c->fmt = &rp_formats[0];
+    if (!c->cutoff_set)
+        c->oo.cutoff_pct = c->fmt->cutoff;
     /* A table of allocated classes: alloc, unless --event says live. */
     if (c->fmt->needs & RP_FMT_CLASSES) {
         if (!c->po.event)
@@ -718,6 +722,9 @@ static int run(struct convert *c, int argc, char **argv)
         c->po.per_thread = 1;
     if ((c->fmt->needs & RP_FMT_LINES) && c->po.granularity == RP_GRAN_METHOD)
         c->po.granularity = RP_GRAN_LINE;
+    if ((c->fmt->needs & RP_FMT_SITE_LINES) && c->po.granularity == RP_GRAN_METHOD &&
+        (is_event(c, "alloc") || is_event(c, RP_LIVE_KIND)))
+        c->po.granularity = RP_GRAN_SITE;
     if (c->fmt->needs & RP_FMT_STATES)
         c->po.state_frames = 1;
     if (setup_live(c))

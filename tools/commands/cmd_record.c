@@ -121,12 +121,18 @@ static int self_exe(char *buf, size_t cap)
 
 /* ringprof convert FORMAT of this run's chunks onto out_fd, in the held DIR.
  * @return convert's exit status. */
+/* profile.txt's flat table: the methods that matter, so the file reads on a few
+ * screens with the tree's default cutoff (a program's every method is
+ * `convert --format flat`). */
+#define RECORD_FLAT_TOP "50"
+
 static int convert(const char *self, const struct held *h, const char *event,
                    const char *format, int out_fd)
 {
+    int flat = !strcmp(format, "flat");
     char *argv[] = {(char *)self, "convert", "--quiet", "--recording", (char *)h->id,
                     "--event", (char *)event, "--format", (char *)format, "recording",
-                    NULL};
+                    flat ? "--top" : NULL, RECORD_FLAT_TOP, NULL};
     return run_wait(argv, out_fd, h->dfd);
 }
 

@@ -934,7 +934,7 @@ int rp_cmd_summary(int argc, char **argv)
         fprintf(stderr, "ringprof summary: nothing could be read\n");
     if (diag.fatal || diag.warnings || problems || missing)
         fprintf(stderr, "ringprof summary: %llu unreadable file%s, %llu problem%s "
-                        "reported, %d input%s not found\n",
+                        "reported, %d input%s with no chunk file (said above)\n",
                 (unsigned long long)diag.fatal, diag.fatal == 1 ? "" : "s",
                 (unsigned long long)diag.warnings, diag.warnings == 1 ? "" : "s",
                 missing, missing == 1 ? "" : "s");

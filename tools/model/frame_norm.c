@@ -134,3 +134,8 @@ const char *rp_norm_group_noun(enum rp_prof_group g)
 {
     return g == RP_GROUP_CLASS ? "class" : g == RP_GROUP_PACKAGE ? "package" : "method";
 }
+
+const char *rp_norm_group_nouns(enum rp_prof_group g)
+{
+    return g == RP_GROUP_CLASS ? "classes" : g == RP_GROUP_PACKAGE ? "packages" : "methods";
+}

@@ -88,7 +88,8 @@ int rp_norm_java_params(const char *desc, char *buf, size_t cap);
 int rp_norm_parse_group(const char *s, enum rp_prof_group *g);
 
 /* rp_norm_group_noun: what a row names under `g`, for table headings: "method",
- * "class" or "package". */
+ * "class" or "package"; rp_norm_group_nouns its plural, for counts of rows. */
 const char *rp_norm_group_noun(enum rp_prof_group g);
+const char *rp_norm_group_nouns(enum rp_prof_group g);
 
 #endif

@@ -23,7 +23,8 @@
  * asks: RP_GRAN_METHOD keeps neither (line 0, bci -1), RP_GRAN_LINE keeps the line,
  * RP_GRAN_BCI keeps the bci and its line (a bci has one line, so the identity is
  * the bci's; the display shows the bci), RP_GRAN_FULL the same with the method's
- * display. The frame type is part of the identity, so a
+ * display, RP_GRAN_SITE the line with the method's display. The frame type is
+ * part of the identity, so a
  * method seen both JIT-compiled and interpreted is two sibling nodes (as the
  * flame-graph tools show it), unless options.norm merges frame types. With
  * options.norm.group a Java frame is its class or package: a frame of type
@@ -85,7 +86,11 @@ enum rp_prof_granularity {
     RP_GRAN_BCI,
     /* Frames keep both line and bci, and are displayed (and filtered) by their
      * method alone: for a writer that carries lines and bcis as data (jfr). */
-    RP_GRAN_FULL
+    RP_GRAN_FULL,
+    /* Frames keep the line, and are displayed (and filtered) by their method
+     * alone: allocation sites whose traces show their lines, HPROF's way
+     * (flat's SITES, `ringprof leaks`), as a stack at line granularity. */
+    RP_GRAN_SITE
 };
 
 /* Frame types: the chunk format's rp_frame_type values, plus the converter's own. */

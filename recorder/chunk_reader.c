@@ -23,7 +23,10 @@
  * callers' tables must not grow to such an id). Reading uses pread at offsets
  * and asks for the file size as it goes, so a chunk that is still being written
  * reads as far as it has been written; a segment cut short by the end of the file
- * counts as partial, not as damage.
+ * counts as partial, not as damage, and its report says which of the three it
+ * is: a ".part" a live writer holds (its flock, ringprof/recording.h), a ".part"
+ * nobody holds (its writer died), or a finished name (an orphan recovered after
+ * its writer was killed, or a file cut short after it was written).
  *
  * Not thread-safe; one thread uses a reader. Not async-signal-safe.
  */
@@ -33,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -99,7 +103,7 @@ struct rstr   { const char *s; size_t len; };
 struct rclass { const char *name; };
 struct rstack { const uint32_t *frames; uint32_t n, flags; };
 
-enum { P_STR, P_CLASS, P_METHOD, P_FRAME, P_STACK, P_THREAD, P_KIND, P_COUNT };
+enum { P_STR, P_CLASS, P_METHOD, P_FRAME, P_STACK, P_THREAD, P_KIND, P_VTHREAD, P_COUNT };
 
 static const void *pool_get(const struct pool *p, uint32_t id)
 {
@@ -137,6 +141,7 @@ struct rp_reader {
     struct {                  /* the SAMPLES record being delivered             */
         uint64_t left;
         const uint8_t *p, *end;
+        const uint8_t *vt;    /* its samples' VTHREAD ids, NULL: none           */
         uint32_t kind, thread;
         uint64_t nextra, wunit, time, weight;
     } b;
@@ -394,9 +399,10 @@ struct rp_reader *rp_reader_open(const char *path, rp_reader_diag_fn diag, void 
     static const size_t esz[P_COUNT] = {
         sizeof(struct rstr), sizeof(struct rclass), sizeof(struct rp_method_info),
         sizeof(struct rp_frame_info), sizeof(struct rstack),
-        sizeof(struct rp_thread_info), sizeof(struct rp_kind_info)};
+        sizeof(struct rp_thread_info), sizeof(struct rp_kind_info),
+        sizeof(struct rp_vthread_info)};
     static const char *const pname[P_COUNT] = {"string", "class", "method", "frame",
-                                               "stack", "thread", "kind"};
+                                               "stack", "thread", "kind", "vthread"};
     for (int i = 0; i < P_COUNT; i++) {
         r->pool[i].esz = esz[i];
         r->pool[i].name = pname[i];
@@ -613,12 +619,41 @@ static int decompress(struct rp_reader *r, uint64_t at, const struct seghdr *s,
     return DZ_OK;
 }
 
+static int is_part(const char *path)
+{
+    static const char suffix[] = RP_CHUNK_SUFFIX RP_CHUNK_PART_SUFFIX;
+    size_t n = strlen(path), k = sizeof suffix - 1;
+    return n >= k && !strcmp(path + n - k, suffix);
+}
+
+int rp_reader_being_written(const struct rp_reader *r)
+{
+    if (!is_part(r->path))
+        return 0;
+    if (flock(r->fd, LOCK_SH | LOCK_NB) == 0) {
+        flock(r->fd, LOCK_UN);
+        return 0;
+    }
+    return errno == EWOULDBLOCK;
+}
+
+/* Why the file ends inside a segment, for the report. */
+static const char *cut_reason(const struct rp_reader *r)
+{
+    if (rp_reader_being_written(r))
+        return "a writer is still writing it";
+    if (is_part(r->path))
+        return "its writer stopped before finishing it (no process holds its lock: "
+               "killed, or it crashed)";
+    return "no writer is writing it (its writer was killed, or the file was cut short "
+           "after it was written)";
+}
+
 static void partial(struct rp_reader *r, const char *what, uint64_t have, uint64_t need)
 {
     r->st.segments_partial++;
-    report(r, r->off, 0, "%s cut short by the end of the file (%llu of %llu bytes): "
-           "a writer is still writing it, or was killed", what,
-           (unsigned long long)have, (unsigned long long)need);
+    report(r, r->off, 0, "%s cut short by the end of the file (%llu of %llu bytes): %s",
+           what, (unsigned long long)have, (unsigned long long)need, cut_reason(r));
     r->done = 1;
 }
 
@@ -754,7 +789,7 @@ static void *define(struct rp_reader *r, int pool, uint32_t id, size_t extra,
     const char *why = NULL;
     char msg[224];
     void *slot = pool_def(r, &r->pool[pool], id, extra, fresh, &why);
-    if (slot && !*fresh && pool != P_THREAD)
+    if (slot && !*fresh && pool != P_THREAD && pool != P_VTHREAD)
         why = "defined twice (the first definition stands)";
     else if (slot)
         return slot;
@@ -763,9 +798,12 @@ static void *define(struct rp_reader *r, int pool, uint32_t id, size_t extra,
     return NULL;
 }
 
-/* Validate a SAMPLES body from its first sample on; @return 0 if sound. */
+/* Validate a SAMPLES body from its first sample on; @return 0 if sound, with
+ * *vt the samples' VTHREAD ids when the body has them after the samples (NULL
+ * when it ends there). */
 static int check_samples(const uint8_t *q, const uint8_t *e, uint64_t count,
-                         uint64_t nextra, uint64_t wunit, const char **why)
+                         uint64_t nextra, uint64_t wunit, const uint8_t **vt,
+                         const char **why)
 {
     if (count > (uint64_t)(e - q) / 2) {
         *why = "sample count exceeds the record body";
@@ -798,6 +836,14 @@ static int check_samples(const uint8_t *q, const uint8_t *e, uint64_t count,
         for (uint64_t j = 0; j < nextra; j++)
             if (rp_varint_get(&q, e, &v) < 0)
                 goto trunc;
+    }
+    *vt = q < e ? q : NULL;
+    for (uint64_t i = 0; *vt && i < count; i++) {
+        uint32_t id;
+        if (rp_varint_get32(&q, e, &id) < 0) {
+            *why = "the samples' virtual-thread ids run past the record body";
+            return -1;
+        }
     }
     return 0;
 trunc:
@@ -983,7 +1029,8 @@ static int decode_record(struct rp_reader *r, struct rp_event *ev)
         GET(t0);
         GET(wunit);
         GET(nextra);
-        if (check_samples(q, e, count, nextra, wunit, &why) < 0) {
+        const uint8_t *vt;
+        if (check_samples(q, e, count, nextra, wunit, &vt, &why) < 0) {
             bad_record(r, rec, type, why);
             return 0;
         }
@@ -993,6 +1040,7 @@ static int decode_record(struct rp_reader *r, struct rp_event *ev)
         ref(r, P_THREAD, thread);
         r->b.left = count;
         r->b.p = q;
+        r->b.vt = vt;
         r->b.end = e;
         r->b.kind = kind;
         r->b.thread = thread;
@@ -1037,6 +1085,23 @@ static int decode_record(struct rp_reader *r, struct rp_event *ev)
         ev->u.gauge.value = v;
         return 1;
     }
+    case RP_REC_VTHREAD: {
+        uint64_t java_tid, t;
+        uint32_t name;
+        GET32(id);
+        GET(java_tid);
+        GET32(name);
+        GET(t);
+        struct rp_vthread_info *vt = define(r, P_VTHREAD, id, 0, rec, type, &fresh);
+        if (!vt)
+            return 0;
+        vt->java_tid = java_tid;
+        vt->name = name ? ref_str(r, name) : NULL;
+        if (!vt->name)
+            vt->name = "";
+        vt->time = r->start_mono + (uint64_t)rp_zigzag_dec(t);
+        return 0;
+    }
     default:
         r->st.records_unknown++;
         return 0;
@@ -1078,6 +1143,11 @@ static void next_sample(struct rp_reader *r, struct rp_event *ev)
             ev->u.sample.extra[j] = v;
     }
     ref(r, P_STACK, stack);
+    ev->u.sample.vthread = 0;
+    if (r->b.vt) {
+        (void)rp_varint_get32(&r->b.vt, e, &ev->u.sample.vthread);
+        ref(r, P_VTHREAD, ev->u.sample.vthread);
+    }
     r->b.p = q;
     r->b.left--;
     r->st.samples++;
@@ -1190,6 +1260,16 @@ const struct rp_kind_info *rp_reader_kind(const struct rp_reader *r, uint32_t id
 uint32_t rp_reader_thread_count(const struct rp_reader *r)
 {
     return r->pool[P_THREAD].hi;
+}
+
+const struct rp_vthread_info *rp_reader_vthread(const struct rp_reader *r, uint32_t id)
+{
+    return pool_get(&r->pool[P_VTHREAD], id);
+}
+
+uint32_t rp_reader_vthread_count(const struct rp_reader *r)
+{
+    return r->pool[P_VTHREAD].hi;
 }
 
 uint32_t rp_reader_kind_count(const struct rp_reader *r)

@@ -7,12 +7,15 @@
  * Samples of the same kind and thread are gathered in a separate batch buffer and
  * become one SAMPLES record when the batch is closed (another kind or thread, time
  * going backwards, the batch reaching RP_CHUNK_BATCH_MAX, any non-sample record, or
- * a flush). Counters are summed per segment and written at flush.
+ * a flush). A batch that takes a sample of a virtual thread keeps every sample's
+ * VTHREAD id in a second buffer from then on (the samples before it get 0), which
+ * closes the record after its samples (format.h). Counters are summed per segment
+ * and written at flush.
  *
  * rp_chunk_flush compresses the buffer into one LZ4 frame and writes the 48-byte
  * segment header and the frame with a single pwrite at the end of the last good
  * segment. If that fails, the file is cut back to that length, and the buffer is
- * filtered in place down to its pool records (STRING..KIND), which thus lead the
+ * filtered in place down to its pool records (STRING..KIND, VTHREAD), which lead the
  * next segment with the same ids: callers' cached ids stay valid and the chunk
  * never refers to a definition that is not in it. The failed segment's counters
  * stay in the counter table, RP_COUNTER_LOST_WRITE is added for its samples, and
@@ -184,6 +187,7 @@ struct wmethod { uint32_t klass, name, sig, file, flags; };
 struct wframe  { uint32_t method, type, bci1, line; };
 struct wstack  { uint64_t off; uint32_t n, flags; };
 struct wthread { uint64_t key, os_tid, java_tid; uint32_t name, flags; };
+struct wvthread { uint64_t java_tid; uint32_t name; };
 struct wkind   { uint32_t name, nextra; uint64_t period; };
 struct wcounter { uint32_t name; uint64_t value; };
 
@@ -203,8 +207,10 @@ struct rp_chunk_writer {
     uint64_t t_first, t_last;   /* event times in the open segment (MAX,0: none)  */
 
     struct buf batch;           /* encoded samples of the open SAMPLES record     */
+    struct buf vbatch;          /* their VTHREAD ids, once b.vt                    */
     struct {
         int open;
+        int vt;                 /* a sample of the record ran on a virtual thread */
         uint32_t kind, thread, count, nextra;
         uint64_t t0, prev_time, prev_weight, wunit;
     } b;
@@ -221,6 +227,7 @@ struct rp_chunk_writer {
     struct buf farena;          /* stack frame ids (uint32_t)                     */
     struct wstack *stack;   uint32_t nstack, capstack; struct itab tstack;
     struct wthread *thread; uint32_t nthread, capthread; struct itab tthread;
+    struct wvthread *vthread; uint32_t nvthread, capvthread; struct itab tvthread;
     struct wkind *kind;     uint32_t nkind, capkind;
     struct wcounter *ctr;   uint32_t nctr, capctr;
     /* Samples lost to failed writes whose lost.write counter could not be added
@@ -295,12 +302,23 @@ static int close_batch(struct rp_chunk_writer *w)
     if (w->b.count) {
         uint64_t f[6] = {w->b.kind, w->b.thread, w->b.count, rel_time(w, w->b.t0),
                          w->b.wunit, w->b.nextra};
-        if (emit(w, RP_REC_SAMPLES, f, 6, w->batch.p, w->batch.len) < 0)
+        size_t samples_len = w->batch.len;
+        if (w->b.vt) {          /* the VTHREAD ids follow the samples            */
+            if (buf_grow(&w->batch, w->vbatch.len) < 0)
+                return -1;
+            memcpy(w->batch.p + w->batch.len, w->vbatch.p, w->vbatch.len);
+            w->batch.len += w->vbatch.len;
+        }
+        int rc = emit(w, RP_REC_SAMPLES, f, 6, w->batch.p, w->batch.len);
+        w->batch.len = samples_len;
+        if (rc < 0)
             return -1;          /* the batch stays open and intact               */
         w->seg_samples += w->b.count;
     }
     w->b.open = 0;
+    w->b.vt = 0;
     w->batch.len = 0;
+    w->vbatch.len = 0;
     return 0;
 }
 
@@ -596,6 +614,57 @@ uint32_t rp_chunk_thread(struct rp_chunk_writer *w, uint64_t key, uint64_t os_ti
     return id;
 }
 
+static int vthread_eq(const struct rp_chunk_writer *w, uint32_t id, const void *key)
+{
+    return w->vthread[id - 1].java_tid == *(const uint64_t *)key;
+}
+
+static int emit_vthread(struct rp_chunk_writer *w, uint32_t id, const struct wvthread *t,
+                        uint64_t time)
+{
+    if (close_batch(w) < 0)
+        return -1;
+    uint64_t f[4] = {id, t->java_tid, t->name, rel_time(w, time)};
+    return emit(w, RP_REC_VTHREAD, f, 4, NULL, 0);
+}
+
+uint32_t rp_chunk_vthread(struct rp_chunk_writer *w, uint64_t java_tid, const char *name,
+                          uint64_t time)
+{
+    if (!w || !java_tid) {
+        errno = EINVAL;
+        return 0;
+    }
+    uint32_t nid = 0;
+    if (name && name[0] && !(nid = rp_chunk_cstring(w, name)))
+        return 0;
+    struct wvthread t = {java_tid, nid};
+    uint32_t h = (uint32_t)(rp_mix64(java_tid ^ 0x7674687265616400ull) >> 32), pos;
+    if (itab_reserve(&w->tvthread) < 0)
+        return 0;
+    uint32_t id = itab_find(&w->tvthread, h, vthread_eq, w, &java_tid, &pos);
+    if (id) {
+        struct wvthread *e = &w->vthread[id - 1];
+        if (e->name == nid || !nid)           /* a name unknown now is no rename */
+            return id;
+        if (emit_vthread(w, id, &t, time) < 0)
+            return 0;
+        *e = t;
+        maybe_autoflush(w);
+        return id;
+    }
+    id = w->nvthread + 1;
+    if (array_grow((void **)&w->vthread, &w->capvthread, sizeof *w->vthread,
+                   w->nvthread) < 0)
+        return 0;
+    if (emit_vthread(w, id, &t, time) < 0)
+        return 0;
+    w->vthread[w->nvthread++] = t;
+    itab_set(&w->tvthread, pos, h, id);
+    maybe_autoflush(w);
+    return id;
+}
+
 /* ---------------------------------------------------------------- events -- */
 
 /* Start a SAMPLES record for this kind and thread at `time`. */
@@ -655,15 +724,37 @@ static __attribute__((noinline)) int sample_slow(struct rp_chunk_writer *w, uint
     return 0;
 }
 
+/* Append the VTHREAD id of the batch's next sample. @return 0, or -1 (ENOMEM). */
+static int vt_put(struct rp_chunk_writer *w, uint32_t vthread)
+{
+    if (buf_grow(&w->vbatch, RP_VARINT_MAX) < 0)
+        return -1;
+    w->vbatch.len += rp_varint_put(w->vbatch.p + w->vbatch.len, vthread);
+    return 0;
+}
+
+/* Begin the batch's VTHREAD ids: 0 for each sample it holds. @return 0, or -1
+ * (ENOMEM) with the batch as it was. */
+static __attribute__((noinline)) int vt_begin(struct rp_chunk_writer *w)
+{
+    if (buf_grow(&w->vbatch, w->b.count + RP_VARINT_MAX) < 0)
+        return -1;
+    memset(w->vbatch.p, 0, w->b.count);
+    w->vbatch.len = w->b.count;
+    w->b.vt = 1;
+    return 0;
+}
+
 /*
  * The per-sample path: the flusher calls it for every sample, so the common case
- * (same batch as the previous sample, same weight, room in the buffer) runs
- * straight through with branch-free varints; everything else goes to sample_slow.
- * A time before the previous sample's wraps dt past 2^62, which also opens a batch.
+ * (same batch as the previous sample, same weight, room in the buffer, no virtual
+ * thread) runs straight through with branch-free varints; everything else goes
+ * to sample_slow. A time before the previous sample's wraps dt past 2^62, which
+ * also opens a batch.
  */
-int rp_chunk_sample(struct rp_chunk_writer *w, uint32_t kind, uint32_t thread,
-                    uint64_t time, uint32_t stack, uint64_t weight,
-                    const uint64_t *extra)
+static inline int sample_put(struct rp_chunk_writer *w, uint32_t kind, uint32_t thread,
+                             uint32_t vthread, uint64_t time, uint32_t stack,
+                             uint64_t weight, const uint64_t *extra)
 {
     if (__builtin_expect(!w || !w->b.open | (w->b.kind != kind) | (w->b.thread != thread) |
                          ((time - w->b.prev_time) >> 62 != 0) | (stack > w->nstack) |
@@ -671,10 +762,20 @@ int rp_chunk_sample(struct rp_chunk_writer *w, uint32_t kind, uint32_t thread,
                          0) &&
         sample_slow(w, kind, thread, time, stack, extra) < 0)
         return -1;
+    if (__builtin_expect(vthread != 0, 0)) {
+        if (vthread > w->nvthread) {
+            errno = EINVAL;
+            return -1;
+        }
+        if (!w->b.vt && vt_begin(w) < 0)
+            return -1;
+    }
     uint32_t nextra = w->b.nextra;
     size_t need = (size_t)(3 + nextra) * RP_VARINT_MAX;
     if (__builtin_expect(w->batch.cap - w->batch.len < need, 0) &&
         buf_grow(&w->batch, need) < 0)
+        return -1;
+    if (__builtin_expect(w->b.vt, 0) && vt_put(w, vthread) < 0)
         return -1;
     uint64_t head = (time - w->b.prev_time) << 2;
     uint8_t *p = w->batch.p + w->batch.len;
@@ -693,6 +794,20 @@ int rp_chunk_sample(struct rp_chunk_writer *w, uint32_t kind, uint32_t thread,
     if (__builtin_expect(w->seg.len + w->batch.len >= w->autoflush_at, 0))
         maybe_autoflush(w);
     return 0;
+}
+
+int rp_chunk_sample(struct rp_chunk_writer *w, uint32_t kind, uint32_t thread,
+                    uint64_t time, uint32_t stack, uint64_t weight,
+                    const uint64_t *extra)
+{
+    return sample_put(w, kind, thread, 0, time, stack, weight, extra);
+}
+
+int rp_chunk_sample_vt(struct rp_chunk_writer *w, uint32_t kind, uint32_t thread,
+                       uint32_t vthread, uint64_t time, uint32_t stack, uint64_t weight,
+                       const uint64_t *extra)
+{
+    return sample_put(w, kind, thread, vthread, time, stack, weight, extra);
 }
 
 static int counter_add(struct rp_chunk_writer *w, uint32_t name, uint64_t delta)
@@ -897,7 +1012,7 @@ static void keep_pools(struct rp_chunk_writer *w, size_t from)
         size_t span = record_span(p + at, p + w->seg.len, &type, &body, &blen);
         if (!span)
             break;
-        if (type >= RP_REC_STRING && type <= RP_REC_KIND) {
+        if ((type >= RP_REC_STRING && type <= RP_REC_KIND) || type == RP_REC_VTHREAD) {
             memmove(p + out, p + at, span);
             out += span;
             kept++;
@@ -1023,6 +1138,9 @@ static void writer_free(struct rp_chunk_writer *w)
     free(w->tstack.slot);
     free(w->thread);
     free(w->tthread.slot);
+    free(w->vthread);
+    free(w->tvthread.slot);
+    free(w->vbatch.p);
     free(w->kind);
     free(w->ctr);
     free(w);

@@ -818,6 +818,46 @@ static int copy_meta(struct rp_recording *rec, const struct rp_kv *meta, size_t 
     return 0;
 }
 
+int rp_recording_set_meta(struct rp_recording *rec, const char *key, const char *value)
+{
+    if (!key || own_key(key))
+        return errno = EINVAL, -1;
+    size_t i = 0;
+    while (i < rec->nmeta && strcmp(rec->meta[i].key, key) != 0)
+        i++;
+    if (!value || !value[0]) {   /* an empty value is no value */
+        if (i == rec->nmeta)
+            return 0;
+        free((char *)rec->meta[i].key);
+        free((char *)rec->meta[i].value);
+        memmove(&rec->meta[i], &rec->meta[i + 1], (rec->nmeta - i - 1) * sizeof *rec->meta);
+        rec->nmeta--;
+        rec->host_given &= strcmp(key, RP_META_HOST) != 0;
+        return 0;
+    }
+    char *v = strdup(value);
+    if (!v)
+        return -1;
+    if (i < rec->nmeta) {
+        free((char *)rec->meta[i].value);
+        rec->meta[i].value = v;
+        return 0;
+    }
+    /* One more of the caller's, and room after them for ours (chunk_meta). */
+    struct rp_kv *m = realloc(rec->meta, (rec->nmeta + 1 + OWN_META) * sizeof *m);
+    char *k = strdup(key);
+    if (m)
+        rec->meta = m;
+    if (!m || !k) {
+        free(v);
+        free(k);
+        return errno = ENOMEM, -1;
+    }
+    rec->meta[rec->nmeta++] = (struct rp_kv){k, v};
+    rec->host_given |= strcmp(key, RP_META_HOST) == 0;
+    return 0;
+}
+
 /* "<pid>-<start, as in chunk names>-<64 random bits>": unique without coordination,
  * and readable enough to tell recordings apart in a listing. */
 static void make_id(struct rp_recording *rec)

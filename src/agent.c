@@ -71,7 +71,9 @@
 #include "threaddump.h"
 #include "threads.h"
 #include "threadtimer.h"
+#include "vmnames.h"
 #include "vmstructs.h"
+#include "vthreads.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -316,6 +318,7 @@ static int add_capabilities(char *err, size_t errlen)
     want.can_get_line_numbers = pot.can_get_line_numbers;
     want.can_get_source_file_name = pot.can_get_source_file_name;
     want.can_get_thread_cpu_time = pot.can_get_thread_cpu_time;
+    rp_vthreads_want(A.opt.vthreads, &pot, &want);
     jvmtiCapabilities base = want;
     rp_lock_want(&A.lock, &pot, &want);
     jvmtiCapabilities with_lock = want;
@@ -590,6 +593,10 @@ static void start_locked(JNIEnv *jni, jthread self)
     if (A.async && !vmstructs)
         rp_log("HotSpot VMStructs not usable: Java threads started before the agent "
                "are sampled without Java frames");
+    /* Without it, the JVM's hidden threads keep the kernel's 15-byte names. */
+    if (vmstructs)
+        rp_vmnames_learn(jni, self);
+    rp_vthreads_start(A.jvmti, jni, A.opt.vthreads, &A.got);
     rp_codemap_refresh();
     /* The stubs and the interpreter: the events since load, or, on attach, all of
      * them replayed (a range reported twice is kept once). */
@@ -654,10 +661,15 @@ static void start_locked(JNIEnv *jni, jthread self)
     struct rp_control_ops_config cc = {&A.opt, A.dir, main_class};
     rp_control_ops_start(&cc);        /* a failure is logged; profiling goes on */
     free(main_class);
+    /* Without dir= the files land in the JVM's working directory, which the
+     * user may not know: say where, as an absolute path. */
+    if (!A.opt.quiet)
+        rp_log("recording to %s", A.dir);
     return;
 fail:
     rp_log("cannot start: %s; not profiling", err);
     A.start_failed = 1;
+    rp_vthreads_stop();
     if (A.attached)
         rp_discovery_attach_error(err);
     stop_engines_begun(1000);
@@ -686,6 +698,8 @@ static void stop_locked(void)
         return;
     }
     rp_control_ops_stop();            /* no request may race the last close */
+    rp_discovery_attach_dir(NULL);
+    rp_vthreads_stop();
     stop_engines_begun(2000);
     /* The flusher freed A.rec in rp_recording_close (or, when it did not finish
      * in time, may still be using it): only the copy of its name is ours. */
@@ -828,6 +842,8 @@ EXPORT JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options, void *re
     if (atomic_load(&A.state) == AGENT_RUNNING && !vm_live())
         stop_locked();
     int running = atomic_load(&A.state) == AGENT_RUNNING;
+    if (running)
+        rp_discovery_attach_dir(A.dir);   /* for `ringprof attach`'s reply */
     pthread_mutex_unlock(&A.lifecycle_lock);
     if (running)
         return JNI_OK;

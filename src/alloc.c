@@ -26,6 +26,7 @@
 #include "slottab.h"
 #include "threads.h"
 #include "u64map.h"
+#include "vthreads.h"
 
 /* Tags: a class object's tag is RP_CLASS_TAG | class id (classes.h); a sampled
  * object's is generation << 32 | (entry + 1). Generations stay below 2^31, so
@@ -217,7 +218,7 @@ struct thread_iv {
 static struct rp_slottab g_ivs = RP_SLOTTAB(struct thread_iv);
 
 static void sample(struct rp_slot *s, JNIEnv *jni, jobject object, jclass klass,
-                   jlong size)
+                   jlong size, uint64_t vthread)
 {
     pid_t tid = s->tid;
     struct rp_java_frame *frames = rp_callstack_buffer(s, G.cfg.depth);
@@ -226,7 +227,7 @@ static void sample(struct rp_slot *s, JNIEnv *jni, jobject object, jclass klass,
         return;
     }
     struct rp_sample_hdr h = {.type = RP_SAMPLE_ALLOC, .time = rp_mono_ns(), .slot = s->index,
-                              .gen = atomic_load(&s->gen)};
+                              .gen = atomic_load(&s->gen), .vthread = vthread};
     struct rp_alloc_tail t = {.size = (uint64_t)(size > 0 ? size : 0)};
     /* p = 1 - exp(-s/I) (alloc.h); expm1 keeps it exact for s << I. I is the
      * interval this sample's distance was drawn with: HotSpot draws the next
@@ -290,7 +291,7 @@ static void sample(struct rp_slot *s, JNIEnv *jni, jobject object, jclass klass,
 static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                      jobject object, jclass klass, jlong size)
 {
-    (void)jvmti; (void)thread;
+    (void)jvmti;
     atomic_fetch_add(&G.inflight, 1);
     if (atomic_load(&G.on)) {
         uint64_t t0 = rp_mono_ns();
@@ -302,7 +303,7 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread threa
             /* A CPU sample taken from here on shows [ringprof:alloc] under the
              * allocating Java code (sample.h): the timer signal stays open. */
             int outer = rp_callstack_enter(s, RP_AGENT_ALLOC);
-            sample(s, jni, object, klass, size);
+            sample(s, jni, object, klass, size, rp_vthreads_of(jni, thread));
             rp_callstack_leave(s, outer);
         }
         atomic_fetch_add_explicit(&G.callback_ns, rp_mono_ns() - t0, memory_order_relaxed);

@@ -24,6 +24,7 @@
 #include "stacks.h"
 #include "threads.h"
 #include "u64map.h"
+#include "vthreads.h"
 
 struct live_stack {
     uint32_t refs;
@@ -53,11 +54,13 @@ static jmethodID g_runtime_get, g_runtime_total, g_runtime_free;
  * bytes), shared with the objects allocated at the same place. NULL: no memory. */
 static struct live_stack *live_stack_ref(const struct rp_sample_hdr *h, size_t len)
 {
-    uint64_t hash = rp_stacks_hash(h, len), v;
+    /* The virtual thread too: a live sample names the allocation's. */
+    uint64_t hash = rp_stacks_hash(h, len) ^ rp_mix64(h->vthread), v;
     if (rp_u64map_get(&g_live_stacks, hash, &v)) {
         struct live_stack *ls = (void *)(uintptr_t)v;
         if (ls->len == len && memcmp((const uint8_t *)ls->rec + sizeof *h,
                                      (const uint8_t *)h + sizeof *h, len - sizeof *h) == 0 &&
+            ((const struct rp_sample_hdr *)(const void *)ls->rec)->vthread == h->vthread &&
             memcmp(ls->rec, h, 8) == 0) {          /* type, flags, status */
             ls->refs++;
             return ls;
@@ -122,7 +125,9 @@ enum rp_sink_result rp_alloc_flush(const struct rp_sink *sk, struct rp_slot *s,
     rp_alloc_state(&st);
     if (!rp_sink_kind(sk, &g_alloc_kind, "alloc", "bytes", st.interval,
                       ALLOC_EXTRA, 4) ||
-        rp_chunk_sample(sk->w, g_alloc_kind.id, thread, h->time, stack, h->weight, extra) != 0)
+        rp_chunk_sample_vt(sk->w, g_alloc_kind.id, thread,
+                           rp_vthreads_chunk_id(sk, s, h->vthread), h->time, stack,
+                           h->weight, extra) != 0)
         return RP_SINK_LOST;
     return RP_SINK_WRITTEN;
 }
@@ -153,11 +158,14 @@ static void snapshot_live(void *arg, const struct rp_live_obj *o)
         return;
     }
     uint32_t stack = o->stack ? live_stack_id(sk, o->stack) : 0;
+    const struct live_stack *ls = o->stack;
+    uint64_t vt = ls ? ((const struct rp_sample_hdr *)(const void *)ls->rec)->vthread : 0;
     uint64_t extra[6] = {rp_stacks_class(o->klass), o->size, o->objects, o->length1,
                          sn->gcs - o->gcs,
                          sk->now > o->time ? (sk->now - o->time) / 1000000u : 0};
-    if (!extra[0] || rp_chunk_sample(sk->w, sn->kind, thread, sk->now, stack, o->weight,
-                                     extra) != 0) {
+    if (!extra[0] || rp_chunk_sample_vt(sk->w, sn->kind, thread,
+                                        rp_vthreads_chunk_id(sk, NULL, vt), sk->now, stack,
+                                        o->weight, extra) != 0) {
         sn->failed++;
         return;
     }

@@ -8,9 +8,17 @@
  * the agent's callbacks, and the reply is sent at once; what the socket does not
  * take is kept and sent as the client reads, and the connection is not read again
  * until it has gone. So a client that never reads costs one reply of memory and is
- * dropped after RP_CONTROL_STALL_MS, and one that sends half a line costs its 4 KiB
- * buffer for as long. The thread blocks every signal: the agent's timer signals
- * and the JVM's own never land here.
+ * dropped RP_CONTROL_STALL_MS after the reply was made, and one that sends half a
+ * line costs its 4 KiB buffer for as long. The replies held for all connections
+ * are counted, and a request whose reply could take them past RP_CONTROL_HELD_MAX
+ * is answered "busy" without running it. A client that pipelines requests is never
+ * idle, so when every slot is taken and a client waits, connections that were
+ * served are closed after their reply in progress. The thread blocks every
+ * signal: the agent's timer signals and the JVM's own never land here.
+ *
+ * The socket's directory is resolved and checked once and held open (dirfd); the
+ * socket is bound at the resolved path and removed through dirfd. Once a second
+ * the thread looks for the socket file and, when it has gone, makes it again.
  *
  * The second half writes the discovery files in "/tmp/ringprof-<uid>/".
  */
@@ -30,6 +38,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -50,19 +59,25 @@ struct conn {
     uid_t uid;
     pid_t pid;
     size_t inlen;
+    uint64_t conn_ms;        /* when it was accepted                            */
     uint64_t req_start_ms;   /* first byte of the request now in `in`          */
-    uint64_t out_ms;         /* last time the pending reply made progress      */
+    uint64_t out_ms;         /* when the pending reply was made                */
     uint64_t idle_ms;        /* last activity of any kind                      */
     char *out;               /* the unsent rest of a reply, or NULL            */
     size_t outlen, outoff;
     int answered;            /* a request has been answered                    */
     int eof;                 /* the client shut its side: answer, then close   */
     int close_after;         /* close once `out` has gone                      */
+    int leaving;             /* a client waits for its slot: close once `out`
+                                has gone, answering nothing more              */
     char in[RP_CONTROL_REQUEST_MAX];
 };
 
 struct rp_control {
-    char path[RP_CONTROL_PATH_MAX + 1];
+    char path[RP_CONTROL_PATH_MAX + 1];   /* resolved: bound and advertised    */
+    char dir[RP_CONTROL_PATH_MAX + 1];    /* its directory, resolved           */
+    const char *name;                     /* its last component, in `path`     */
+    int dirfd;                            /* `dir`, held open                  */
     struct rp_control_ops ops;
     void *ctx;
     int lfd;
@@ -75,11 +90,17 @@ struct rp_control {
     uid_t uid;               /* our effective uid                              */
     struct conn *conns[RP_CONTROL_CLIENTS_MAX];
     size_t nconns;
+    size_t held;             /* bytes of the replies the connections hold      */
     uint64_t accept_after_ms;
+    uint64_t check_ms;       /* the next look at the socket file               */
+    char remake_why[512];    /* why it could not be made again, logged once    */
     uint64_t refusal_logged_ms, refusals_unlogged;
     struct {                 /* per kind of drop (enum drop): see log_drop     */
         uint64_t logged_ms, unlogged;
     } drops[4];
+    struct {                 /* since start, for status ("control")            */
+        uint64_t busy, dropped, evicted, remade;
+    } st;
     struct rp_json reply;
 };
 
@@ -168,6 +189,23 @@ static void reply_settings(struct rp_json *j, const struct rp_ctl_request *req)
     rp_json_object_end(j);
 }
 
+/* The server's own part of status: its connections, the reply memory it holds,
+ * and the clients it turned away (docs/control.md, "control"). */
+static void status_control(const struct rp_control *ctl, struct rp_json *j)
+{
+    rp_json_key(j, "control");
+    rp_json_object_begin(j);
+    rp_json_kv_u64(j, "clients", ctl->nconns);
+    rp_json_kv_u64(j, "clients_max", RP_CONTROL_CLIENTS_MAX);
+    rp_json_kv_u64(j, "reply_bytes", ctl->held);
+    rp_json_kv_u64(j, "reply_bytes_max", RP_CONTROL_HELD_MAX);
+    rp_json_kv_u64(j, "busy", ctl->st.busy);
+    rp_json_kv_u64(j, "dropped", ctl->st.dropped);
+    rp_json_kv_u64(j, "evicted", ctl->st.evicted);
+    rp_json_kv_u64(j, "socket_remade", ctl->st.remade);
+    rp_json_object_end(j);
+}
+
 /* Run the command. @return 0 with the members added to the open reply, or -1
  * with the reason in err. */
 static int run_command(struct rp_control *ctl, const struct rp_ctl_request *req,
@@ -187,7 +225,10 @@ static int run_command(struct rp_control *ctl, const struct rp_ctl_request *req,
     switch (req->cmd) {
     case RP_CTL_STATUS:
         NEED(status);
-        return ops->status(ctl->ctx, j, err, errlen);
+        rc = ops->status(ctl->ctx, j, err, errlen);
+        if (rc == 0 && rp_json_depth(j) == 1)
+            status_control(ctl, j);
+        return rc;
     case RP_CTL_FLUSH:
     case RP_CTL_ROTATE:
         path[0] = '\0';
@@ -263,6 +304,26 @@ static const char *reply_problem(const struct rp_json *j, char *buf, size_t cap)
     }
 }
 
+/* Would a reply of up to `most` bytes take the replies held past
+ * RP_CONTROL_HELD_MAX? Then answer "busy" into ctl->reply instead of running the
+ * command, and @return 1. A dump must also leave room for one other reply
+ * (control.h). */
+static int busy(struct rp_control *ctl, enum rp_ctl_cmd cmd, size_t most)
+{
+    size_t room = cmd == RP_CTL_THREADS ? RP_CONTROL_REPLY_MAX : 0;
+    if (ctl->held + most + room <= RP_CONTROL_HELD_MAX)
+        return 0;
+    char msg[256];
+    ctl->st.busy++;
+    snprintf(msg, sizeof msg, "busy: %zu bytes of replies wait to be read by other "
+             "clients, and this reply may take %zu more (at most %zu are held at "
+             "once); try again when they have been read", ctl->held, most,
+             (size_t)RP_CONTROL_HELD_MAX);
+    reply_error(&ctl->reply, cmd, msg);
+    reply_finish(&ctl->reply);
+    return 1;
+}
+
 /* Answer one request line into ctl->reply, "\n" included. */
 static void answer(struct rp_control *ctl, const char *line, size_t len)
 {
@@ -275,9 +336,12 @@ static void answer(struct rp_control *ctl, const char *line, size_t len)
         reply_finish(j);
         return;
     }
+    size_t most = req.cmd == RP_CTL_THREADS ? RP_CONTROL_THREADS_REPLY_MAX
+                                            : RP_CONTROL_REPLY_MAX;
+    if (busy(ctl, req.cmd, most))
+        return;
     reply_head(j, 1, req.cmd);
-    rp_json_set_max(j, req.cmd == RP_CTL_THREADS ? RP_CONTROL_THREADS_REPLY_MAX
-                                                 : RP_CONTROL_REPLY_MAX);
+    rp_json_set_max(j, most);
     err[0] = '\0';
     if (run_command(ctl, &req, err, sizeof err) != 0) {
         if (!err[0])
@@ -301,24 +365,34 @@ static void answer(struct rp_control *ctl, const char *line, size_t len)
 
 /* ------------------------------------------------------------ connections -- */
 
+/* Free the connection's reply and take it off the memory held. */
+static void conn_drop_out(struct rp_control *ctl, struct conn *c)
+{
+    if (c->out)
+        ctl->held -= c->outlen;
+    free(c->out);
+    c->out = NULL;
+    c->outlen = c->outoff = 0;
+}
+
 static void conn_close(struct rp_control *ctl, size_t i)
 {
     struct conn *c = ctl->conns[i];
     close(c->fd);
-    free(c->out);
+    conn_drop_out(ctl, c);
     free(c);
     ctl->conns[i] = ctl->conns[--ctl->nconns];
 }
 
 /* Send what can be sent now. @return 0, or -1 if the connection is dead. */
-static int conn_send(struct conn *c, uint64_t now)
+static int conn_send(struct rp_control *ctl, struct conn *c, uint64_t now)
 {
     while (c->outoff < c->outlen) {
         ssize_t n = send(c->fd, c->out + c->outoff, c->outlen - c->outoff,
                          MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) {
             c->outoff += (size_t)n;
-            c->out_ms = c->idle_ms = now;
+            c->idle_ms = now;
         } else if (n < 0 && errno == EINTR) {
             continue;
         } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -327,51 +401,88 @@ static int conn_send(struct conn *c, uint64_t now)
             return -1;
         }
     }
-    free(c->out);
-    c->out = NULL;
-    c->outlen = c->outoff = 0;
+    conn_drop_out(ctl, c);
     return 0;
 }
 
+/* Send a short reply once without waiting, for a connection about to be closed:
+ * the client reads why instead of a connection closed without a word. */
+static void send_last(int fd, const char *text, size_t len)
+{
+    ssize_t w = send(fd, text, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)w;
+}
+
 /* The answer when there is no memory for a connection or its reply: built on the
- * stack and sent once without waiting, so that the client reads why instead of
- * a connection closed without a word. The caller closes fd. */
+ * stack. The caller closes fd. */
 static void send_no_memory(int fd)
 {
     char msg[128];
     int n = snprintf(msg, sizeof msg, "{\"protocol\":%u,\"ok\":false,\"error\":"
                      "\"out of memory in the agent; try again\"}\n",
                      (unsigned)RP_CONTROL_PROTOCOL);
-    if (n > 0 && (size_t)n < sizeof msg) {
-        ssize_t w = send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-        (void)w;
-    }
+    if (n > 0 && (size_t)n < sizeof msg)
+        send_last(fd, msg, (size_t)n);
 }
 
-/* Queue the reply in ctl->reply and send what fits. @return 0, or -1 if dead. */
+/* Queue the reply in ctl->reply and send what fits. A reply larger than the
+ * writer keeps for the next one (a thread dump, up to
+ * RP_CONTROL_THREADS_REPLY_MAX) is taken from it rather than copied, so the
+ * largest reply exists once. @return 0, or -1 if dead. */
 static int conn_reply(struct rp_control *ctl, struct conn *c, uint64_t now)
 {
     size_t len;
     const char *text = rp_json_text(&ctl->reply, &len);
-    if (!(c->out = malloc(len))) {
+    if (len > RP_CONTROL_REPLY_MAX) {
+        c->out = rp_json_take(&ctl->reply, &len);
+    } else if ((c->out = malloc(len))) {
+        memcpy(c->out, text, len);
+        if (ctl->reply.cap > RP_CONTROL_REPLY_MAX)
+            rp_json_free(&ctl->reply);
+    }
+    if (!c->out) {
         send_no_memory(c->fd);
         return -1;
     }
-    memcpy(c->out, text, len);
-    /* The writer keeps its buffer for the next reply, but not one that only a
-     * thread dump needed (up to RP_CONTROL_THREADS_REPLY_MAX). */
-    if (ctl->reply.cap > RP_CONTROL_REPLY_MAX)
-        rp_json_free(&ctl->reply);
     c->outlen = len;
     c->outoff = 0;
     c->out_ms = now;
-    return conn_send(c, now);
+    ctl->held += len;
+    return conn_send(ctl, c, now);
+}
+
+/* Has the client sent something not answered yet: a request in `in`, or bytes
+ * still in the socket, not read? */
+static int has_input(const struct conn *c)
+{
+    int n = 0;
+    return c->inlen || (ioctl(c->fd, FIONREAD, &n) == 0 && n > 0);
+}
+
+/* The last word to a connection closed for a waiting client while it had
+ * requests in hand: they are not answered, and it may send them again. */
+static void send_leaving(struct rp_control *ctl, struct conn *c)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "not answered: all %d control connections are in use "
+             "and another client waits; connect again to send the rest",
+             RP_CONTROL_CLIENTS_MAX);
+    reply_error(&ctl->reply, RP_CTL_NONE, msg);
+    reply_finish(&ctl->reply);
+    size_t len;
+    const char *text = rp_json_text(&ctl->reply, &len);
+    send_last(c->fd, text, len);
 }
 
 /* Answer the complete lines in c->in while nothing is pending. @return 0, or -1
  * if the connection should be closed now. */
 static int conn_serve(struct rp_control *ctl, struct conn *c, uint64_t now)
 {
+    if (c->leaving && !c->out) {
+        if (has_input(c))
+            send_leaving(ctl, c);
+        return -1;
+    }
     while (!c->out && !c->close_after) {
         char *nl = memchr(c->in, '\n', c->inlen);
         size_t len;
@@ -439,8 +550,7 @@ static void refuse(struct rp_control *ctl, int fd, const struct ucred *cred, uin
     reply_finish(&ctl->reply);
     size_t len;
     const char *text = rp_json_text(&ctl->reply, &len);
-    ssize_t w = send(fd, text, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-    (void)w;
+    send_last(fd, text, len);
     close(fd);
 
     if (ctl->refusal_logged_ms && now - ctl->refusal_logged_ms < REFUSAL_LOG_MS) {
@@ -494,7 +604,7 @@ static void accept_all(struct rp_control *ctl, uint64_t now)
         c->fd = fd;
         c->uid = cred.uid;
         c->pid = cred.pid;
-        c->idle_ms = now;
+        c->conn_ms = c->idle_ms = now;
         ctl->conns[ctl->nconns++] = c;
     }
 }
@@ -502,36 +612,40 @@ static void accept_all(struct rp_control *ctl, uint64_t now)
 /* Why a connection was closed by the server, for log_drop. */
 enum drop { DROP_UNREAD, DROP_INCOMPLETE, DROP_SILENT, DROP_EVICTED };
 static const char *const drop_why[] = {
-    "did not read its reply", "sent an incomplete request", "sent no request", NULL,
+    "did not read its reply within", "sent an incomplete request for",
+    "sent no request for", NULL,
 };
 
-/* When a connection's time is up: its first request must begin within STALL_MS
- * of the connection, a request must arrive whole within STALL_MS of its first
- * byte, a reply must make progress every STALL_MS, and a connection with nothing
- * pending after a request may stay IDLE_MS (or until a new client needs its slot:
- * evict_idle). *why is the enum drop of a client that failed to do its part, or
- * -1 for one that only idled after being served. */
+/* When a connection's time is up: its first request must arrive whole within
+ * STALL_MS of the connection, a later one within STALL_MS of its first byte, a
+ * reply must be read whole within STALL_MS of being made, and a connection with
+ * nothing pending after a request may stay IDLE_MS (or until a new client needs
+ * its slot: make_room). A reply's bound is on the whole of it, not on progress:
+ * a client that reads a little at a time would otherwise hold its reply (and
+ * its slot) for as long as it likes. *why is the enum drop of a client that
+ * failed to do its part, or -1 for one that only idled after being served. */
 static uint64_t conn_deadline(const struct conn *c, int *why)
 {
     if (c->out) {
         *why = DROP_UNREAD;
         return c->out_ms + RP_CONTROL_STALL_MS;
     }
+    if (!c->answered) {
+        *why = c->inlen ? DROP_INCOMPLETE : DROP_SILENT;
+        return c->conn_ms + RP_CONTROL_STALL_MS;
+    }
     if (c->inlen) {
         *why = DROP_INCOMPLETE;
         return c->req_start_ms + RP_CONTROL_STALL_MS;
-    }
-    if (!c->answered) {
-        *why = DROP_SILENT;
-        return c->idle_ms + RP_CONTROL_STALL_MS;
     }
     *why = -1;
     return c->idle_ms + RP_CONTROL_IDLE_MS;
 }
 
-/* A line about a dropped or evicted client: at most one per REFUSAL_LOG_MS for
- * each kind of drop, so a crowd of stuck clients costs a line a second. */
-static void log_drop(struct rp_control *ctl, uint64_t now, const struct conn *c,
+/* A line about a dropped or evicted client (uid and pid: the one it names, of
+ * those it is about): at most one per REFUSAL_LOG_MS for each kind of drop, so
+ * a crowd of stuck clients costs a line a second. */
+static void log_drop(struct rp_control *ctl, uint64_t now, uid_t uid, pid_t pid,
                      enum drop kind, const char *what)
 {
     if (ctl->drops[kind].logged_ms && now - ctl->drops[kind].logged_ms < REFUSAL_LOG_MS) {
@@ -543,22 +657,22 @@ static void log_drop(struct rp_control *ctl, uint64_t now, const struct conn *c,
         snprintf(more, sizeof more, " (and %" PRIu64 " more since the last report)",
                  ctl->drops[kind].unlogged);
     logf_(ctl, "control socket %s: %s (uid %u, pid %ld)%s", ctl->path, what,
-          (unsigned)c->uid, (long)c->pid, more);
+          (unsigned)uid, (long)pid, more);
     ctl->drops[kind].logged_ms = now;
     ctl->drops[kind].unlogged = 0;
 }
 
 /* The connection that has waited longest with nothing in progress (served at
- * least once, no partial request, no reply pending), or -1. A connection that
- * has not sent its first request yet is not idle but new: it may be one of many
- * clients that connect at once and then ask, and it has only STALL_MS to start
- * its request anyway. */
+ * least once, no request coming in or waiting in its socket, no reply pending),
+ * or -1. A connection that has not sent its first request yet is not idle but
+ * new: it may be one of many clients that connect at once and then ask, and it
+ * has only STALL_MS to send its request anyway. */
 static long oldest_idle(const struct rp_control *ctl)
 {
     long best = -1;
     for (size_t i = 0; i < ctl->nconns; i++) {
         const struct conn *c = ctl->conns[i];
-        if (!c->answered || c->out || c->inlen || c->close_after)
+        if (!c->answered || c->out || c->close_after || c->leaving || has_input(c))
             continue;
         if (best < 0 || c->idle_ms < ctl->conns[best]->idle_ms)
             best = (long)i;
@@ -566,25 +680,90 @@ static long oldest_idle(const struct rp_control *ctl)
     return best;
 }
 
-/* Every slot is taken and a client waits to connect: close the longest idle
- * connection for it. A connection that is new, or in the middle of a request or
- * a reply, is never taken; each of those ends within STALL_MS. So clients that
- * connect and send nothing keep a new client waiting STALL_MS at most, and
- * clients that keep a connection for requests a minute apart not at all. */
-static void evict_idle(struct rp_control *ctl, uint64_t now)
+/* Could make_room free a slot: is some connection served before, and neither
+ * leaving nor closing already? */
+static int room_to_make(const struct rp_control *ctl)
 {
+    for (size_t i = 0; i < ctl->nconns; i++) {
+        const struct conn *c = ctl->conns[i];
+        if (c->answered && !c->leaving && !c->close_after)
+            return 1;
+    }
+    return 0;
+}
+
+/* Every slot is taken and a client waits to connect. The connection idle longest
+ * after being served is closed for it at once. With none idle, every connection
+ * that was served before and is busy again (a reply going out, or its next
+ * request coming in) leaves: it is closed once its reply has gone, so within
+ * STALL_MS, and what it sent meanwhile is not answered (send_leaving says so).
+ * A client that pipelines requests is never idle, and would otherwise keep its
+ * slot for as long as it reads. A new connection is never taken: it has STALL_MS
+ * for its first request. So no set of clients keeps a new one out for longer
+ * than STALL_MS once they have been served, or twice that while they are still
+ * sending their first requests. */
+static void make_room(struct rp_control *ctl, uint64_t now)
+{
+    char what[160];
     long i = oldest_idle(ctl);
-    if (i < 0)
+    if (i >= 0) {
+        snprintf(what, sizeof what, "all %d connections in use: closed the one idle "
+                 "longest (%" PRIu64 " ms) for a new client", RP_CONTROL_CLIENTS_MAX,
+                 now - ctl->conns[i]->idle_ms);
+        const struct conn *c = ctl->conns[i];
+        log_drop(ctl, now, c->uid, c->pid, DROP_EVICTED, what);
+        ctl->st.evicted++;
+        conn_close(ctl, (size_t)i);
         return;
-    char what[96];
-    snprintf(what, sizeof what, "all %d connections in use: closed the one idle "
-             "longest (%" PRIu64 " ms) for a new client", RP_CONTROL_CLIENTS_MAX,
-             now - ctl->conns[i]->idle_ms);
-    log_drop(ctl, now, ctl->conns[i], DROP_EVICTED, what);
-    conn_close(ctl, (size_t)i);
+    }
+    size_t told = 0;
+    uid_t uid = 0;
+    pid_t pid = 0;
+    for (size_t k = ctl->nconns; k-- > 0;) {
+        struct conn *c = ctl->conns[k];
+        if (!c->answered || c->leaving || c->close_after)
+            continue;
+        c->leaving = 1;
+        told++;
+        ctl->st.evicted++;
+        uid = c->uid;
+        pid = c->pid;
+        if (!c->out) {
+            if (has_input(c))
+                send_leaving(ctl, c);
+            conn_close(ctl, k);
+        }
+    }
+    if (!told)
+        return;
+    snprintf(what, sizeof what, "all %d connections in use, none idle: closing the "
+             "%zu served before once their replies in progress have gone, for new "
+             "clients", RP_CONTROL_CLIENTS_MAX, told);
+    log_drop(ctl, now, uid, pid, DROP_EVICTED, what);
 }
 
 /* --------------------------------------------------------------- the loop -- */
+
+static void check_socket(struct rp_control *ctl);
+
+/* Close the connections whose time is up (conn_deadline), and log why. */
+static void drop_late(struct rp_control *ctl, uint64_t now)
+{
+    for (size_t i = ctl->nconns; i-- > 0;) {
+        struct conn *c = ctl->conns[i];
+        int why;
+        if (now < conn_deadline(c, &why))
+            continue;
+        if (why >= 0) {
+            char what[96];
+            snprintf(what, sizeof what, "dropped a client that %s %d ms",
+                     drop_why[why], RP_CONTROL_STALL_MS);
+            log_drop(ctl, now, c->uid, c->pid, (enum drop)why, what);
+            ctl->st.dropped++;
+        }
+        conn_close(ctl, i);
+    }
+}
 
 static void *serve(void *arg)
 {
@@ -593,15 +772,19 @@ static void *serve(void *arg)
     pthread_setname_np(pthread_self(), "ringprof-ctl");
     if (ctl->ops.thread_start)
         ctl->ops.thread_start(ctl->ctx);
+    ctl->check_ms = rp_mono_ms() + RP_CONTROL_CHECK_MS;
 
     for (;;) {
         uint64_t now = rp_mono_ms();
+        if (now >= ctl->check_ms) {
+            check_socket(ctl);
+            ctl->check_ms = now + RP_CONTROL_CHECK_MS;
+        }
         size_t n = ctl->nconns;
-        uint64_t next = now + RP_CONTROL_IDLE_MS;
+        uint64_t next = ctl->check_ms;
         pfd[0] = (struct pollfd){.fd = ctl->wake[0], .events = POLLIN};
-        /* A full table still listens while some connection is idle: a new client
-         * then takes that one's slot (evict_idle). */
-        int room = n < RP_CONTROL_CLIENTS_MAX || oldest_idle(ctl) >= 0;
+        /* A full table still listens while a slot can be made (make_room). */
+        int room = n < RP_CONTROL_CLIENTS_MAX || room_to_make(ctl);
         int accepting = room && now >= ctl->accept_after_ms;
         pfd[1] = (struct pollfd){.fd = accepting ? ctl->lfd : -1, .events = POLLIN};
         if (!accepting && room && ctl->accept_after_ms < next)
@@ -632,7 +815,7 @@ static void *serve(void *arg)
             short ev = pfd[2 + i].revents;
             if (!ev)
                 continue;
-            int rc = c->out ? conn_send(c, now) : conn_read(ctl, c, now);
+            int rc = c->out ? conn_send(ctl, c, now) : conn_read(ctl, c, now);
             if (rc == 0 && !c->out)
                 rc = conn_serve(ctl, c, now);
             if (rc != 0 || (ev & POLLNVAL))
@@ -640,23 +823,10 @@ static void *serve(void *arg)
         }
         if (r > 0 && pfd[1].revents) {
             if (ctl->nconns == RP_CONTROL_CLIENTS_MAX)
-                evict_idle(ctl, now);
+                make_room(ctl, now);
             accept_all(ctl, now);
         }
-
-        for (size_t i = ctl->nconns; i-- > 0;) {
-            struct conn *c = ctl->conns[i];
-            int why;
-            if (now < conn_deadline(c, &why))
-                continue;
-            if (why >= 0) {
-                char what[96];
-                snprintf(what, sizeof what, "dropped a client that %s for %d ms",
-                         drop_why[why], RP_CONTROL_STALL_MS);
-                log_drop(ctl, now, c, (enum drop)why, what);
-            }
-            conn_close(ctl, i);
-        }
+        drop_late(ctl, now);
     }
     while (ctl->nconns)
         conn_close(ctl, ctl->nconns - 1);
@@ -685,11 +855,13 @@ static int probe_socket(const char *path)
     return -1;
 }
 
-/* Make `path` free for bind: absent, or a stale socket that we remove. */
-static int clear_path(const char *path, char *err, size_t errlen)
+/* Make the socket's name free for bind: absent, or a stale socket that we remove.
+ * Looked at and removed through the directory we hold. */
+static int clear_path(const struct rp_control *ctl, char *err, size_t errlen)
 {
+    const char *path = ctl->path;
     struct stat st;
-    if (lstat(path, &st) != 0) {
+    if (fstatat(ctl->dirfd, ctl->name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno == ENOENT)
             return 0;
         set_err(err, errlen, "cannot check control socket path %s: %s", path,
@@ -712,7 +884,7 @@ static int clear_path(const char *path, char *err, size_t errlen)
                 strerror(errno));
         return -1;
     }
-    if (unlink(path) != 0 && errno != ENOENT) {
+    if (unlinkat(ctl->dirfd, ctl->name, 0) != 0 && errno != ENOENT) {
         set_err(err, errlen, "cannot remove the stale control socket %s: %s", path,
                 strerror(errno));
         return -1;
@@ -720,31 +892,78 @@ static int clear_path(const char *path, char *err, size_t errlen)
     return 0;
 }
 
-/* The socket's directory must be a trusted path for our uid (ringprof/trust.h;
- * sticky directories such as /tmp allowed, since nobody else can remove or rename
- * our socket there): in a directory another user may write, that user could
- * replace the socket with one of theirs and answer our tools in our name. */
-static int check_socket_dir(const char *path, char *err, size_t errlen)
+/* Open ctl->dir (resolved: no link in it) and keep it in ctl->dirfd. */
+static int hold_dir(struct rp_control *ctl, char *err, size_t errlen)
 {
-    char dir[RP_CONTROL_PATH_MAX + 1], why[PATH_MAX + 128];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
+    int fd = open(ctl->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        set_err(err, errlen, "cannot open the control socket's directory %s: %s",
+                ctl->dir, strerror(errno));
+        return -1;
+    }
+    if (ctl->dirfd >= 0)
+        close(ctl->dirfd);
+    ctl->dirfd = fd;
+    return 0;
+}
+
+/* Where the socket goes. Its directory must be a trusted path for our uid
+ * (ringprof/trust.h; sticky directories such as /tmp allowed, since nobody else
+ * can remove or rename our socket there): in a directory another user may write,
+ * that user could replace the socket with one of theirs and answer our tools in
+ * our name. rp_trust_path checks the directory the path resolves to, so the
+ * socket is bound, advertised and removed there, never through the path as
+ * given: a symlink in it belongs to whoever made it, who may point it elsewhere
+ * at any time. Binding through the held descriptor (/proc/self/fd/N/NAME) would work as
+ * well, but would name the socket, in /proc/net/unix and getsockname, by a path
+ * that means nothing outside this process; the resolved path holds no component
+ * that anyone but us or root can change, so it is as safe and it is the name
+ * tools can use. Sets ctl->path, ctl->dir, ctl->name and ctl->dirfd. */
+static int locate(struct rp_control *ctl, const char *path, char *err, size_t errlen)
+{
+    char dir[PATH_MAX], real[PATH_MAX], why[PATH_MAX + 128];
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    if (!*name || !strcmp(name, ".") || !strcmp(name, "..")) {
+        set_err(err, errlen, "control socket path %s does not end in a file name", path);
+        return -1;
+    }
     if (!slash)
         strcpy(dir, ".");
     else
-        slash[slash == dir] = '\0';      /* "/x.sock" keeps "/" */
-    if (rp_trust_path(dir, geteuid(), 1, NULL, why, sizeof why) == 0)
-        return 0;
-    if (access(dir, F_OK) != 0) {
-        set_err(err, errlen, "cannot bind control socket %s: %s", path, strerror(errno));
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (rp_trust_path(dir, geteuid(), 1, real, why, sizeof why) != 0) {
+        if (access(dir, F_OK) != 0)
+            set_err(err, errlen, "cannot bind control socket %s: %s", path,
+                    strerror(errno));
+        else
+            set_err(err, errlen, "not creating control socket %s: %s; another user "
+                    "could replace the socket with one of theirs", path, why);
         return -1;
     }
-    set_err(err, errlen, "not creating control socket %s: %s; another user could "
-            "replace the socket with one of theirs", path, why);
-    return -1;
+    int n = snprintf(ctl->path, sizeof ctl->path, "%s%s%s", real, real[1] ? "/" : "",
+                     name);
+    if (n < 0 || n > RP_CONTROL_PATH_MAX) {
+        set_err(err, errlen, "control socket path is too long once its directory is "
+                "resolved (%s%s%s, more than %d bytes: a Unix socket path must fit in "
+                "108 bytes): %s", real, real[1] ? "/" : "", name, RP_CONTROL_PATH_MAX,
+                path);
+        return -1;
+    }
+    memcpy(ctl->dir, real, strlen(real) + 1);     /* shorter than ctl->path */
+    ctl->name = ctl->path + n - strlen(name);
+    return hold_dir(ctl, err, errlen);
 }
 
-/* socket, bind with mode 0600, listen. @return the fd, or -1 with err. */
+/* Remove the socket file we made after a failure, through the held directory. */
+static void unlink_made(const struct rp_control *ctl)
+{
+    unlinkat(ctl->dirfd, ctl->name, 0);
+}
+
+/* socket, bind with mode 0600, listen. The file the bind made must be the one
+ * the held directory has under the name, and the path must lead to it: then
+ * what we advertise is what we bound. @return the fd, or -1 with err. */
 static int bind_socket(struct rp_control *ctl, char *err, size_t errlen)
 {
     const char *path = ctl->path;
@@ -770,13 +989,21 @@ static int bind_socket(struct rp_control *ctl, char *err, size_t errlen)
         close(fd);
         return -1;
     }
-    struct stat st;
+    struct stat st, sp;
     errno = 0;
-    if (chmod(path, S_IRUSR | S_IWUSR) != 0 || lstat(path, &st) != 0 ||
+    if (fchmodat(ctl->dirfd, ctl->name, S_IRUSR | S_IWUSR, 0) != 0 ||
+        fstatat(ctl->dirfd, ctl->name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
         !S_ISSOCK(st.st_mode) || (st.st_mode & 0777) != 0600) {
         set_err(err, errlen, "cannot make control socket %s private (mode 0600): %s",
                 path, errno ? strerror(errno) : "mode did not change");
-        unlink(path);
+        unlink_made(ctl);
+        close(fd);
+        return -1;
+    }
+    if (lstat(path, &sp) != 0 || sp.st_dev != st.st_dev || sp.st_ino != st.st_ino) {
+        set_err(err, errlen, "control socket %s is not in the directory that was "
+                "checked (%s); not using it", path, ctl->dir);
+        unlink_made(ctl);
         close(fd);
         return -1;
     }
@@ -785,7 +1012,7 @@ static int bind_socket(struct rp_control *ctl, char *err, size_t errlen)
     if (listen(fd, SOMAXCONN) != 0) {
         set_err(err, errlen, "cannot listen on control socket %s: %s", path,
                 strerror(errno));
-        unlink(path);
+        unlink_made(ctl);
         close(fd);
         return -1;
     }
@@ -796,8 +1023,97 @@ static int bind_socket(struct rp_control *ctl, char *err, size_t errlen)
 static void unlink_ours(const struct rp_control *ctl)
 {
     struct stat st;
+    if (fstatat(ctl->dirfd, ctl->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        st.st_dev == ctl->dev && st.st_ino == ctl->ino)
+        unlink_made(ctl);
+}
+
+/* Is `dir` (resolved) still a trusted path for us that resolves to itself, as
+ * the socket's directory was at start? @return 0, or -1 with err. */
+static int still_trusted(const char *dir, char *err, size_t errlen)
+{
+    char real[PATH_MAX], why[PATH_MAX + 128];
+    if (rp_trust_path(dir, geteuid(), 1, real, why, sizeof why) != 0) {
+        set_err(err, errlen, "not making it again in %s: %s; another user could "
+                "replace the socket with one of theirs", dir, why);
+        return -1;
+    }
+    if (strcmp(real, dir) != 0) {
+        set_err(err, errlen, "%s now resolves to %s; not following it", dir, real);
+        return -1;
+    }
+    return 0;
+}
+
+/* The directory for a new socket, checked as at start and held anew. If it is
+ * gone it is made again (mode 0700, as the recording makes its directory), but
+ * only in a parent that is itself still trusted: nothing is created where
+ * another user could have put the path. */
+static int remake_dir(struct rp_control *ctl, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(ctl->dir, &st) != 0 && errno == ENOENT) {
+        char parent[sizeof ctl->dir];
+        memcpy(parent, ctl->dir, sizeof parent);
+        char *slash = strrchr(parent, '/');
+        slash[slash == parent] = '\0';           /* "/x" keeps "/" */
+        if (still_trusted(parent, err, errlen) != 0)
+            return -1;
+        if (mkdir(ctl->dir, 0700) != 0 && errno != EEXIST) {
+            set_err(err, errlen, "cannot make its directory %s again: %s", ctl->dir,
+                    strerror(errno));
+            return -1;
+        }
+    }
+    if (still_trusted(ctl->dir, err, errlen) != 0)
+        return -1;
+    return hold_dir(ctl, err, errlen);
+}
+
+/* On the server thread, every CHECK_MS: while the path leads to our socket there
+ * is nothing to do. Otherwise (the file, or its directory, was removed) make it
+ * again as at start, swap the new listening socket in (the connections of the
+ * old one go on), and have the agent advertise it again. A failure is logged
+ * once per reason and tried again at the next check. */
+static void check_socket(struct rp_control *ctl)
+{
+    struct stat st;
     if (lstat(ctl->path, &st) == 0 && st.st_dev == ctl->dev && st.st_ino == ctl->ino)
-        unlink(ctl->path);
+        return;
+    char err[512];
+    int fd = -1;
+    if (remake_dir(ctl, err, sizeof err) == 0 && clear_path(ctl, err, sizeof err) == 0)
+        fd = bind_socket(ctl, err, sizeof err);
+    if (fd < 0) {
+        if (strcmp(err, ctl->remake_why) != 0)
+            logf_(ctl, "control socket %s is gone and cannot be made again yet (tried "
+                  "every %d ms): %s", ctl->path, RP_CONTROL_CHECK_MS, err);
+        snprintf(ctl->remake_why, sizeof ctl->remake_why, "%s", err);
+        return;
+    }
+    close(ctl->lfd);
+    ctl->lfd = fd;
+    ctl->remake_why[0] = '\0';
+    ctl->st.remade++;
+    logf_(ctl, "control socket %s had been removed; made it again", ctl->path);
+    if (ctl->ops.rebound)
+        ctl->ops.rebound(ctl->ctx);
+}
+
+static void control_free(struct rp_control *ctl)
+{
+    if (ctl->wake[0] >= 0) {
+        close(ctl->wake[0]);
+        close(ctl->wake[1]);
+    }
+    if (ctl->lfd >= 0) {
+        unlink_ours(ctl);
+        close(ctl->lfd);
+    }
+    if (ctl->dirfd >= 0)
+        close(ctl->dirfd);
+    rp_json_free(&ctl->reply);
+    free(ctl);
 }
 
 struct rp_control *rp_control_start(const char *path, const struct rp_control_ops *ops,
@@ -819,18 +1135,16 @@ struct rp_control *rp_control_start(const char *path, const struct rp_control_op
         set_err(err, errlen, "out of memory");
         return NULL;
     }
-    memcpy(ctl->path, path, plen + 1);
     ctl->ops = *ops;
     ctl->ctx = ctx;
     ctl->uid = geteuid();
     ctl->wake[0] = ctl->wake[1] = -1;
+    ctl->lfd = ctl->dirfd = -1;
     rp_json_init(&ctl->reply, RP_CONTROL_REPLY_MAX);
 
-    if (check_socket_dir(path, err, errlen) != 0 || clear_path(path, err, errlen) != 0 ||
-        (ctl->lfd = bind_socket(ctl, err, errlen)) < 0) {
-        free(ctl);
-        return NULL;
-    }
+    if (locate(ctl, path, err, errlen) != 0 || clear_path(ctl, err, errlen) != 0 ||
+        (ctl->lfd = bind_socket(ctl, err, errlen)) < 0)
+        goto fail;
     if (pipe2(ctl->wake, O_NONBLOCK | O_CLOEXEC) != 0) {
         set_err(err, errlen, "cannot create a pipe for the control server: %s",
                 strerror(errno));
@@ -850,13 +1164,7 @@ struct rp_control *rp_control_start(const char *path, const struct rp_control_op
     return ctl;
 
 fail:
-    if (ctl->wake[0] >= 0) {
-        close(ctl->wake[0]);
-        close(ctl->wake[1]);
-    }
-    unlink_ours(ctl);
-    close(ctl->lfd);
-    free(ctl);
+    control_free(ctl);
     return NULL;
 }
 
@@ -868,12 +1176,7 @@ void rp_control_stop(struct rp_control *ctl)
     ssize_t w = write(ctl->wake[1], &b, 1);
     (void)w;
     pthread_join(ctl->thread, NULL);
-    unlink_ours(ctl);
-    close(ctl->lfd);
-    close(ctl->wake[0]);
-    close(ctl->wake[1]);
-    rp_json_free(&ctl->reply);
-    free(ctl);
+    control_free(ctl);
 }
 
 const char *rp_control_path(const struct rp_control *ctl)
@@ -1094,12 +1397,14 @@ void rp_discovery_remove(const char *path)
         unlink(path);
 }
 
-int rp_discovery_attach_error(const char *message)
+/* One line for `ringprof attach` in "<discovery dir>/<pid><suffix>", cut at what
+ * it reads; the path written to `path` (128 bytes). */
+static int attach_line(const char *suffix, const char *message, char *path)
 {
-    char dir[64], path[128], err[256];
+    char dir[64], err[256];
     if (default_dir(dir, sizeof dir) != 0 || private_dir(dir, err, sizeof err) != 0)
         return -1;
-    snprintf(path, sizeof path, "%s/%ld" RP_ATTACH_ERROR_SUFFIX, dir, (long)getpid());
+    snprintf(path, 128, "%s/%ld%s", dir, (long)getpid(), suffix);
     char line[RP_ATTACH_ERROR_MAX];   /* the most `ringprof attach` reads */
     int n = snprintf(line, sizeof line, "%s\n", message ? message : "");
     if (n < 0)
@@ -1109,4 +1414,23 @@ int rp_discovery_attach_error(const char *message)
         line[n - 1] = '\n';
     }
     return write_file(path, line, (size_t)n, err, sizeof err);
+}
+
+int rp_discovery_attach_error(const char *message)
+{
+    char path[128];
+    return attach_line(RP_ATTACH_ERROR_SUFFIX, message, path);
+}
+
+/* The attach-dir file written, for its removal at stop ("": none). Written and
+ * removed under the agent's lifecycle lock only. */
+static char g_attach_dir[128];
+
+int rp_discovery_attach_dir(const char *dir)
+{
+    if (dir)
+        return attach_line(RP_ATTACH_DIR_SUFFIX, dir, g_attach_dir);
+    rp_discovery_remove(g_attach_dir);
+    g_attach_dir[0] = '\0';
+    return 0;
 }

@@ -17,17 +17,37 @@
  *     most RP_CONTROL_REQUEST_MAX bytes; a longer one gets an error reply and the
  *     connection is closed. A connection holds at most one reply at a time (it is
  *     not read again until its reply has gone out), replies are at most
- *     RP_CONTROL_REPLY_MAX bytes, and a connection that makes no progress with a
- *     half-sent request or an unread reply, or sends no first request, for
- *     RP_CONTROL_STALL_MS is dropped. At most RP_CONTROL_CLIENTS_MAX connections
- *     are served at once; when all are taken, a new client takes the slot of the
- *     one idle longest after being served, or waits in the listen backlog.
- *   - Its directory must be one only our uid (or root) can change, or sticky
- *     (ringprof/trust.h): nobody else may be able to replace the socket.
- *   - Path. A socket file left by a dead process (connect is refused) is
- *     replaced; a live one (connect succeeds) is never taken over, and anything
- *     that is not a socket is never removed. At stop the file is removed only if
- *     it is still the one this server bound.
+ *     RP_CONTROL_REPLY_MAX bytes, and the replies held for all connections
+ *     together at most RP_CONTROL_HELD_MAX: a request whose reply could pass it
+ *     gets a "busy" error reply instead. A connection is dropped when its first
+ *     request has not arrived whole RP_CONTROL_STALL_MS after it connected, a
+ *     later request RP_CONTROL_STALL_MS after its first byte, or a reply has not
+ *     been read whole RP_CONTROL_STALL_MS after it was made. At most
+ *     RP_CONTROL_CLIENTS_MAX connections are served at once; when all are taken
+ *     and a client waits, the one idle longest after being served is closed for
+ *     it, or, with none idle, every connection served before is closed once its
+ *     reply in progress has gone (pipelined requests are not answered again), so
+ *     a slot frees within RP_CONTROL_STALL_MS.
+ *   - Path. The socket's directory must be one only our uid (or root) can
+ *     change, or sticky (ringprof/trust.h): nobody else may be able to replace
+ *     the socket. It is resolved once, checked, and held open; the socket is
+ *     bound at the resolved path, whose every directory only we or root can
+ *     change, so it is also the path to advertise (rp_control_path), and a link
+ *     in the path as given that its owner re-points later leads nowhere of ours.
+ *     A socket file left by a dead process (connect is refused) is replaced; a
+ *     live one (connect succeeds) is never taken over, and anything that is not
+ *     a socket is never removed. At stop the file is removed only if it is still
+ *     the one this server bound, in the directory it holds.
+ *   - Recovery. Every RP_CONTROL_CHECK_MS the server checks that its socket file
+ *     is still there. When it is gone (the recording directory was removed), the
+ *     server makes its directory again (mode 0700, if the parent is there),
+ *     checks it as at start, binds a new socket at the same resolved path, and
+ *     calls ops.rebound so the agent advertises it again; what fails is logged
+ *     once and tried again at the next check.
+ *
+ * The server adds one member of its own to every status reply, "control": its
+ * connections, the reply memory it holds and the clients it refused, dropped or
+ * closed (docs/control.md).
  *
  * The callbacks run on the server thread, one at a time, never concurrently with
  * each other. A slow callback delays other clients, never the application.
@@ -47,16 +67,29 @@
  * tools share are in ringprof/control.h.
  * CLIENTS_MAX: monitoring needs a handful; 64 x (4 KiB in + one reply out) bounds
  *   the server's memory. Clients beyond it wait in the kernel's listen backlog.
- * STALL_MS: a client that stops halfway through sending a request, does not
- *   read its reply, or sends nothing after connecting, for this long is dropped.
- *   5 s is far above any real client's pause and short enough that a stuck
- *   script cannot pin a slot for long.
+ * STALL_MS: a client whose first request has not arrived whole this long after
+ *   it connected, whose later request has not this long after its first byte, or
+ *   which has not read a whole reply this long after it was made, is dropped.
+ *   5 s is far above what any real client needs (a 16 MiB dump is read in tens
+ *   of milliseconds) and short enough that a stuck script cannot pin a slot or a
+ *   reply's memory for long.
  * IDLE_MS: a connection with nothing pending after a request is closed after a
  *   minute, so a monitoring loop may keep one connection for requests a few
  *   seconds apart; sooner if a new client needs its slot. */
 #define RP_CONTROL_CLIENTS_MAX 64
 #define RP_CONTROL_STALL_MS    5000
 #define RP_CONTROL_IDLE_MS     60000
+/* HELD_MAX: the replies held for all connections together, waiting to be read.
+ *   Each connection may hold one, and a thread dump's may be 16 MiB, so 64 slow
+ *   readers of `threads` could otherwise make the JVM hold 1 GiB. A request is
+ *   answered only if what is held plus the most its reply may take
+ *   (RP_CONTROL_THREADS_REPLY_MAX for `threads`, else RP_CONTROL_REPLY_MAX) stays
+ *   within it, and a dump must also leave room for one other reply: two full
+ *   dumps at once, and a `status` is never refused for dumps that wait.
+ * CHECK_MS: how often the server looks for its socket file. A removed socket is
+ *   back within about this long; the check is one lstat. */
+#define RP_CONTROL_HELD_MAX    (2 * RP_CONTROL_THREADS_REPLY_MAX + RP_CONTROL_REPLY_MAX)
+#define RP_CONTROL_CHECK_MS    1000
 
 /*
  * The agent's side. Every callback may be NULL: the command is then answered with
@@ -101,6 +134,11 @@ struct rp_control_ops {
     /* thread_start: called once on the server thread before it serves anything,
      * e.g. so the agent can exclude the thread from sampling. May be NULL. */
     void (*thread_start)(void *ctx);
+
+    /* rebound: the socket was made again at rp_control_path (its file or its
+     * directory had been removed), on the server thread; the agent writes its
+     * discovery file again. May be NULL. */
+    void (*rebound)(void *ctx);
 };
 
 struct rp_control;
@@ -127,7 +165,8 @@ struct rp_control *rp_control_start(const char *path, const struct rp_control_op
  */
 void rp_control_stop(struct rp_control *ctl);
 
-/* The path the server is bound to. */
+/* The path the server is bound to: the path given with its directory resolved
+ * (no symlink, no "." or ".."), the one to advertise. Constant while it runs. */
 const char *rp_control_path(const struct rp_control *ctl);
 
 /* CPU time the server thread has used so far, in ns (for the agent's own-cost
@@ -187,5 +226,14 @@ void rp_discovery_remove(const char *path);
  * Caller: any thread.
  */
 int rp_discovery_attach_error(const char *message);
+
+/*
+ * rp_discovery_attach_dir: for Agent_OnAttach when the agent started: the
+ * absolute recording directory `dir` in "<discovery dir>/<pid>.attach-dir" (one
+ * line), which `ringprof attach` prints in its reply and removes. `dir` NULL
+ * removes the file if `ringprof attach` did not (an attach by jcmd), at stop.
+ * @return 0 or -1. Caller: the agent's lifecycle (attach, stop), one at a time.
+ */
+int rp_discovery_attach_dir(const char *dir);
 
 #endif

@@ -16,10 +16,13 @@
  * JVM, which this server's thread is not, makes them through the call the agent
  * gave it at start (the flusher's, rp_flusher_call). "start"/"stop" without a
  * kind, "all", and every kind named are the same request: every kind the agent
- * can sample.
+ * can sample. A `set` that succeeded finishes the current chunk and
+ * names every setting changed since start in the next chunks' headers
+ * (RP_META_OPTIONS_SET), so each chunk tells the settings it was written under.
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +30,7 @@
 #include <unistd.h>
 
 #include "ringprof/clock.h"
+#include "ringprof/format.h"
 #include "control.h"
 #include "control_ops.h"
 #include "counters.h"
@@ -43,11 +47,19 @@
 /* Threads listed in status, by samples; "threads_total" counts them all. */
 #define STATUS_THREADS_MAX 50
 
+/* The keys `set` takes, by enum rp_ctl_key (1 ... RP_CTL_KEY_WALLTHREADS). */
+#define SET_KEYS RP_CTL_KEY_WALLTHREADS
+
 static struct {
     struct rp_control *ctl;
     struct rp_options opt;
     uint64_t start_mono_ns;
-    char discovery[PATH_MAX];
+    uint64_t start_wall_ns;
+    char main[1024];                /* sun.java.command, or "": /proc/self/cmdline */
+    char discovery[PATH_MAX];       /* the file written, or ""                     */
+    /* Each key's latest value as `set` wrote it, "" if never set: the server's
+     * thread only. */
+    char set_text[SET_KEYS + 1][sizeof ((struct rp_ctl_setting *)0)->text];
 } C;
 
 /* ------------------------------------------------------------------ status -- */
@@ -270,6 +282,27 @@ static int op_stop(void *ctx, unsigned kinds, char *err, size_t errlen)
     return switch_kinds(kinds, 0, err, errlen);
 }
 
+/* After a set: every setting changed since start ("interval=5ms,alloc=256k") into
+ * the headers of the chunks after the current one, which the flusher finishes
+ * now. The settings are in force whatever becomes of the chunk: a flush that
+ * fails or times out is logged, and the set still succeeds. */
+static void settings_changed(const struct rp_ctl_setting *set, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (set[i].key >= 1 && set[i].key <= SET_KEYS)
+            snprintf(C.set_text[set[i].key], sizeof C.set_text[0], "%s", set[i].text);
+    char all[RP_FLUSHER_META_MAX] = "", path[PATH_MAX], err[512];
+    size_t len = 0;
+    for (int k = 1; k <= SET_KEYS; k++)
+        if (C.set_text[k][0] && len < sizeof all)
+            len += (size_t)snprintf(all + len, sizeof all - len, "%s%s=%s", len ? "," : "",
+                                    rp_ctl_key_name((enum rp_ctl_key)k), C.set_text[k]);
+    if (rp_flusher_rotate_meta(RP_META_OPTIONS_SET, all, path, sizeof path, FLUSH_WAIT_MS,
+                               err, sizeof err) != 0)
+        rp_log("set: the chunk written under the earlier settings was not finished: %s",
+               err);
+}
+
 /* All or none: each kind applies its keys; when one refuses, those before it
  * put theirs back. */
 static int op_set(void *ctx, const struct rp_ctl_setting *set, size_t n, char *err,
@@ -289,6 +322,7 @@ static int op_set(void *ctx, const struct rp_ctl_setting *set, size_t n, char *e
     }
     /* The cpu kind's period, for the chunks to come. */
     rp_cpu_set_period(rp_engine_by_kind(RP_CTL_KIND_CPU)->period());
+    settings_changed(set, n);
     return 0;
 }
 
@@ -318,6 +352,33 @@ static void op_thread_start(void *ctx)
     rp_threads_detach_current();
 }
 
+/* Write the discovery file for the socket rp_control_path names. Both the
+ * thread that starts the server and the server's own (op_rebound) may, so the
+ * file's name is kept under a lock. */
+static int advertise(char *err, size_t errlen)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    struct rp_discovery d = {0, rp_control_path(C.ctl), C.main[0] ? C.main : NULL,
+                             C.opt.raw, C.start_wall_ns};
+    pthread_mutex_lock(&lock);
+    int rc = rp_discovery_write(&d, NULL, C.discovery, sizeof C.discovery, err, errlen);
+    if (rc != 0)
+        C.discovery[0] = '\0';
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+/* The socket was made again (its directory had been removed): so was, perhaps,
+ * the discovery file, and `ringprof list` must find the socket again. */
+static void op_rebound(void *ctx)
+{
+    (void)ctx;
+    char err[1024];
+    if (advertise(err, sizeof err) != 0)
+        rp_log("no discovery file for the control socket made again at %s: %s",
+               rp_control_path(C.ctl), err);
+}
+
 static const struct rp_control_ops OPS = {
     .status = op_status,
     .flush = op_flush,
@@ -328,6 +389,7 @@ static const struct rp_control_ops OPS = {
     .threads = op_threads,
     .log = op_log,
     .thread_start = op_thread_start,
+    .rebound = op_rebound,
 };
 
 /* The socket's path: ctl=PATH (made absolute, so the discovery file is usable
@@ -354,28 +416,26 @@ int rp_control_ops_start(const struct rp_control_ops_config *cfg)
         return -1;
     C.opt = *cfg->opt;
     C.start_mono_ns = rp_mono_ns();
+    C.start_wall_ns = rp_wall_ns();
+    snprintf(C.main, sizeof C.main, "%s", cfg->main ? cfg->main : "");
     char path[PATH_MAX], err[1024];
     if (socket_path(cfg, path, sizeof path, err, sizeof err) != 0 ||
         !(C.ctl = rp_control_start(path, &OPS, NULL, err, sizeof err))) {
         rp_log("no control socket (profiling goes on without one): %s", err);
         return -1;
     }
-    struct rp_discovery d = {0, rp_control_path(C.ctl),
-                             cfg->main && cfg->main[0] ? cfg->main : NULL, C.opt.raw,
-                             rp_wall_ns()};
-    if (rp_discovery_write(&d, NULL, C.discovery, sizeof C.discovery, err,
-                           sizeof err) != 0) {
-        C.discovery[0] = '\0';
+    if (advertise(err, sizeof err) != 0)
         rp_log("no discovery file, so `ringprof list` will not show this JVM (the "
                "control socket %s works): %s", rp_control_path(C.ctl), err);
-    }
     return 0;
 }
 
+/* The server first: until it has stopped it may write the discovery file again
+ * (op_rebound). */
 void rp_control_ops_stop(void)
 {
-    rp_discovery_remove(C.discovery);
-    C.discovery[0] = '\0';
     rp_control_stop(C.ctl);
     C.ctl = NULL;
+    rp_discovery_remove(C.discovery);
+    C.discovery[0] = '\0';
 }

@@ -25,16 +25,17 @@ struct rp_control_ops_config {
 
 /*
  * rp_control_ops_start: unless ctl=off, bind the control socket (ctl=PATH, or the
- * default path) and write the discovery file. Call once the flusher runs. A socket
- * that cannot be made is not a reason to stop profiling: it logs one line and the
+ * default path) and write the discovery file, again whenever the server makes its
+ * socket again (control.h, "Recovery"). Call once the flusher runs. A socket that
+ * cannot be made is not a reason to stop profiling: it logs one line and the
  * agent runs on without one. @return 0 if the socket serves, -1 if not (logged).
  * Not async-signal-safe; allocates; creates the "ringprof-ctl" thread.
  */
 int rp_control_ops_start(const struct rp_control_ops_config *cfg);
 
 /*
- * rp_control_ops_stop: remove the discovery file and stop the server (waiting for
- * a callback in progress). Call before the flusher's final close, so no request
+ * rp_control_ops_stop: stop the server (waiting for a callback in progress), then
+ * remove the discovery file. Call before the flusher's final close, so no request
  * races it. Safe to call when start failed or was never called, and twice.
  */
 void rp_control_ops_stop(void);

@@ -6,6 +6,7 @@
 #include "cpu.h"
 #include "slottab.h"
 #include "threads.h"
+#include "vthreads.h"
 
 static _Atomic uint64_t g_period_ns;
 static struct rp_sink_kind g_kind;
@@ -42,7 +43,8 @@ enum rp_sink_result rp_cpu_flush(const struct rp_sink *sk, struct rp_slot *s,
 {
     uint32_t thread, stack, kind;
     if (!rp_sink_ids(sk, s, h, flen, &thread, &stack) || !(kind = rp_cpu_kind(sk)) ||
-        rp_chunk_sample(sk->w, kind, thread, h->time, stack, h->weight, NULL) != 0)
+        rp_chunk_sample_vt(sk->w, kind, thread, rp_vthreads_chunk_id(sk, s, h->vthread),
+                           h->time, stack, h->weight, NULL) != 0)
         return RP_SINK_LOST;
     struct written *w = rp_slottab_get(&g_written, s->index, 1);
     uint32_t gen1 = atomic_load(&s->gen) + 1;

@@ -35,6 +35,7 @@
 #include "threads.h"
 #include "threadtimer.h"
 #include "unwind.h"
+#include "vthreads.h"
 
 static void *g_agct;
 static struct rp_async_config g_cfg;
@@ -185,6 +186,7 @@ static void take_sample(struct rp_slot *s, siginfo_t *si, ucontext_t *uc)
     h.slot = s->index;
     h.gen = atomic_load_explicit(&s->gen, memory_order_relaxed);
     h.agent = (uint32_t)s->in_agent;
+    h.vthread = rp_vthreads_current(s);
 
     volatile int nn = 0, nj = 0, status = RP_WALK_OK, trunc = 0;
     struct rp_stackwalk_result w;
@@ -607,6 +609,7 @@ static void kind_effective(struct rp_json *j)
     rp_json_kv_string(j, "timer", rp_cputimer_source_name());
     rp_json_kv_u64(j, "interval_ns", atomic_load(&g_interval_ns));
     rp_json_kv_bool(j, "native", g_cfg.native);
+    rp_json_kv_string(j, "vthreads_cpu", rp_vthreads_cpu_source_name());
 }
 
 /* The CPU timers: their source, and how many of each kind were made since

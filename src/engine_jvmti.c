@@ -18,6 +18,7 @@
 #include "sample.h"
 #include "slottab.h"
 #include "threads.h"
+#include "vthreads.h"
 
 static struct rp_jvmti_config g_cfg;
 static struct rp_ring *g_ring;
@@ -96,7 +97,13 @@ static void sample_slot(jvmtiEnv *jvmti, JNIEnv *jni, struct rp_slot *s)
     h.weight = weight;
     h.slot = s->index;
     h.gen = gen;
-    h.status = rp_callstack_of(t, g_java, g_cfg.depth, &h.njava, &h.flags);
+    /* A carrier's own stack stops where its virtual thread's begins: the
+     * stack is the virtual thread's it has mounted now, if any. */
+    jthread vt = rp_vthreads_mounted(jni, t);
+    h.vthread = vt ? rp_vthreads_of(jni, vt) : 0;
+    h.status = rp_callstack_of(vt ? vt : t, g_java, g_cfg.depth, &h.njava, &h.flags);
+    if (vt)
+        (*jni)->DeleteLocalRef(jni, vt);
     struct iovec iov[2] = {{&h, sizeof h}, {g_java, (size_t)h.njava * sizeof *g_java}};
     rp_ring_pushv(g_ring, iov, 2);
 out:

@@ -135,6 +135,9 @@ static char *g_rotate_path;          /* flusher-private: flush_step rotates into
 static rp_flusher_fn g_req_fn;
 static void *g_req_arg;
 static char g_req_err[512];
+/* A flush that also changes the next chunks' header (rp_flusher_rotate_meta):
+ * the key ("" for none) and its value. */
+static char g_req_meta_key[64], g_req_meta_value[RP_FLUSHER_META_MAX];
 
 /* The recording's state for status (rp_flusher_recording), under g_rec_lock. */
 static pthread_mutex_t g_rec_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -466,6 +469,7 @@ static void flush_step(struct flusher *f)
     registered(f, RP_COUNTERS_WALL);
     rp_stacks_write_status(emit_counter, f);
     registered(f, RP_COUNTERS_CPU);
+    rp_lock_flush_waiting(&sk);
     registered(f, RP_COUNTERS_LOCK);
     registered(f, RP_COUNTERS_TELEMETRY);
     registered(f, RP_COUNTERS_WALK);
@@ -579,6 +583,12 @@ static void serve_request(struct flusher *f)
         g_req_rc = -1, g_req_errno = errno;
     g_rotate_path = NULL;
     f->w = NULL;                      /* the next pass opens the next chunk */
+    /* After the rotation, so that what this pass drained, sampled before the
+     * change, is in a chunk with the header before it too. */
+    if (g_req_meta_key[0] &&
+        rp_recording_set_meta(f->cfg.rec, g_req_meta_key, g_req_meta_value) != 0)
+        rp_log("the next chunks' header could not take %s=%s: %s", g_req_meta_key,
+               g_req_meta_value, strerror(errno));
     publish(f);
     pthread_mutex_lock(&g_lock);
     snprintf(g_req_path, sizeof g_req_path, "%s", path);
@@ -776,25 +786,32 @@ int rp_flusher_stop(unsigned wait_ms)
 
 /* ------------------------------------------------------- control requests -- */
 
-static int post(rp_flusher_fn fn, void *arg, char *path, size_t pathlen,
-                unsigned wait_ms, char *err, size_t errlen);
+static int post(rp_flusher_fn fn, void *arg, const char *key, const char *value,
+                char *path, size_t pathlen, unsigned wait_ms, char *err, size_t errlen);
 
 int rp_flusher_request(char *path, size_t pathlen, unsigned wait_ms, char *err,
                        size_t errlen)
 {
-    return post(NULL, NULL, path, pathlen, wait_ms, err, errlen);
+    return post(NULL, NULL, NULL, NULL, path, pathlen, wait_ms, err, errlen);
+}
+
+int rp_flusher_rotate_meta(const char *key, const char *value, char *path,
+                           size_t pathlen, unsigned wait_ms, char *err, size_t errlen)
+{
+    return post(NULL, NULL, key, value, path, pathlen, wait_ms, err, errlen);
 }
 
 int rp_flusher_call(rp_flusher_fn fn, void *arg, unsigned wait_ms, char *err,
                     size_t errlen)
 {
     char path[8];
-    return post(fn, arg, path, sizeof path, wait_ms, err, errlen);
+    return post(fn, arg, NULL, NULL, path, sizeof path, wait_ms, err, errlen);
 }
 
-/* Post a request (a flush if fn is NULL) and wait for its answer. */
-static int post(rp_flusher_fn fn, void *arg, char *path, size_t pathlen,
-                unsigned wait_ms, char *err, size_t errlen)
+/* Post a request (a flush if fn is NULL, with a header change if key is not)
+ * and wait for its answer. */
+static int post(rp_flusher_fn fn, void *arg, const char *key, const char *value,
+                char *path, size_t pathlen, unsigned wait_ms, char *err, size_t errlen)
 {
     pthread_once(&g_conds_once, init_conds);
     struct timespec until = deadline_in((uint64_t)wait_ms * 1000000u);
@@ -809,6 +826,8 @@ static int post(rp_flusher_fn fn, void *arg, char *path, size_t pathlen,
     } else if (!timed_out) {
         g_req_fn = fn;
         g_req_arg = arg;
+        snprintf(g_req_meta_key, sizeof g_req_meta_key, "%s", key ? key : "");
+        snprintf(g_req_meta_value, sizeof g_req_meta_value, "%s", value ? value : "");
         g_req_pending = 1;
         g_req_done = 0;
         pthread_cond_broadcast(&g_wake);

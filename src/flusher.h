@@ -64,6 +64,19 @@ int rp_flusher_request(char *path, size_t pathlen, unsigned wait_ms, char *err,
                        size_t errlen);
 
 /*
+ * rp_flusher_rotate_meta: the same request, and every chunk opened after it has
+ * `key` = `value` in its header (rp_recording_set_meta: a value of at most
+ * RP_FLUSHER_META_MAX - 1 bytes, "" removes the key), so the chunk the change
+ * ends was written under its own header's settings and the next under the new
+ * ones (`ctl set`, RP_META_OPTIONS_SET). A request that timed out still changes
+ * the header when the flusher gets to it. Same caller rules and results as
+ * rp_flusher_request.
+ */
+#define RP_FLUSHER_META_MAX 512
+int rp_flusher_rotate_meta(const char *key, const char *value, char *path,
+                           size_t pathlen, unsigned wait_ms, char *err, size_t errlen);
+
+/*
  * rp_flusher_call: run `fn(arg, err, errlen)` on the flusher thread, which is
  * attached to the JVM (JVMTI refuses most calls from the control server's
  * thread with JVMTI_ERROR_UNATTACHED_THREAD), and wait up to `wait_ms` for it.

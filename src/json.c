@@ -30,6 +30,32 @@ void rp_json_free(struct rp_json *j)
     rp_json_init(j, max);
 }
 
+char *rp_json_take(struct rp_json *j, size_t *len)
+{
+    char *buf = j->buf;
+    *len = buf ? j->len : 0;
+    rp_json_init(j, j->max);
+    return buf;
+}
+
+void rp_json_mark(const struct rp_json *j, struct rp_json_mark *m)
+{
+    m->state = *j;
+}
+
+/* The buffer only grows after a mark, so the text up to the mark is still in it. */
+void rp_json_rewind(struct rp_json *j, const struct rp_json_mark *m)
+{
+    char *buf = j->buf;
+    size_t cap = j->cap, max = j->max;
+    *j = m->state;
+    j->buf = buf;
+    j->cap = cap;
+    j->max = max;
+    if (buf)
+        buf[j->len] = '\0';
+}
+
 void rp_json_reset(struct rp_json *j)
 {
     char *buf = j->buf;

@@ -58,8 +58,21 @@ size_t rp_json_max(const struct rp_json *j);
 void rp_json_members(struct rp_json *j, const char *obj, size_t len);
 /* Free the buffer and reset to empty (the writer may be used again). */
 void rp_json_free(struct rp_json *j);
+/* Hand the text over: @return the buffer (NUL-terminated, the caller frees it),
+ * its length in *len, and leave the writer empty as rp_json_free does; NULL with
+ * *len 0 before any write. */
+char *rp_json_take(struct rp_json *j, size_t *len);
 /* Drop the text but keep the buffer and max, and clear the error. */
 void rp_json_reset(struct rp_json *j);
+
+/* A point in the text to come back to: rp_json_rewind drops everything written
+ * after rp_json_mark (the text, the nesting, a sticky error), so a producer can
+ * try an element and take it back when it did not fit (RP_JSON_TOO_LONG). */
+struct rp_json_mark {
+    struct rp_json state;
+};
+void rp_json_mark(const struct rp_json *j, struct rp_json_mark *m);
+void rp_json_rewind(struct rp_json *j, const struct rp_json_mark *m);
 
 void rp_json_object_begin(struct rp_json *j);
 void rp_json_object_end(struct rp_json *j);

@@ -9,12 +9,20 @@
  * (one or two more reads, a tid lookup, and only for a stack-locked owner a pass
  * over the slots), and pushes one record. Entered runs while the thread owns the
  * monitor, so its time adds to the monitor's hold time; it is in the gauge
- * agent.lock_ns.total with Enter's (docs/agent.md gives figures).
+ * agent.lock_ns.total with Enter's (docs/agent.md gives figures). The waits in
+ * progress cost the waiting thread nothing more: the flusher reads what Enter
+ * published and walks the blocked thread's stack itself (GetStackTrace), once
+ * per wait; Entered's only addition is an exchange and a read (struct wait).
+ *
+ * A virtual thread's wait is kept with the thread (struct vwait), not with the
+ * carrier it waited on: from JDK 24 it may be mounted on another one by the
+ * time it gets the monitor. Such waits are not among the waits in progress.
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -32,6 +40,7 @@
 #include "sample.h"
 #include "slottab.h"
 #include "vmstructs.h"
+#include "vthreads.h"
 
 static struct {
     jvmtiEnv *jvmti;
@@ -45,11 +54,14 @@ static struct {
     _Atomic uint64_t threshold;
     _Atomic uint64_t on_since;          /* mono ns of the last switch on: a wait
                                          * start noted before it is stale         */
+    _Atomic uint64_t off_at;            /* mono ns of the last switch off or stop  */
+    _Atomic int final_due;              /* the waits in progress at off_at are yet
+                                         * to be written (rp_lock_flush_waiting)  */
     _Atomic int inflight;
     pthread_mutex_t switch_lock;        /* switch calls vs. each other and stop    */
     int stopping;
     _Atomic uint64_t samples, below, owner_unknown, no_thread, agent_thread, ring_dropped,
-                     callback_ns;
+                     callback_ns, waiting_written;
 } L = {.switch_lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* env->wake of the engine table's start (the lock kind's entry, below). */
@@ -162,9 +174,17 @@ static struct rp_slot *current_slot(int count)
  * t0 (release); a reader takes t0 (acquire), the fields, and t0 again after an
  * acquire fence, and keeps the copy only if t0 is non-zero and unchanged (a
  * new wait has a new start). `gen1`: the occupant it belongs to (the slot's
- * generation + 1). */
+ * generation + 1).
+ *
+ * `reported`: the start of the wait the flusher last wrote in progress (kind
+ * lock.waiting), so that the wait's finished record can say so and a reader
+ * drops the in-progress ones. A Dekker pair, all sequentially consistent: the
+ * flusher stores reported = t0, then reads t0 again and writes the record only
+ * if t0 is unchanged; Entered exchanges t0 for 0, then reads reported. Of the
+ * two, whichever comes second sees the other's write: either the flusher finds
+ * t0 gone and writes nothing, or Entered finds reported == its t0. */
 struct wait {
-    _Atomic uint64_t t0, owner;
+    _Atomic uint64_t t0, owner, reported;
     _Atomic uint32_t gen1, klass;
 };
 static struct rp_slottab g_waits = RP_SLOTTAB(struct wait);
@@ -194,11 +214,14 @@ static struct rp_slot *owner_at(uint64_t owner, uint64_t t0)
 }
 
 static void record(struct rp_slot *s, JNIEnv *jni, uint64_t t0, uint64_t owner,
-                   uint32_t klass, uint64_t waited, uint64_t threshold)
+                   uint32_t klass, uint64_t waited, uint64_t threshold, int reported,
+                   uint64_t vthread)
 {
     struct rp_sample_hdr h = {.type = RP_SAMPLE_LOCK, .time = t0, .weight = waited,
-                              .slot = s->index, .gen = atomic_load(&s->gen)};
-    struct rp_lock_tail t = {.threshold_ns = threshold, .klass = klass};
+                              .slot = s->index, .gen = atomic_load(&s->gen),
+                              .vthread = vthread};
+    struct rp_lock_tail t = {.threshold_ns = threshold, .klass = klass,
+                             .reported = (uint32_t)reported};
     struct rp_slot *o = owner_at(owner, t0);
     if (o) {
         t.owner_slot = o->index + 1;
@@ -225,15 +248,58 @@ static void record(struct rp_slot *s, JNIEnv *jni, uint64_t t0, uint64_t owner,
         rp_engine_wake();
 }
 
+/* A virtual thread's wait. On JDK 24 and later a virtual thread blocked on a
+ * monitor unmounts, and its Entered comes on whatever carrier it is mounted on
+ * then: its wait cannot be its carrier's (g_waits), so it goes with the thread,
+ * in the thread's JVMTI thread-local storage, made at Enter and freed at
+ * Entered: one per virtual thread waiting now (and one left on a thread whose
+ * Entered did not come because recording was switched off meanwhile, until its
+ * next Entered). These waits are not listed as waits in progress. */
+struct vwait {
+    uint64_t t0, owner;
+    uint32_t klass;
+};
+
+/* Note the start of a virtual thread's wait. */
+static void vwait_begin(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread, struct rp_slot *s,
+                        jobject object, uint64_t t0)
+{
+    struct vwait *v = NULL;
+    if ((*jvmti)->GetThreadLocalStorage(jvmti, thread, (void **)&v) != JVMTI_ERROR_NONE)
+        return;
+    if (!v && (v = malloc(sizeof *v)) &&
+        (*jvmti)->SetThreadLocalStorage(jvmti, thread, v) != JVMTI_ERROR_NONE) {
+        free(v);
+        v = NULL;
+    }
+    if (v)
+        *v = (struct vwait){t0, s ? rp_vmstructs_pending_owner(atomic_load(&s->java_thread)) : 0,
+                            L.have_tags ? class_of(jni, object) : 0};
+}
+
+/* Take a virtual thread's wait (t0 0: none). */
+static struct vwait vwait_end(jvmtiEnv *jvmti, jthread thread)
+{
+    struct vwait *v = NULL, got = {0, 0, 0};
+    if ((*jvmti)->GetThreadLocalStorage(jvmti, thread, (void **)&v) == JVMTI_ERROR_NONE && v) {
+        got = *v;
+        (*jvmti)->SetThreadLocalStorage(jvmti, thread, NULL);
+        free(v);
+    }
+    return got;
+}
+
 static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                        jobject object)
 {
-    (void)jvmti; (void)thread;
     atomic_fetch_add(&L.inflight, 1);
     if (atomic_load(&L.on)) {
         uint64_t t0 = rp_mono_ns();
         struct rp_slot *s = current_slot(1);
-        struct wait *w = s ? rp_slottab_get(&g_waits, s->index, 1) : NULL;
+        int virtual = rp_vthreads_is_virtual(jni, thread);
+        struct wait *w = s && !virtual ? rp_slottab_get(&g_waits, s->index, 1) : NULL;
+        if (s && virtual)
+            vwait_begin(jvmti, jni, thread, s, object, t0);
         if (w) {
             /* The owner field now, resolved only if the wait turns out long;
              * the class now, so that a wait in progress can be named and
@@ -259,7 +325,6 @@ static void JNICALL on_contended_enter(jvmtiEnv *jvmti, JNIEnv *jni, jthread thr
 static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread,
                                          jobject object)
 {
-    (void)jvmti; (void)thread;
     atomic_fetch_add(&L.inflight, 1);
     if (atomic_load(&L.on)) {
         uint64_t t1 = rp_mono_ns();
@@ -268,15 +333,21 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
          * before the last switch on is stale: noted in an earlier period of
          * recording whose Entered never came (stop lock disabled the event),
          * it would make this wait look as long as the pause. */
-        struct wait *w = s ? rp_slottab_get(&g_waits, s->index, 0) : NULL;
+        int virtual = rp_vthreads_is_virtual(jni, thread);
+        struct wait *w = s && !virtual ? rp_slottab_get(&g_waits, s->index, 0) : NULL;
         uint64_t t0 = 0, owner = 0;
         uint32_t klass = 0;
-        if (w && atomic_load_explicit(&w->gen1, memory_order_relaxed) ==
+        int reported = 0;
+        if (virtual) {
+            struct vwait v = vwait_end(jvmti, thread);
+            if (s)
+                t0 = v.t0, owner = v.owner, klass = v.klass;
+        } else if (w && atomic_load_explicit(&w->gen1, memory_order_relaxed) ==
                      atomic_load(&s->gen) + 1) {
-            t0 = atomic_load_explicit(&w->t0, memory_order_relaxed);
             owner = atomic_load_explicit(&w->owner, memory_order_relaxed);
             klass = atomic_load_explicit(&w->klass, memory_order_relaxed);
-            atomic_store_explicit(&w->t0, 0, memory_order_release);
+            t0 = atomic_exchange(&w->t0, 0);          /* the Dekker pair (struct wait) */
+            reported = t0 && atomic_load(&w->reported) == t0;
         }
         if (t0 < atomic_load(&L.on_since))
             t0 = 0;
@@ -288,7 +359,7 @@ static void JNICALL on_contended_entered(jvmtiEnv *jvmti, JNIEnv *jni, jthread t
              * waiting Java code (sample.h): the timer signal stays open. */
             int outer = rp_callstack_enter(s, RP_AGENT_LOCK);
             record(s, jni, t0, owner, klass ? klass : class_of(jni, object), t1 - t0,
-                   threshold);
+                   threshold, reported, rp_vthreads_of(jni, thread));
             rp_callstack_leave(s, outer);
         }
         atomic_fetch_add_explicit(&L.callback_ns, rp_mono_ns() - t1, memory_order_relaxed);
@@ -331,6 +402,31 @@ void rp_lock_wait_json(struct rp_json *j, const struct rp_lock_wait *w, int thre
     rp_json_object_end(j);
 }
 
+/* The wait in progress on slot `i` as of `now`, begun at or after `since` and at
+ * least `min_age_ns` before `now`, into *out (a consistent copy: the sequence
+ * lock of struct wait). @return its entry, or NULL (none, torn, another
+ * occupant's, stale, too young). */
+static struct wait *wait_at(uint32_t i, uint64_t since, uint64_t now, uint64_t min_age_ns,
+                            struct rp_lock_wait *out)
+{
+    struct rp_slot *s = rp_threads_slot(i);
+    struct wait *w = rp_slottab_get(&g_waits, i, 0);
+    if (!w || atomic_load(&s->state) != RP_SLOT_LIVE)
+        return NULL;
+    uint64_t t0 = atomic_load_explicit(&w->t0, memory_order_acquire);
+    uint64_t owner = atomic_load_explicit(&w->owner, memory_order_relaxed);
+    uint32_t klass = atomic_load_explicit(&w->klass, memory_order_relaxed);
+    uint32_t gen1 = atomic_load_explicit(&w->gen1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    if (!t0 || atomic_load_explicit(&w->t0, memory_order_relaxed) != t0 ||
+        gen1 != atomic_load(&s->gen) + 1 || t0 < since || now < t0 ||
+        now - t0 < min_age_ns)
+        return NULL;
+    *out = (struct rp_lock_wait){.slot = s, .start_ns = t0, .age_ns = now - t0,
+                                 .klass = klass, .owner = owner_at(owner, t0)};
+    return w;
+}
+
 size_t rp_lock_waits(struct rp_lock_wait *out, size_t max, uint64_t min_age_ns)
 {
     size_t k = 0;
@@ -338,24 +434,9 @@ size_t rp_lock_waits(struct rp_lock_wait *out, size_t max, uint64_t min_age_ns)
         return 0;                       /* entries are not kept up to date */
     uint64_t since = atomic_load(&L.on_since), now = rp_mono_ns();
     uint32_t n = rp_threads_count();
-    for (uint32_t i = 0; i < n && k < max; i++) {
-        struct rp_slot *s = rp_threads_slot(i);
-        struct wait *w = rp_slottab_get(&g_waits, i, 0);
-        if (!w || atomic_load(&s->state) != RP_SLOT_LIVE)
-            continue;
-        uint64_t t0 = atomic_load_explicit(&w->t0, memory_order_acquire);
-        uint64_t owner = atomic_load_explicit(&w->owner, memory_order_relaxed);
-        uint32_t klass = atomic_load_explicit(&w->klass, memory_order_relaxed);
-        uint32_t gen1 = atomic_load_explicit(&w->gen1, memory_order_relaxed);
-        atomic_thread_fence(memory_order_acquire);
-        if (!t0 || atomic_load_explicit(&w->t0, memory_order_relaxed) != t0 ||
-            gen1 != atomic_load(&s->gen) + 1 || t0 < since || now < t0 ||
-            now - t0 < min_age_ns)
-            continue;
-        struct rp_slot *o = owner_at(owner, t0);
-        out[k++] = (struct rp_lock_wait){.slot = s, .start_ns = t0, .age_ns = now - t0,
-                                         .klass = klass, .owner = o};
-    }
+    for (uint32_t i = 0; i < n && k < max; i++)
+        if (wait_at(i, since, now, min_age_ns, &out[k]))
+            k++;
     return k;
 }
 
@@ -382,6 +463,16 @@ void rp_lock_init(jvmtiEnv *jvmti, const struct rp_lock_config *cfg,
     atomic_store(&L.configured, cfg->on);
     cb->MonitorContendedEnter = on_contended_enter;
     cb->MonitorContendedEntered = on_contended_entered;
+}
+
+/* Recording stops (switch_lock held): the waits in progress now are the last
+ * ones the callbacks kept, to be written once more as of now. */
+static void note_off(void)
+{
+    if (!atomic_load(&L.on))
+        return;
+    atomic_store(&L.off_at, rp_mono_ns());
+    atomic_store(&L.final_due, 1);
 }
 
 static jvmtiError enable(jvmtiEvent ev, int on)
@@ -446,6 +537,8 @@ int rp_lock_switch(int on, char *err, size_t errlen)
     if (on) {
         atomic_store(&L.configured, 1);
         atomic_store(&L.on_since, rp_mono_ns());
+    } else {
+        note_off();
     }
     atomic_store(&L.on, on);
     jvmtiError e1 = enable(JVMTI_EVENT_MONITOR_CONTENDED_ENTER, on);
@@ -483,6 +576,7 @@ void rp_lock_stop(unsigned wait_ms)
 {
     pthread_mutex_lock(&L.switch_lock);
     L.stopping = 1;
+    note_off();
     atomic_store(&L.on, 0);
     if (L.have_cap) {
         enable(JVMTI_EVENT_MONITOR_CONTENDED_ENTER, 0);
@@ -512,6 +606,7 @@ void rp_lock_stats(struct rp_lock_stats *out)
     out->agent_thread = atomic_load(&L.agent_thread);
     out->ring_dropped = atomic_load(&L.ring_dropped);
     out->callback_ns = atomic_load(&L.callback_ns);
+    out->waiting_written = atomic_load(&L.waiting_written);
 }
 
 /* --------------------------------------------------- the lock kind's entry -- */
@@ -597,6 +692,7 @@ static void kind_status(struct rp_json *j)
     rp_json_kv_u64(j, "ring_dropped", st.ring_dropped);
     rp_json_kv_u64(j, "no_thread", st.no_thread);
     rp_json_kv_u64(j, "callback_ns", st.callback_ns);
+    rp_json_kv_u64(j, "waiting_written", st.waiting_written);
     static struct rp_lock_wait w[STATUS_WAITS_MAX];     /* callbacks never overlap */
     size_t n = rp_lock_waits(w, STATUS_WAITS_MAX, a.threshold_ns);
     rp_json_key(j, "waiting");
@@ -641,19 +737,120 @@ enum rp_sink_result rp_lock_flush(const struct rp_sink *sk, struct rp_slot *s,
     uint32_t owner = rp_sink_slot_thread(sk, t.owner_slot, t.owner_gen);
     if (t.owner_slot && !owner)
         g_owner_gone++;
-    uint64_t extra[RP_LOCK_NEXTRA] = {rp_stacks_class(t.klass), owner, t.threshold_ns};
+    uint64_t extra[RP_LOCK_NEXTRA] = {rp_stacks_class(t.klass), owner, t.threshold_ns,
+                                      t.reported};
     if (!ids || !extra[RP_LOCK_X_CLASS] ||
         !rp_sink_kind(sk, &kind, RP_KIND_LOCK, "ns", 0, LOCK_EXTRA, RP_LOCK_NEXTRA) ||
-        rp_chunk_sample(sk->w, kind.id, thread, h->time, stack, h->weight, extra) != 0)
+        rp_chunk_sample_vt(sk->w, kind.id, thread, rp_vthreads_chunk_id(sk, s, h->vthread),
+                           h->time, stack, h->weight, extra) != 0)
         return RP_SINK_LOST;
     return RP_SINK_WRITTEN;
+}
+
+/* ------------------------------------------------- waits in progress -- */
+
+/* What the flusher keeps of the wait it last wrote in progress on a slot: the
+ * record (header and frames, `cap` frames' room) made for it, so that a wait
+ * that lasts over many flushes is walked once (GetStackTrace, a handshake with
+ * the blocked thread). Flusher only. */
+struct held {
+    uint64_t t0;
+    uint32_t gen1, cap;
+    struct rp_sample_hdr *rec;
+};
+static struct rp_slottab g_held = RP_SLOTTAB(struct held);
+static struct rp_java_frame *g_walk;      /* depth frames, for the walk          */
+static uint64_t g_waiting_unwritten;      /* waits in progress not written       */
+
+/* The record of wait `lw` (its stack, walked at its first writing), or NULL if
+ * there is no memory for it. */
+static struct rp_sample_hdr *held_record(JNIEnv *jni, const struct rp_lock_wait *lw)
+{
+    struct rp_slot *s = lw->slot;
+    uint32_t gen = atomic_load(&s->gen);
+    struct held *e = rp_slottab_get(&g_held, s->index, 1);
+    if (!e || (!g_walk && !(g_walk = malloc((size_t)L.cfg.depth * sizeof *g_walk))))
+        return NULL;
+    if (e->rec && e->t0 == lw->start_ns && e->gen1 == gen + 1)
+        return e->rec;
+    uint32_t n = 0;
+    uint16_t flags = 0;
+    jthread t = rp_threads_local_ref(jni, s);
+    int32_t status = t ? rp_callstack_of(t, g_walk, L.cfg.depth, &n, &flags)
+                       : RP_WALK_JVMTI_ERROR;
+    if (t)
+        (*jni)->DeleteLocalRef(jni, t);
+    if (!e->rec || e->cap < n) {
+        struct rp_sample_hdr *r = realloc(e->rec, rp_sample_size(0, n));
+        if (!r)
+            return NULL;
+        e->rec = r;
+        e->cap = n;
+    }
+    *e->rec = (struct rp_sample_hdr){.type = RP_SAMPLE_LOCK, .flags = flags,
+                                     .status = status, .slot = s->index, .gen = gen,
+                                     .njava = n};
+    memcpy((void *)rp_sample_java(e->rec), g_walk, (size_t)n * sizeof *g_walk);
+    e->t0 = lw->start_ns;
+    e->gen1 = gen + 1;
+    return e->rec;
+}
+
+/* Write wait `lw` (entry `w`) in progress, if it still is: the Dekker pair of
+ * struct wait. @return 1 written, 0 ended meanwhile, -1 not written (no
+ * memory). */
+static int write_waiting(const struct rp_sink *sk, struct wait *w,
+                         const struct rp_lock_wait *lw, uint64_t threshold)
+{
+    static struct rp_sink_kind kind;
+    atomic_store(&w->reported, lw->start_ns);
+    if (atomic_load(&w->t0) != lw->start_ns)
+        return 0;                        /* its finished record follows, reported */
+    struct rp_sample_hdr *h = held_record(sk->jni, lw);
+    if (!h)
+        return -1;
+    h->time = lw->start_ns;
+    h->weight = lw->age_ns;
+    uint32_t thread = sk->thread_id(sk->ctx, lw->slot);
+    uint32_t stack = thread ? rp_stacks_id(h, rp_sample_size(0, h->njava)) : 0;
+    uint64_t extra[RP_LOCK_WAITING_NEXTRA] = {
+        lw->klass ? rp_stacks_class(lw->klass) : 0,
+        lw->owner ? sk->thread_id(sk->ctx, lw->owner) : 0, threshold};
+    if (!stack ||
+        !rp_sink_kind(sk, &kind, RP_KIND_LOCK_WAITING, "ns", 0, LOCK_EXTRA,
+                      RP_LOCK_WAITING_NEXTRA) ||
+        rp_chunk_sample(sk->w, kind.id, thread, lw->start_ns, stack, lw->age_ns, extra) != 0)
+        return -1;
+    return 1;
+}
+
+void rp_lock_flush_waiting(const struct rp_sink *sk)
+{
+    uint64_t as_of;
+    if (atomic_load(&L.on))
+        as_of = sk->now;
+    else if (atomic_exchange(&L.final_due, 0))
+        as_of = atomic_load(&L.off_at);
+    else
+        return;
+    uint64_t since = atomic_load(&L.on_since), threshold = atomic_load(&L.threshold);
+    uint32_t n = rp_threads_count(), written = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct rp_lock_wait lw;
+        struct wait *w = wait_at(i, since, as_of, threshold, &lw);
+        int rc = w ? write_waiting(sk, w, &lw, threshold) : 0;
+        written += rc > 0;
+        g_waiting_unwritten += rc < 0;
+    }
+    atomic_fetch_add(&L.waiting_written, written);
+    rp_sink_gauge(sk, RP_GAUGE_LOCK_WAITING, written);
 }
 
 /* ------------------------------------------------- counters and gauges -- */
 
 static const char *const LOCK_COUNTERS[] = {
     RP_COUNTER_LOST_PREFIX "lock_no_thread", "lock.below_threshold",
-    "lock.owner_unknown", "lock.agent_thread", "lock.owner_gone",
+    "lock.owner_unknown", "lock.agent_thread", "lock.owner_gone", "lock.waiting_unwritten",
 };
 
 static void lock_counters_read(uint64_t *v)
@@ -661,7 +858,7 @@ static void lock_counters_read(uint64_t *v)
     struct rp_lock_stats s;
     rp_lock_stats(&s);
     const uint64_t now[] = {s.no_thread, s.below_threshold, s.owner_unknown, s.agent_thread,
-                            g_owner_gone};
+                            g_owner_gone, g_waiting_unwritten};
     _Static_assert(sizeof now / sizeof now[0] ==
                    sizeof LOCK_COUNTERS / sizeof LOCK_COUNTERS[0], "LOCK_COUNTERS");
     memcpy(v, now, sizeof now);

@@ -24,6 +24,12 @@
  * in between, it is a thread the agent does not know — the owner is unknown
  * (owner 0, counted as lock.owner_unknown).
  *
+ * Waits in progress. A record is pushed only when a wait ends, so a deadlock
+ * would leave none: at every flush the flusher also writes each wait still in
+ * progress that is over the threshold (rp_lock_flush_waiting: kind lock.waiting,
+ * one record per wait per flush, and once more when recording stops), from what
+ * the Enter callback published; the reader keeps one record per wait (events.h).
+ *
  * Capability: can_generate_monitor_events, asked for at load only when lock= is
  * on, else on the first `ctl start lock` (it can be added in the live phase).
  *
@@ -92,6 +98,7 @@ struct rp_lock_stats {
     uint64_t agent_thread;      /* on one of the agent's own threads                */
     uint64_t ring_dropped;      /* the push failed (counted by the ring too)        */
     uint64_t callback_ns;       /* time in both callbacks, all threads              */
+    uint64_t waiting_written;   /* waits written in progress (lock.waiting records) */
 };
 void rp_lock_stats(struct rp_lock_stats *out);
 
@@ -135,7 +142,8 @@ void rp_lock_wait_json(struct rp_json *j, const struct rp_lock_wait *w, int thre
 
 /* Register the lock counters and gauge (counters.h), group RP_COUNTERS_LOCK:
  * the lock records lost for want of a slot, the contended entries not
- * recorded, the owners no longer known when written; the callbacks' time.
+ * recorded, the owners no longer known when written, the waits in progress not
+ * written; the callbacks' time.
  * Agent start, before the flusher runs. */
 void rp_lock_counters_register(void);
 
@@ -143,5 +151,21 @@ void rp_lock_counters_register(void);
  * then its struct rp_lock_tail. Flusher thread. */
 enum rp_sink_result rp_lock_flush(const struct rp_sink *sk, struct rp_slot *s,
                                   const struct rp_sample_hdr *h, size_t flen);
+
+/*
+ * rp_lock_flush_waiting: once per flush, after the rings are drained, the waits
+ * still in progress that are at least the threshold long, one record each of
+ * kind lock.waiting (include/ringprof/events.h: time = the wait's start, weight =
+ * its age now), and the gauge lock.waiting (how many). While recording is on,
+ * as of the pass's time; at the first flush after it stopped (`ctl stop lock`,
+ * or the agent's stop before the last flush), once more as of that moment: the
+ * waits that never ended are in the recording's last segment. The stack is
+ * taken once per wait (GetStackTrace on the waiting thread, through `sk->jni`)
+ * and kept for its later records; a wait that ends while it is written is left
+ * to its finished record, which then says reported (struct wait's protocol).
+ * Waits that cannot be written for want of memory are counted
+ * (lock.waiting_unwritten). Flusher thread; calls JVMTI.
+ */
+void rp_lock_flush_waiting(const struct rp_sink *sk);
 
 #endif

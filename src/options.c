@@ -30,7 +30,7 @@
 
 /* Per-sample ring record overhead and frame size, for the depth/ring cross-check:
  * src/sample.h's header, an allocation record's tail and the ring's own framing
- * (48 + 32 + 8), rounded up generously. */
+ * (56 + 32 + 8), rounded up generously. */
 #define RECORD_HEADER_BYTES 128u
 #define RECORD_FRAME_BYTES 16u
 
@@ -281,6 +281,21 @@ static int parse_lock(const struct opt_def *d, const char *v, struct rp_options 
     return 0;
 }
 
+/* vthreads=: on, mount, off. */
+static int parse_vthreads(const struct opt_def *d, const char *v, struct rp_options *o)
+{
+    (void)d;
+    if (!strcmp(v, "on"))
+        o->vthreads = RP_VTHREADS_ON;
+    else if (!strcmp(v, "mount"))
+        o->vthreads = RP_VTHREADS_MOUNT;
+    else if (!strcmp(v, "off"))
+        o->vthreads = RP_VTHREADS_OFF;
+    else
+        return -1;
+    return 0;
+}
+
 static const struct opt_def defs[] = {
     {"dir", "./ringprof-<pid>", "a directory path of at most 1023 bytes",
      "recording directory (created, mode 0700; only this user or root may write "
@@ -351,6 +366,11 @@ static const struct opt_def defs[] = {
     {"wallthreads", "64", "a number from 1 to 65536",
      "wall=: most threads sampled per wall tick; more are taken in turn",
      parse_count, 1, 65536, FIELD(wall_threads)},
+    {"vthreads", "on", "on, mount, off",
+     "name the virtual thread each sample ran on (JDK 21+): on, where it costs nothing "
+     "(allocation and lock samples; CPU samples on JDK 24+); mount, CPU samples on "
+     "JDK 21-23 too, through mount events that cost each mount (docs/agent.md)",
+     parse_vthreads, 0, 0, FIELD(vthreads)},
     {"service", "the main class or jar", "a name of 1 to 255 bytes without control "
      "characters or commas",
      "the service a backend files the recording under (OTLP service.name)",
@@ -359,6 +379,9 @@ static const struct opt_def defs[] = {
      "A-Za-z0-9_.- starting with a letter or _, VALUE 1-256 printable, no , or ;",
      "labels the tool adds to the recording's profiles (OTLP resource attributes, pprof "
      "sample labels)", parse_labels, 0, 0, FIELD(labels)},
+    {"quiet", "off", "on, off",
+     "no line on stderr at start naming the recording directory (warnings and errors "
+     "are still printed)", parse_onoff, 0, 0, FIELD(quiet)},
 };
 #define NDEFS (sizeof defs / sizeof defs[0])
 

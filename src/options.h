@@ -29,6 +29,14 @@ enum rp_timer_source {
     RP_TIMER_POSIX        /* a POSIX timer on each thread's CPU clock (tick-bound)    */
 };
 
+/* vthreads=: which virtual thread samples name (src/vthreads.h). */
+enum rp_vthreads_mode {
+    RP_VTHREADS_ON = 0,   /* where it costs nothing: the callbacks' thread, and CPU
+                           * samples where HotSpot has JavaThread::_monitor_owner_id */
+    RP_VTHREADS_MOUNT,    /* and CPU samples elsewhere, by the mount/unmount events */
+    RP_VTHREADS_OFF       /* none: samples name their carrier only                */
+};
+
 #define RP_OPT_PATH_MAX 1024
 /* recording=: the longest recording id (letters, digits, '.', '_', '-'). */
 #define RP_OPT_RECORDING_MAX 64
@@ -58,10 +66,12 @@ struct rp_options {
     int ctl_off;                  /* ctl=off: no control socket                      */
     uint64_t wall_ns;             /* wall-clock sampling interval; 0: wall=off       */
     uint64_t wall_threads;        /* most threads the wall sampler visits per tick   */
+    enum rp_vthreads_mode vthreads; /* vthreads=                                     */
     char service[256];            /* service=: the service the recording is filed    */
                                   /* under (chunk header service.name); "" unset     */
     char labels[RP_OPT_PATH_MAX]; /* labels=: "KEY:VALUE;..." (ringprof/labels.h),   */
                                   /* chunk header labels; "" unset                  */
+    int quiet;                    /* quiet=on: no start line on stderr (warnings stay) */
     int help;                     /* "help" was given: print the table, do nothing   */
     char recording[RP_OPT_RECORDING_MAX + 1]; /* recording.id; "": a fresh one   */
     char raw[RP_OPT_PATH_MAX * 2];/* the option string as given, for chunk metadata   */

@@ -77,6 +77,9 @@ struct rp_sample_hdr {
     uint32_t agent;         /* async: the agent's work the thread was in (enum
                              * rp_agent_work), 0: none; its frames are dropped and
                              * the flusher writes one marker frame in their place */
+    uint64_t vthread;       /* the java.lang.Thread id of the virtual thread the
+                             * sample ran on (vthreads.h; `slot` is its carrier),
+                             * 0: none, or not known                             */
 };
 
 /* Agent work that runs on application threads (their own JVMTI callbacks). A
@@ -151,7 +154,8 @@ struct rp_lock_tail {
     uint32_t owner_slot;    /* the owner's thread slot + 1 when the wait began, 0:
                              * unknown                                            */
     uint32_t owner_gen;     /* that slot's generation                              */
-    uint32_t pad;
+    uint32_t reported;      /* 1: the flusher may have written the wait in progress
+                             * (kind lock.waiting) before it ended (lock.c)       */
     uint64_t threshold_ns;  /* lock= in force                                      */
 };
 

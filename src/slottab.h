@@ -16,8 +16,9 @@
  * module's business, not the table's.
  *
  * Threads: rp_slottab_get from any thread, concurrently. With make = 0 it only
- * loads a pointer (no allocation, no lock). Not for the signal handler: nothing
- * there needs a module's entry, and make would allocate.
+ * loads a pointer (no allocation, no lock), which the signal handler may do
+ * (vthreads.c reads the mounted virtual thread so); make allocates, never in
+ * a handler.
  */
 #ifndef RINGPROF_SRC_SLOTTAB_H
 #define RINGPROF_SRC_SLOTTAB_H

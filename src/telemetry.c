@@ -40,10 +40,11 @@ static struct {
     uint64_t period, next;
     /* MXBeans and methods, once looked up (looked == 1: tried). */
     int looked, warned;
-    jobject memory, classes;            /* global refs                              */
+    jobject memory, classes, threads;   /* global refs                              */
     jobject gcs[GC_BEANS_MAX];
     int ngcs;
     jmethodID heap_usage, usage_used, usage_committed, gc_count, gc_time, class_count;
+    jmethodID thread_count, daemon_count, started_count, peak_count;
     /* The task directory, kept open between readings. */
     DIR *tasks;
     /* Last values of cumulative gauges: a .total never decreases. */
@@ -165,8 +166,9 @@ static void look_up(JNIEnv *jni)
     jclass mm = (*jni)->FindClass(jni, "java/lang/management/MemoryMXBean");
     jclass gc = (*jni)->FindClass(jni, "java/lang/management/GarbageCollectorMXBean");
     jclass cl = (*jni)->FindClass(jni, "java/lang/management/ClassLoadingMXBean");
+    jclass th = (*jni)->FindClass(jni, "java/lang/management/ThreadMXBean");
     jclass list = (*jni)->FindClass(jni, "java/util/List");
-    if (!mf || !mu || !mm || !gc || !cl || !list)
+    if (!mf || !mu || !mm || !gc || !cl || !th || !list)
         goto out;
     jmethodID get_mem = (*jni)->GetStaticMethodID(jni, mf, "getMemoryMXBean",
                                                   "()Ljava/lang/management/MemoryMXBean;");
@@ -174,6 +176,8 @@ static void look_up(JNIEnv *jni)
                                                  "()Ljava/lang/management/ClassLoadingMXBean;");
     jmethodID get_gcs = (*jni)->GetStaticMethodID(jni, mf, "getGarbageCollectorMXBeans",
                                                   "()Ljava/util/List;");
+    jmethodID get_th = (*jni)->GetStaticMethodID(jni, mf, "getThreadMXBean",
+                                                 "()Ljava/lang/management/ThreadMXBean;");
     T.heap_usage = (*jni)->GetMethodID(jni, mm, "getHeapMemoryUsage",
                                        "()Ljava/lang/management/MemoryUsage;");
     T.usage_used = (*jni)->GetMethodID(jni, mu, "getUsed", "()J");
@@ -181,15 +185,23 @@ static void look_up(JNIEnv *jni)
     T.gc_count = (*jni)->GetMethodID(jni, gc, "getCollectionCount", "()J");
     T.gc_time = (*jni)->GetMethodID(jni, gc, "getCollectionTime", "()J");
     T.class_count = (*jni)->GetMethodID(jni, cl, "getLoadedClassCount", "()I");
+    T.thread_count = (*jni)->GetMethodID(jni, th, "getThreadCount", "()I");
+    T.daemon_count = (*jni)->GetMethodID(jni, th, "getDaemonThreadCount", "()I");
+    T.started_count = (*jni)->GetMethodID(jni, th, "getTotalStartedThreadCount", "()J");
+    T.peak_count = (*jni)->GetMethodID(jni, th, "getPeakThreadCount", "()I");
     jmethodID size = (*jni)->GetMethodID(jni, list, "size", "()I");
     jmethodID get = (*jni)->GetMethodID(jni, list, "get", "(I)Ljava/lang/Object;");
-    if (!get_mem || !get_cl || !get_gcs || !size || !get || (*jni)->ExceptionCheck(jni))
+    if (!get_mem || !get_cl || !get_gcs || !get_th || !size || !get ||
+        (*jni)->ExceptionCheck(jni))
         goto out;
     if (T.heap_usage && T.usage_used && T.usage_committed)
         T.memory = global_of(jni, (*jni)->CallStaticObjectMethod(jni, mf, get_mem));
     (*jni)->ExceptionClear(jni);
     if (T.class_count)
         T.classes = global_of(jni, (*jni)->CallStaticObjectMethod(jni, mf, get_cl));
+    (*jni)->ExceptionClear(jni);
+    if (T.thread_count && T.daemon_count && T.started_count && T.peak_count)
+        T.threads = global_of(jni, (*jni)->CallStaticObjectMethod(jni, mf, get_th));
     (*jni)->ExceptionClear(jni);
     jobject beans = T.gc_count && T.gc_time
                   ? (*jni)->CallStaticObjectMethod(jni, mf, get_gcs) : NULL;
@@ -205,11 +217,11 @@ static void look_up(JNIEnv *jni)
         (*jni)->DeleteLocalRef(jni, beans);
 out:
     (*jni)->ExceptionClear(jni);
-    jclass all[] = {mf, mu, mm, gc, cl, list};
+    jclass all[] = {mf, mu, mm, gc, cl, th, list};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (all[i])
             (*jni)->DeleteLocalRef(jni, all[i]);
-    if (!T.memory || !T.classes || !T.ngcs)
+    if (!T.memory || !T.classes || !T.threads || !T.ngcs)
         rp_log_once(&T.warned, "telemetry: some java.lang.management MXBeans are not "
                     "available; their gauges are left out (counted as telemetry.failed)");
 }
@@ -270,6 +282,30 @@ static int loaded_classes(JNIEnv *jni, uint64_t *out)
     return 0;
 }
 
+/* The ThreadMXBean's Java thread counts, in the order of RP_GAUGE_THREADS_JAVA,
+ * _DAEMON, _STARTED and _PEAK (events.h). */
+static int java_threads(JNIEnv *jni, uint64_t out[4])
+{
+    if (!T.threads)
+        return -1;
+    jobject t = T.threads;
+    jlong v[4];
+    v[0] = (*jni)->CallIntMethod(jni, t, T.thread_count);
+    v[1] = (*jni)->ExceptionCheck(jni) ? -1 : (*jni)->CallIntMethod(jni, t, T.daemon_count);
+    v[2] = (*jni)->ExceptionCheck(jni) ? -1 : (*jni)->CallLongMethod(jni, t, T.started_count);
+    v[3] = (*jni)->ExceptionCheck(jni) ? -1 : (*jni)->CallIntMethod(jni, t, T.peak_count);
+    if ((*jni)->ExceptionCheck(jni)) {
+        (*jni)->ExceptionClear(jni);
+        return -1;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (v[i] < 0)
+            return -1;
+        out[i] = (uint64_t)v[i];
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------- a reading -- */
 
 /* A cumulative gauge: never below its previous value (a collector or an agent
@@ -321,6 +357,12 @@ void rp_telemetry_pass(JNIEnv *jni, struct rp_chunk_writer *w, uint64_t now)
     gauge(w, RP_GAUGE_THREADS, now, total > 0, total);
     ok = total > 0 && runnable(total, &run) == 0;     /* before `run` is read */
     gauge(w, RP_GAUGE_THREADS_RUNNABLE, now, ok, run);
+    uint64_t jt[4] = {0};
+    ok = java_threads(jni, jt) == 0;
+    gauge(w, RP_GAUGE_THREADS_JAVA, now, ok, jt[0]);
+    gauge(w, RP_GAUGE_THREADS_DAEMON, now, ok, jt[1]);
+    gauge(w, RP_GAUGE_THREADS_STARTED, now, ok, jt[2]);
+    gauge(w, RP_GAUGE_THREADS_PEAK, now, ok, jt[3]);
     uint64_t classes = 0;
     ok = loaded_classes(jni, &classes) == 0;
     gauge(w, RP_GAUGE_CLASSES, now, ok, classes);

@@ -2,13 +2,13 @@
  * src/telemetry.h — process telemetry: once a `telemetry=` period (1 s by
  * default) the flusher writes the gauges of include/ringprof/events.h into the
  * chunk: process CPU (user, system), RSS, Java heap used and committed, GC count
- * and time (all collectors), OS threads (total, runnable), loaded classes, and
- * the agent's own CPU.
+ * and time (all collectors), OS threads (total, runnable), Java threads (live,
+ * daemon, started, peak), loaded classes, and the agent's own CPU.
  *
  * Sources: getrusage and /proc/self/statm and /proc/self/stat (one read each);
  * the java.lang.management MXBeans through JNI (MemoryMXBean, the
- * GarbageCollectorMXBeans, ClassLoadingMXBean), looked up once and kept as global
- * references; /proc/self/task/<tid>/stat for the runnable count, bounded to
+ * GarbageCollectorMXBeans, ClassLoadingMXBean, ThreadMXBean), looked up once and
+ * kept as global references; /proc/self/task/<tid>/stat for the runnable count, bounded to
  * about 1 ms a reading (telemetry.c says how); the agent threads' CPU clocks.
  * The MXBeans' first lookup makes the JVM load java.lang.management and
  * sun.management classes (docs/agent.md lists the cost).

@@ -6,10 +6,20 @@
  * IsSameObject); give each waiting thread the thread it waits for; find the
  * cycles of that relation (each thread waits for at most one, so a walk from
  * every thread finds each cycle once) and read their threads again; write the
- * JSON. The JSON goes to a writer of this module's own (a call that timed out
- * still runs later, so it must not touch the caller's reply); the control
- * thread copies its members into the reply once the call has returned, when no
- * dump is running.
+ * JSON, the deadlocked threads first and then the others for as long as they
+ * fit in the reply (each thread is written, and taken back if it passed the
+ * limit: rp_json_mark). The threads are the platform threads (GetAllThreads) and
+ * then the virtual threads the JVM's thread containers hold (threadcontainers.h),
+ * at most RP_THREADDUMP_VTHREADS_MAX; both kinds wait for and hold locks of each
+ * other, so the cycles run through both. Threads are found by their Java id
+ * (by_tid), not by comparing references with every thread. Virtual threads are
+ * written in groups of those that are alike (same state, same frames, same lock
+ * waited for, no lock held), so two thousand threads parked in one place are
+ * one stack and two thousand ids; when the groups do not fit after the platform
+ * threads, only their count is written. The JSON goes to a writer of this
+ * module's own (a call that timed out still runs later, so it must not touch the
+ * caller's reply); the control thread copies its members into the reply once
+ * the call has returned, when no dump is running.
  *
  * The threads and locks the dump keeps are global references, and every other
  * reference is deleted once read, so the dump needs a constant number of local
@@ -29,8 +39,10 @@
 #include "lock.h"
 #include "methods.h"
 #include "park.h"
+#include "threadcontainers.h"
 #include "threaddump.h"
 #include "threads.h"
+#include "u64map.h"
 
 /* The local references a dump holds at once (a thread's transient ones). */
 #define LOCAL_REFS 64
@@ -38,11 +50,19 @@
 /* Contended monitor waits in progress matched to the dump's threads. */
 #define WAITS_MAX 4096
 
+/* What the reply holds beside the dump's members ("protocol", "ok", "command",
+ * the closing brace and newline), and what the members after the threads take
+ * ("threads_total", "threads_omitted"): room kept free of threads so that a
+ * dump cut at the limit still makes a whole reply. */
+#define REPLY_HEAD_ROOM 256
+#define DUMP_TAIL_ROOM 256
+
 static struct {
     JavaVM *vm;
     jvmtiEnv *jvmti;
     jvmtiCapabilities got;             /* the dump's capabilities held            */
     jfieldID tid;                      /* Thread.tid                              */
+    jfieldID carrier;                  /* VirtualThread.carrierThread, or NULL    */
     int park;                          /* park.h's fields are available           */
     jclass system;                     /* global ref                              */
     jmethodID ihash;
@@ -78,13 +98,21 @@ struct th {
     int wait_lock;             /* and that lock                                  */
     int in_cycle;
     const struct rp_lock_wait *wait;   /* lock.h's wait in progress, or NULL      */
+    int virtual;               /* a virtual thread (after the platform ones)    */
+    int carrier;               /* a mounted virtual thread's carrier, or -1     */
 };
 
 struct dump {
     JNIEnv *jni;
     jthread *refs;             /* GetAllThreads' array, made global references   */
-    jint n;
+    jint n;                    /* threads in t: nplat platform, then virtual     */
+    jint nplat;
+    size_t capt;
     struct th *t;
+    struct rp_u64map by_tid;   /* Java thread id -> index in t                   */
+    struct rp_tc_walk vt;      /* what the virtual-thread walk saw               */
+    int vt_walked;             /* 1: the containers were walked, -1: the walk
+                                * failed part way, 0: no containers (JDK 17)   */
     struct lk *l;
     size_t nl, capl;
     int **cycles;              /* each: thread indexes, -1 ended                 */
@@ -140,6 +168,13 @@ static int lookup_ids(JNIEnv *jni)
         D.tid = (*jni)->GetFieldID(jni, thread, "tid", "J");
         (*jni)->ExceptionClear(jni);
     }
+    jclass vt = (*jni)->FindClass(jni, "java/lang/VirtualThread");
+    (*jni)->ExceptionClear(jni);
+    if (vt) {                           /* JDK 21+; optional: carriers unnamed */
+        D.carrier = (*jni)->GetFieldID(jni, vt, "carrierThread", "Ljava/lang/Thread;");
+        (*jni)->ExceptionClear(jni);
+        (*jni)->DeleteLocalRef(jni, vt);
+    }
     if (system) {
         D.ihash = (*jni)->GetStaticMethodID(jni, system, "identityHashCode",
                                             "(Ljava/lang/Object;)I");
@@ -193,13 +228,20 @@ static int lock_index(struct dump *d, jobject obj)
     return (int)d->nl++;
 }
 
+/* The thread index of the thread whose Java id is `id`, or -1. */
+static int id_index(const struct dump *d, int64_t id)
+{
+    uint64_t v;
+    return id && rp_u64map_get(&d->by_tid, (uint64_t)id, &v) ? (int)v : -1;
+}
+
 /* The thread index of `thread` in the dump, or -1. */
 static int thread_index(const struct dump *d, jobject thread)
 {
-    for (jint i = 0; thread && i < d->n; i++)
-        if ((*d->jni)->IsSameObject(d->jni, d->refs[i], thread))
-            return (int)i;
-    return -1;
+    if (!thread)
+        return -1;
+    int i = id_index(d, (int64_t)(*d->jni)->GetLongField(d->jni, thread, D.tid));
+    return i >= 0 && (*d->jni)->IsSameObject(d->jni, d->t[i].ref, thread) ? i : -1;
 }
 
 /* The thread index of the thread in `slot`, by its Java thread id, or -1. */
@@ -209,10 +251,7 @@ static int slot_index(const struct dump *d, struct rp_slot *slot)
     if (!slot)
         return -1;
     rp_threads_meta(slot, &m);
-    for (jint i = 0; m.java_tid && i < d->n; i++)
-        if (d->t[i].id == m.java_tid)
-            return (int)i;
-    return -1;
+    return id_index(d, m.java_tid);
 }
 
 /* The object `t` waits for now: the monitor it is blocked on, else the object it
@@ -277,6 +316,9 @@ static void read_thread(struct dump *d, struct th *t)
             (*jni)->DeleteLocalRef(jni, info.context_class_loader);
     }
     t->id = (int64_t)(*jni)->GetLongField(jni, t->ref, D.tid);
+    t->carrier = -1;
+    if (t->id)
+        rp_u64map_put(&d->by_tid, (uint64_t)t->id, (uint64_t)(t - d->t));
     if ((*D.jvmti)->GetThreadState(D.jvmti, t->ref, &t->state) != JVMTI_ERROR_NONE)
         t->state = 0;
     /* Read into one buffer, kept at its size: 2000 threads of a few frames
@@ -294,6 +336,43 @@ static void read_thread(struct dump *d, struct th *t)
         (*D.jvmti)->GetFrameCount(D.jvmti, t->ref, &t->total) != JVMTI_ERROR_NONE)
         t->total = t->nframes;
     read_monitors(d, t);
+}
+
+/* One virtual thread of the walk (threadcontainers.h), read as a platform
+ * thread is, with its carrier while it is mounted. One that finds no memory is
+ * counted by the walk but not listed. */
+static void add_vthread(void *arg, jobject thread)
+{
+    struct dump *d = arg;
+    JNIEnv *jni = d->jni;
+    if ((size_t)d->n == d->capt) {
+        struct th *t = realloc(d->t, d->capt * 2 * sizeof *t);
+        if (!t)
+            return;
+        memset(t + d->capt, 0, d->capt * sizeof *t);
+        d->t = t;
+        d->capt *= 2;
+    }
+    jobject ref = (*jni)->NewGlobalRef(jni, thread);
+    if (!ref)
+        return;
+    struct th *t = &d->t[d->n++];
+    t->ref = ref;
+    t->virtual = 1;
+    read_thread(d, t);
+    jobject c = D.carrier ? (*jni)->GetObjectField(jni, ref, D.carrier) : NULL;
+    int ci = thread_index(d, c);
+    t->carrier = ci >= 0 && ci < d->nplat ? ci : -1;
+    if (c)
+        (*jni)->DeleteLocalRef(jni, c);
+}
+
+/* The virtual threads, after the platform ones (their carriers among them). */
+static void read_vthreads(struct dump *d)
+{
+    int rc = rp_tc_each(d->jni, RP_THREADDUMP_VTHREADS_MAX, d->refs, (size_t)d->nplat,
+                        add_vthread, d, &d->vt);
+    d->vt_walked = rc == 0 ? 1 : d->vt.containers ? -1 : 0;
 }
 
 /* ------------------------------------------------------------- deadlocks -- */
@@ -409,11 +488,9 @@ static void match_waits(struct dump *d)
     rp_lock_state(&st);
     size_t n = rp_lock_waits(D.waits, WAITS_MAX, st.threshold_ns);
     for (size_t k = 0; k < n; k++) {
-        struct rp_slot_meta m;
-        rp_threads_meta(D.waits[k].slot, &m);
-        for (jint i = 0; i < d->n; i++)
-            if (m.java_tid && d->t[i].id == m.java_tid)
-                d->t[i].wait = &D.waits[k];
+        int i = slot_index(d, D.waits[k].slot);
+        if (i >= 0)
+            d->t[i].wait = &D.waits[k];
     }
 }
 
@@ -530,14 +607,11 @@ static void held_json(struct rp_json *j, const struct dump *d, int i)
     rp_json_array_end(j);
 }
 
-static void thread_json(struct rp_json *j, const struct dump *d, int i)
+/* A thread's state, locks and frames: the members of its object after its
+ * name and id (a platform thread's; a group of virtual threads'). */
+static void thread_body_json(struct rp_json *j, const struct dump *d, int i)
 {
     const struct th *t = &d->t[i];
-    rp_json_object_begin(j);
-    rp_json_kv_string(j, "name", t->name);
-    rp_json_kv_i64(j, "id", t->id);
-    rp_json_kv_bool(j, "daemon", t->daemon);
-    rp_json_kv_i64(j, "priority", t->priority);
     rp_json_kv_string(j, "state", state_name(t->state));
     state_details(j, t->state);
     if (t->contended >= 0)
@@ -555,7 +629,180 @@ static void thread_json(struct rp_json *j, const struct dump *d, int i)
     rp_json_kv_bool(j, "deadlocked", t->in_cycle);
     held_json(j, d, i);
     frames_json(j, d, t);
+}
+
+static void thread_json(struct rp_json *j, const struct dump *d, int i)
+{
+    const struct th *t = &d->t[i];
+    rp_json_object_begin(j);
+    rp_json_kv_string(j, "name", t->name);
+    rp_json_kv_i64(j, "id", t->id);
+    rp_json_kv_bool(j, "daemon", t->daemon);
+    rp_json_kv_i64(j, "priority", t->priority);
+    thread_body_json(j, d, i);
     rp_json_object_end(j);
+}
+
+/* ------------------------------------------------- virtual thread groups -- */
+
+/* Whether thread i holds a lock: such a thread is listed alone. */
+static int holds_lock(const struct dump *d, int i)
+{
+    if (d->t[i].nheld)
+        return 1;
+    for (size_t k = 0; k < d->nl; k++)
+        if (d->l[k].ownable && d->l[k].owner == i)
+            return 1;
+    return 0;
+}
+
+/* What makes two virtual threads alike (alike() compares it all): state,
+ * what they wait for, their frames. */
+static uint64_t group_hash(const struct dump *d, int i)
+{
+    const struct th *t = &d->t[i];
+    uint64_t h = rp_mix64((uint64_t)(uint32_t)t->state << 32 | (uint32_t)t->nframes);
+    h = rp_mix64(h ^ (uint64_t)(uint32_t)t->contended ^ (uint64_t)(uint32_t)t->parked << 32);
+    h = rp_mix64(h ^ (uint64_t)(uint32_t)t->waits_for ^ (uint64_t)(uint32_t)t->total << 32);
+    for (jint f = 0; f < t->nframes; f++)
+        h = rp_mix64(h ^ (uint64_t)(uintptr_t)t->frames[f].method ^
+                     (uint64_t)t->frames[f].location << 40);
+    return h;
+}
+
+static int alike(const struct dump *d, int a, int b)
+{
+    const struct th *x = &d->t[a], *y = &d->t[b];
+    if (x->state != y->state || x->nframes != y->nframes || x->total != y->total ||
+        x->contended != y->contended || x->parked != y->parked ||
+        x->waits_for != y->waits_for || x->wait_lock != y->wait_lock ||
+        x->pending_owner != y->pending_owner || x->in_cycle != y->in_cycle)
+        return 0;
+    for (jint f = 0; f < x->nframes; f++)
+        if (x->frames[f].method != y->frames[f].method ||
+            x->frames[f].location != y->frames[f].location)
+            return 0;
+    return 1;
+}
+
+struct vt_key {
+    uint64_t hash;
+    int i;
+};
+
+static int vt_key_cmp(const void *a, const void *b)
+{
+    const struct vt_key *x = a, *y = b;
+    if (x->hash != y->hash)
+        return x->hash < y->hash ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+struct vt_group {
+    int rep, count, at;        /* first member; members; offset in the list  */
+};
+
+static int vt_group_cmp(const void *a, const void *b)
+{
+    const struct vt_group *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return (x->rep > y->rep) - (x->rep < y->rep);
+}
+
+/* The virtual threads in groups of alike ones, the largest first; members[]
+ * holds each group's threads from group.at, in the walk's order. @return the
+ * number of groups (0 when out of memory: *groups NULL). */
+static size_t group_vthreads(const struct dump *d, struct vt_group **groups, int **members)
+{
+    size_t nv = (size_t)(d->n - d->nplat), ng = 0;
+    struct vt_key *k = malloc(nv * sizeof *k + 1);
+    int *of = malloc(nv * sizeof *of + 1);
+    struct vt_group *g = malloc(nv * sizeof *g + 1);
+    int *m = malloc(nv * sizeof *m + 1);
+    if (!k || !of || !g || !m) {
+        free(k), free(of), free(g), free(m);
+        *groups = NULL;
+        *members = NULL;
+        return 0;
+    }
+    for (size_t v = 0; v < nv; v++) {
+        int i = d->nplat + (int)v;
+        /* A lock holder is alone: a hash no other thread has. */
+        k[v] = (struct vt_key){holds_lock(d, i) ? UINT64_MAX - v : group_hash(d, i), i};
+    }
+    qsort(k, nv, sizeof *k, vt_key_cmp);
+    for (size_t a = 0, run = 0; a < nv; a++) {
+        if (a && k[a].hash != k[a - 1].hash)
+            run = ng;                          /* this hash's groups start here */
+        size_t gi = run;
+        while (gi < ng && !alike(d, g[gi].rep, k[a].i))
+            gi++;
+        if (gi == ng)
+            g[ng++] = (struct vt_group){k[a].i, 0, 0};
+        g[gi].count++;
+        of[k[a].i - d->nplat] = (int)gi;
+    }
+    for (size_t gi = 0, at = 0; gi < ng; gi++) {
+        g[gi].at = (int)at;
+        at += (size_t)g[gi].count;
+        g[gi].count = 0;
+    }
+    for (size_t v = 0; v < nv; v++) {
+        struct vt_group *x = &g[of[v]];
+        m[x->at + x->count++] = d->nplat + (int)v;
+    }
+    for (size_t gi = 0; gi < ng; gi++)
+        g[gi].rep = m[g[gi].at];
+    qsort(g, ng, sizeof *g, vt_group_cmp);
+    free(k);
+    free(of);
+    *groups = g;
+    *members = m;
+    return ng;
+}
+
+/* "virtual_threads": how many the containers held and how many were read,
+ * then the groups: each with its count, what its threads have in common, and
+ * their ids, names and carriers. Absent where the JVM has no virtual threads. */
+static void vthreads_json(struct rp_json *j, const struct dump *d)
+{
+    if (!d->vt_walked)
+        return;
+    struct vt_group *g;
+    int *m;
+    size_t ng = group_vthreads(d, &g, &m);
+    rp_json_key(j, "virtual_threads");
+    rp_json_object_begin(j);
+    rp_json_kv_u64(j, "total", d->vt.total);
+    rp_json_kv_u64(j, "listed", g ? (uint64_t)(d->n - d->nplat) : 0);
+    rp_json_kv_u64(j, "max", RP_THREADDUMP_VTHREADS_MAX);
+    if (d->vt_walked < 0)
+        rp_json_kv_bool(j, "incomplete", 1);
+    rp_json_key(j, "groups");
+    rp_json_array_begin(j);
+    for (size_t gi = 0; gi < ng; gi++) {
+        rp_json_object_begin(j);
+        rp_json_kv_u64(j, "count", (uint64_t)g[gi].count);
+        thread_body_json(j, d, g[gi].rep);
+        rp_json_key(j, "threads");
+        rp_json_array_begin(j);
+        for (int k = 0; k < g[gi].count; k++) {
+            const struct th *t = &d->t[m[g[gi].at + k]];
+            rp_json_object_begin(j);
+            rp_json_kv_i64(j, "id", t->id);
+            rp_json_kv_string(j, "name", t->name);
+            if (t->carrier >= 0)
+                rp_json_kv_string(j, "carrier", d->t[t->carrier].name);
+            rp_json_object_end(j);
+        }
+        rp_json_array_end(j);
+        rp_json_object_end(j);
+    }
+    rp_json_array_end(j);
+    rp_json_object_end(j);
+    free(g);
+    free(m);
 }
 
 static void deadlocks_json(struct rp_json *j, const struct dump *d)
@@ -569,6 +816,8 @@ static void deadlocks_json(struct rp_json *j, const struct dump *d)
             rp_json_object_begin(j);
             rp_json_kv_string(j, "thread", t->name);
             rp_json_kv_i64(j, "id", t->id);
+            if (t->virtual)
+                rp_json_kv_bool(j, "virtual", 1);
             if (t->wait_lock >= 0)
                 lock_json(j, d, "waits_for", t->wait_lock);
             else
@@ -594,6 +843,66 @@ static void unavailable_json(struct rp_json *j)
     rp_json_array_end(j);
 }
 
+/* Add thread i to the array open in j if it fits. @return 1, or 0 (nothing
+ * written) when it would take the text past the writer's max. */
+static int thread_fits(struct rp_json *j, const struct dump *d, int i)
+{
+    struct rp_json_mark m;
+    rp_json_mark(j, &m);
+    thread_json(j, d, i);
+    if (rp_json_error(j) != RP_JSON_TOO_LONG)
+        return 1;
+    rp_json_rewind(j, &m);
+    return 0;
+}
+
+/* The platform threads, those in a deadlock first (in the order of the cycles),
+ * then the others in the JVM's order, as many as fit in the reply: the dump of a
+ * big JVM (10,000 threads of deep stacks) is cut rather than refused, and the
+ * threads that matter most come first. @return how many were written. */
+static jint threads_json(struct rp_json *j, const struct dump *d)
+{
+    jint written = 0;
+    int room = 1;
+    rp_json_key(j, "threads");
+    rp_json_array_begin(j);
+    for (size_t c = 0; c < d->ncycles && room; c++)
+        for (const int *i = d->cycles[c]; *i >= 0 && room; i++) {
+            if (*i >= d->nplat)
+                continue;                     /* a virtual one: in its group */
+            room = thread_fits(j, d, *i);
+            written += room;
+        }
+    for (jint i = 0; i < d->nplat && room; i++)
+        if (!d->t[i].in_cycle) {
+            room = thread_fits(j, d, (int)i);
+            written += room;
+        }
+    rp_json_array_end(j);
+    return written;
+}
+
+/* The virtual threads' groups, if they fit after the platform threads; else
+ * their count alone, with "omitted": the groups the reply had no room for. The
+ * count is written with the writer's max raised to `most` (the tail's room). */
+static void vthreads_fit(struct rp_json *j, const struct dump *d, size_t most)
+{
+    struct rp_json_mark m;
+    rp_json_mark(j, &m);
+    vthreads_json(j, d);
+    if (rp_json_error(j) != RP_JSON_TOO_LONG)
+        return;
+    rp_json_rewind(j, &m);
+    rp_json_set_max(j, most);
+    rp_json_key(j, "virtual_threads");
+    rp_json_object_begin(j);
+    rp_json_kv_u64(j, "total", d->vt.total);
+    rp_json_kv_u64(j, "listed", 0);
+    rp_json_kv_u64(j, "max", RP_THREADDUMP_VTHREADS_MAX);
+    rp_json_kv_bool(j, "omitted", 1);
+    rp_json_object_end(j);
+}
+
 /* ------------------------------------------------------------- the call -- */
 
 static void dump_free(struct dump *d)
@@ -607,11 +916,14 @@ static void dump_free(struct dump *d)
     for (size_t c = 0; c < d->ncycles; c++)
         free(d->cycles[c]);
     free(d->cycles);
+    for (jint i = d->nplat; d->t && i < d->n; i++)
+        (*d->jni)->DeleteGlobalRef(d->jni, d->t[i].ref);
     free(d->t);
     for (size_t k = 0; k < d->nl; k++)
         (*d->jni)->DeleteGlobalRef(d->jni, d->l[k].ref);
     free(d->l);
-    for (jint i = 0; d->refs && i < d->n; i++)
+    rp_u64map_free(&d->by_tid);
+    for (jint i = 0; d->refs && i < d->nplat; i++)
         if (d->refs[i])
             (*d->jni)->DeleteGlobalRef(d->jni, d->refs[i]);
     if (d->refs)
@@ -647,6 +959,7 @@ static int take(void *arg, char *err, size_t errlen)
         snprintf(err, errlen, "the threads could not be listed (JVMTI error %d)", (int)e);
         goto out;
     }
+    d.nplat = d.n;
     /* GetAllThreads' local references, global ones from here on. */
     int refs_ok = 1;
     for (jint i = 0; i < d.n; i++) {
@@ -655,7 +968,8 @@ static int take(void *arg, char *err, size_t errlen)
         (*jni)->DeleteLocalRef(jni, local);
         refs_ok &= d.refs[i] != NULL;   /* a NULL jthread would be the flusher */
     }
-    if (!refs_ok || !(d.t = calloc((size_t)d.n + 1, sizeof *d.t))) {
+    d.capt = (size_t)d.n + 1;
+    if (!refs_ok || !(d.t = calloc(d.capt, sizeof *d.t))) {
         snprintf(err, errlen, "out of memory for the thread dump of %d threads", (int)d.n);
         goto out;
     }
@@ -663,24 +977,28 @@ static int take(void *arg, char *err, size_t errlen)
         d.t[i].ref = d.refs[i];
         read_thread(&d, &d.t[i]);
     }
+    read_vthreads(&d);
     link_waits(&d);
     find_cycles(&d);
     match_waits(&d);
+    const size_t most = RP_CONTROL_THREADS_REPLY_MAX - REPLY_HEAD_ROOM;
+    rp_json_set_max(&D.out, most - DUMP_TAIL_ROOM);
     rp_json_object_begin(&D.out);
     unavailable_json(&D.out);
     deadlocks_json(&D.out, &d);
-    rp_json_key(&D.out, "threads");
-    rp_json_array_begin(&D.out);
-    for (jint i = 0; i < d.n; i++)
-        thread_json(&D.out, &d, (int)i);
-    rp_json_array_end(&D.out);
+    jint written = rp_json_error(&D.out) ? 0 : threads_json(&D.out, &d);
+    vthreads_fit(&D.out, &d, most);
+    rp_json_set_max(&D.out, most);
+    rp_json_kv_i64(&D.out, "threads_total", d.nplat);
+    rp_json_kv_i64(&D.out, "threads_omitted", d.nplat - written);
     rp_json_object_end(&D.out);
     if (rp_json_error(&D.out) == RP_JSON_OK) {
         rc = 0;
     } else {
         snprintf(err, errlen, "the thread dump of %d threads is %s", (int)d.n,
                  rp_json_error(&D.out) == RP_JSON_TOO_LONG
-                 ? "larger than the reply limit (RP_CONTROL_THREADS_REPLY_MAX)"
+                 ? "larger than the reply limit (RP_CONTROL_THREADS_REPLY_MAX) with "
+                   "its deadlocks alone"
                  : "incomplete (out of memory)");
     }
 out:

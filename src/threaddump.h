@@ -7,12 +7,19 @@
  * (lock.h), and first the deadlocks: cycles of threads each waiting for a lock
  * the next one holds.
  *
+ * Virtual threads (JDK 21+), which GetAllThreads does not return, come from the
+ * JVM's thread containers (threadcontainers.h), at most
+ * RP_THREADDUMP_VTHREADS_MAX of them, and are written in groups of alike ones
+ * with their count ("virtual_threads"); they take part in the deadlocks like
+ * any thread.
+ *
  * The dump is taken on the flusher (rp_engine_call: JVMTI and JNI need a thread
  * attached to the JVM), one thread after another with GetAllThreads,
  * GetThreadState, GetStackTrace, GetOwnedMonitorStackDepthInfo and
  * GetCurrentContendedMonitor; each of those is a handshake with that one thread,
  * never a stop of the whole VM, and no Java code runs (fields are read with JNI;
- * the one call is System.identityHashCode, an intrinsic). Application threads
+ * the calls are System.identityHashCode, an intrinsic, and on JDK 21+ the
+ * thread containers' streams, threadcontainers.h). Application threads
  * never wait for the agent: the dump waits for them. Because the threads are
  * read one by one, a cycle is reported only after a second read of each of its
  * threads finds it still waiting for the same lock.
@@ -45,6 +52,13 @@
  * frames would alone fill the reply. */
 #define RP_THREADDUMP_FRAMES_MAX 1024
 
+/* Virtual threads read in a dump at most; the rest are counted, not read
+ * (threadcontainers.h). Reading one costs a few JVMTI calls (its stack from its
+ * continuation when it is not mounted) and keeps its frames until the reply is
+ * written: 10,000 of them are well under a second and a few MiB, where a JVM
+ * may hold millions. */
+#define RP_THREADDUMP_VTHREADS_MAX 10000
+
 /* Load time, after the agent's own capabilities: ask for the dump's (those the
  * JVM offers; a refusal is not an error, the dump asks again). Keeps `vm` and
  * `jvmti` for the dumps. */
@@ -52,11 +66,13 @@ void rp_threaddump_init(JavaVM *vm, jvmtiEnv *jvmti);
 
 /*
  * rp_threaddump_reply: take a dump on the flusher and add its members
- * ("deadlocks", "threads", and "unavailable" if a capability is missing) to the
- * reply object open in `out`. @return 0, or -1 with one sentence in err (the
- * flusher did not answer in time, the agent is shutting down, the dump would be
- * larger than RP_CONTROL_THREADS_REPLY_MAX). The control server's thread; one
- * call at a time.
+ * ("unavailable", "deadlocks", "threads", "threads_total", "threads_omitted") to
+ * the reply object open in `out`. The threads in a deadlock come first, then the
+ * others in the JVM's order while the reply stays within
+ * RP_CONTROL_THREADS_REPLY_MAX; those that do not fit are left out and counted
+ * ("threads_omitted"). @return 0, or -1 with one sentence in err (the flusher
+ * did not answer in time, the agent is shutting down, the deadlocks alone would
+ * be larger than the limit). The control server's thread; one call at a time.
  */
 int rp_threaddump_reply(struct rp_json *out, char *err, size_t errlen);
 

@@ -186,6 +186,11 @@ static int safe_read(uint64_t addr, void *out, size_t len)
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
 }
 
+int rp_vmstructs_read(uint64_t addr, void *out, size_t len)
+{
+    return safe_read(addr, out, len);
+}
+
 uint64_t rp_vmstructs_java_thread(JNIEnv *jni, jobject thread)
 {
     jfieldID eetop = atomic_load_explicit(&g_eetop, memory_order_acquire);
@@ -279,6 +284,19 @@ uint64_t rp_vmstructs_owner_id(uint64_t java_thread)
         safe_read(java_thread + (uint64_t)g_owner_id_off, &id, sizeof id))
         return 0;
     return id;
+}
+
+int rp_vmstructs_have_self_owner_id(void)
+{
+    return g_env_off >= 0 && g_owner_id_off >= 0;
+}
+
+int64_t rp_vmstructs_self_owner_id(JNIEnv *env)
+{
+    if (!env || !rp_vmstructs_have_self_owner_id())
+        return 0;
+    uint64_t jt = (uint64_t)(uintptr_t)env - (uint64_t)g_env_off;
+    return *(volatile const int64_t *)(uintptr_t)(jt + (uint64_t)g_owner_id_off);
 }
 
 int rp_vmstructs_code_bounds(uint64_t *low, uint64_t *high)

@@ -83,6 +83,14 @@ int rp_vmstructs_owner_ids(void);
 /* JavaThread::_monitor_owner_id of a JavaThread*, 0 if unknown. */
 uint64_t rp_vmstructs_owner_id(uint64_t java_thread);
 
+/* The calling thread's own JavaThread::_monitor_owner_id, through the JNIEnv
+ * that lives inside its JavaThread (`env`, NULL: 0): on a carrier, the id of
+ * the virtual thread mounted on it (HotSpot sets it at each mount and back at
+ * the unmount), else its own. The calling thread only. Async-signal-safe (one
+ * load). rp_vmstructs_have_self_owner_id says whether it can answer. */
+int64_t rp_vmstructs_self_owner_id(JNIEnv *env);
+int rp_vmstructs_have_self_owner_id(void);
+
 /* ------------------------------------- the async engine's walk (stackwalk.c) -- */
 
 /* HotSpot's code cache, [low, high) (CodeCache::_low_bound, _high_bound).
@@ -127,5 +135,10 @@ int rp_vmstructs_field(const char *type, const char *field, struct rp_vm_field *
 long rp_vmstructs_type_size(const char *type);
 /* An integer constant (gHotSpotVMIntConstants). @return 0, or -1 if absent. */
 int rp_vmstructs_int(const char *name, int *out);
+
+/* Read `len` bytes of this process at `addr` without risking a fault
+ * (process_vm_readv). @return 0, or -1 if any byte could not be read. Any
+ * thread but a signal handler. */
+int rp_vmstructs_read(uint64_t addr, void *out, size_t len);
 
 #endif

@@ -157,6 +157,9 @@ wait_socket() {
 }
 
 show_err() { sed 's/^/  stderr: /' "${1:-$work/err}" | head -20; }
+# complaints FILE: the agent's lines in a JVM's stderr but its start line
+# ("ringprof: recording to DIR", docs/agent.md), which says nothing is wrong.
+complaints() { { grep -a '^ringprof:' "$1" || true; } | { grep -av '^ringprof: recording to ' || true; }; }
 
 # no_hs_err [DIR]: fail if a JVM left a crash log in DIR ($work).
 no_hs_err() {

@@ -93,17 +93,19 @@ static void expect(const struct rp_event *ev, const char *name)
     nx++;
 }
 
-static void w_sample(struct rp_chunk_writer *w, uint32_t kind, uint32_t thread,
-                     uint64_t time, uint32_t stack, uint64_t weight, const uint64_t *extra,
-                     uint32_t nextra)
+/* A sample on virtual thread `vthread` (0: none), and its expected event. */
+static void w_sample_vt(struct rp_chunk_writer *w, uint32_t kind, uint32_t thread,
+                        uint32_t vthread, uint64_t time, uint32_t stack, uint64_t weight,
+                        const uint64_t *extra, uint32_t nextra)
 {
-    CHECK(rp_chunk_sample(w, kind, thread, time, stack, weight, extra) == 0,
+    CHECK(rp_chunk_sample_vt(w, kind, thread, vthread, time, stack, weight, extra) == 0,
           "sample: %s", strerror(errno));
     struct rp_event ev;
     memset(&ev, 0, sizeof ev);
     ev.type = RP_EV_SAMPLE;
     ev.u.sample.kind = kind;
     ev.u.sample.thread = thread;
+    ev.u.sample.vthread = vthread;
     ev.u.sample.stack = stack;
     ev.u.sample.time = time;
     ev.u.sample.weight = weight;
@@ -111,6 +113,13 @@ static void w_sample(struct rp_chunk_writer *w, uint32_t kind, uint32_t thread,
     for (uint32_t i = 0; i < nextra; i++)
         ev.u.sample.extra[i] = extra[i];
     expect(&ev, NULL);
+}
+
+static void w_sample(struct rp_chunk_writer *w, uint32_t kind, uint32_t thread,
+                     uint64_t time, uint32_t stack, uint64_t weight, const uint64_t *extra,
+                     uint32_t nextra)
+{
+    w_sample_vt(w, kind, thread, 0, time, stack, weight, extra, nextra);
 }
 
 static void x_thread(uint32_t id, const char *name)
@@ -195,7 +204,8 @@ static int events_equal(const struct rp_reader *r, const struct rp_event *a,
         if (a->u.sample.kind != b->u.sample.kind || a->u.sample.thread != b->u.sample.thread ||
             a->u.sample.stack != b->u.sample.stack || a->u.sample.time != b->u.sample.time ||
             a->u.sample.weight != b->u.sample.weight ||
-            a->u.sample.nextra != b->u.sample.nextra)
+            a->u.sample.nextra != b->u.sample.nextra ||
+            a->u.sample.vthread != b->u.sample.vthread)
             return 0;
         for (uint32_t i = 0; i < a->u.sample.nextra; i++)
             if (a->u.sample.extra[i] != b->u.sample.extra[i])
@@ -799,6 +809,7 @@ static void test_write_failure(void)
     /* The limit lets 64 bytes of the next segment through, then EFBIG. */
     REQUIRE(set_fsize((rlim_t)(good + 64)) == 0, "setrlimit");
     uint32_t th2 = rp_chunk_thread(w, 2, 2, 0, "born-in-failure", 0, t);
+    uint32_t vt = rp_chunk_vthread(w, 77, "vt-born-in-failure", t);
     uint32_t sb = named_stack(w, 100, 40);     /* new pools, only in the lost segment */
     for (int i = 0; i < 200; i++)
         CHECK(rp_chunk_sample(w, k, i & 1 ? th : th2, t += 10 * MS, sb, 10 * MS, NULL) == 0,
@@ -831,8 +842,10 @@ static void test_write_failure(void)
     uint64_t t_ok = t;
     CHECK(named_stack(w, 100, 40) == sb && named_stack(w, 200, 3) == sc,
           "interning still knows the lost definitions");
+    CHECK(rp_chunk_vthread(w, 77, "vt-born-in-failure", t) == vt,
+          "interning still knows the lost virtual thread");
     CHECK(rp_chunk_sample(w, k, th2, t += 10 * MS, sb, 10 * MS, NULL) == 0, "sample");
-    CHECK(rp_chunk_sample(w, k, th2, t += 10 * MS, sc, 10 * MS, NULL) == 0, "sample");
+    CHECK(rp_chunk_sample_vt(w, k, th2, vt, t += 10 * MS, sc, 10 * MS, NULL) == 0, "sample");
     CHECK(rp_chunk_sample(w, k, th, t += 10 * MS, sa, 10 * MS, NULL) == 0, "sample");
     CHECK(rp_chunk_flush(w) == 0, "flush D: %s", strerror(errno));
     CHECK(rp_chunk_sample(w, k, th2, t += 10 * MS, sb, 20 * MS, NULL) == 0, "sample");
@@ -872,6 +885,12 @@ static void test_write_failure(void)
                 wrong += strcmp(got, want_c) != 0;
             if (ev.u.sample.thread == th2)
                 wrong += !ti || !ti->name || strcmp(ti->name, "born-in-failure") != 0;
+            const struct rp_vthread_info *vi = rp_reader_vthread(r, ev.u.sample.vthread);
+            if (ev.u.sample.stack == sc)
+                wrong += ev.u.sample.vthread != vt || !vi || vi->java_tid != 77 ||
+                         strcmp(vi->name, "vt-born-in-failure") != 0;
+            else
+                wrong += ev.u.sample.vthread != 0;
         } else {
             CHECK(ev.u.sample.time <= START + 10 * 10 * MS, "a lost sample was delivered");
         }
@@ -939,6 +958,84 @@ static void test_write_failure(void)
     free(s);
     unlink(path);
     set_fsize(saved.rlim_cur);
+}
+
+/* ------------------------------------------------------- virtual threads -- */
+
+/* Samples of virtual threads on their carriers: every sample's VTHREAD id read
+ * back, in records that mix them with the carrier's own samples, across record
+ * boundaries (another thread, another kind, time going back, a flush), a rename,
+ * an unnamed one; and a record without any carries none (the 1.0 encoding). */
+static void test_vthreads(void)
+{
+    char path[128];
+    path_in_dir(path, sizeof path, "vthreads.rpc");
+    struct rp_chunk_writer *w = open_writer(path);
+    nx = 0;
+    uint32_t k_cpu = rp_chunk_kind(w, "cpu", "ns", 10 * MS, NULL, 0);
+    const char *ax[] = {"class", "size"};
+    uint32_t k_alloc = rp_chunk_kind(w, "alloc", "bytes", 512 * 1024, ax, 2);
+    uint32_t f = rp_chunk_frame(w, rp_chunk_method(w, rp_chunk_class(w, rp_chunk_cstring(w, "V")),
+                                                   rp_chunk_cstring(w, "run"), 0, 0, 0),
+                                RP_FRAME_JIT, 3, 30);
+    uint32_t st = rp_chunk_stack(w, &f, 1, 0);
+    x_segment();
+    uint32_t carrier = rp_chunk_thread(w, 1, 700, 21, "ForkJoinPool-1-worker-1",
+                                       RP_THREAD_JAVA | RP_THREAD_DAEMON, START);
+    x_thread(carrier, "ForkJoinPool-1-worker-1");
+    uint32_t other = rp_chunk_thread(w, 2, 701, 1, "main", RP_THREAD_JAVA, START);
+    x_thread(other, "main");
+    uint32_t va = rp_chunk_vthread(w, 35, "vt-a", START);
+    uint32_t vb = rp_chunk_vthread(w, 36, NULL, START);
+    CHECK(va == 1 && vb == 2, "vthread ids 1, 2: %u %u", va, vb);
+    CHECK(rp_chunk_vthread(w, 35, "vt-a", START + 1) == va, "same vthread, same id");
+    CHECK(rp_chunk_vthread(w, 35, NULL, START + 1) == va, "a name unknown now is no rename");
+    CHECK(rp_chunk_vthread(w, 0, "x", START) == 0 && errno == EINVAL, "java_tid 0 refused");
+    CHECK(rp_chunk_sample_vt(w, k_cpu, carrier, 9, START, st, 10 * MS, NULL) == -1 &&
+          errno == EINVAL, "an undefined vthread id refused");
+
+    uint64_t t = START;
+    uint64_t ex[2] = {3, 1024};
+    w_sample(w, k_cpu, carrier, t += 10 * MS, st, 10 * MS, NULL, 0);   /* the carrier's */
+    w_sample(w, k_cpu, carrier, t += 10 * MS, st, 10 * MS, NULL, 0);
+    w_sample_vt(w, k_cpu, carrier, va, t += 10 * MS, st, 10 * MS, NULL, 0);
+    w_sample_vt(w, k_cpu, carrier, vb, t += 10 * MS, st, 20 * MS, NULL, 0);
+    w_sample(w, k_cpu, carrier, t += 10 * MS, st, 10 * MS, NULL, 0);
+    w_sample(w, k_cpu, other, t += 1 * MS, st, 10 * MS, NULL, 0);     /* another record */
+    w_sample_vt(w, k_cpu, carrier, va, t += 1 * MS, st, 10 * MS, NULL, 0);
+    w_sample_vt(w, k_alloc, carrier, va, t += 1 * MS, st, 700000, ex, 2);
+    w_sample_vt(w, k_cpu, carrier, vb, t -= 5 * MS, st, 10 * MS, NULL, 0); /* time back */
+    CHECK(rp_chunk_flush(w) == 0, "flush");
+    x_segment();
+    w_sample_vt(w, k_cpu, carrier, va, t += 10 * MS, st, 10 * MS, NULL, 0);
+    CHECK(rp_chunk_vthread(w, 35, "vt-a-renamed", t + 1) == va, "rename keeps the id");
+    w_sample_vt(w, k_cpu, carrier, va, t += 10 * MS, st, 10 * MS, NULL, 0);
+    for (int i = 0; i < 300; i++)       /* a long record: ids of more than a byte */
+        w_sample_vt(w, k_cpu, carrier, i % 3 == 2 ? 0 : i % 3 ? va : vb, t += 10 * MS, st,
+                    10 * MS, NULL, 0);
+    w_sample(w, k_cpu, other, t += 10 * MS, st, 10 * MS, NULL, 0);
+    CHECK(rp_chunk_close(w) == 0, "close");
+
+    struct diags d = {0};
+    struct rp_reader *r = rp_reader_open(path, on_diag, &d);
+    REQUIRE(r != NULL, "open");
+    CHECK(rp_reader_format_minor(r) == 1, "vthreads are format 1.1");
+    int segs;
+    uint32_t last;
+    size_t got = read_and_compare(r, &segs, &last);
+    CHECK(got == nx, "%zu of %zu events as written", got, nx);
+    const struct rp_vthread_info *a = rp_reader_vthread(r, va), *b = rp_reader_vthread(r, vb);
+    CHECK(a && a->java_tid == 35 && a->name && strcmp(a->name, "vt-a-renamed") == 0,
+          "vt-a: %s", a && a->name ? a->name : "(none)");
+    CHECK(b && b->java_tid == 36 && b->name && !b->name[0], "the unnamed one reads as \"\"");
+    CHECK(rp_reader_vthread_count(r) == 2 && !rp_reader_vthread(r, 3), "two vthreads");
+    struct rp_reader_stats rs;
+    rp_reader_stats(r, &rs);
+    CHECK(rs.records_bad == 0 && rs.records_unknown == 0 && rs.unresolved_refs == 0 &&
+          d.n == 0, "clean: %llu bad, %llu unknown", (unsigned long long)rs.records_bad,
+          (unsigned long long)rs.records_unknown);
+    rp_reader_close(r);
+    unlink(path);
 }
 
 /* ---------------------------------------------------- the docs' example -- */
@@ -1021,6 +1118,7 @@ int main(int argc, char **argv)
     test_many_and_large();
     test_live_part();
     test_write_failure();
+    test_vthreads();
     test_example();
 
     char cmd[128];

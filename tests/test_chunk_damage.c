@@ -47,7 +47,7 @@ static char dir[64];
 /* ---------------------------------------------------------- ground truth -- */
 
 struct gsample {
-    uint32_t kind, thread, stack;
+    uint32_t kind, thread, stack, vthread;
     uint64_t time, weight;
     uint32_t nextra;
     uint64_t extra[RP_MAX_EXTRA];
@@ -123,6 +123,9 @@ static void build_chunk(const char *path)
         }
         if (seg == 3)
             rp_chunk_thread(w, 1, 101, 1, "worker-1-renamed", RP_THREAD_JAVA, t);
+        /* A virtual thread per segment, on worker-2's samples every third. */
+        snprintf(name, sizeof name, "vt-%d", seg);
+        uint32_t vt = rp_chunk_vthread(w, 1000u + (uint64_t)seg, seg % 2 ? name : NULL, t);
         for (int i = 0; i < 24; i++) {
             struct gsample g = {0};
             int alloc = i % 5 == 4;
@@ -131,13 +134,14 @@ static void build_chunk(const char *path)
             g.stack = 1 + rnd(&seed) % nst;
             g.time = t += 1 + rnd(&seed) % (12 * MS);
             g.weight = alloc ? rnd(&seed) : (1 + (i % 7 == 0)) * 10 * MS;
+            g.vthread = g.thread == th[2] && i % 3 ? vt : 0;
             if (alloc) {
                 g.nextra = 2;
                 g.extra[0] = c;
                 g.extra[1] = rnd(&seed);
             }
-            REQUIRE(rp_chunk_sample(w, g.kind, g.thread, g.time, g.stack, g.weight,
-                                    g.nextra ? g.extra : NULL) == 0, "sample");
+            REQUIRE(rp_chunk_sample_vt(w, g.kind, g.thread, g.vthread, g.time, g.stack,
+                                       g.weight, g.nextra ? g.extra : NULL) == 0, "sample");
             add_truth(seg, &g);
         }
         rp_chunk_counter(w, "lost.ring_full", (uint64_t)seg);
@@ -153,7 +157,8 @@ static int sample_equal(const struct rp_event *ev, const struct gsample *g)
 {
     if (ev->u.sample.kind != g->kind || ev->u.sample.thread != g->thread ||
         ev->u.sample.stack != g->stack || ev->u.sample.time != g->time ||
-        ev->u.sample.weight != g->weight || ev->u.sample.nextra != g->nextra)
+        ev->u.sample.weight != g->weight || ev->u.sample.nextra != g->nextra ||
+        ev->u.sample.vthread != g->vthread)
         return 0;
     for (uint32_t i = 0; i < g->nextra; i++)
         if (ev->u.sample.extra[i] != g->extra[i])
@@ -755,6 +760,24 @@ static void b_frame_type(struct bb *b)
 {
     REC(b, RP_REC_FRAME, 1, 0, 250, 0, 0);
 }
+/* Virtual threads (format 1.1): a VTHREAD and a sample on it; a rename; ids
+ * that stop short of the samples; an id never defined; an id past the slack. */
+static void b_vt_ok(struct bb *b)
+{
+    REC(b, RP_REC_VTHREAD, 1, 35, 1, 0);
+    REC(b, RP_REC_VTHREAD, 1, 35, 0, 0);      /* a rename, not a duplicate */
+    REC(b, RP_REC_SAMPLES, 1, 1, 2, 0, 10, 0, 0, 0, 0, 0, 1, 0);
+}
+static void b_vt_cut(struct bb *b)
+{
+    REC(b, RP_REC_VTHREAD, 1, 35, 1, 0);
+    REC(b, RP_REC_SAMPLES, 1, 1, 2, 0, 10, 0, 0, 0, 0, 0, 1);
+}
+static void b_vt_unresolved(struct bb *b)
+{
+    REC(b, RP_REC_SAMPLES, 1, 1, 1, 0, 10, 0, 0, 0, 9);
+}
+static void b_vt_id_huge(struct bb *b) { REC(b, RP_REC_VTHREAD, 1ull << 40, 35, 1, 0); }
 
 static void test_records(void)
 {
@@ -785,6 +808,10 @@ static void test_records(void)
         {"trailing-fields", b_trailing_fields, 0, 0, 0, 2},
         {"unresolved", b_unresolved, 0, 0, 3, 3},
         {"frame-type-new", b_frame_type, 0, 0, 0, 2},
+        {"vthread-samples", b_vt_ok, 0, 0, 0, 4},
+        {"vthread-ids-cut", b_vt_cut, 1, 0, 0, 2},
+        {"vthread-unresolved", b_vt_unresolved, 0, 0, 1, 3},
+        {"vthread-id-2^40", b_vt_id_huge, 1, 0, 0, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct got g = payload_case(cases[i].name, cases[i].build);
@@ -1121,7 +1148,12 @@ static void test_limits(void)
             cb_string(&p, 1, "cpu", 3, 0);
             CB_REC(&p, RP_REC_KIND, 1, 1, 0, 10, 0);
         }
-        CB_REC(&p, RP_REC_SAMPLES, 1, 7, 3 - seg, 0, 10, 0, 0, 9, 0, 9, 0, 9);
+        /* kind 1, thread 7, 3 (then 2) samples of stack 9, and nothing after
+         * them: bytes left would be read as the samples' VTHREAD ids */
+        if (!seg)
+            CB_REC(&p, RP_REC_SAMPLES, 1, 7, 3, 0, 10, 0, 0, 9, 0, 9, 0, 9);
+        else
+            CB_REC(&p, RP_REC_SAMPLES, 1, 7, 2, 0, 10, 0, 0, 9, 0, 9);
         cb_segment(&f, &p, seg, seg ? RP_SEG_LAST : 0);
     }
     d = (struct ldiag){"never defined"};

@@ -24,7 +24,7 @@ static void test_defaults(void)
           o.flush_ns == 1000000000ull && o.engine == RP_ENGINE_AUTO &&
           o.ring_bytes == 65536 && o.signal == SIGPROF && o.dir[0] == '\0' &&
           o.alloc_bytes == 524288 && o.live == 0 && o.live_max == 65536 &&
-          o.alloc_rate == 0 && o.timer == RP_TIMER_AUTO,
+          o.alloc_rate == 0 && o.timer == RP_TIMER_AUTO && o.vthreads == RP_VTHREADS_ON,
           "defaults as documented");
     CHECK(rp_options_parse("", &o, err, sizeof err) == 0, "empty is all defaults");
 }
@@ -72,6 +72,12 @@ static void test_good(void)
           o.timer == RP_TIMER_POSIX, "timer=posix: %s", err);
     CHECK(rp_options_parse("timer=auto", &o, err, sizeof err) == 0 &&
           o.timer == RP_TIMER_AUTO, "timer=auto: %s", err);
+    CHECK(rp_options_parse("vthreads=mount", &o, err, sizeof err) == 0 &&
+          o.vthreads == RP_VTHREADS_MOUNT, "vthreads=mount: %s", err);
+    CHECK(rp_options_parse("vthreads=off", &o, err, sizeof err) == 0 &&
+          o.vthreads == RP_VTHREADS_OFF, "vthreads=off: %s", err);
+    CHECK(rp_options_parse("vthreads=on", &o, err, sizeof err) == 0 &&
+          o.vthreads == RP_VTHREADS_ON, "vthreads=on: %s", err);
     CHECK(rp_options_parse("signal=27", &o, err, sizeof err) == 0 && o.signal == 27,
           "numeric SIGPROF: %s", err);
     CHECK(rp_options_parse("help", &o, err, sizeof err) == 0 && o.help == 1, "help");
@@ -159,6 +165,7 @@ static const struct { const char *s, *must, *must2; } bad[] = {
     {"signal=9", "signal", "PROF"},
     {"signal=RTMIN+999", "signal", "PROF"},
     {"timer=hrtimer", "timer", "auto, perf, posix"},
+    {"vthreads=yes", "vthreads", "on, mount, off"},
     {"timer=", "timer", "needs a value"},
     {"interval=1ms,interval=2ms", "interval", "twice"},
     {"interval=1ms,,depth=3", "empty option", "commas"},
@@ -290,7 +297,8 @@ static void test_help_and_docs(const char *docs)
 {
     static const char *keys[] = {"dir", "interval", "engine", "depth", "native", "flush",
                                  "maxsize", "maxage", "chunksize", "chunktime", "ring",
-                                 "ctl", "signal", "service", "labels", "recording", "help"};
+                                 "ctl", "signal", "service", "labels", "recording", "vthreads",
+                                 "help"};
     struct help_ctx h = {{0}, 0};
     rp_options_print_help(collect, &h);
     char *doc = NULL;

@@ -538,6 +538,51 @@ static void test_given_id(void)
     }
 }
 
+/* rp_recording_set_meta changes the header of the chunks opened after it, never
+ * the one open: ctl set names what it changed in the chunks written under it. */
+static void test_set_meta(void)
+{
+    char dir[PATH_MAX], err[256], path[4][PATH_MAX];
+    sub(dir, sizeof dir, "set-meta");
+    const struct rp_kv meta[] = {{RP_META_OPTIONS, "interval=10ms"}, {"jvm.name", "TestVM"}};
+    struct rp_recording *rec = rp_recording_open(dir, NULL, meta, 2, err, sizeof err);
+    REQUIRE(rec, "open: %s", err);
+    /* chunk 0: as opened; 1: the key added while 0 was open; 2: changed; 3: removed */
+    static const char *const want[4] = {NULL, "interval=5ms", "interval=5ms,alloc=1k", NULL};
+    for (int k = 0; k < 4; k++) {
+        put_data(rp_recording_writer(rec), 10, 1);
+        if (k < 3)
+            CHECK(rp_recording_set_meta(rec, RP_META_OPTIONS_SET, want[k + 1]) == 0,
+                  "set %d", k);
+        CHECK(rp_recording_rotate(rec, path[k], sizeof path[k]) == 0, "rotate %d", k);
+    }
+    errno = 0;
+    CHECK(rp_recording_set_meta(rec, RP_META_CHUNK_SEQ, "7") == -1 && errno == EINVAL,
+          "a key the recording sets itself: EINVAL");
+    CHECK(rp_recording_set_meta(rec, "jvm.name", "OtherVM") == 0, "replace a given key");
+    put_data(rp_recording_writer(rec), 10, 1);
+    char last[PATH_MAX];
+    CHECK(rp_recording_rotate(rec, last, sizeof last) == 0, "rotate the last");
+    rp_recording_close(rec);
+    for (int k = 0; k < 5; k++) {
+        struct rp_reader *r = NULL;
+        int clean = 0;
+        REQUIRE(read_chunk(k < 4 ? path[k] : last, &clean, &r) >= 0 && r, "read %d", k);
+        const char *v = rp_reader_meta(r, RP_META_OPTIONS_SET);
+        const char *w = k < 4 ? want[k] : NULL;
+        CHECK(w ? v && !strcmp(v, w) : !v, "chunk %d: %s, got %s", k, w ? w : "no key",
+              v ? v : "none");
+        CHECK(!strcmp(rp_reader_meta(r, RP_META_OPTIONS), "interval=10ms"),
+              "chunk %d: the given options kept", k);
+        const char *jvm = rp_reader_meta(r, "jvm.name"), *seq = rp_reader_meta(r,
+                                                                             RP_META_CHUNK_SEQ);
+        CHECK(jvm && !strcmp(jvm, k < 4 ? "TestVM" : "OtherVM"), "chunk %d: jvm.name %s", k,
+              jvm ? jvm : "-");
+        CHECK(seq && atoi(seq) == k, "chunk %d: its own chunk.seq, %s", k, seq ? seq : "-");
+        rp_reader_close(r);
+    }
+}
+
 /* -------------------------------------------------------------- retention -- */
 
 /* Foreign things that retention must neither count nor delete nor follow. */
@@ -1148,6 +1193,7 @@ int main(void)
     test_rotation_by_duration();
     test_rotate_path();
     test_given_id();
+    test_set_meta();
     test_retention_by_size();
     test_retention_by_age();
     test_retention_keeps_newest();

@@ -17,7 +17,8 @@ RINGPROF=$1 SYNTH=$2
 . "$(dirname "$0")/checks.sh"
 contains() { grep -q -- "$2" "$1"; }
 
-# Thread rows: "tid name samples sampled s cpu s"; prints "name sampled_s cpu_s".
+# Thread rows: "tid name cpu sampled s cpu s" (one kind, one column of samples);
+# prints "name sampled_s cpu_s".
 thread_rows() { awk '/^  threads/{t=1;next} t && /billing-/{print $2, $4, $6}' "$1"; }
 
 # 1. A clean recording: 2 threads at 1 ms for 2 s, flushed every 200 ms.

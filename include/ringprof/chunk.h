@@ -164,6 +164,16 @@ uint32_t rp_chunk_thread(struct rp_chunk_writer *w, uint64_t key, uint64_t os_ti
                          uint64_t time);
 
 /*
+ * rp_chunk_vthread: the chunk's VTHREAD id for the virtual thread whose
+ * java.lang.Thread id is `java_tid` (not 0). The first call for an id, and a call
+ * whose name differs from the last one written, emits a VTHREAD record stamped
+ * `time`. `name` may be NULL (not known). @return the id, or 0 if memory ran out
+ * (or java_tid is 0).
+ */
+uint32_t rp_chunk_vthread(struct rp_chunk_writer *w, uint64_t java_tid, const char *name,
+                          uint64_t time);
+
+/*
  * rp_chunk_sample: append one sample. `time` is monotonic ns; `extra` holds the
  * kind's nextra values (NULL if it has none). `thread` and `stack` may be 0 (none);
  * `kind` may not. Consecutive samples of the same kind and thread, in time order,
@@ -173,6 +183,14 @@ uint32_t rp_chunk_thread(struct rp_chunk_writer *w, uint64_t key, uint64_t os_ti
 int rp_chunk_sample(struct rp_chunk_writer *w, uint32_t kind, uint32_t thread,
                     uint64_t time, uint32_t stack, uint64_t weight,
                     const uint64_t *extra);
+
+/* rp_chunk_sample of a sample that ran on virtual thread `vthread` (an id of
+ * rp_chunk_vthread; 0: none, which is rp_chunk_sample) carried by `thread`. A
+ * SAMPLES record that holds one such sample carries every sample's vthread id
+ * (format.h), so a carrier costs one byte a sample more while it carries. */
+int rp_chunk_sample_vt(struct rp_chunk_writer *w, uint32_t kind, uint32_t thread,
+                       uint32_t vthread, uint64_t time, uint32_t stack, uint64_t weight,
+                       const uint64_t *extra);
 
 /* Add `delta` to the named counter for this segment (emitted at flush if nonzero).
  * These three return 0, or -1 with errno (ENOMEM; EINVAL for a thread id this chunk
@@ -276,6 +294,8 @@ struct rp_event {
         } seg;
         struct {
             uint32_t kind, thread, stack;
+            uint32_t vthread;      /* the VTHREAD it ran on (thread: its carrier), */
+                                   /* 0: none                                      */
             uint64_t time;         /* monotonic ns                                */
             uint64_t weight;
             uint32_t nextra;
@@ -306,6 +326,12 @@ struct rp_thread_info {
     const char *name;
     uint32_t flags;
     uint64_t time;     /* of the newest THREAD record, monotonic ns */
+};
+/* A virtual thread (VTHREAD record). */
+struct rp_vthread_info {
+    uint64_t java_tid;
+    const char *name;  /* "" when the writer did not know it */
+    uint64_t time;     /* of the newest VTHREAD record, monotonic ns */
 };
 struct rp_kind_info {
     const char *name, *unit;
@@ -363,13 +389,27 @@ const uint32_t *rp_reader_stack(const struct rp_reader *r, uint32_t id, uint32_t
                                 uint32_t *flags);
 const struct rp_thread_info *rp_reader_thread(const struct rp_reader *r, uint32_t id);
 const struct rp_kind_info *rp_reader_kind(const struct rp_reader *r, uint32_t id);
+const struct rp_vthread_info *rp_reader_vthread(const struct rp_reader *r, uint32_t id);
 /* The highest id defined so far in a pool (ids run 1..count; after damage some in
  * between may be undefined, and look up as NULL). */
 uint32_t rp_reader_thread_count(const struct rp_reader *r);
 uint32_t rp_reader_kind_count(const struct rp_reader *r);
+uint32_t rp_reader_vthread_count(const struct rp_reader *r);
 
 void rp_reader_stats(const struct rp_reader *r, struct rp_reader_stats *out);
 const char *rp_reader_path(const struct rp_reader *r);
+
+/*
+ * rp_reader_being_written: whether a writer is writing the chunk now: its name
+ * ends in ".rpc.part" and a live process holds the flock a recording keeps on
+ * the chunk it writes (ringprof/recording.h). @return 1 if so (also in the
+ * instant another process's recovery pass holds an orphan's lock); 0 for a
+ * finished name, or a ".part" nobody holds (its writer died). The probe takes a
+ * shared lock and drops it at once: a recovery pass that meets it leaves the
+ * orphan to its next pass, and a writer takes its lock before its first segment,
+ * which a reader cannot have found cut short yet.
+ */
+int rp_reader_being_written(const struct rp_reader *r);
 
 #ifdef __cplusplus
 }

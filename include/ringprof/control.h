@@ -28,21 +28,24 @@
 
 /* The longest reply to `threads` (a thread dump). Every thread's whole stack
  * is in it, at a few hundred bytes a frame: 16 MiB holds a thousand threads of
- * a hundred frames with room to spare. The agent answers a larger dump with an
- * error reply, never a cut one; a tool accepts replies up to this size. */
+ * a hundred frames with room to spare. A larger dump is cut: the threads in a
+ * deadlock first, then the others while they fit, and the reply says how many
+ * it left out ("threads_omitted"); a tool accepts replies up to this size. */
 #define RP_CONTROL_THREADS_REPLY_MAX (16u << 20)
 
 /* sun_path holds 108 bytes with the NUL, so a socket path has at most 107. */
 #define RP_CONTROL_PATH_MAX 107
 
-/* The discovery directory of uid U: the agent's "<pid>.json", "<pid>.attach-error"
- * and, when the recording directory's path is too long, "<pid>.sock". The agent
+/* The discovery directory of uid U: the agent's "<pid>.json", "<pid>.attach-error",
+ * "<pid>.attach-dir" and, when the recording directory's path is too long,
+ * "<pid>.sock". The agent
  * creates it with mode 0700 and writes nothing into it unless it is trusted for
  * its own uid (ringprof/trust.h); the tools read it only when it is trusted for U. */
 #define RP_DISCOVERY_DIR_FMT    "/tmp/ringprof-%u"
 #define RP_DISCOVERY_DIR_PREFIX "/tmp/ringprof-"
 #define RP_DISCOVERY_SUFFIX     ".json"
 #define RP_ATTACH_ERROR_SUFFIX  ".attach-error"
+#define RP_ATTACH_DIR_SUFFIX    ".attach-dir"
 
 /* What a tool reads of the files in it, at most. A discovery file is one line of
  * JSON with the option string (at most 2047 bytes) and the main class and

@@ -101,8 +101,35 @@ static inline int rp_thread_state_parse(const char *name, size_t len)
 #define RP_LOCK_X_OWNER 1        /* THREAD id of the owner when the wait began,
                                   * 0: unknown                                   */
 #define RP_LOCK_X_THRESHOLD 2    /* the threshold in force, ns                    */
-#define RP_LOCK_NEXTRA 3
-#define RP_LOCK_EXTRA_NAMES {"class", "owner", "threshold_ns"}
+#define RP_LOCK_X_REPORTED 3     /* 1: the wait may have been written in progress
+                                  * (kind lock.waiting) before it ended, so its
+                                  * in-progress records must give way to this one;
+                                  * 0 (or absent, in older recordings): it was not */
+#define RP_LOCK_NEXTRA 4
+#define RP_LOCK_EXTRA_NAMES {"class", "owner", "threshold_ns", "reported"}
+
+/* Kind `lock.waiting` (unit ns, period 0): a contended monitor wait still in
+ * progress when a segment was written (each flush) or when lock recording
+ * stopped (at exit, or `ctl stop lock`), already at least the threshold long.
+ * Time: when the wait began, as for `lock`. Weight: how long it had lasted then.
+ * Thread, stack and extras as for `lock`, its first three extras, in the same
+ * order. A wait that lasts over several flushes is written at each: these
+ * records are readings of one wait, never to be added up. The rule a reader
+ * applies (docs/format.md): a wait is (recording, the waiting thread's os_tid,
+ * the time it began); its finished `lock` record counts if the inputs hold one,
+ * else its `lock.waiting` record of the greatest weight (the latest), once; every
+ * other record of that wait is dropped. A reader that does not know this kind
+ * skips it and sees only finished waits, as before it existed. */
+#define RP_KIND_LOCK_WAITING "lock.waiting"
+#define RP_LOCK_WAITING_NEXTRA 3
+
+/* Whether samples of kind `kind` belong to the profile of event `event`: its
+ * own, and for lock also its waits in progress. */
+static inline int rp_kind_in_event(const char *event, const char *kind)
+{
+    return !strcmp(event, kind) ||
+           (!strcmp(event, RP_KIND_LOCK) && !strcmp(kind, RP_KIND_LOCK_WAITING));
+}
 
 /* ----------------------------------------------------------- telemetry -- */
 
@@ -119,6 +146,14 @@ static inline int rp_thread_state_parse(const char *name, size_t len)
 #define RP_GAUGE_GC_TIME "gc.time_ns.total"          /* their time (MXBean figures) */
 #define RP_GAUGE_THREADS "threads.os"             /* OS threads of the process */
 #define RP_GAUGE_THREADS_RUNNABLE "threads.runnable" /* of those, in state R      */
+/* The JVM's Java threads as java.lang.management.ThreadMXBean counts them (the
+ * figures of JDK Flight Recorder's jdk.JavaThreadStatistics): live ones, the
+ * daemons among them, and since the JVM started, the threads started and the
+ * most live at once. */
+#define RP_GAUGE_THREADS_JAVA "threads.java"
+#define RP_GAUGE_THREADS_DAEMON "threads.daemon"
+#define RP_GAUGE_THREADS_STARTED "threads.started.total"
+#define RP_GAUGE_THREADS_PEAK "threads.peak"
 #define RP_GAUGE_CLASSES "classes.loaded"            /* loaded classes            */
 #define RP_GAUGE_AGENT_CPU "agent.cpu_ns.total"      /* CPU of the agent's own
                                                       * threads (flusher, samplers,
@@ -129,6 +164,9 @@ static inline int rp_thread_state_parse(const char *name, size_t len)
 #define RP_GAUGE_AGENT_HANDLER "agent.handler_ns.total" /* CPU-timer signal handler */
 #define RP_GAUGE_AGENT_ALLOC "agent.alloc_ns.total"     /* SampledObjectAlloc      */
 #define RP_GAUGE_AGENT_LOCK "agent.lock_ns.total"       /* MonitorContended*       */
+/* Lock contention, every flush while lock= is on (and once after it stops): how
+ * many waits in progress the segment's lock.waiting records hold (a level). */
+#define RP_GAUGE_LOCK_WAITING "lock.waiting"
 /* The signal handler's cost per sample over the samples since the previous
  * flush, ns (levels; written only when there were samples): */
 #define RP_GAUGE_AGENT_HANDLER_P50 "agent.handler_ns.p50"

@@ -72,6 +72,11 @@
  *  SAMPLES    varint kind, varint thread, varint count, svarint t0, varint wunit,
  *             varint nextra, then count x
  *               { varint head, [varint wval], varint stack, nextra x varint extra }
+ *             and, only in a record where some sample ran on a virtual thread
+ *             (format 1.1), count x varint vthread: each sample's VTHREAD id, 0
+ *             for one that ran on no virtual thread; `thread` is then the
+ *             carrier, the OS thread the virtual thread ran on. A 1.0 reader
+ *             ignores these trailing ids, and sees the samples on the carriers.
  *             Samples of one kind and one thread, in time order. head is
  *             dt << 2 | wmode: dt is ns since the previous sample of the record
  *             (the first: since t0). wmode says where the weight (in the kind's
@@ -91,6 +96,11 @@
  *             CPU time at that instant)
  *  GAUGE      varint name (string), svarint time, varint value: a sampled level
  *             (RSS, heap used, ...) at an instant.
+ *  VTHREAD    varint id, varint java_tid, varint name (string id, 0: none),
+ *             svarint time (format 1.1): a virtual thread that samples name, in
+ *             a pool of its own (ids 1, 2, ... apart from THREAD's). A VTHREAD
+ *             record for an id seen before renames it, as THREAD does. A 1.0
+ *             reader skips the record type.
  */
 #ifndef RINGPROF_FORMAT_H
 #define RINGPROF_FORMAT_H
@@ -98,7 +108,7 @@
 #include <stdint.h>
 
 #define RP_FORMAT_MAJOR 1
-#define RP_FORMAT_MINOR 0
+#define RP_FORMAT_MINOR 1
 
 #define RP_FILE_MAGIC      "\x89RPC\r\n\x1a\n"
 #define RP_FILE_MAGIC_LEN  8
@@ -133,7 +143,8 @@ enum rp_record_type {
     RP_REC_SAMPLES    = 8,
     RP_REC_COUNTER    = 9,
     RP_REC_THREAD_CPU = 10,
-    RP_REC_GAUGE      = 11
+    RP_REC_GAUGE      = 11,
+    RP_REC_VTHREAD    = 12
 };
 
 /* How a frame was executing when sampled. Converters annotate frames with these the
@@ -177,6 +188,12 @@ enum rp_thread_flags {
 #define RP_META_JVM_NAME     "jvm.name"
 #define RP_META_JVM_VERSION  "jvm.version"
 #define RP_META_OPTIONS      "agent.options"
+/* The settings `ringprof ctl set` changed since the agent started, in force when
+ * the chunk opened: "KEY=VALUE,..." (interval, alloc, lock, wall, wallthreads,
+ * in that order, each with the latest value as the request wrote it). Absent
+ * until a set; a set also finishes the chunk, so a chunk is written under the
+ * settings its header names. */
+#define RP_META_OPTIONS_SET  "agent.options.set"
 #define RP_META_PRODUCER     "producer"        /* "ringprof <version>"               */
 #define RP_META_HOST_CPUS    "host.cpus"       /* CPUs online when the agent started */
 /* What a backend files the recording under (OTLP's resource, Pyroscope's series):

@@ -132,6 +132,16 @@ struct rp_recording *rp_recording_open(const char *dir,
                                        char *err, size_t errlen);
 
 /*
+ * rp_recording_set_meta: from the next chunk created on, its header holds `key`
+ * with `value` (copied), in place of the entry the caller gave at open or set
+ * before; a NULL or empty value removes the key. The chunk open now keeps the
+ * header it was created with. The keys the recording sets itself (see
+ * rp_recording_open) cannot be set: EINVAL. @return 0, or -1 with errno (EINVAL,
+ * ENOMEM: nothing changed).
+ */
+int rp_recording_set_meta(struct rp_recording *rec, const char *key, const char *value);
+
+/*
  * rp_recording_writer: the current chunk's writer, creating the chunk if there is
  * none. @return NULL if the chunk cannot be created (counted in chunks_failed, errno
  * in last_errno; the next call tries again, so writing resumes when space returns:

@@ -18,11 +18,15 @@
  *   rp_agent_dump series DIR NAME  every value of gauge NAME, one a line, in order
  *   rp_agent_dump tseries DIR NAME "TIME_NS<TAB>VALUE" for every reading of gauge
  *                               NAME, in order (monotonic time)
- *   rp_agent_dump locks DIR     one line per lock sample (kind "lock"):
+ *   rp_agent_dump locks DIR     one line per lock sample (kind "lock", or the
+ *                               kind RP_DUMP_KIND names: lock.waiting):
  *                               "WEIGHT_NS<TAB>THRESHOLD_NS<TAB>CLASS<TAB>OWNER<TAB>
- *                               THREAD;ROOT;...;LEAF",
+ *                               THREAD;ROOT;...;LEAF<TAB>START_NS<TAB>REPORTED",
  *                               OWNER the owner thread's name ("-" unknown),
- *                               frames named Class.method without suffixes
+ *                               frames named Class.method without suffixes,
+ *                               START_NS the sample's (monotonic) time, REPORTED
+ *                               its fourth extra ("-" if it has none); in
+ *                               recording order
  *   rp_agent_dump wall DIR      every sample of kind "wall", in recording order (not
  *                               sorted): "THREAD<TAB>TIME_NS<TAB>WEIGHT_NS<TAB>STATE
  *                               <TAB>REPEAT<TAB>CPU_NS<TAB>JVMTI_STATE<TAB>OS_STATE
@@ -32,6 +36,13 @@
  *                               recording order (not sorted): "THREAD<TAB>TIME_NS
  *                               <TAB>WEIGHT_NS<TAB>ROOT;...;LEAF", frames as in
  *                               stacks (with suffixes)
+ *   rp_agent_dump cputime DIR   every thread CPU reading, in recording order:
+ *                               "THREAD<TAB>OS_TID<TAB>TIME_NS<TAB>CPU_NS"
+ *   rp_agent_dump span DIR      "FIRST<TAB>LAST", wall-clock ns: the first and last
+ *                               instant an event of the recording stands at, as
+ *                               convert --format jfr times them (each chunk's
+ *                               start, samples, the end of a pause whose heap was
+ *                               read, gauges, thread CPU readings)
  *   rp_agent_dump meta DIR      the first chunk's header metadata: "KEY<TAB>VALUE",
  *                               in file order
  *   rp_agent_dump check DIR     "files N chunks_closed N last_closed 0|1 samples N
@@ -41,7 +52,7 @@
  * named by $RP_DUMP_KIND; check counts samples of every kind.
  *
  * DIR's *.rpc and *.rpc.part files are read in name order (oldest first). Every
- * line of output but wall's and samples' is sorted, so tests can compare and grep it.
+ * line of output but wall's, samples' and cputime's is sorted, so tests can compare and grep it.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -122,17 +133,30 @@ static void frame_name(struct rp_reader *r, uint32_t fid, char *out, size_t cap,
 }
 
 enum mode { STACKS, SELF, TOTAL, THREADS, COUNTERS, GAUGES, CHECK, SERIES, LOCKS, TSERIES,
-            WALL, SAMPLES, META };
+            WALL, SAMPLES, META, CPUTIME, SPAN };
 
 static const char *series_name;
 /* The event kind whose samples stacks/self/total/threads aggregate: "cpu", or
  * $RP_DUMP_KIND ("alloc", "live", ...); check counts every kind. */
 static const char *dump_kind = "cpu";
+static const char *lock_kind = "lock";   /* mode locks: RP_DUMP_KIND, else lock */
 
 static uint64_t files, closed, last_closed, samples, damaged;
+static uint64_t span_first = UINT64_MAX, span_last;
 
-/* One lock sample: weight, the monitor's class, the owner thread's name, and the
- * waiting thread and its stack, root first. Lines are kept and sorted. */
+/* span mode: the instant `mono` of a chunk whose clock is (wall0, mono0). */
+static void span_at(uint64_t wall0, uint64_t mono0, uint64_t mono)
+{
+    uint64_t wall = wall0 + (mono - mono0);
+    if (wall < span_first)
+        span_first = wall;
+    if (wall > span_last)
+        span_last = wall;
+}
+
+/* One lock sample: weight, the monitor's class, the owner thread's name, the
+ * waiting thread and its stack, root first, its time and reported flag; printed
+ * in recording order. */
 static void lock_line(struct rp_reader *r, const struct rp_event *ev)
 {
     static char line[65536];
@@ -154,7 +178,14 @@ static void lock_line(struct rp_reader *r, const struct rp_event *ev)
         frame_name(r, fr[i], name, sizeof name, 0);
         off += (size_t)snprintf(line + off, sizeof line - off, ";%s", name);
     }
-    find(line)->samples++;
+    if (off < sizeof line - 1) {
+        char rep[24] = "-";
+        if (ev->u.sample.nextra > 3)
+            snprintf(rep, sizeof rep, "%llu", (unsigned long long)ev->u.sample.extra[3]);
+        snprintf(line + off, sizeof line - off, "\t%llu\t%s",
+                 (unsigned long long)ev->u.sample.time, rep);
+    }
+    printf("%s\n", line);
 }
 
 /* The value of the extra named `name` of a sample of kind `ki`, or 0. */
@@ -207,7 +238,24 @@ static void read_file(const char *path, enum mode m)
     }
     struct rp_event ev;
     char line[65536], name[1024];
+    const char *w0 = rp_reader_meta(r, RP_META_START_WALL), *m0 = rp_reader_meta(r, RP_META_START_MONO);
+    uint64_t wall0 = w0 ? strtoull(w0, NULL, 10) : 0, mono0 = m0 ? strtoull(m0, NULL, 10) : 0;
+    if (m == SPAN)
+        span_at(wall0, mono0, mono0);
     while (rp_reader_next(r, &ev)) {
+        if (m == SPAN) {
+            const struct rp_kind_info *ki = ev.type == RP_EV_SAMPLE
+                                          ? rp_reader_kind(r, ev.u.sample.kind) : NULL;
+            if (ev.type == RP_EV_SAMPLE)
+                span_at(wall0, mono0, ev.u.sample.time);
+            if (ki && ki->name && !strcmp(ki->name, "gc") && extra_of(ki, &ev, "heap_used"))
+                span_at(wall0, mono0, ev.u.sample.time + ev.u.sample.weight);
+            if (ev.type == RP_EV_GAUGE)
+                span_at(wall0, mono0, ev.u.gauge.time);
+            if (ev.type == RP_EV_THREAD_CPU)
+                span_at(wall0, mono0, ev.u.thread_cpu.time);
+            continue;
+        }
         if (ev.type == RP_EV_COUNTER && m == COUNTERS && ev.u.counter.name) {
             find(ev.u.counter.name)->weight += ev.u.counter.value;
         } else if (ev.type == RP_EV_GAUGE && (m == SERIES || m == TSERIES) &&
@@ -220,6 +268,12 @@ static void read_file(const char *path, enum mode m)
             a->weight = ev.u.gauge.value;
             if (ev.u.gauge.value < a->min) a->min = ev.u.gauge.value;
             if (ev.u.gauge.value > a->max) a->max = ev.u.gauge.value;
+        } else if (ev.type == RP_EV_THREAD_CPU && m == CPUTIME) {
+            const struct rp_thread_info *ti = rp_reader_thread(r, ev.u.thread_cpu.thread);
+            printf("%s\t%llu\t%llu\t%llu\n", ti && ti->name ? ti->name : "[no thread]",
+                   (unsigned long long)(ti ? ti->os_tid : 0),
+                   (unsigned long long)ev.u.thread_cpu.time,
+                   (unsigned long long)ev.u.thread_cpu.cpu_ns);
         } else if (ev.type == RP_EV_THREAD_CPU && m == THREADS) {
             const struct rp_thread_info *ti = rp_reader_thread(r, ev.u.thread_cpu.thread);
             if (ti && ti->name) {
@@ -230,7 +284,7 @@ static void read_file(const char *path, enum mode m)
             samples++;
             const struct rp_kind_info *ki = rp_reader_kind(r, ev.u.sample.kind);
             if (m == LOCKS) {
-                if (ki && ki->name && !strcmp(ki->name, "lock"))
+                if (ki && ki->name && !strcmp(ki->name, lock_kind))
                     lock_line(r, &ev);
                 continue;
             }
@@ -317,20 +371,20 @@ int main(int argc, char **argv)
 {
     static const char *modes[] = {"stacks", "self", "total", "threads", "counters",
                                   "gauges", "check", "series", "locks", "tseries", "wall",
-                                  "samples", "meta"};
+                                  "samples", "meta", "cputime", "span"};
     int m = -1;
-    for (int i = 0; i < 13; i++)
+    for (int i = 0; i < (int)(sizeof modes / sizeof modes[0]); i++)
         if (argc > 1 && !strcmp(argv[1], modes[i]))
             m = i;
     if (argc != (m == SERIES || m == TSERIES ? 4 : 3)) {
         fprintf(stderr, "usage: rp_agent_dump stacks|self|total|threads|counters|gauges|check|locks|\n"
-                        "                     wall|samples|meta DIR\n"
+                        "                     wall|samples|meta|cputime|span DIR\n"
                         "       rp_agent_dump series|tseries DIR GAUGE\n");
         return 2;
     }
     series_name = m == SERIES || m == TSERIES ? argv[3] : NULL;
     if (getenv("RP_DUMP_KIND") && *getenv("RP_DUMP_KIND"))
-        dump_kind = getenv("RP_DUMP_KIND");
+        dump_kind = lock_kind = getenv("RP_DUMP_KIND");
     if (m < 0) {
         fprintf(stderr, "rp_agent_dump: unknown mode '%s'\n", argv[1]);
         return 2;
@@ -365,7 +419,9 @@ int main(int argc, char **argv)
                (unsigned long long)damaged);
         return damaged ? 1 : 0;
     }
-    if (m == WALL || m == SAMPLES || m == META)
+    if (m == SPAN && span_first != UINT64_MAX)
+        printf("%llu\t%llu\n", (unsigned long long)span_first, (unsigned long long)span_last);
+    if (m == WALL || m == SAMPLES || m == META || m == CPUTIME || m == SPAN || m == LOCKS)
         return 0;
     if (naggs)
         qsort(aggs, naggs, sizeof *aggs, cmp_agg);
@@ -376,9 +432,6 @@ int main(int argc, char **argv)
         else if (m == GAUGES)
             printf("%s\t%llu\t%llu\t%llu\n", a->key, (unsigned long long)a->weight,
                    (unsigned long long)a->min, (unsigned long long)a->max);
-        else if (m == LOCKS)
-            for (uint64_t k = 0; k < a->samples; k++)
-                printf("%s\n", a->key);
         else if (m == THREADS)
             printf("%llu\t%llu\t%llu\t%s\n", (unsigned long long)a->weight,
                    (unsigned long long)a->samples, (unsigned long long)a->max, a->key);

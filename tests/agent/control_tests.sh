@@ -77,11 +77,28 @@ EOF
     rp list >"$work/list" || fail "ringprof list failed"
     grep -q "^$pid .*running .*Busy 120" "$work/list" || fail "ringprof list: $(cat "$work/list")"
     [ -s "$disc" ] || fail "no discovery file $disc"
+    # The start line names the recording directory, absolute.
+    grep -qxF "ringprof: recording to $(readlink -f "$work/rec")" "$work/err" ||
+        fail "no start line naming $(readlink -f "$work/rec"): $(grep '^ringprof:' "$work/err" | head -3)"
+    # The JVM's compiler threads by their names, not the kernel's comm cut to 15
+    # bytes: what status and summary say is longer, and the comm is its start.
+    python3 - "$work/status" "$pid" <<'EOF' || fail "status does not name the compiler threads in full (above)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = [(t["tid"], t["name"]) for t in r["threads"] if t["name"].startswith(("C1 Compiler", "C2 Compiler"))]
+comm = {tid: open("/proc/%s/task/%d/comm" % (sys.argv[2], tid)).read().strip() for tid, _ in c}
+print("# status: %s; their comm: %s" % (c, comm))
+sys.exit(0 if c and all(n in ("C1 CompilerThread0", "C2 CompilerThread0") and comm[tid] == n[:15]
+                        for tid, n in c) else 1)
+EOF
     end_jvm
+    rp summary --threads 100 "$work/rec" >"$work/summary" || fail "summary failed"
+    grep -q ' C2 CompilerThread0 ' "$work/summary" ||
+        fail "summary does not name C2 CompilerThread0: $(grep -i compiler "$work/summary")"
 }
 
 test_flush() {
-    start_jvm 120
+    start_jvm 120 ,quiet=on
     wait_for -p $pid - more_samples 0 || fail "no samples"
     local path
     path=$(ctl flush | json 'r["path"]') || fail "flush failed"
@@ -98,6 +115,7 @@ test_flush() {
     [ -f "$p2" ] && [ "$p2" != "$path" ] || fail "rotate answered '$p2'"
     end_jvm
     "$RP_DUMP" check "$work/rec" >"$work/check" || fail "damaged recording: $(cat "$work/check")"
+    ! grep -q "^ringprof: recording to" "$work/err" || fail "quiet=on printed the start line"
 }
 
 # Flushes during heavy sampling lose nothing: with sampling stopped and a last
@@ -165,7 +183,19 @@ test_interval() {
     r1=$((b - a)); r2=$((d - c))
     note "samples per CPU second at 50ms: $r1, at 1ms: $r2"
     [ "$r2" -gt $((r1 * 5)) ] || fail "the rate went from $r1/s only to $r2/s"
+    # Each set finishes the chunk written under the settings before it, and the
+    # next chunks' headers name every setting changed: summary shows the options
+    # per run of chunks as the headers (read here, not by the tool) say, and
+    # one line per group of counters, with its page of docs/.
+    ctl set alloc=256k | json 'r["ok"]' | grep -q True || fail "set alloc failed"
+    ctl flush >/dev/null || fail "flush failed"
     end_jvm
+    rp summary "$work/rec" >"$work/summary" 2>&1 || fail "summary: $(cat "$work/summary")"
+    rp summary --counters "$work/rec" >"$work/counters" 2>&1 || fail "summary --counters failed"
+    "$RP_DUMP" counters "$work/rec" >"$work/dump_counters"
+    python3 "$(dirname "$0")/summary_check.py" "$work/rec" "$work/summary" \
+        "$work/counters" "$work/dump_counters" "$(dirname "$0")/../../docs" ||
+        fail "summary's options or counters (above)"
 }
 
 # Send stdin to the socket as is; print the first reply line. The server may
@@ -254,14 +284,27 @@ test_other_uid() {
     end_jvm
 }
 
-# ringprof attach, then flush, then ringprof convert.
+# ringprof attach without dir=, into a JVM whose working directory is not ours:
+# the reply and the JVM's stderr name where the recording goes, absolute. Then
+# flush, then ringprof convert.
 test_attach() {
+    mkdir -p "$work/jvmcwd"
+    pushd "$work/jvmcwd" >/dev/null || fail "cd $work/jvmcwd"
     java_start -- AttachTarget "$work/stop"
+    popd >/dev/null || fail "cd back"
     wait_ready
-    rp attach --agent "$RP_AGENT" $pid "dir=$work/rec,engine=$engine,interval=1ms" \
+    rp attach --agent "$RP_AGENT" $pid "engine=$engine,interval=1ms" \
         >"$work/attach" 2>&1 || fail "attach failed: $(cat "$work/attach")"
-    sock="$work/rec/ringprof-$pid.sock"
+    local rec
+    rec=$(readlink -f "$work/jvmcwd")/ringprof-$pid
+    grep -qxF "ringprof: recording to $rec" "$work/attach" ||
+        fail "attach's reply does not name $rec: $(cat "$work/attach")"
+    grep -qxF "ringprof: recording to $rec" "$work/err" ||
+        fail "the JVM's stderr does not name $rec: $(grep '^ringprof:' "$work/err" | head -3)"
+    [ -d "$rec" ] || fail "$rec is not a directory"
+    [ ! -e "/tmp/ringprof-$(id -u)/$pid.attach-dir" ] || fail "attach left the attach-dir file"
     disc="/tmp/ringprof-$(id -u)/$pid.json"
+    sock=$(json 'r["socket"]' <"$disc") || fail "no discovery file $disc"
     wait_for -p $pid - more_samples 500 || fail "fewer than 500 samples after the attach"
     local path
     path=$(ctl flush | json 'r["path"]') || fail "flush failed"

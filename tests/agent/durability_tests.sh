@@ -121,7 +121,7 @@ test_kill9() {
         kill -KILL $pid 2>/dev/null || true
         local at_ms=$((($(date +%s%N) - t0) / 1000000))
         wait $pid 2>/dev/null || true
-        grep -q '^ringprof:' "$d/err" && { show_err "$d/err"; fail "trial $i: the agent complained"; }
+        [ -z "$(complaints "$d/err")" ] || { show_err "$d/err"; fail "trial $i: the agent complained"; }
         # 1. Readable.
         local nfiles=0 nparts_here=0
         if [ -d "$d/rec" ]; then
@@ -420,7 +420,7 @@ test_retention() {
     done
     wait $pid || rc=$?
     [ $rc -eq 0 ] || { show_err "$work/err"; fail "java exited $rc"; }
-    grep -q '^ringprof:' "$work/err" && { show_err "$work/err"; fail "the agent complained"; }
+    [ -z "$(complaints "$work/err")" ] || { show_err "$work/err"; fail "the agent complained"; }
     biggest=$(awk '$1 > m { m = $1 } END { printf "%.0f\n", m }' "$work/names")
     local seen left
     seen=$(awk '{ print $2 }' "$work/names" | sort -u | wc -l)

@@ -24,7 +24,11 @@
 #     and the JDK 21 of tests/fetch-jdk21 (RP_JDK21, default
 #     /var/cache/ringprof/jdk21), where present (else one line says so): their
 #     `jfr view hot-methods` and `jfr view allocation-by-site` list the hot
-#     method and the allocation site first;
+#     method and the allocation site first; JDK 25's recording, gc,
+#     gc-pause-phases, gc-configuration, heap-configuration, thread-count,
+#     thread-cpu-load and native-methods print ringprof's own figures of the
+#     recording (tests/convert/jfr_views.py says which); every view of a JDK
+#     runs in one JVM (tests/convert/JfrViews.java, RP_JFRVIEWS);
 #   - Pyroscope's parser and async-profiler's converter (tests/convert/jfr_readers.py,
 #     readers in RP_CACHE, default /var/cache/ringprof): every event decoded at the
 #     JDK's field widths, and their CPU, allocation and lock profiles stack by
@@ -32,14 +36,16 @@
 #     half an interval of the recording's CPU).
 #
 # meson passes RP_JAVA (JDK 17's java; its jfr is beside it), RP_AGENT, RP_JAR,
-# RP_DUMP (rp_agent_dump), RP_RINGPROF and RP_APCONVERT (tests/convert/ApConvert.java). The scratch directory is kept (and
-# named) when the test fails.
+# RP_DUMP (rp_agent_dump), RP_RINGPROF, RP_APCONVERT (tests/convert/ApConvert.java)
+# and RP_JFRVIEWS. The scratch directory is kept (and named) when the test fails.
 set -uo pipefail
 
 test_name=${1:?usage: jfr_tests.sh TEST}
 . "$(dirname "$0")/../lib.sh"
 rp_begin "jfr-$test_name" "jfr $test_name"
 fail_hook() { sed 's/^/  jvm: /' "$work/err" 2>/dev/null | head -20; }
+
+CONVERT=$(dirname "$0")/../convert
 
 # The known code of JfrWorkload, by the names the collapsed stacks give.
 HOT=JfrWorkload.hot
@@ -55,7 +61,11 @@ expectations() {
     rp summary "$work/rec" >"$work/summary" || fail "ringprof summary failed"
     "$RP_DUMP" meta "$work/rec" >"$work/meta"
     "$RP_DUMP" samples "$work/rec" >"$work/cpu_samples"
-    for k in proc.rss_bytes proc.cpu_user_ns.total proc.cpu_sys_ns.total; do
+    "$RP_DUMP" cputime "$work/rec" >"$work/cputime"
+    "$RP_DUMP" span "$work/rec" >"$work/span"
+    RP_DUMP_KIND=gc "$RP_DUMP" samples "$work/rec" >"$work/gc_samples"
+    for k in proc.rss_bytes proc.cpu_user_ns.total proc.cpu_sys_ns.total threads.java \
+             threads.daemon threads.started.total threads.peak; do
         "$RP_DUMP" tseries "$work/rec" "$k" >"$work/$k"
     done
     conv() { local out=$1; shift; rp convert --quiet --format collapsed "$@" "$work/rec" >"$work/$out" ||
@@ -66,16 +76,21 @@ expectations() {
     conv alloc --event alloc
     conv live --event live
     conv gc --event gc
+    conv native --event wall --state native,io --value samples
     rp locks --json --top 1000 --stacks 1000 "$work/rec" >"$work/locks.json" || fail "ringprof locks failed"
-    python3 - "$work" "$HOT" "$SITE" "$SITE_CLASS" "$MONITOR" "$KEPT" >"$work/expect" <<'PY' ||
+    python3 - "$work" "$HOT" "$SITE" "$SITE_CLASS" "$MONITOR" "$KEPT" "$CONVERT" >"$work/expect" <<'PY' ||
 import json, re, sys
 from collections import defaultdict
-work, hot, site, site_class, monitor, kept = sys.argv[1:]
-def collapsed(name):
-    """(frames, value) per line of a collapsed file: frames root first."""
+work, hot, site, site_class, monitor, kept, convert = sys.argv[1:]
+sys.path.insert(0, convert)
+from jfr_readers import MARKER          # markers are not frames of the JFR file
+from jfr_views import thread_loads
+def collapsed(name, markers=False):
+    """(frames, value) per line of a collapsed file: frames root first, without
+    ringprof's markers unless asked."""
     for line in open("%s/%s" % (work, name)):
         stack, value = line.rstrip("\n").rsplit(" ", 1)
-        yield stack.split(";"), int(value)
+        yield [f for f in stack.split(";") if markers or not MARKER.match(f)], int(value)
 def thread(frame):              # [main (renamed DestroyJavaVM)] -> main (JfrCheck.thread)
     return re.sub(r" \(renamed .*\)$", "", frame[1:-1])
 def bare(frame):                # JfrWorkload.hot:43_[j] -> JfrWorkload.hot:43
@@ -110,6 +125,8 @@ count = {"jdk.ExecutionSample": events, "ringprof.CPUSample": samples("cpu"),
 # The hot method: the leaf of the most cpu samples; its lines; its heaviest stack.
 leaf_w, line_w, stack_w = defaultdict(int), defaultdict(int), defaultdict(int)
 for frames, w in collapsed("cpu_lines"):
+    if not frames:
+        continue
     leaf = bare(frames[-1])
     leaf_w[leaf.split(":")[0]] += w
     if leaf.startswith(hot + ":"):
@@ -129,14 +146,17 @@ for frames, w in collapsed("cpu_threads"):
     thread_w[thread(frames[0])] += w
 for name, w in sorted(thread_w.items()):
     print("cpu_thread\t%s\t%d" % (name, w))
-# wall: per thread and state; native and io are also jdk.NativeMethodSample.
-state_n = defaultdict(int)
-for frames, n in collapsed("wall_states"):
-    state_n[(thread(frames[0]), frames[-1][len("[state:"):-1])] += n
+# wall: per thread and state; native and io are also jdk.NativeMethodSample
+# where they have a Java frame.
+state_n, native = defaultdict(int), 0
+for frames, n in collapsed("wall_states", markers=True):
+    state = frames[-1][len("[state:"):-1]
+    state_n[(thread(frames[0]), state)] += n
+    if state in ("native", "io") and any(not MARKER.match(f) for f in frames[1:-1]):
+        native += n
 for (name, state), n in sorted(state_n.items()):
     print("wall\t%s\t%s\t%d" % (name, state, n))
 print("wall_types")
-native = sum(n for (_, s), n in state_n.items() if s in ("native", "io"))
 count["jdk.NativeMethodSample"] = native
 count["ringprof.WallClockSample"] = samples("wall")
 if sum(state_n.values()) != samples("wall"):
@@ -185,6 +205,10 @@ rss = [l.split("\t") for l in open(work + "/proc.rss_bytes")]
 if not m or int(m.group(1)) != len(rss):
     fail("summary's telemetry readings (%s) are not the %d proc.rss_bytes readings" % (m and m.group(1), len(rss)))
 count["jdk.ResidentSetSize"] = count["jdk.ClassLoadingStatistics"] = len(rss)
+count["jdk.JavaThreadStatistics"] = len(open(work + "/threads.java").readlines())
+readings = [l.rstrip("\n").split("\t") for l in open(work + "/cputime")]
+count["jdk.ThreadCPULoad"] = sum(1 for _ in thread_loads(
+    [(int(r[1]), int(r[2]), int(r[3])) for r in readings], int(meta["host.cpus"])))
 print("gauge\tproc.rss_bytes\t%d\t%s" % (len(rss), rss[-1][1].strip()))
 # jdk.CPULoad: the process's CPU rates between consecutive readings, over the
 # host's CPUs.
@@ -212,23 +236,27 @@ summary_counts() {
     awk '/^=+$/ { on = 1; next } on && NF >= 3 { print $1 "\t" $2 }' "$1" | sort
 }
 
-# view JDK NAME: `jfr view` of that JDK lists the hot method and the allocation
-# site first; skipped (one line) where the JDK is not installed.
-view() {
+# views JDK NAME VIEW...: that JDK's `jfr view`s of x.jfr, in one JVM
+# (tests/convert/JfrViews.java), into $work/views-NAME, and hot-methods and
+# allocation-by-site (the first two) list the hot method and the allocation
+# site first. 1, with one line, where the JDK is not installed.
+views() {
     local jdk=$1 name=$2 v want first
-    if [ ! -x "$jdk/bin/jfr" ]; then
+    shift 2
+    if [ ! -x "$jdk/bin/java" ]; then
         echo "# JDK $name not installed ($jdk): its jfr view not checked"
-        return 0
+        return 1
     fi
+    python3 "$CONVERT/jfr_views.py" run "$jdk" "$RP_JFRVIEWS" "$work/x.jfr" "$work/views-$name" "$@" ||
+        fail "JDK $name: JfrViews failed: $(tail -5 "$work/views-$name")"
     for v in hot-methods allocation-by-site; do
-        "$jdk/bin/jfr" view --width 200 "$v" "$work/x.jfr" >"$work/view-$name-$v" 2>&1 ||
-            fail "JDK $name jfr view $v failed: $(head -5 "$work/view-$name-$v")"
         case $v in hot-methods) want=$HOT ;; *) want=$SITE ;; esac
-        first=$(awk '/^-+ / { getline; print; exit }' "$work/view-$name-$v")
+        first=$(awk -v h="### view $v $work/x.jfr" '$0 == h { on = 1; next } on && /^### / { exit }
+                on && /^-+ / { getline; print; exit }' "$work/views-$name")
         note "JDK $name jfr view $v, first row: $(echo $first)"
         case "$first" in
         "$want("*) ;;
-        *) fail "JDK $name jfr view $v: first row '$first', not $want: $(head -12 "$work/view-$name-$v")" ;;
+        *) fail "JDK $name jfr view $v: first row '$first', not $want: $(grep -A12 "^### view $v " "$work/views-$name")" ;;
         esac
     done
 }
@@ -303,8 +331,16 @@ PY
         echo "SKIP (part): JMC's parser not in $jmc (tests/fetch-maven fetches it)"
     fi
 
-    view "${RP_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}" 25
-    view "${RP_JDK21:-/var/cache/ringprof/jdk21}" 21
+    # JDK 25's views of what ringprof records besides samples, against its own
+    # figures (tests/convert/jfr_views.py).
+    if views "${RP_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}" 25 hot-methods allocation-by-site \
+        recording gc gc-pause-phases gc-configuration heap-configuration thread-count \
+        thread-cpu-load native-methods; then
+        python3 "$CONVERT/jfr_views.py" check "$work" "$work/x.jfr" >"$work/views-check" 2>&1 ||
+            { cat "$work/views-check"; fail "JDK 25's jfr views print other figures than ringprof's (above)"; }
+        note "$(tail -1 "$work/views-check")"
+    fi
+    views "${RP_JDK21:-/var/cache/ringprof/jdk21}" 21 hot-methods allocation-by-site || true
 
     # Pyroscope's parser and async-profiler's converter (tests/convert/jfr_readers.py,
     # each skipped with one line where RP_CACHE lacks it): every event at the JDK's

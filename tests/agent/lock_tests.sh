@@ -3,7 +3,7 @@
 # (telemetry=, the gauges of include/ringprof/events.h) in real JVMs. One test per
 # invocation:
 #
-#   lock_tests.sh TEST        TEST: billing, telemetry, ctl or threads
+#   lock_tests.sh TEST        TEST: billing, telemetry, ctl, threads or threads_big
 #
 # meson (tests/agent/meson.build) passes the programs in the environment: RP_JAVA,
 # RP_AGENT (libringprof.so), RP_JAR (tests/java), RP_DUMP (rp_agent_dump),
@@ -27,7 +27,8 @@ rp_begin "lock-$test_name" "$test_name"
 # most lock weight, its weight is within 20% of the waits the program measured
 # itself (at or above the same 1 ms), its samples' stacks end in the worker's
 # processInvoice, every sample waited at least the threshold, and the owner is
-# known, and a worker, for most samples.
+# known, and a worker, for most samples. The summary names the JVM's compiler
+# threads in full (C2 CompilerThread0), which the kernel's comm cannot.
 test_billing() {
     local secs=4
     [ "${RINGPROF_LONG_TESTS:-0}" = 1 ] && secs=20
@@ -60,6 +61,11 @@ test_billing() {
     note "owner a worker in $owned of $ln Ledger samples; the waiter itself in $self; unknown: $("$RP_DUMP" counters "$work/rec" | awk -F'\t' '$1 == "lock.owner_unknown" { print $2 }')"
     within "$(ratio "$owned" "$ln")" 0.8 1 || fail "the owner is a worker in only $owned of $ln Ledger samples"
     [ "$self" -eq 0 ] || fail "$self samples name the waiting thread as the owner"
+    # The JVM's compiler threads by their names (VMStructs), not the kernel's
+    # comm, which holds 15 bytes: "C2 CompilerThre".
+    rp summary --threads 100 "$work/rec" >"$work/summary" || fail "summary failed"
+    grep -q ' C2 CompilerThread0 ' "$work/summary" ||
+        fail "summary does not name C2 CompilerThread0: $(grep -i compiler "$work/summary")"
 }
 
 # ---------------------------------------------------------------- telemetry --
@@ -72,7 +78,8 @@ test_telemetry() {
     no_hs_err
     local g gauges="proc.cpu_user_ns.total proc.cpu_sys_ns.total proc.rss_bytes heap.used_bytes
         heap.committed_bytes gc.count.total gc.time_ns.total threads.os threads.runnable
-        classes.loaded agent.cpu_ns.total"
+        threads.java threads.daemon threads.started.total threads.peak classes.loaded
+        agent.cpu_ns.total"
     local n0=
     for g in $gauges; do
         "$RP_DUMP" tseries "$work/rec" "$g" >"$work/$g"
@@ -109,6 +116,13 @@ test_telemetry() {
     [ "$(last threads.os)" -ge 5 ] || fail "threads.os $(last threads.os): fewer than the program's 5"
     paste "$work/threads.os" "$work/threads.runnable" |
         awk -F'\t' '$4 > $2 { exit 1 }' || fail "more runnable threads than threads"
+    # Java threads (ThreadMXBean): the program's main and 4 workers among them;
+    # daemons among the live, the live never above the peak or the started.
+    awk -F'\t' '$2 >= 5 { found = 1 } END { exit !found }' "$work/threads.java" ||
+        fail "threads.java never counts the program's 5 threads: $(cut -f2 "$work/threads.java" | tr '\n' ' ')"
+    paste "$work/threads.java" "$work/threads.daemon" "$work/threads.peak" "$work/threads.started.total" |
+        awk -F'\t' '$4 > $2 || $2 > $6 || $2 > $8 { exit 1 }' ||
+        fail "Java thread gauges out of order (daemon <= live <= peak, started)"
     # The flusher runs while it reads them: never fewer than one runnable.
     awk -F'\t' '$2 < 1 { exit 1 }' "$work/threads.runnable" ||
         fail "a reading found no runnable thread, not even the flusher reading it"
@@ -174,20 +188,35 @@ test_ctl() {
 
 # ------------------------------------------------------------------ threads --
 
-# Deadlocks: two threads deadlocked on monitors, two on ReentrantLocks, one in
-# Object.wait, one live. `ctl threads` (JSON and text) reports exactly the two
-# cycles with their threads and locks, the held and awaited locks with ids that
-# match across threads, and stack lines equal to the ones the program's own
-# Thread.getStackTrace gives; status shows the two monitor waits in progress,
-# each at least as old as the time since the program saw them stuck; the live
-# thread keeps counting and the JVM exits cleanly. Then the same with an agent
-# attached late: both cycles found without the monitor capabilities. The first
-# JVM allows only 128 JNI local references to be promised
-# (-XX:MaxJNILocalCapacity; HotSpot's default is 65536): a dump that needs one
-# per thread or lock fails there as it would past about 8,000 threads.
+# Deadlocks: first a monitor wait that ends, written in progress by a flush
+# while it lasts (`ctl flush`); then two threads deadlocked on monitors, two on
+# ReentrantLocks, one in Object.wait, one live. `ctl threads` (JSON and text)
+# reports exactly the two cycles with their threads and locks, the held and
+# awaited locks with ids that match across threads, and stack lines equal to
+# the ones the program's own Thread.getStackTrace gives; status shows the two
+# monitor waits in progress, each at least as old as the time since the program
+# saw them stuck; the live thread keeps counting and the JVM exits cleanly. The
+# recording then holds the deadlocked waits as unfinished (kind lock.waiting):
+# `ringprof locks` lists both with their monitor class and owner, as long as
+# the program measured (from just before the synchronized entry to its exit,
+# plus the exit) and at least as long as status said; the wait that ended is
+# counted once, by its finished record (reported, as long as the program
+# measured it), though the files hold it in progress too; `convert --event
+# lock --format collapsed` has the same weight per monitor and marks only the
+# deadlocked ones [unfinished]. Then an agent attached late (wall=10ms, no
+# lock=): both cycles found without the monitor capabilities, and `ringprof
+# locks` shows the deadlocked monitor waits from the wall samples in state
+# blocked, saying so. The first JVM allows only 128 JNI local references to be
+# promised (-XX:MaxJNILocalCapacity; HotSpot's default is 65536): a dump that
+# needs one per thread or lock fails there as it would past about 8,000 threads.
 test_threads() {
     java_start -XX:MaxJNILocalCapacity=128 -agentpath:"$RP_AGENT=dir=$work/rec,lock=1ms" \
-        -- Deadlocks "$work/stop"
+        -- Deadlocks "$work/stop" "$work/gate"
+    wait_line -p $pid '^gated blocked' "$work/out" || fail "the gated thread did not block"
+    gated_waiting() { status_is '"gated" in [w["thread"] for w in r["lock"]["waiting"]]'; }
+    wait_for -p $pid - gated_waiting || fail "status never showed the gated thread's wait"
+    ctl flush >"$work/gate.flush" || fail "flush while the gated thread waits: $(cat "$work/gate.flush")"
+    touch "$work/gate"
     wait_ready
     local t_ready=$EPOCHREALTIME
     status_to() { ctl status >"$1" 2>/dev/null; }
@@ -211,6 +240,7 @@ for line in open(work + "/out"):
         truth[name] = (method, int(ln))
 r = json.load(open(work + "/threads.json"))
 check(r["ok"] and r["unavailable"] == [], "reply: ok %s, unavailable %s" % (r["ok"], r.get("unavailable")))
+check("virtual_threads" not in r, "JDK 17 has no virtual threads, the reply %s" % r.get("virtual_threads"))
 th = {t["name"]: t for t in r["threads"]}
 # The cycles: two, each thread waiting for a lock the next one holds.
 cycles = r["deadlocks"]
@@ -260,6 +290,7 @@ dl = re.findall(r'^Deadlock: "([^"]+)" waits for ' + L + r' held by "([^"]+)", w
 check(sorted(sorted([d[0], d[3]]) for d in dl) == [["jucl-a", "jucl-b"], ["mon-a", "mon-b"]] and
       all(d[0] == d[6] and d[0] != d[3] for d in dl), "Deadlock lines: %s" % dl)
 check(txt.index("Deadlock:") < txt.index('"main"'), "the deadlocks are not printed first")
+check("irtual" not in txt, "the text speaks of virtual threads on JDK 17")
 check("\tat Deadlocks.%s(Deadlocks.java:%d)\n\t- waiting to lock <%s> (a Deadlocks$MonitorB) held by \"mon-b\"\n\t- locked <%s> (a Deadlocks$MonitorA)\n"
       % (truth["mon-a"][0], truth["mon-a"][1], th["mon-b"]["held"][0]["lock"]["id"], th["mon-a"]["held"][0]["lock"]["id"]) in txt,
       "mon-a's top frame and lock lines in the text")
@@ -286,18 +317,82 @@ PY
     live_past() { [ "$(grep -c '^live ' "$work/out")" -ge "$1" ]; }
     wait_for -p $pid - live_past $((n1 + 3)) || fail "the live thread stopped at $n1"
     status_to "$work/s3" || fail "no status after the dumps"
+    local t_stop=$EPOCHREALTIME
     touch "$work/stop"
     wait $pid || { rc=$?; pid=; show_err; fail "java exited $rc"; }
+    local t_exit=$EPOCHREALTIME
     pid=
     no_hs_err
     has_line '^done' "$work/out" || fail "the program did not finish"
+    "$RP_DUMP" locks "$work/rec" >"$work/locks.fin"
+    RP_DUMP_KIND=lock.waiting "$RP_DUMP" locks "$work/rec" >"$work/locks.wait"
+    rp locks --json "$work/rec" >"$work/locks.json" || fail "ringprof locks failed"
+    rp convert --event lock --format collapsed "$work/rec" >"$work/lock.folded" ||
+        fail "convert --event lock failed"
+    python3 - "$work" "$t_stop" "$t_exit" <<'PY' || fail "the waits in the recording are wrong (above)"
+import collections, json, sys
+work, t_stop, t_exit = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+bad = []
+def check(ok, what):
+    if not ok:
+        bad.append(what)
+out = open(work + "/out").read().splitlines()
+gated_ns = int(next(l.split()[1] for l in out if l.startswith("gated_wait_ns ")))
+stuck = {l.split()[1]: (int(l.split()[2]), int(l.split()[3])) for l in out if l.startswith("stuck ")}
+def rows(f):
+    return [l.rstrip("\n").split("\t") for l in open(work + f) if l.strip()]
+# The files: the wait that ended once, reported, and in progress at least once.
+fin = [r for r in rows("/locks.fin") if r[2] == "Deadlocks$Gate"]
+inp = [r for r in rows("/locks.wait") if r[2] == "Deadlocks$Gate"]
+check(len(fin) == 1 and fin[0][4].startswith("gated;") and fin[0][6] == "1",
+      "the gated wait: one finished record, reported: %s" % fin)
+check(fin and inp and all(r[4].startswith("gated;") and r[5] == fin[0][5] for r in inp),
+      "the gated wait in progress: %d records of the same wait %s" % (len(inp), inp[:2]))
+w = int(fin[0][0]) if fin else 0
+check(0.8 * gated_ns <= w <= gated_ns, "the gated wait: %d ns, the program measured %d" % (w, gated_ns))
+print("# gated: finished %.3f s (program %.3f s), written in progress %d times" % (w / 1e9, gated_ns / 1e9, len(inp)))
+# ringprof locks: counted once; the deadlocked ones unfinished.
+j = json.load(open(work + "/locks.json"))
+mons = {m["class"]: m for m in j["monitors"]}
+g = mons.get("Deadlocks$Gate", {})
+check((g.get("waits"), g.get("unfinished"), g.get("wait_ns")) == (1, 0, w),
+      "locks: the gated wait counted once, by its finished record: %s" % g)
+un = {u["thread"]: u for u in j["unfinished"]}
+check(sorted(un) == ["mon-a", "mon-b"], "locks: unfinished waits %s" % j["unfinished"])
+s2 = {x["thread"]: x for x in json.load(open(work + "/s2"))["lock"]["waiting"]}
+for me, other, cls in (("mon-a", "mon-b", "Deadlocks$MonitorB"), ("mon-b", "mon-a", "Deadlocks$MonitorA")):
+    u, (lo, hi) = un.get(me, {}), stuck[me]
+    hi += (t_exit - t_stop) * 1e9
+    got = u.get("waited_ns", 0)
+    check(u.get("class") == cls and u.get("owner") == other, "locks: %s unfinished %s" % (me, u))
+    check(0.9 * lo <= got <= hi and got > s2[me]["age_ns"],
+          "locks: %s waited %d ns; the program says %d..%d, status %d before" % (me, got, lo, hi, s2[me]["age_ns"]))
+    m = mons.get(cls, {})
+    check((m.get("waits"), m.get("unfinished"), m.get("wait_ns")) == (1, 1, got),
+          "locks: %s's monitor %s" % (me, m))
+    print("# %s: unfinished %.3f s; the program: at least %.3f s, at most %.3f s" % (me, got / 1e9, lo / 1e9, hi / 1e9))
+# The collapsed lock profile: the weights of locks, [unfinished] on the deadlocked only.
+fold, unf = collections.Counter(), collections.Counter()
+for line in open(work + "/lock.folded"):
+    stack, n = line.rsplit(" ", 1)
+    f = stack.split(";")
+    fold[f[-1]] += int(n)
+    if len(f) > 1 and f[-2] == "[unfinished]":
+        unf[f[-1]] += int(n)
+check(fold == {k: m["wait_ns"] for k, m in mons.items()}, "collapsed %s, locks %s" % (dict(fold), {k: m["wait_ns"] for k, m in mons.items()}))
+check(unf == {c: mons[c]["wait_ns"] for c in ("Deadlocks$MonitorA", "Deadlocks$MonitorB") if c in mons},
+      "collapsed: [unfinished] on %s" % dict(unf))
+for b in bad:
+    print("wrong:", b)
+sys.exit(1 if bad else 0)
+PY
 
     # Attached late, the agent has no monitor capabilities (HotSpot grants
     # them at load only): it says so, and still finds both cycles, the
     # monitors' through VMStructs (holders, not the objects).
     java_start -- Deadlocks "$work/stop2"
     wait_ready
-    rp attach --agent "$RP_AGENT" $pid "dir=$work/rec2" >"$work/attach" 2>&1 ||
+    rp attach --agent "$RP_AGENT" $pid "dir=$work/rec2,wall=10ms" >"$work/attach" 2>&1 ||
         fail "attach failed: $(cat "$work/attach")"
     wait_for -p $pid - status_to "$work/s4" || { show_err; fail "the attached agent did not answer status"; }
     ctl threads >"$work/threads2.json" || fail "ctl threads (attached): $(head -c 300 "$work/threads2.json")"
@@ -320,15 +415,93 @@ for b in bad:
     print("wrong:", b)
 sys.exit(1 if bad else 0)
 PY
+    # Both deadlocked threads sampled blocked more than once, then the exit.
+    blocked_twice() {
+        ctl flush >/dev/null 2>&1 &&
+            [ "$("$RP_DUMP" wall "$work/rec2" | awk -F'\t' '$4 == "blocked" { n[$1]++ } END { print (n["mon-a"] > 1 && n["mon-b"] > 1) }')" = 1 ]
+    }
+    wait_for -p $pid - blocked_twice || fail "the wall sampler did not see mon-a and mon-b blocked"
     touch "$work/stop2"
     wait $pid || { rc=$?; pid=; show_err; fail "java exited $rc (attached)"; }
     pid=
     no_hs_err
+    rp locks "$work/rec2" >"$work/locks2.txt" 2>"$work/locks2.err" || fail "locks (attached) failed: $(cat "$work/locks2.err")"
+    rp locks --json "$work/rec2" >"$work/locks2.json" || fail "locks --json (attached) failed"
+    grep -q '^no lock samples (lock= was off): the monitor waits below are the wall-clock samples in state blocked' "$work/locks2.txt" ||
+        fail "locks without lock= does not say it shows the blocked wall samples: $(head -5 "$work/locks2.txt")"
+    python3 - "$work/locks2.json" <<'PY' || fail "locks' blocked sites are wrong (above)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+sites = {b["site"]: b for b in j["blocked"]}
+ok = j["lock_samples"] == 0 and all(sites.get(m, {}).get("threads") == 1 for m in ("Deadlocks.monA", "Deadlocks.monB"))
+print("# blocked sites: %s" % [(b["site"], b["samples"], b["threads"]) for b in j["blocked"]])
+sys.exit(0 if ok else 1)
+PY
+}
+
+# ------------------------------------------------------------- threads_big --
+
+# A dump larger than the reply limit, the real one (RP_CONTROL_THREADS_REPLY_MAX,
+# 16 MiB): 90 threads 1030 calls deep, in a method and class whose long names
+# make each thread's 1024 frames take about 200 KB, and one monitor deadlock.
+# The reply is cut, not refused: the cycle and its two threads first, then the
+# others in the JVM's order, and the count left out is exact: the threads the
+# JVM has (as the program counts them, plus the agent's own JVMTI threads) less
+# those listed, all of them deep ones. ctl prints the count at the end of the
+# text, and on stderr beside --json.
+test_threads_big() {
+    local deep=90
+    java_start -agentpath:"$RP_AGENT=dir=$work/rec" -- DeepThreads $deep 1030
+    wait_ready
+    wait_socket
+    rp ctl --json "$pid" threads >"$work/big.json" 2>"$work/big.err" ||
+        fail "ctl threads: $(cat "$work/big.err")"
+    rp ctl "$pid" threads >"$work/big.txt" 2>"$work/big.txt.err" ||
+        fail "ctl threads (text): $(cat "$work/big.txt.err")"
+    python3 - "$work" "$(sed -n 's/^threads //p' "$work/out")" $deep <<'PY' || fail "the cut dump is wrong (above)"
+import json, sys
+work, java_threads, deep = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+LIMIT = 16 << 20                       # RP_CONTROL_THREADS_REPLY_MAX
+bad = []
+def check(ok, what):
+    if not ok:
+        bad.append(what)
+raw = open(work + "/big.json", "rb").read()
+r = json.loads(raw)
+ts = r["threads"]
+names = [t["name"] for t in ts]
+total, left = r["threads_total"], r["threads_omitted"]
+agent = [n for n in names if n.startswith("ringprof-")]
+listed_deep = [t for t in ts if t["name"].startswith("deep-")]
+biggest = max(len(json.dumps(t)) for t in ts)
+print("# %d of %d threads in a reply of %d bytes (limit %d), %d left out; a thread takes up to %d bytes"
+      % (len(ts), total, len(raw), LIMIT, left, biggest))
+check(r["ok"] and len(raw) <= LIMIT, "ok %s, %d bytes" % (r["ok"], len(raw)))
+check(len(raw) > LIMIT - 2 * biggest, "the cut left %d bytes unused" % (LIMIT - len(raw)))
+check(left > 0 and total == len(ts) + left, "threads_total %d, %d listed, threads_omitted %d" % (total, len(ts), left))
+check(total == java_threads + len(agent), "threads_total %d; Java counts %d, the agent runs %s" % (total, java_threads, agent))
+check(len(listed_deep) + left == deep, "%d deep threads listed and %d left out, of %d" % (len(listed_deep), left, deep))
+check(all(len(t["frames"]) == 1024 and t["frames_total"] > 1024 for t in listed_deep), "deep stacks not at 1024 frames")
+check([sorted(e["thread"] for e in c) for c in r["deadlocks"]] == [["dl-a", "dl-b"]], "deadlocks %s" % r["deadlocks"])
+check(sorted(names[:2]) == ["dl-a", "dl-b"] and ts[0]["deadlocked"] and ts[1]["deadlocked"],
+      "the deadlocked threads do not come first: %s" % names[:3])
+want = "%d of %d threads are not in this dump: it stops at the reply limit (%d bytes), the deadlocked threads first" % (left, total, LIMIT)
+err = open(work + "/big.err").read()
+check(err == "ringprof ctl: note: " + want + "\n", "--json: stderr %r" % err)
+txt = open(work + "/big.txt").read()
+check(txt.startswith('Deadlock: "dl-'), "the text does not begin with the deadlock: %r" % txt[:100])
+check(txt.endswith("\n... " + want + ".\n"), "the text ends %r" % txt[-300:])
+for b in bad:
+    print("wrong:", b)
+sys.exit(1 if bad else 0)
+PY
+    no_hs_err
 }
 
 # RP_JDK=25: on the Temurin JDK 25 where it is installed (RP_JDK25), whose
-# monitors hold their owner's id, not its JavaThread* (lock.c, owner_id_slot);
-# skipped with one line where it is not.
+# monitors hold their owner's id, not its JavaThread* (lock.c, owner_id_slot),
+# and whose VMStructs lay JavaThread out otherwise (the compiler threads' names,
+# vmnames.c); skipped with one line where it is not.
 if [ "${RP_JDK:-17}" = 25 ]; then
     jdk=${RP_JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
     [ -x "$jdk/bin/java" ] || { echo "JDK 25 not installed ($jdk): skipped"; exit 77; }
@@ -336,7 +509,7 @@ if [ "${RP_JDK:-17}" = 25 ]; then
 fi
 
 case "$test_name" in
-billing|telemetry|ctl|threads) "test_$test_name" ;;
+billing|telemetry|ctl|threads|threads_big) "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac
 san_check

@@ -55,13 +55,33 @@
 #                   symlink in sticky /tmp (refused), and through root's own one
 #                   there (followed)
 #
+# and those of issue 28 on the control socket:
+#
+#   ctl_link        ctl= through nobody's symlink to root's directory (in nobody's
+#                   directory, in sticky /tmp): refused, no socket, the JVM runs;
+#                   through root's own link re-pointed after start: root's ctl and
+#                   list reach the agent, and at exit the agent removes its own
+#                   socket and nothing else; `ctl SOCKET` through nobody's link is
+#                   refused
+#   slow_pipeline   64 clients that pipeline requests and read slowly: a fresh
+#                   `ctl PID status` is answered within the documented bound
+#   threads_readers 64 slow readers of `threads` (8 MB dumps): the JVM's RSS
+#                   grows by at most the held-reply bound, the rest are told busy
+#   dir_socket      the recording directory removed and nobody's directory in
+#                   its parent's place: no socket there, one true line from ctl;
+#                   the parent root's again: the socket and discovery file back
+#
 # Each test re-runs itself in a private mount namespace with a fresh tmpfs on
 # /tmp (unshare -m), so it never touches the machine's /tmp/ringprof-* and sees
 # no other test's files. It needs root, the nobody user, unshare and setpriv; it
 # is skipped (77) without them. Waits are bounded generously (a busy CI machine
-# starts a JVM in seconds); the one bound that is the point of a test, how long a
-# fresh client waits behind idle ones, is 15 s (RP_CONTROL_STALL_MS is 5 s; before
-# the fix it was 60 s or forever).
+# starts a JVM in seconds); the bounds that are the point of a test: how long a
+# fresh client waits behind idle or pipelining ones, 15 s (RP_CONTROL_STALL_MS is
+# 5 s; before the fixes it was 60 s or for as long as they went on); how soon a
+# removed socket is back, 30 s (RP_CONTROL_CHECK_MS is 1 s; before, never); how
+# much 64 slow readers of `threads` may grow the JVM, 128 MiB (the replies held,
+# RP_CONTROL_HELD_MAX, are at most 33 MiB, and a dump is built in two buffers of
+# at most 16 MiB; before, 557 MB).
 #
 # meson passes RP_JAVA, RP_AGENT, RP_JAR (tests/java's programs), RP_RINGPROF,
 # RP_TESTWRITER (tests/convert's rp_testwriter) and, in the ASan build,
@@ -126,15 +146,17 @@ json() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
 has_controls() { LC_ALL=C grep -q $'[\x1b\x07\x9b]' "$1"; }
 ESCAPES=$'\e]0;pwned\a\e[2J\e[31m'
 
-# start_java USER NAME OPTIONS: Sleeper for 120 s with the agent (OPTIONS, or none
-# when empty) as USER (root or nobody); sets $jpid. Its output is in $work/NAME.*.
+# start_java USER NAME OPTIONS [CLASS ARGS...]: CLASS (Sleeper for 120 s) with the
+# agent (OPTIONS, or none when empty) as USER (root or nobody); sets $jpid. Its
+# output is in $work/NAME.*.
 start_java() {
-    local who=$1 name=$2 opts=$3 pre=()
+    local who=$1 name=$2 opts=$3 pre=() main=("${@:4}")
+    [ ${#main[@]} = 0 ] && main=(Sleeper 120)
     [ "$who" = nobody ] && pre=(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups)
     local ap=()
     [ -n "$opts" ] && ap=(-agentpath:"$agent=$opts")
     "${pre[@]}" "$RP_JAVA" -XX:ErrorFile="$work/hs_err_%p.log" "${ap[@]}" \
-        -cp "$bin/programs.jar" Sleeper 120 >"$work/$name.out" 2>"$work/$name.err" &
+        -cp "$bin/programs.jar" "${main[@]}" >"$work/$name.out" 2>"$work/$name.err" &
     jpid=$!
     pids+=("$jpid")
 }
@@ -314,6 +336,7 @@ test_idle_lockout() {
     wait_file -S "$sock" || fail "the agent did not start"
     local mode t0 t1
     for mode in silent served; do
+        fresh "$work/hold.out"     # not the last holder's "holding" (lib.sh, fresh)
         python3 - "$sock" "$mode" >"$work/hold.out" 2>&1 <<'EOF' &
 import socket, sys, time
 path, mode = sys.argv[1], sys.argv[2]
@@ -650,9 +673,231 @@ test_convert_symlink() {
     [ -s /tmp/rootdir/y.txt ] || fail "convert through root's own link wrote nothing there"
 }
 
+# ---------------------------------------------------- issue 28: the socket --
+
+# A program that only waits (DeepThreads with no deep threads): these tests need
+# no CPU burnt beside them.
+IDLE_PROG=(DeepThreads 0 0)
+
+test_ctl_link() {
+    mkdir -m 0700 /tmp/rootsock /tmp/rootother
+    as_nobody mkdir -m 0755 /tmp/nbhome /tmp/nbhome/evil
+    as_nobody ln -s /tmp/rootsock /tmp/nbhome/link
+    as_nobody ln -s /tmp/rootsock /tmp/nblink                 # in sticky /tmp
+    # nobody's links, in nobody's directory and in sticky /tmp: each component of
+    # the path is checked as given, so no socket is made and the JVM runs on.
+    local via
+    for via in /tmp/nbhome/link /tmp/nblink; do
+        start_java root nbl "dir=$work/rec,ctl=$via/x.sock" "${IDLE_PROG[@]}"
+        wait_line -p $jpid "control socket" "$work/nbl.err" || fail "ctl=$via/x.sock: nothing said"
+        grep -q "^ringprof: no control socket (profiling goes on without one): not creating control socket $via/x.sock: " "$work/nbl.err" ||
+            fail "ctl=$via/x.sock through nobody's link was not refused: $(cat "$work/nbl.err")"
+        kill -0 $jpid 2>/dev/null || fail "the JVM did not run on without its socket"
+        [ ! -e /tmp/rootsock/x.sock ] || fail "a socket was made through nobody's link $via"
+        end_java $jpid
+    done
+    # root's own link: the socket is bound, advertised and removed at the
+    # resolved path. root re-points the link after start at a directory with a
+    # fake's socket of the same name: tools reach the agent through the
+    # discovery file, and at exit the agent removes its own socket, not the fake's.
+    ln -s /tmp/rootsock /tmp/rootlink
+    start_java root jvm "dir=$work/rec,ctl=/tmp/rootlink/x.sock" "${IDLE_PROG[@]}"
+    wait_file -S /tmp/rootsock/x.sock || fail "no socket where the link led"
+    local disc=/tmp/ringprof-0/$jpid.json
+    wait_file -s "$disc" || fail "no discovery file"
+    start_fake root fake /tmp/rootother/x.sock linked
+    ln -sfn /tmp/rootother /tmp/rootlink
+    rp ctl "$jpid" status >"$work/ctl.out" 2>"$work/ctl.err" ||
+        fail "ctl PID no longer reaches the agent after the link moved: $(cat "$work/ctl.err")"
+    ! grep -q FAKE "$work/ctl.out" && grep -q '"samples"' "$work/ctl.out" ||
+        fail "ctl PID did not get the agent's answer: $(head -c 300 "$work/ctl.out")"
+    rp list >"$work/list.out" 2>"$work/list.err" || fail "ringprof list failed"
+    grep -q "^$jpid  *running" "$work/list.out" ||
+        fail "list does not show the agent running: $(cat "$work/list.out" "$work/list.err")"
+    grep -q '"socket":"/tmp/rootsock/x.sock"' "$disc" ||
+        fail "the discovery file does not name the resolved path: $(cat "$disc")"
+    # The tool refuses a link of nobody's on the way to a socket it is given.
+    local rc=0
+    rp ctl /tmp/nbhome/link/x.sock status >"$work/link.out" 2>"$work/link.err" || rc=$?
+    note "ctl through nobody's link: rc $rc; $(cat "$work/link.err")"
+    grep -q '"samples"' "$work/link.out" && fail "root's ctl SOCKET followed nobody's link"
+    [ $rc = 1 ] && grep -q "/tmp/nbhome/link is a symlink of uid $NOBODY" "$work/link.err" ||
+        fail "ctl through nobody's link was not refused with the reason"
+    end_java $jpid
+    [ ! -e /tmp/rootsock/x.sock ] || fail "the agent left its socket behind"
+    [ -S /tmp/rootother/x.sock ] || fail "the agent removed the other socket at the link's new target"
+}
+
+test_slow_pipeline() {
+    start_java root jvm "dir=$work/rec" "${IDLE_PROG[@]}"
+    local sock="$work/rec/ringprof-$jpid.sock"
+    wait_file -S "$sock" || fail "the agent did not start"
+    # Each client keeps thousands of requests queued and reads 2 KB every 0.1 s:
+    # never idle, and always some of its reply read within 5 s. One the server
+    # closes connects again at once and goes on.
+    python3 - "$sock" >"$work/hold.out" 2>&1 <<'PY' &
+import socket, sys, time
+path = sys.argv[1]
+def client():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    s.setblocking(False)
+    return s
+def feed(s):
+    try:
+        s.send(b"help\n" * 4096)
+    except OSError:
+        pass
+socks = [client() for _ in range(64)]
+for s in socks:
+    feed(s)
+time.sleep(0.5)
+print("holding", flush=True)
+end = time.monotonic() + 60
+while time.monotonic() < end:
+    for i, s in enumerate(socks):
+        try:
+            data = s.recv(2048)
+        except BlockingIOError:
+            data = None
+        except OSError:
+            data = b""
+        if data == b"":
+            s.close()
+            socks[i] = s = client()
+        feed(s)
+    time.sleep(0.1)
+PY
+    local holder=$! t0 t1
+    pids+=($holder)
+    wait_line -p $holder holding "$work/hold.out" || fail "the clients did not start: $(cat "$work/hold.out")"
+    t0=$(date +%s%N)
+    rp ctl --timeout 30 "$jpid" status >"$work/ctl.out" 2>"$work/ctl.err" ||
+        fail "ctl status behind 64 pipelining clients failed: $(cat "$work/ctl.err")"
+    t1=$(date +%s%N)
+    kill $holder
+    note "behind 64 pipelining slow readers: status in $(( (t1 - t0) / 1000000 )) ms"
+    [ $(( (t1 - t0) / 1000000 )) -le 15000 ] ||
+        fail "status waited $(( (t1 - t0) / 1000000 )) ms behind 64 pipelining clients"
+    [ "$(json 'r["control"]["evicted"] >= 1' <"$work/ctl.out" 2>/dev/null)" = True ] ||
+        fail "status does not count the evicted clients: $(head -c 300 "$work/ctl.out")"
+    grep -q "none idle: closing the .* served before once their replies" "$work/jvm.err" ||
+        fail "the eviction of busy clients was not logged: $(grep 'control socket' "$work/jvm.err" | head -3)"
+    end_java $jpid
+}
+
+test_threads_readers() {
+    start_java root jvm "dir=$work/rec" DeepThreads 40 1100
+    wait_line -p $jpid ready "$work/jvm.out" || fail "the program did not start"
+    local sock="$work/rec/ringprof-$jpid.sock"
+    wait_file -S "$sock" || fail "the agent did not start"
+    # One dump first, so its buffers and the method cache count in the base.
+    rp ctl --raw "$jpid" threads >"$work/one.json" 2>"$work/one.err" ||
+        fail "ctl threads failed: $(cat "$work/one.err")"
+    python3 - "$sock" "$jpid" "$work/one.json" <<'PY' || fail "64 slow readers of threads (above)"
+import json, os, select, socket, sys, time
+path, pid, one = sys.argv[1], sys.argv[2], sys.argv[3]
+BOUND = 128 << 20
+def rss():
+    for line in open("/proc/%s/status" % pid):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+base = peak = rss()
+socks = []
+for _ in range(64):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    s.sendall(b"threads\n")
+    socks.append(s)
+# Each reads the start of its reply and no more.
+answers, errors, pending = {"dump": 0, "busy": 0}, [], set(socks)
+end = time.monotonic() + 120
+while pending and time.monotonic() < end and peak - base <= BOUND:
+    for s in select.select(list(pending), [], [], 0.2)[0]:
+        head = s.recv(512)
+        pending.discard(s)
+        if head.startswith(b'{"protocol":1,"ok":true,"command":"threads"'):
+            answers["dump"] += 1
+        elif b'"ok":false' in head and b'"error":"busy: ' in head:
+            answers["busy"] += 1
+        else:
+            errors.append(head[:200])
+    peak = max(peak, rss())
+print("# a dump of %.1f MiB; 64 slow readers: %s; RSS %.0f MiB, at most %.0f MiB with them (bound: +%d MiB)"
+      % (os.path.getsize(one) / 1048576, answers, base / 1048576, peak / 1048576, BOUND >> 20))
+bad = []
+if peak - base > BOUND:
+    bad.append("the JVM grew by %.0f MiB" % ((peak - base) / 1048576))
+if pending:
+    bad.append("%d readers got no answer" % len(pending))
+if errors or not answers["dump"] or not answers["busy"]:
+    bad.append("answers %s, others %s" % (answers, errors[:3]))
+s = socket.socket(socket.AF_UNIX)
+s.connect(path)
+s.sendall(b"status\n")
+r = json.loads(s.makefile("rb").readline())
+c = r.get("control", {})
+if not r.get("ok") or c.get("busy") != answers["busy"] or not 0 <= c.get("reply_bytes", -1) <= c.get("reply_bytes_max", 0):
+    bad.append("status: ok %s, control %s" % (r.get("ok"), c))
+for b in bad:
+    print("wrong:", b)
+sys.exit(1 if bad else 0)
+PY
+    end_java $jpid
+}
+
+test_dir_socket() {
+    mkdir "$work/a"
+    start_java root jvm "dir=$work/a/rec" "${IDLE_PROG[@]}"
+    local sock="$work/a/rec/ringprof-$jpid.sock" disc=/tmp/ringprof-0/$jpid.json
+    wait_file -S "$sock" || fail "the agent did not start"
+    wait_file -s "$disc" || fail "no discovery file"
+    # Its first chunk open, so that only the control socket looks for the
+    # directory while it is away (the recording's own handling of a directory
+    # that goes is sec_dir_removed's).
+    has_part() { compgen -G "$work/a/rec/*.rpc.part" >/dev/null; }
+    wait_for -p $jpid - has_part || fail "the agent opened no chunk"
+    # The directory goes, and at once (a mount: no moment between) nobody's
+    # directory stands where its parent was: the agent must not make its socket
+    # there. A second view of $work reaches what the mount hides. A /tmp cleaner
+    # takes the discovery file.
+    mkdir /tmp/under && mount --bind "$work" /tmp/under || fail "cannot bind $work"
+    mount -t tmpfs -o uid=$NOBODY,gid=$NOBODY,mode=0755,size=1m tmpfs "$work/a" ||
+        fail "cannot mount nobody's directory over $work/a"
+    rm -f "$disc"
+    local rc=0
+    rp ctl "$jpid" status >"$work/ctl.out" 2>"$work/ctl.err" || rc=$?
+    note "ctl while the socket is gone: rc $rc: $(cat "$work/ctl.err")"
+    [ $rc = 1 ] && [ "$(wc -l <"$work/ctl.err")" = 1 ] &&
+        grep -q "^ringprof ctl: no ringprof agent reachable in pid $jpid: its control socket $sock has been removed" "$work/ctl.err" ||
+        fail "ctl did not say in one line that the socket was removed"
+    wait_line -p $jpid "control socket $sock is gone and cannot be made again yet .*$work/a belongs to uid $NOBODY" "$work/jvm.err" ||
+        fail "the agent did not say why it cannot make its socket again"
+    [ ! -e "$sock" ] || fail "a socket was made in nobody's directory"
+    # Then the directory is gone for good, and its parent is root's again.
+    rm -rf /tmp/under/a/rec
+    umount -l "$work/a"
+    wait_for -p $jpid 30 test -S "$sock" || fail "the socket was not made again within 30 s"
+    [ "$(stat -c '%u %a' "$sock") $(stat -c '%u %a' "$work/a/rec")" = "0 600 0 700" ] ||
+        fail "socket and directory made again as $(stat -c '%u %a' "$sock" "$work/a/rec" | tr '\n' ' ')"
+    wait_file -s "$disc" || fail "the discovery file was not written again"
+    grep -q "\"socket\":\"$sock\"" "$disc" || fail "the discovery file names $(cat "$disc")"
+    rp ctl "$jpid" status >"$work/ctl.out" 2>"$work/ctl.err" ||
+        fail "ctl after the socket was made again: $(cat "$work/ctl.err")"
+    [ ! -s "$work/ctl.err" ] || fail "ctl printed: $(cat "$work/ctl.err")"
+    [ "$(json 'r["control"]["socket_remade"]' <"$work/ctl.out")" = 1 ] || fail "status does not count it"
+    [ "$(grep -c "is gone and cannot be made again yet" "$work/jvm.err")" = 1 ] ||
+        fail "the failure to make the socket again was not logged once"
+    grep -q "control socket $sock had been removed; made it again" "$work/jvm.err" ||
+        fail "the socket made again was not logged"
+    end_java $jpid
+    [ ! -e "$sock" ] && [ ! -e "$disc" ] || fail "the socket or discovery file was left behind"
+}
+
 case "$test_name" in
 dir_removed|ctl_planted|ctl_peer|list_planted|attach_symlink|idle_lockout|dir_foreign|retention|dir_too_long|\
-dir_symlink|dir_repointed|record_planted|record_race|convert_symlink)
+dir_symlink|dir_repointed|record_planted|record_race|convert_symlink|\
+ctl_link|slow_pipeline|threads_readers|dir_socket)
     "test_$test_name" ;;
 *) echo "unknown test '$test_name'"; exit 2 ;;
 esac

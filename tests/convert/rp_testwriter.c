@@ -12,6 +12,8 @@
  *                  its own ids) and a segment every 7 samples.
  *                  For main and split, RP_TESTWRITER_RECORDING in the environment
  *                  replaces the id "rec-A" (what `ringprof record` gives its agent).
+ *                  For every variant, RP_TESTWRITER_NO_IDS=1 leaves recording.id
+ *                  and chunk.seq out of the headers, as another writer may.
  *           heap   OUT is a directory: recording "rec-L", allocations, live
  *                  snapshots and GC pauses with one leaking site (see "heap
  *                  recordings" below for its content).
@@ -32,6 +34,15 @@
  *                  service= and labels= (the OTLP tests' resource attributes).
  *      fleet-main  rec-A with only the main jar (/opt/app/billing.jar) in its
  *                  header: the service is named after it.
+ *           stuck  OUT is a directory: recording "rec-S", lock waits in
+ *                  progress and ended, over two chunks (see write_stuck).
+ *        vthreads  OUT is a chunk file: recording "rec-V", cpu and alloc samples
+ *                  of virtual threads on two carriers, and of the carriers and
+ *                  main themselves (write_vthreads).
+ *           views  OUT is a chunk file: recording "rec-V", what the JDK's
+ *                  `jfr view`s of its JFR read: cpu and wall samples with
+ *                  markers, GC pauses, thread CPU readings and the Java thread
+ *                  gauges (see write_views).
  *          rename  OUT is a chunk file: recording "rec-R", threads renamed
  *                  (write_rename): main -> DestroyJavaVM after its last
  *                  sample, pool-1-thread-1 -> worker before its first, a -> b
@@ -106,6 +117,7 @@ enum {
     F_GC_MARKER, F_CALLHELPER, F_ODD, F_BONLY,
     F_CACHE_PUT, F_BUF_TAKE, F_TEMP_MAKE, F_SESSION_NEW,
     F_D_LOOP, F_D_HOT, F_D_HOT_I, F_D_HELPER, F_D_COLD, F_D_LAMBDA_A, F_D_LAMBDA_B,
+    F_NO_JAVA, F_AGENT_ALLOC,
     F_O_MAIN, F_O_QUERY_S, F_O_QUERY_SI, F_O_FILL_J, F_O_FILL_I, F_O_AGENT,
     F_COUNT
 };
@@ -149,6 +161,10 @@ static const struct fdef frames[F_COUNT] = {
                       RP_FRAME_JIT, 0, 0, 0},
     [F_D_LAMBDA_B] = {"app.core.Loop$$Lambda.0x00007f26d0000a08", "apply", "",
                       RP_FRAME_JIT, 0, 0, 0},
+    /* the views recording's markers: a thread without Java frames, the agent's
+     * allocation callback above its Java caller */
+    [F_NO_JAVA]    = {"", "[no_java_frames]", "", RP_FRAME_MARKER, -1, 0, 0},
+    [F_AGENT_ALLOC] = {"", "[ringprof:alloc]", "", RP_FRAME_MARKER, -1, 0, 0},
     /* the overloads recordings': one overload calling the other, two overloads
      * of a JDK method, and the agent's own allocation-sampling marker */
     [F_O_MAIN]     = {"app.db.Main", "main", "Main.java", RP_FRAME_JIT, 0, 5, 0, NULL,
@@ -175,6 +191,7 @@ struct sdef {
 
 enum { S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S_LEAK, S_STEADY, S_YOUNG, S_SMALL,
        S_D_HOT, S_D_HOT_I, S_D_HELPER, S_D_LAM_A, S_D_LAM_B, S_D_COLD, S_D_NATIVE,
+       S_NO_JAVA, S_AGENT, S_PARTIAL, S_WRITE, S_COPY,
        S_O_LONGS, S_O_INTS, S_O_AGENT, S_COUNT };
 
 static const struct sdef stacks[S_COUNT] = {
@@ -199,6 +216,12 @@ static const struct sdef stacks[S_COUNT] = {
     [S_D_LAM_B] = {0, 0, 4, {F_MAIN, F_D_LOOP, F_D_LAMBDA_B, F_D_COLD}},
     [S_D_COLD] = {0, 0, 3, {F_MAIN, F_D_LOOP, F_D_COLD}},
     [S_D_NATIVE] = {0, 0, 4, {F_MAIN, F_D_LOOP, F_D_COLD, F_MEMCPY}},
+    /* the views recording's */
+    [S_NO_JAVA] = {0, 0, 1, {F_NO_JAVA}},
+    [S_AGENT] = {0, 0, 4, {F_THREAD_RUN, F_WORKER_RUN, F_CACHE_PUT, F_AGENT_ALLOC}},
+    [S_PARTIAL] = {0, 1, 2, {F_GC_MARKER, F_PARSE_7}},
+    [S_WRITE] = {0, 0, 4, {F_THREAD_RUN, F_WORKER_RUN, F_HANDLE_42, F_WRITE0}},
+    [S_COPY] = {0, 0, 2, {F_MAIN, F_ARRAYCOPY}},
     [S_O_LONGS] = {0, 0, 4, {F_O_MAIN, F_O_QUERY_S, F_O_QUERY_SI, F_O_FILL_J}},
     [S_O_INTS] = {0, 0, 3, {F_O_MAIN, F_O_QUERY_SI, F_O_FILL_I}},
     [S_O_AGENT] = {0, 0, 3, {F_O_MAIN, F_O_QUERY_S, F_O_AGENT}},
@@ -304,8 +327,13 @@ static struct rp_chunk_writer *open_writer(const char *path, const char *rec,
     };
     char err[256];
     struct rp_kv all[sizeof meta / sizeof meta[0] + 8];
-    size_t n = sizeof meta / sizeof meta[0] - !host_cpus;
-    memcpy(all, meta, n * sizeof *meta);
+    size_t n = 0;
+    const char *no_ids = getenv("RP_TESTWRITER_NO_IDS");
+    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
+        if (meta[i].value && !(no_ids && !strcmp(no_ids, "1") &&
+                               (!strcmp(meta[i].key, RP_META_RECORDING) ||
+                                !strcmp(meta[i].key, RP_META_CHUNK_SEQ))))
+            all[n++] = meta[i];
     for (size_t i = 0; i < n_extra_meta && i < 8; i++)
         all[n++] = extra_meta[i];
     struct rp_chunk_writer *cw = rp_chunk_writer_open(path, all, n, err, sizeof err);
@@ -1175,7 +1203,7 @@ static void write_waits(const char *out, int old)
         const struct lgroup *g = &lgroups[gi];
         for (int i = 0; i < g->count; i++) {
             uint64_t t = (g->at_ms + (uint64_t)i * g->every_ms) * MS;
-            uint64_t x[RP_LOCK_NEXTRA];
+            uint64_t x[RP_LOCK_NEXTRA] = {0};
             x[RP_LOCK_X_CLASS] = rp_chunk_class(w, rp_chunk_cstring(w, g->monitor));
             x[RP_LOCK_X_OWNER] = g->owner >= 0 ? wput_thread(w, g->owner) : 0;
             x[RP_LOCK_X_THRESHOLD] = 10 * MS;
@@ -1612,7 +1640,7 @@ static void write_cpp(const char *out)
             }
         }
     for (int i = 0; i < 2; i++, t += STEP) {
-        uint64_t x[RP_LOCK_NEXTRA];
+        uint64_t x[RP_LOCK_NEXTRA] = {0};
         x[RP_LOCK_X_CLASS] = rp_chunk_class(w, rp_chunk_cstring(w, "app.Lock"));
         x[RP_LOCK_X_OWNER] = tc;
         x[RP_LOCK_X_THRESHOLD] = 10 * MS;
@@ -1715,12 +1743,352 @@ static void write_rename(const char *out)
         die("manifest");
 }
 
+/* ------------------------------------------------------ stuck recording -- */
+
+/*
+ * stuck  OUT is a directory (created): recording "rec-S" (pid 700, host hostS) in
+ *        two chunks, lock waits as the agent writes them while they are in
+ *        progress (kind lock.waiting at each flush; include/ringprof/events.h)
+ *        and when they end (kind lock, with "reported"); times in ms after the
+ *        recording's start, waits on stacks of the waits recording:
+ *          A  worker-1 (tid 501) on app.Ledger (Ledger.post), owner worker-2,
+ *             from 1000: in progress at 2000 and 3000 (chunk 0), at 4000 and,
+ *             as recording stops, 4500 (chunk 1, waited 3500 so far); never ends;
+ *          B  worker-2 (502) on app.Cache (Cache.get), owner unknown, from 1500:
+ *             in progress at 2000 and 3000 (chunk 0), ends after 2200 (chunk 1,
+ *             reported);
+ *          C  locker (505) on app.Ledger (Ledger.post), owner worker-1, from
+ *             1200, ends after 300 before any flush (chunk 0, not reported).
+ *        Chunk files: OUT/0.rpc (chunk.seq 0, opened at 0) and OUT/1.rpc (seq 1,
+ *        opened at 3500, with its own ids). tests/convert/test_stuck.py holds the
+ *        same table as its truth.
+ */
+static void write_stuck(const char *out)
+{
+    static const struct {
+        int chunk, thread, stack, owner;   /* owner: a thread index, -1 unknown */
+        const char *monitor;
+        uint64_t start_ms, weight_ms;
+        int waiting, reported;             /* kind lock.waiting; "reported"      */
+    } recs[] = {
+        {0, 0, WS_POST, 1, "app.Ledger", 1000, 1000, 1, 0},
+        {0, 1, WS_CACHE, -1, "app.Cache", 1500, 500, 1, 0},
+        {0, 4, WS_POST, 0, "app.Ledger", 1200, 300, 0, 0},
+        {0, 0, WS_POST, 1, "app.Ledger", 1000, 2000, 1, 0},
+        {0, 1, WS_CACHE, -1, "app.Cache", 1500, 1500, 1, 0},
+        {1, 0, WS_POST, 1, "app.Ledger", 1000, 3000, 1, 0},
+        {1, 1, WS_CACHE, -1, "app.Cache", 1500, 2200, 0, 1},
+        {1, 0, WS_POST, 1, "app.Ledger", 1000, 3500, 1, 0},
+    };
+    const uint64_t wall0 = WALL0 + 7200 * SEC * 6, mono0 = MONO0;
+    static const char *const lx[] = RP_LOCK_EXTRA_NAMES;
+    if (mkdir(out, 0755) != 0 && errno != EEXIST)
+        die(out);
+    for (int c = 0; c < 2; c++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%d.rpc", out, c);
+        uint64_t at = c ? 3500 * MS : 0;
+        struct rp_chunk_writer *w = open_writer(path, "rec-S", "700", "hostS", wall0 + at,
+                                                mono0 + at, c, "interval=10ms,lock=10ms");
+        uint32_t klock = rp_chunk_kind(w, RP_KIND_LOCK, "ns", 0, lx, RP_LOCK_NEXTRA);
+        uint32_t kwait = rp_chunk_kind(w, RP_KIND_LOCK_WAITING, "ns", 0, lx,
+                                       RP_LOCK_WAITING_NEXTRA);
+        if (!klock || !kwait)
+            die("stuck kinds");
+        for (size_t i = 0; i < sizeof recs / sizeof recs[0]; i++) {
+            if (recs[i].chunk != c)
+                continue;
+            uint64_t x[RP_LOCK_NEXTRA] = {
+                rp_chunk_class(w, rp_chunk_cstring(w, recs[i].monitor)),
+                recs[i].owner >= 0 ? wput_thread(w, recs[i].owner) : 0, 10 * MS,
+                (uint64_t)recs[i].reported};
+            if (rp_chunk_sample(w, recs[i].waiting ? kwait : klock,
+                                wput_thread(w, recs[i].thread), mono0 + recs[i].start_ms * MS,
+                                wput_stack(w, recs[i].stack), recs[i].weight_ms * MS, x) ||
+                rp_chunk_flush(w))
+                die("stuck sample");
+        }
+        if (rp_chunk_close(w) != 0)
+            die("close");
+    }
+}
+
+/* Virtual threads (format 1.1): "vt-a" (#31) runs on both carriers, an
+ * unnamed one (#32) on worker-1, "vt-c" (#33) is written unnamed first and
+ * named at its second sample (as the agent writes one whose name it learns
+ * late); the carriers and main have samples of their own, and vt-a an
+ * allocation. The manifest lists each sample with its carrier ("thread", "tid")
+ * and its virtual thread ("vthread": id, "vname": its name at the end, null
+ * for none). */
+static void write_vthreads(const char *out)
+{
+    const uint64_t mono0 = MONO0, wall0 = WALL0 + 7200 * SEC * 6;
+    struct out o = {open_writer(out, "rec-V", "700", "hostV", wall0, mono0, 0,
+                                "interval=10ms,alloc=512k"), 0, 0};
+    static const char *const alloc_extra[] = {"class", "size", "objects"};
+    o.kcpu = rp_chunk_kind(o.w, "cpu", "ns", 10 * MS, NULL, 0);
+    o.kalloc = rp_chunk_kind(o.w, "alloc", "bytes", 524288, alloc_extra, 3);
+    static const struct { const char *name; uint64_t tid, java_tid; } th[] = {
+        {"main", 701, 1}, {"ForkJoinPool-1-worker-1", 702, 21},
+        {"ForkJoinPool-1-worker-2", 703, 22}};
+    uint32_t tids[3];
+    for (int i = 0; i < 3; i++)
+        tids[i] = rp_chunk_thread(o.w, (uint64_t)i, th[i].tid, th[i].java_tid, th[i].name,
+                                  RP_THREAD_JAVA | (i ? RP_THREAD_DAEMON : 0), mono0);
+    /* thread index, vthread id (0: none), its name now, stack, weight in ms */
+    static const struct { int thread; uint64_t vt; const char *vname; int stack, ms; } s[] = {
+        {1, 31, "vt-a", S1, 10}, {1, 31, "vt-a", S1, 10}, {1, 32, NULL, S2, 10},
+        {1, 0, NULL, S4, 10}, {2, 31, "vt-a", S1, 20}, {2, 31, "vt-a", S3, 10},
+        {2, 33, NULL, S1, 10}, {0, 0, NULL, S3, 10}, {2, 0, NULL, S4, 10},
+        {2, 33, "vt-c", S1, 10}, {1, 31, "vt-a", S2, 10}, {0, 0, NULL, S3, 30},
+    };
+    uint64_t t = mono0;
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+        t += 10 * MS;
+        uint32_t vt = s[i].vt ? rp_chunk_vthread(o.w, s[i].vt, s[i].vname, t) : 0;
+        if ((s[i].vt && !vt) ||
+            rp_chunk_sample_vt(o.w, o.kcpu, tids[s[i].thread], vt, t, put_stack(o.w, s[i].stack),
+                               (uint64_t)s[i].ms * MS, NULL))
+            die("vthreads sample");
+        if (manifest) {
+            manifest_open(wall0 + t - mono0, th[s[i].thread].tid, th[s[i].thread].name, "cpu",
+                          (uint64_t)s[i].ms * MS, 0, NULL, s[i].stack);
+            fprintf(manifest, ", \"vthread\": %llu, \"vname\": ", (unsigned long long)s[i].vt);
+            const char *last = s[i].vt == 33 ? "vt-c" : s[i].vname;
+            if (last)
+                json_str(manifest, last);
+            else
+                fputs("null", manifest);
+            fputc('}', manifest);
+        }
+        if (i == 5 && rp_chunk_flush(o.w) != 0)
+            die("vthreads flush");
+    }
+    uint64_t x[3] = {rp_chunk_class(o.w, rp_chunk_cstring(o.w, "byte[]")), 1024, 512};
+    t += 10 * MS;
+    if (rp_chunk_sample_vt(o.w, o.kalloc, tids[2], rp_chunk_vthread(o.w, 31, "vt-a", t), t,
+                           put_stack(o.w, S1), 524288, x))
+        die("vthreads alloc");
+    if (manifest) {
+        manifest_open(wall0 + t - mono0, th[2].tid, th[2].name, "alloc", 524288, 512,
+                      "byte[]", S1);
+        fputs(", \"size\": 1024, \"vthread\": 31, \"vname\": \"vt-a\"}", manifest);
+    }
+    if (rp_chunk_close(o.w) != 0)
+        die("close");
+    manifest_end("rec-V", NULL);
+}
+
+/* ---------------------------------------------------- views recording -- */
+
+/*
+ * Variant "views" (OUT is a chunk file): recording "rec-V" (pid 700, host hostV,
+ * host.cpus 2), 5 s from WALL0 + 12 h, made as with interval=10ms,wall=100ms,
+ * telemetry=1s, for the JDK's `jfr view`s of its JFR. Threads main (tid 701),
+ * worker (702, a daemon), "GC Thread#0" (703, not a Java thread) and attached
+ * (704, a Java thread with no Java frames). Times below are ms after the start:
+ *   cpu (10 ms each)  worker on S1 at 100, 200, .. 3000; worker in the agent's
+ *                     allocation callback (S_AGENT) at 3100, 3200, 3300 and
+ *                     with a failed walk under Json.parse (S_PARTIAL) at 3400
+ *                     and 3500; GC Thread#0 on a failed walk alone (S7) at
+ *                     3600; attached without Java frames (S_NO_JAVA) at 3700
+ *                     and 3800; main without a stack (S9) at 3900
+ *   wall (100 ms)     worker native in FileOutputStream.writeBytes (S_WRITE)
+ *                     at 100 .. 600, io there at 700 and 800; main native in
+ *                     System.arraycopy (S_COPY) at 100 .. 300, sleeping (S3)
+ *                     at 400 .. 800; attached native without Java frames at
+ *                     100 .. 1000 (the most native samples of any stack)
+ *   gc                id 1 at 1000, 12 ms, 40 MiB after of 128 MiB; id 2 at
+ *                     2000, 30 ms, heap unknown (0); id 3 at 3000, 8 ms, 50 MiB
+ *   thread CPU        at 0, 1, .. 5 s: worker 400, 600, 400, 600, 400 ms a
+ *                     second; GC Thread#0 100 ms a second, then 1100 ms in the
+ *                     last (more than the second: a reader caps it); main 20,
+ *                     then 30 ms, then 0.5 ms a second; attached none
+ *   gauges            at 0, 1, .. 5 s: threads.java 3 (4 from 2 s),
+ *                     threads.daemon 1, threads.started.total 5 + s,
+ *                     threads.peak 4 (5 from 3 s)
+ * The manifest lists the samples as main's does (wall samples with state,
+ * repeat, cpu_ns, blocker, blocker_owner; gc samples with heap and id), the
+ * stacks, the gauge readings {"t", "name", "value"} and the thread CPU readings
+ * {"t", "tid", "cpu_ns"}.
+ */
+enum { V_MAIN, V_WORKER, V_GC, V_ATTACHED, V_THREADS };
+static const struct {
+    const char *name;
+    uint64_t tid, java_tid;
+    uint32_t flags;
+} vthreads[V_THREADS] = {
+    [V_MAIN] = {"main", 701, 1, RP_THREAD_JAVA},
+    [V_WORKER] = {"worker", 702, 20, RP_THREAD_JAVA | RP_THREAD_DAEMON},
+    [V_GC] = {"GC Thread#0", 703, 0, 0},
+    [V_ATTACHED] = {"attached", 704, 21, RP_THREAD_JAVA},
+};
+
+/* A run of samples of one thread: `count` of them, `every_ms` apart from at_ms. */
+static const struct vgroup {
+    int wall, thread, stack, state, count;
+    uint64_t at_ms, every_ms;
+} vgroups[] = {
+    {0, V_WORKER, S1, 0, 30, 100, 100},
+    {0, V_WORKER, S_AGENT, 0, 3, 3100, 100},
+    {0, V_WORKER, S_PARTIAL, 0, 2, 3400, 100},
+    {0, V_GC, S7, 0, 1, 3600, 100},
+    {0, V_ATTACHED, S_NO_JAVA, 0, 2, 3700, 100},
+    {0, V_MAIN, S9, 0, 1, 3900, 100},
+    {1, V_WORKER, S_WRITE, RP_TS_NATIVE, 6, 100, 100},
+    {1, V_WORKER, S_WRITE, RP_TS_IO, 2, 700, 100},
+    {1, V_MAIN, S_COPY, RP_TS_NATIVE, 3, 100, 100},
+    {1, V_MAIN, S3, RP_TS_SLEEPING, 5, 400, 100},
+    {1, V_ATTACHED, S_NO_JAVA, RP_TS_NATIVE, 10, 100, 100},
+};
+
+static const struct {
+    uint64_t at_ms, pause_ms, used, committed, id;
+} vgcs[] = {
+    {1000, 12, 40u << 20, 128u << 20, 1}, {2000, 30, 0, 0, 2}, {3000, 8, 50u << 20, 128u << 20, 3},
+};
+
+#define V_SECONDS 5
+/* Thread CPU (cumulative, ns) of thread t at second k; UINT64_MAX: no reading. */
+static uint64_t views_cpu(int t, int k)
+{
+    uint64_t c = 0;
+    for (int j = 0; j < k; j++) {
+        switch (t) {
+        case V_WORKER: c += (j % 2 ? 600 : 400) * MS; break;
+        case V_GC: c += (j == V_SECONDS - 1 ? 1100 : 100) * MS; break;
+        case V_MAIN: c += j == 0 ? 20 * MS : j == 1 ? 30 * MS : MS / 2; break;
+        default: break;
+        }
+    }
+    return t == V_ATTACHED ? UINT64_MAX : c;
+}
+
+static const char *const VIEWS_GAUGES[] = {
+    RP_GAUGE_THREADS_JAVA, RP_GAUGE_THREADS_DAEMON, RP_GAUGE_THREADS_STARTED,
+    RP_GAUGE_THREADS_PEAK};
+
+static uint64_t views_gauge(int g, int k)
+{
+    switch (g) {
+    case 0: return 3 + (k >= 2);
+    case 1: return 1;
+    case 2: return 5 + (uint64_t)k;
+    default: return 4 + (k >= 3);
+    }
+}
+
+static uint64_t views_wall0(void)
+{
+    return WALL0 + 12 * 3600 * SEC;
+}
+
+static void views_manifest_extra(FILE *f)
+{
+    fputs(", \"gauges\": [", f);
+    for (int k = 0, first = 1; k <= V_SECONDS; k++)
+        for (int g = 0; g < 4; g++, first = 0)
+            fprintf(f, "%s\n  {\"t\": %llu, \"name\": \"%s\", \"value\": %llu}",
+                    first ? "" : ",", (unsigned long long)(views_wall0() + (uint64_t)k * SEC),
+                    VIEWS_GAUGES[g], (unsigned long long)views_gauge(g, k));
+    fputs("\n], \"thread_cpu\": [", f);
+    for (int k = 0, first = 1; k <= V_SECONDS; k++)
+        for (int t = 0; t < V_THREADS; t++) {
+            uint64_t c = views_cpu(t, k);
+            if (c == UINT64_MAX)
+                continue;
+            fprintf(f, "%s\n  {\"t\": %llu, \"tid\": %llu, \"cpu_ns\": %llu}",
+                    first ? "" : ",", (unsigned long long)(views_wall0() + (uint64_t)k * SEC),
+                    (unsigned long long)vthreads[t].tid, (unsigned long long)c);
+            first = 0;
+        }
+    fputs("\n]", f);
+}
+
+static void views_sample(struct rp_chunk_writer *w, const uint32_t kind[2],
+                         const uint32_t *th, const struct vgroup *g, uint64_t ms)
+{
+    const uint64_t mono0 = MONO0, wall0 = views_wall0();
+    uint64_t weight = (g->wall ? 100 : 10) * MS;
+    uint64_t x[RP_WALL_NEXTRA] = {(uint64_t)g->state, 0x400005, 'S'};
+    if (rp_chunk_sample(w, kind[g->wall], th[g->thread], mono0 + ms * MS, put_stack(w, g->stack),
+                        weight, g->wall ? x : NULL) != 0)
+        die("views sample");
+    if (!manifest)
+        return;
+    manifest_open(wall0 + ms * MS, vthreads[g->thread].tid, vthreads[g->thread].name,
+                  g->wall ? "wall" : "cpu", weight, 0, NULL, g->stack);
+    if (g->wall)
+        fprintf(manifest, ", \"state\": \"%s\", \"repeat\": 0, \"cpu_ns\": 0, "
+                "\"blocker\": null, \"blocker_owner\": null",
+                rp_thread_state_name((unsigned)g->state));
+    fputc('}', manifest);
+}
+
+static void views_gc(struct rp_chunk_writer *w, uint32_t kgc, size_t i)
+{
+    uint64_t x[3] = {vgcs[i].used, vgcs[i].committed, vgcs[i].id};
+    if (rp_chunk_sample(w, kgc, 0, MONO0 + vgcs[i].at_ms * MS, 0, vgcs[i].pause_ms * MS, x))
+        die("views gc");
+    if (tl_entry())
+        fprintf(manifest, "{\"kind\": \"gc\", \"t\": %llu, \"weight\": %llu, "
+                "\"heap_used\": %llu, \"heap_committed\": %llu, \"id\": %llu}",
+                (unsigned long long)(views_wall0() + vgcs[i].at_ms * MS),
+                (unsigned long long)(vgcs[i].pause_ms * MS), (unsigned long long)x[0],
+                (unsigned long long)x[1], (unsigned long long)x[2]);
+}
+
+static void write_views(const char *out)
+{
+    host_cpus = "2";
+    struct rp_chunk_writer *w = open_writer(out, "rec-V", "700", "hostV", views_wall0(), MONO0,
+                                            0, "interval=10ms,wall=100ms,telemetry=1s");
+    static const char *const wall_x[] = RP_WALL_EXTRA_NAMES;
+    static const char *const gc_x[] = {"heap_used", "heap_committed", "id"};
+    uint32_t kind[2] = {rp_chunk_kind(w, "cpu", "ns", 10 * MS, NULL, 0),
+                        rp_chunk_kind(w, RP_KIND_WALL, "ns", 100 * MS, wall_x, RP_WALL_NEXTRA)};
+    uint32_t kgc = rp_chunk_kind(w, "gc", "ns", 0, gc_x, 3);
+    if (!kind[0] || !kind[1] || !kgc)
+        die("views kinds");
+    uint32_t th[V_THREADS];
+    for (int t = 0; t < V_THREADS; t++)
+        if (!(th[t] = rp_chunk_thread(w, (uint64_t)t + 1, vthreads[t].tid, vthreads[t].java_tid,
+                                      vthreads[t].name, vthreads[t].flags, MONO0)))
+            die("views thread");
+    for (uint64_t ms = 0; ms <= V_SECONDS * 1000; ms += 100) {
+        if (ms % 1000 == 0) {
+            int k = (int)(ms / 1000);
+            for (int g = 0; g < 4; g++)
+                if (rp_chunk_gauge(w, VIEWS_GAUGES[g], MONO0 + ms * MS, views_gauge(g, k)))
+                    die("views gauge");
+            for (int t = 0; t < V_THREADS; t++)
+                if (views_cpu(t, k) != UINT64_MAX &&
+                    rp_chunk_thread_cpu(w, th[t], MONO0 + ms * MS, views_cpu(t, k)))
+                    die("views thread cpu");
+        }
+        for (size_t i = 0; i < sizeof vgcs / sizeof vgcs[0]; i++)
+            if (vgcs[i].at_ms == ms)
+                views_gc(w, kgc, i);
+        for (size_t i = 0; i < sizeof vgroups / sizeof vgroups[0]; i++) {
+            const struct vgroup *g = &vgroups[i];
+            if (ms >= g->at_ms && ms < g->at_ms + (uint64_t)g->count * g->every_ms &&
+                (ms - g->at_ms) % g->every_ms == 0)
+                views_sample(w, kind, th, g, ms);
+        }
+        if (ms % 1000 == 0 && rp_chunk_flush(w) != 0)
+            die("views flush");
+    }
+    if (rp_chunk_close(w) != 0)
+        die("close");
+    manifest_end("rec-V", views_manifest_extra);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--manifest"))) {
         fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn|waits|timeline|fleet|fleet-main|"
-                        "timeline-many|timeline-short|cpp|rename|diff-base|diff-new|diff-one|"
-                        "overloads|overloads-new OUT "
+                        "timeline-many|timeline-short|cpp|rename|stuck|vthreads|views|"
+                        "diff-base|diff-new|diff-one|overloads|overloads-new OUT "
                         "[--manifest FILE]\n");
         return 2;
     }
@@ -1764,6 +2132,12 @@ int main(int argc, char **argv)
         write_cpp(argv[2]);
     else if (!strcmp(argv[1], "rename"))
         write_rename(argv[2]);
+    else if (!strcmp(argv[1], "stuck"))
+        write_stuck(argv[2]);
+    else if (!strcmp(argv[1], "vthreads"))
+        write_vthreads(argv[2]);
+    else if (!strcmp(argv[1], "views"))
+        write_views(argv[2]);
     else if (!strncmp(argv[1], "diff-", 5))
         write_diff(argv[2], argv[1]);
     else if (!strcmp(argv[1], "overloads") || !strcmp(argv[1], "overloads-new"))

@@ -283,7 +283,7 @@ convert --event allocs -o "$tmp/k.html" "$A" 2>"$tmp/k.err"
 check "--event allocs (a typo): exit 2" test $? -eq 2
 check "--event allocs: no output written" test ! -e "$tmp/k.html"
 check "--event allocs: one line naming the valid kinds" \
-    grep -qx "ringprof convert: unknown event 'allocs' (did you mean 'alloc'?); the valid names are cpu, alloc, live, gc, wall, lock" "$tmp/k.err"
+    grep -qx "ringprof convert: unknown event 'allocs' (did you mean 'alloc'?); the valid names are cpu, alloc, live, gc, wall, lock, lock.waiting" "$tmp/k.err"
 convert --event gc "$A" >/dev/null 2>"$tmp/k.err"
 check "--event gc (an agent kind the input lacks): not a usage error" test $? -eq 0
 check "--event gc absent: says which kinds there are" grep -q "cpu 100, alloc 16" "$tmp/k.err"

@@ -340,7 +340,7 @@ if px:
 # The diff page of the same shape: a search's result (base, new and change)
 # lengthens the header; the graph keeps the root on screen.
 page = os.path.join(T, "jitdiff.html")
-run([RINGPROF, "diff", "--quiet", "--format", "html", "-o", page, J, J])
+run([RINGPROF, "diff", "--quiet", "--overlap", "--format", "html", "-o", page, J, J])
 load, search = selftest(page, ["search:app.Hash"])
 c.check(on_screen(load, "baseBox", 3) and on_screen(search, "baseBox", 3) and
         "change" in search.get("matchedText", ""),

@@ -2,10 +2,10 @@
 """tests/convert/test_jfr.py -- `ringprof convert --format jfr`, read back by real consumers.
 
     test_jfr.py RINGPROF RP_TESTWRITER RP_BIGWRITER SRCDIR JAVA JFRDUMP_JAR APCONVERT_JAR
-                [JDK25_DIR [CACHE]]
+                JFRVIEWS_JAR [JDK25_DIR [CACHE]]
 
 rp_testwriter's recordings that have manifests (main, heap, waits, timeline, cpp,
-rename) are converted to .jfr, then read by:
+rename, views) are converted to .jfr, then read by:
   - the JDK's `jfr summary` and `jfr print --json` (JDK 17, beside JAVA): no error
     output, and summary's per-type counts equal to what the manifest implies under
     the mapping of docs/profiles.md ("jfr") (a ringprof.CPUSample per cpu sample and
@@ -25,8 +25,14 @@ rename) are converted to .jfr, then read by:
     converter (ApConvert.java, CACHE/ap-loader): jfr_readers.py's checks against
     ringprof's collapsed stacks of the same input (each skipped with one line
     where it is missing);
-  - JDK 25's `jfr view hot-methods` and `jfr view allocation-by-site`, where JDK 25
-    is installed: the manifest's top method and allocation site first;
+  - JDK 25's `jfr view` (JfrViews.java, every view in one JVM), where JDK 25 is
+    installed: hot-methods and allocation-by-site list the manifest's top method
+    and allocation site first; on the views recording, recording, gc,
+    gc-pause-phases, gc-configuration, heap-configuration, thread-count,
+    thread-cpu-load and native-methods print the manifest's figures (counts,
+    times, GC ids, pauses and heap, Java thread counts, each thread's last CPU
+    load, native samples by method with no marker among them) and N/A or "No
+    events found" for what ringprof does not record;
 rp_bigwriter's hostile names and 3000-frame stack are read back by both parsers, and
 its weights recording (0.1 to 25 intervals a sample) is written by the CPU rule
 sample by sample; `ringprof summary`'s sample counts per kind and CPU match the
@@ -49,10 +55,12 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from consumers import Checks, load_manifest, run, tempdir  # noqa: E402
 import jfr_readers  # noqa: E402
+import jfr_views  # noqa: E402
+from jfr_views import amount, form, hhmmss, near  # noqa: E402
 
-RINGPROF, WRITER, BIGWRITER, SRC, JAVA, JFRDUMP_JAR, APCONVERT_JAR = sys.argv[1:8]
-JDK25 = sys.argv[8] if len(sys.argv) > 8 else "/usr/lib/jvm/temurin-25-jdk-amd64"
-CACHE = sys.argv[9] if len(sys.argv) > 9 else "/var/cache/ringprof"
+RINGPROF, WRITER, BIGWRITER, SRC, JAVA, JFRDUMP_JAR, APCONVERT_JAR, JFRVIEWS_JAR = sys.argv[1:9]
+JDK25 = sys.argv[9] if len(sys.argv) > 9 else "/usr/lib/jvm/temurin-25-jdk-amd64"
+CACHE = sys.argv[10] if len(sys.argv) > 10 else "/var/cache/ringprof"
 JMC = os.path.join(CACHE, "jmc")
 JFR = os.path.join(os.path.dirname(os.path.realpath(JAVA)), "jfr") if JAVA else ""
 if not JAVA or not os.access(JAVA, os.X_OK) or not os.access(JFR, os.X_OK):
@@ -97,10 +105,12 @@ RECORDINGS = {
             {901: 0, 902: 1}, {}),
     "rename": ("rec-R", 600, "hostR", "interval=10ms,wall=10ms", 1,
                {601: 1, 602: 2, 603: 3}, {}),
+    "views": ("rec-V", 700, "hostV", "interval=10ms,wall=100ms,telemetry=1s", 1,
+              {701: 1, 702: 20, 703: 0, 704: 21}, {}),
 }
 CPU_PERIOD = 10 * MS
 VARIANTS = list(RECORDINGS)
-HOST_CPUS = {"timeline": 2}       # host.cpus in the header (rp_testwriter)
+HOST_CPUS = {"timeline": 2, "views": 2}       # host.cpus in the header (rp_testwriter)
 
 
 def jvm_class(name):
@@ -118,20 +128,35 @@ def frame(cls, method, ftype, line, bci):
     return (cls, method, DESCRIPTOR, line if line else -1, bci, FRAME_TYPES[ftype])
 
 
+# docs/profiles.md ("jfr", Stacks): markers are not frames of the file; these
+# leave the stack whole, every other one (a failed walk's) marks it truncated.
+WHOLE_MARKERS = re.compile(r"^\[(no stack|no_java_frames|not_java|ringprof(:[^\]]*)?)\]$")
+MARKER = 6
+
+
 def stack_of(st):
-    """A manifest stack (rp_testwriter's frames root first) as JFR's, leaf first;
-    docs/profiles.md: the "[no stack]" marker stands for an empty stack."""
+    """A manifest stack (rp_testwriter's frames root first) as the file has it:
+    (truncated, frames leaf first, markers), markers being the marker frames'
+    names leaf first, ';' between them (the ringprof events' `markers`; None:
+    none). The converter's "[no stack]" marker stands for an empty stack."""
     if isinstance(st, list):      # waits and rename: display names, all JIT, no line
-        frames = [frame(*(n.rsplit(".", 1)), 1, 0, -1) for n in st]
-        truncated = False
-    else:
-        frames = [frame(f["class"], f["name"], f["type"], f["line"], f["bci"])
-                  for f in st["frames"]]
-        truncated = bool(st["truncated"])
-    frames.reverse()
-    if not frames:
-        frames = [frame("", "[no stack]", 6, 0, -1)]
-    return (truncated, tuple(frames))
+        frames = [frame(*(n.rsplit(".", 1)), 1, 0, -1) for n in reversed(st)]
+        return (False, tuple(frames), None)
+    truncated, frames, marks = bool(st["truncated"]), [], []
+    for f in reversed(st["frames"]):
+        if f["type"] == MARKER:
+            marks.append(f["name"])
+            truncated = truncated or not WHOLE_MARKERS.match(f["name"])
+        else:
+            frames.append(frame(f["class"], f["name"], f["type"], f["line"], f["bci"]))
+    if not st["frames"]:
+        marks = ["[no stack]"]
+    return (truncated, tuple(frames), ";".join(marks) or None)
+
+
+def jstack(st):
+    """A stack_of() stack as the stackTrace field: (truncated, frames)."""
+    return st[:2]
 
 
 def canon_value(v):
@@ -139,6 +164,12 @@ def canon_value(v):
 
 
 def event(etype, start, duration, thread, stack, **fields):
+    """An event as from_dump() gives one. stack: a stack_of() stack or None; its
+    markers are a field of ringprof's events."""
+    if stack is not None:
+        if etype.startswith("ringprof."):
+            fields["markers"] = stack[2]
+        stack = jstack(stack)
     return (etype, start, duration, thread, stack,
             tuple(sorted((k, canon_value(v)) for k, v in fields.items())))
 
@@ -268,24 +299,26 @@ def wall_events(s, m, th, st, threads, rule):
         cpu = w if state == "running" else 0           # thread's first unless running
         repeat = state != "running" and t - w != m["wall0"] + first_ms(s["tid"])
         blocker, owner = None, None
+    # The JDK samples a thread in native code only when it has a Java frame.
     native = [event("jdk.NativeMethodSample", t, 0, th, st, state=JFR_STATE[state])]
-    return (native if state in ("native", "io") else []) + \
+    return (native if state in ("native", "io") and st[1] else []) + \
         [event("ringprof.WallClockSample", t, 0, th, st,
                state=JFR_STATE[state], weight=w, wallState=state, cpuTime=cpu,
                repeat=repeat, blockerClass=blocker, blockerOwner=threads.json(owner))]
 
 
 def gc_events(s, m, th, st, threads, rule):
+    """The pause, and the heap after it where it was read (heap_used 0: not)."""
     t, w = s["t"], s["weight"]
-    return [event("jdk.GarbageCollection", t, w, None, None, gcId=s["id"],
-                  sumOfPauses=w, longestPause=w, eventThread=None),
-            event("jdk.GCPhasePause", t, w, None, None, gcId=s["id"], name="GC Pause",
-                  eventThread=None),
-            event("jdk.GCHeapSummary", t + w, 0, None, None, gcId=s["id"], when="After GC",
+    heap = [event("jdk.GCHeapSummary", t + w, 0, None, None, gcId=s["id"], when="After GC",
                   heapUsed=s["heap_used"],
                   heapSpace={"start": 0, "committedEnd": 0,
                              "committedSize": s["heap_committed"], "reservedEnd": 0,
                              "reservedSize": 0})]
+    return [event("jdk.GarbageCollection", t, w, None, None, gcId=s["id"],
+                  sumOfPauses=w, longestPause=w, eventThread=None),
+            event("jdk.GCPhasePause", t, w, None, None, gcId=s["id"], name="GC Pause",
+                  eventThread=None)] + (heap if s["heap_used"] else [])
 
 
 KIND_EVENTS = {"cpu": cpu_events, "alloc": alloc_events, "live": live_events,
@@ -321,7 +354,7 @@ def heap_before(m, t):
 def gauges_of(v, m):
     """(wall ns, name, value) of every gauge reading the manifest lists (None:
     the manifest does not list them)."""
-    if v == "waits":
+    if v in ("waits", "views"):
         return [(g["t"], g["name"], g["value"]) for g in m["gauges"]]
     if v == "timeline":
         return [(g["t"], g["gauge"], g["value"]) for g in m["samples"] if "gauge" in g]
@@ -356,14 +389,44 @@ def cpu_loads(v, g):
     return out
 
 
+JAVA_THREAD_GAUGES = jfr_views.JAVA_THREAD_GAUGES
+
+
+def java_thread_statistics(g):
+    """jdk.JavaThreadStatistics where the four Java thread gauges are read at
+    the same time: activeCount, daemonCount, accumulatedCount, peakCount."""
+    at = collections.defaultdict(dict)
+    for t, name, value in g:
+        at[t][name] = value
+    return [event("jdk.JavaThreadStatistics", t, 0, None, None,
+                  **dict(zip(("activeCount", "daemonCount", "accumulatedCount", "peakCount"),
+                             (at[t][n] for n in JAVA_THREAD_GAUGES))))
+            for t in sorted(at) if all(n in at[t] for n in JAVA_THREAD_GAUGES)]
+
+
+def thread_loads(v, m):
+    """jdk.ThreadCPULoad of the manifest's thread CPU readings where the header
+    gives host.cpus (jfr_views.thread_loads; system NaN): {tid: [(t, user)]}."""
+    out, cpus = collections.defaultdict(list), HOST_CPUS.get(v)
+    readings = [(r["tid"], r["t"], r["cpu_ns"]) for r in m.get("thread_cpu", [])]
+    for tid, t, user in jfr_views.thread_loads(readings, cpus) if cpus else ():
+        out[tid].append((t, float32(user)))
+    return out
+
+
 def expected_telemetry(v, m):
     """Gauge-derived events (docs/profiles.md): ringprof.Gauge each,
-    jdk.ResidentSetSize {size, peak so far}, jdk.ClassLoadingStatistics, and
-    jdk.CPULoad where the header gives host.cpus."""
+    jdk.ResidentSetSize {size, peak so far}, jdk.ClassLoadingStatistics,
+    jdk.JavaThreadStatistics, and where the header gives host.cpus jdk.CPULoad
+    and (from the thread CPU readings) jdk.ThreadCPULoad."""
     g = gauges_of(v, m)
     if g is None:
         return None
-    out, peak = cpu_loads(v, g), 0
+    threads = threads_of(v)
+    out, peak = cpu_loads(v, g) + java_thread_statistics(g), 0
+    for tid, loads in thread_loads(v, m).items():
+        out += [event("jdk.ThreadCPULoad", t, 0, threads.by_tid[tid], None, user=user,
+                      system="NaN") for t, user in loads]
     for t, name, value in sorted(g, key=lambda x: x[0]):
         out.append(event("ringprof.Gauge", t, 0, None, None, name=name, value=value))
         if name == "proc.rss_bytes":
@@ -492,6 +555,9 @@ JMC_JARS = sorted(glob.glob(os.path.join(JMC, "*.jar")))
 HAVE_JMC = any(os.path.basename(j).startswith("flightrecorder-") for j in JMC_JARS)
 JFR25 = os.path.join(JDK25, "bin", "jfr")
 HAVE_25 = os.access(JFR25, os.X_OK)
+# JDK 25's views (JfrViews.java runs them in one JVM) and the file each reads.
+VIEWS = [("hot-methods", "main"), ("allocation-by-site", "heap")] + \
+    [(view, "views") for view in jfr_views.VIEWS]
 names = list(files)
 jobs = {}
 with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
@@ -524,11 +590,8 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
                                                       os.path.join(T, "jdk%s.jfr" % jdk),
                                                       "-version"])
     if HAVE_25:
-        jobs["hot"] = pool.submit(tool, [JFR25] + JFR_JVM + ["view", "--width", "200",
-                                                             "hot-methods", files["main"]])
-        jobs["site"] = pool.submit(tool, [JFR25] + JFR_JVM + ["view", "--width", "200",
-                                                              "allocation-by-site",
-                                                              files["heap"]])
+        jobs["views"] = pool.submit(tool, jfr_views.command(JDK25, JFRVIEWS_JAR, [
+            (view, files[f]) for view, f in VIEWS]))
     results = {k: f.result() for k, f in jobs.items()}
 
 
@@ -595,8 +658,10 @@ for v in VARIANTS:
     if tel is not None:
         got = [from_dump(e) for e in events
                if e["type"] in ("ringprof.Gauge", "jdk.ResidentSetSize",
-                                "jdk.ClassLoadingStatistics", "jdk.CPULoad")]
-        compare("%s: gauges, ResidentSetSize, ClassLoadingStatistics, CPULoad" % v, got, tel)
+                                "jdk.ClassLoadingStatistics", "jdk.CPULoad",
+                                "jdk.JavaThreadStatistics", "jdk.ThreadCPULoad")]
+        compare("%s: gauges, ResidentSetSize, ClassLoadingStatistics, CPULoad, "
+                "JavaThreadStatistics, ThreadCPULoad" % v, got, tel)
     c.check(len(by_type["ringprof.Gauge"]) == gauge_count(v, m),
             "%s: a ringprof.Gauge per gauge reading" % v, len(by_type["ringprof.Gauge"]))
     if v not in HOST_CPUS:
@@ -698,7 +763,8 @@ WEIGHTS = [100000 * (1 + k * 7919 % 250) for k in range(1000)]
 rule, want = CpuRule(), []
 for k, w in enumerate(WEIGHTS):
     want.append((k * MS, w, rule.events(w)))
-# The overloads: each its own method, with its descriptor, its samples its own.
+# The overloads: each its own method, with its descriptor, its samples its own
+# (the agent's [ringprof:alloc] is no frame: its caller, query(String), is the leaf).
 fills = collections.Counter()
 for e in dumps[files["overloads"]][1]:
     if e["type"] == "jdk.ExecutionSample":
@@ -706,7 +772,7 @@ for e in dumps[files["overloads"]][1]:
         fills[(leaf["class"], leaf["method"], leaf["descriptor"])] += 1
 c.check(fills == {("java.util.Arrays", "fill", "([JJ)V"): 30,
                   ("java.util.Arrays", "fill", "([II)V"): 20,
-                  ("", "[ringprof:alloc]", "()V"): 10},
+                  ("app.db.Query", "query", "(Ljava/lang/String;)Ljava/util/List;"): 10},
         "overloads: apart in the JFR file, each with its descriptor and samples", fills)
 
 ev = dumps[files["weights"]][1]
@@ -818,6 +884,9 @@ for jdk in ("17", "25"):
             "exits %s, %d and %d fields: %s" % (rcs, len(theirs), len(ours), bad[:6]))
 
 # ------------------------------------------- jfr summary and jfr print --json --
+implied = {}     # every event the manifest implies, ringprof.ThreadCPUTime included
+
+
 def summary_counts(text):
     counts = {}
     for line in text.splitlines():
@@ -843,6 +912,7 @@ for v in VARIANTS:
     got = {k: n for k, n in counts.items()
            if n and k not in ("jdk.Metadata", "jdk.CheckPoint", "ringprof.ThreadCPUTime")}
     want = {k: n for k, n in want.items() if n}
+    implied[v] = sum(want.values()) + len(manifests[v].get("thread_cpu", []))
     c.check(got == want, "%s: jfr summary's counts per event type as the manifest implies" % v,
             "got %s\n    want %s" % (sorted(got.items()), sorted(want.items())))
     rc, out, err = results["print", v]
@@ -972,15 +1042,6 @@ else:
                     "%s: JMC's lock waits (time, duration, monitor class)" % v, sorted(locks)[:3])
 
 # ------------------------------------------------------- JDK 25's views --
-def first_row(text):
-    """The first row under a `jfr view` table's dashes."""
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if re.match(r"^-+( -+)+\s*$", line) and i + 1 < len(lines):
-            return lines[i + 1]
-    return ""
-
-
 def top(manifest, kind, by):
     """The leaf method (class.name) holding the most of `by` over samples of kind."""
     total = collections.Counter()
@@ -994,17 +1055,82 @@ def top(manifest, kind, by):
     return total.most_common(1)[0][0]
 
 
+def check_views(views):
+    """The views recording's views against its manifest."""
+    m, v = manifests["views"], "views"
+    out = {view: views.get((view, files[v]), (1, "not run")) for view, f in VIEWS if f == v}
+    for view, (rc, text) in out.items():
+        c.check(rc == 0 and "Can't find" not in text and "Missing event" not in text,
+                "views: JDK 25 jfr view %s runs" % view, text[-600:])
+    samples = m["samples"]
+    gcs = [s for s in samples if s.get("kind") == "gc"]
+    times = [s["t"] for s in samples] + [s["t"] + s["weight"] for s in gcs if s["heap_used"]] + \
+        [g["t"] for g in m["gauges"]] + [r["t"] for r in m["thread_cpu"]]
+    f = form(out["recording"][1])
+    c.check(f.get("Event Count", "").replace(",", "") == str(implied[v]) and
+            f.get("First Recorded Event") == hhmmss(min(times)) and
+            f.get("Last Recorded Event") == hhmmss(max(times)) and
+            near(amount(f.get("Length of Recorded Events")), max(times) - min(times)) and
+            f.get("Dump Reason") == "N/A",
+            "views: jfr view recording: %d events, %s .. %s, no dump reason (jdk.Shutdown "
+            "declared, never written)" % (implied[v], hhmmss(min(times)), hhmmss(max(times))), f)
+    rows = jfr_views.gc_rows(out["gc"][1])
+    ok = len(rows) == len(gcs) and all(rows)
+    for r, s in zip(rows, gcs):
+        after = s["heap_used"] or None
+        ok = ok and r[:3] == (s["id"], "Unknown", None) and near(r[4], s["weight"]) and \
+            (r[3] is None if after is None else r[3] is not None and
+             abs(r[3] - after) <= 0.05 * 2 ** 20)
+    c.check(ok, "views: jfr view gc: one row a pause, its id, type Unknown, heap before N/A, "
+            "after as recorded (N/A where not), its pause", rows)
+    ph, pauses = jfr_views.phase_row(out["gc-pause-phases"][1]), [s["weight"] for s in gcs]
+    c.check(ph and ph[3] == len(pauses) and near(ph[4], sum(pauses)) and
+            near(ph[2], max(pauses)) and near(ph[0], sum(pauses) / len(pauses)),
+            "views: jfr view gc-pause-phases: one row, GC Pause, %d pauses of %.1f ms in all" %
+            (len(pauses), sum(pauses) / 1e6), out["gc-pause-phases"][1][-600:])
+    for view, line in jfr_views.NO_EVENTS.items():
+        c.check(out[view][1].strip() == line, "views: jfr view %s: %s (not recorded)" %
+                (view, line), out[view][1][-300:])
+    at = collections.defaultdict(dict)
+    for g in m["gauges"]:
+        at[g["t"]][g["name"]] = g["value"]
+    want = [[hhmmss(t)] + [at[t][n] for n in JAVA_THREAD_GAUGES] for t in sorted(at)]
+    got = jfr_views.thread_count_rows(out["thread-count"][1])
+    c.check(got == want, "views: jfr view thread-count: the Java thread gauges, reading by "
+            "reading", "got %s, want %s" % (got, want))
+    names = {tid: t[1] for tid, t in threads_of(v).by_tid.items()}
+    want = sorted(((names[tid], "N/A", "%.2f%%" % (loads[-1][1] * 100))
+                   for tid, loads in thread_loads(v, m).items()), key=lambda r: -float(r[2][:-1]))
+    got = jfr_views.cpu_load_rows(out["thread-cpu-load"][1])
+    c.check(got == want and want, "views: jfr view thread-cpu-load: each thread's last load "
+            "(CPU readings 1 ms or more apart), system N/A, by load",
+            "got %s, want %s" % (got, want))
+    native = collections.Counter()
+    for s in samples:
+        frames = [x for x in m["stacks"][s.get("stack", 0)]["frames"] if x["type"] != MARKER]
+        if s.get("kind") == "wall" and s["state"] in ("native", "io") and frames:
+            native["%s.%s()" % (frames[-1]["class"], frames[-1]["name"])] += 1   # ()V
+    got = jfr_views.native_rows(out["native-methods"][1])
+    c.check(got == dict(native), "views: jfr view native-methods: the native and io wall "
+            "samples by top method, none without a Java frame, no marker",
+            "got %s, want %s" % (got, dict(native)))
+
+
 if not HAVE_25:
     print("SKIP (part): no JDK 25 in %s: jfr view not checked" % JDK25)
 else:
+    rc, text, err = results["views"]
+    c.check(rc == 0, "JfrViews runs JDK 25's views", err[-1000:])
+    views = jfr_views.split_views(text)
     hot = top(manifests["main"], "cpu", lambda s: s["weight"])
     site = top(manifests["heap"], "alloc", lambda s: s["weight"])
-    for key, want, what in (("hot", hot, "hot-methods (main)"),
-                            ("site", site, "allocation-by-site (heap)")):
-        rc, out, err = results[key]
-        row = first_row(out)
-        c.check(rc == 0 and not err.strip() and row.startswith(want + "("),
-                "JDK 25 jfr view %s lists %s first" % (what, want),
-                "exit %d, first row %r %s" % (rc, row, err[-500:]))
+    for view, want, what in (("hot-methods", hot, "main"),
+                             ("allocation-by-site", site, "heap")):
+        vrc, out = views.get((view, files[what]), (1, "not run"))
+        row = jfr_views.first_row(out)
+        c.check(vrc == 0 and row.startswith(want + "("),
+                "JDK 25 jfr view %s (%s) lists %s first" % (view, what, want),
+                "exit %d, first row %r %s" % (vrc, row, out[-500:]))
+    check_views(views)
 
 c.close()

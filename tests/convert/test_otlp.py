@@ -137,8 +137,17 @@ def check_stacks(req, inputs, manifests, what):
     """Every profile against collapsed, kind by kind; objects against the
     manifests; each kind's sample types exactly as documented."""
     kinds = {}
-    for k, t, _, _ in profiles_of(req):
+    for k, t, _, p in profiles_of(req):
         kinds.setdefault(k, set()).add(t)
+        # Grafana Pyroscope names an OTLP profile after its period type's type
+        # and refuses one without (pkg/ingester/otlp/convert.go): every profile
+        # has one, one of its kind's sample types, and a period of at least 1.
+        pt = p["period_type"]
+        st = req["dict"]["strings"]
+        ptn = (st[pt[0]], st[pt[1]]) if pt else None
+        c.check(ptn is not None and ptn[0] and ptn in TYPES.get(k, [ptn]) and p["period"] >= 1,
+                "%s: %s %s has a period type of its kind and a period" % (what, k, t[0]),
+                (ptn, p["period"]))
     want_kinds = {s["kind"] for m in manifests for s in m["samples"]}
     c.check(set(kinds) == want_kinds, "%s: a profile per kind" % what, (kinds, want_kinds))
     for kind, types in kinds.items():

@@ -43,9 +43,11 @@ rp convert --format jfr --event wall -o out/x.jfr rec 2>j.err
 check "jfr with nothing to write: exit 1, no file, no temporary" \
     bash -c '[ $0 -eq 1 ] && [ "$(ls -A out)" = cpu.collapsed ]' $?
 
-# SIGTERM while jfr (which writes as it reads) waits on its input, a FIFO.
+# SIGTERM while jfr (which writes as it reads) waits on its input, a FIFO that
+# no one writes (open blocks). --event cpu: one kind, so no look-ahead opens the
+# input before the output (all kinds would look ahead for lock waits).
 mkfifo in.rpc
-"$RINGPROF" convert --format jfr -o out/t.jfr in.rpc 2>t.err &
+"$RINGPROF" convert --format jfr --event cpu -o out/t.jfr in.rpc 2>t.err &
 pid=$!
 for _ in $(seq 600); do ls -A out | grep -q '^\.t\.jfr\..*\.tmp$' && break; sleep 0.05; done
 check "jfr: its temporary exists while it writes" bash -c 'ls -A out | grep -q "^\.t\.jfr\..*\.tmp$"'

@@ -254,7 +254,7 @@ CASES = [
     ("SITES", ["convert", "--format", "flat", "--event", "alloc", A], set()),
     ("flat, the agent's marker", ["convert", "--format", "flat", O], {"[ringprof:alloc]"}),
     ("diff", ["diff", O, ON], {"[ringprof:alloc]"}),
-    ("diff, no marker", ["diff", DB, DB], set()),
+    ("diff, no marker", ["diff", "--overlap", DB, DB], set()),
 ]
 for what, args, want in CASES:
     out, _ = rp(*args)

@@ -37,8 +37,8 @@ check "first run: the flame graph and the text profile" test -s out/flamegraph.h
 check "first run: the text profile is the tree, then the flat table" \
     bash -c "grep -q '^# ringprof tree' out/profile.txt && grep -q '^# ringprof flat' out/profile.txt"
 check "first run: the profile holds the one run" test "$(weight out/recording)" = "$whole"
-check "the agent options are dir=DIR/recording,recording=ID" \
-    grep -Eq "=dir=out/recording,recording=rec(-[0-9a-f]{8}){4} Main" java.args
+check "the agent options are dir=DIR/recording,recording=ID,quiet=on (record says where itself)" \
+    grep -Eq "=dir=out/recording,recording=rec(-[0-9a-f]{8}){4},quiet=on Main" java.args
 check "DIR holds the outputs and the recording, no temporary" \
     test "$(ls -A out | tr '\n' ' ')" = "flamegraph.html profile.txt recording "
 

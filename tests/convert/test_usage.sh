@@ -29,7 +29,7 @@ usage_error convert "ringprof convert: unknown format 'colapsed' (did you mean '
     --format colapsed a.rpc
 usage_error convert "ringprof convert: unknown format 'svg'; the formats are tree, backtrace, flat, histogram, collapsed, pprof, html, jfr, otlp, timeline" \
     --format svg a.rpc
-usage_error convert "ringprof convert: unknown event 'allocs' (did you mean 'alloc'?); the valid names are cpu, alloc, live, gc, wall, lock" \
+usage_error convert "ringprof convert: unknown event 'allocs' (did you mean 'alloc'?); the valid names are cpu, alloc, live, gc, wall, lock, lock.waiting" \
     --event allocs a.rpc
 usage_error convert "ringprof convert: --state 'running,blokced': unknown state 'blokced' (did you mean 'blocked'?); the states are unknown, running, runnable, native, io, blocked, waiting, parked, sleeping" \
     --state running,blokced a.rpc
@@ -37,11 +37,11 @@ usage_error convert "ringprof convert: --group 'packge': unknown group (did you 
     --group packge a.rpc
 usage_error diff "ringprof diff: --group 'clas': unknown group (did you mean 'class'?); the groups are method, class, package" \
     --group clas a.rpc a.rpc
-usage_error diff "ringprof diff: unknown event 'lok' (did you mean 'lock'?); the valid names are cpu, alloc, live, gc, wall, lock" \
-    --event lok a.rpc a.rpc
+usage_error diff "ringprof diff: unknown event 'lok' (did you mean 'lock'?); the valid names are cpu, alloc, live, gc, wall, lock, lock.waiting" \
+    --event lok --overlap a.rpc a.rpc
 usage_error diff "ringprof diff: --format 'flt': unknown format (did you mean 'flat'?); the formats are flat, collapsed, html, pprof" \
     --format flt a.rpc a.rpc
-usage_error record "ringprof record: unknown event 'cpux' (did you mean 'cpu'?); the valid names are cpu, alloc, live, gc, wall, lock" \
+usage_error record "ringprof record: unknown event 'cpux' (did you mean 'cpu'?); the valid names are cpu, alloc, live, gc, wall, lock, lock.waiting" \
     --event cpux -- java -version
 # Options, their values and arguments, in every command.
 usage_error convert "ringprof convert: unknown option '--per-threads' (did you mean '--per-thread'?)" \

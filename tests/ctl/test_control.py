@@ -13,7 +13,8 @@ clients `ringprof ctl` and `ringprof list` against the same server:
     usable; an oversized request gets an error reply and the connection closes;
   - 200 concurrent clients all get answers; a client stalled halfway through a
     line, or one that never reads, does not delay anyone and is dropped (and
-    logged) after the 5 s stall limit;
+    logged) after the 5 s stall limit; 64 silent, idle or pipelining clients do
+    not keep a fresh one out;
   - another uid is refused: with the normal 0600 mode connect() itself fails;
     with the mode relaxed (test-only), SO_PEERCRED refuses it with an error reply,
     and the refusal is logged; a server run as nobody accepts root;
@@ -142,6 +143,17 @@ def ask_on(s, line):
 def ask(path, line):
     with connect(path) as s:
         return ask_on(s, line if isinstance(line, bytes) else line.encode() + b"\n")
+
+
+def timed_ask(line):
+    """ask(sock, line) as a fresh client: the reply (or the exception) and the
+    seconds it took."""
+    t0 = time.monotonic()
+    try:
+        r = ask(sock, line)
+    except OSError as e:
+        r = {"exception": repr(e)}
+    return r, time.monotonic() - t0
 
 
 def status(path):
@@ -498,12 +510,7 @@ for _ in range(CLIENTS_MAX):
     c = connect(sock, timeout=30)
     ask_on(c, b"version\n")
     kept.append(c)
-t0 = time.monotonic()
-try:
-    r = ask(sock, "version")
-except OSError as e:
-    r = {"exception": repr(e)}
-waited = time.monotonic() - t0
+r, waited = timed_ask("version")
 print("# with %d idle served connections, a fresh client waited %.2f s" % (CLIENTS_MAX, waited))
 check(r and r.get("ok") is True and waited < 3.0,
       "a fresh client behind %d idle connections: %r after %.2f s" % (CLIENTS_MAX, r, waited))
@@ -517,6 +524,64 @@ for c in readable:
 for c in kept:
     c.close()
 check(evicted >= 1, "the longest idle connection was closed for it (%d closed)" % evicted)
+
+# 64 served clients that pipeline requests and read slowly are never idle: a
+# fresh client gets in once their replies in progress have gone, each closed
+# after its own (what it sent since gets one "not answered" reply, then EOF).
+# Before, they kept it out for as long as they went on.
+piped = []
+for _ in range(CLIENTS_MAX):
+    c = connect(sock, timeout=30)
+    ask_on(c, b"version\n")
+    c.setblocking(False)
+    try:
+        while c.send(b"help\n" * 4096):     # as many as its socket takes
+            pass
+    except BlockingIOError:
+        pass
+    piped.append(c)
+seen = {"eof": 0, "not_answered": 0}
+stop_reading = threading.Event()
+
+
+def read_slowly():
+    open_ = list(piped)
+    while open_ and not stop_reading.is_set():
+        for c in list(open_):
+            try:
+                c.send(b"help\n" * 64)
+            except OSError:
+                pass
+            try:
+                data = c.recv(2048)
+            except BlockingIOError:
+                continue
+            except OSError:
+                data = b""
+            if b'"error":"not answered: all 64 control connections are in use' in data:
+                seen["not_answered"] += 1
+            if not data:
+                seen["eof"] += 1
+                open_.remove(c)
+        time.sleep(0.02)
+
+
+reader = threading.Thread(target=read_slowly)
+reader.start()
+time.sleep(0.3)
+r, waited = timed_ask("status")
+print("# with %d pipelining clients, a fresh client waited %.2f s" % (CLIENTS_MAX, waited))
+check(r and r.get("ok") is True and waited <= FRESH_BOUND_S and
+      r.get("control", {}).get("evicted", 0) >= 2,
+      "a fresh client behind %d pipelining clients: %r after %.2f s" %
+      (CLIENTS_MAX, r and r.get("control", r), waited))
+check(wait_for(lambda: seen["eof"] == CLIENTS_MAX, 30),
+      "the pipelining clients were closed: %r" % seen)
+stop_reading.set()
+reader.join()
+print("# the pipelining clients: %r" % seen)
+for c in piped:
+    c.close()
 
 # --------------------------------------------------------- other uids refused --
 def try_status_as_other(path, uid=NOBODY):

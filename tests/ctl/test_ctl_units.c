@@ -3,7 +3,7 @@
  * writer (src/json.c) and the request parser (src/control_proto.c).
  *
  * The writer is checked against exact expected text (escaping, UTF-8 repair,
- * commas, the sticky errors), the parser against every command, every refusal and
+ * commas, the sticky errors, taking an element back at the reply limit), the parser against every command, every refusal and
  * every byte value at every position of a short line. Also the path rules of
  * src/control.c that need no server: the default socket path and its fallback,
  * and the discovery directory's ownership check.
@@ -153,6 +153,68 @@ static void test_json_members(void)
           (int)rp_json_error(&j));
     rp_json_free(&j);
     rp_json_free(&part);
+}
+
+/* rp_json_mark and rp_json_rewind, as the thread dump uses them at the real
+ * limit (RP_CONTROL_THREADS_REPLY_MAX): elements are added to an array until
+ * one passes the writer's max, which is taken back whole, and the text closes
+ * as valid JSON with room kept for the members after it; a rewind also drops
+ * the nesting an element left open. Then rp_json_take hands the text over. */
+static void test_json_rewind(void)
+{
+    const size_t limit = RP_CONTROL_THREADS_REPLY_MAX, tail = 256, elem = 100000;
+    char *big = malloc(elem + 1);
+    REQUIRE(big, "no memory");
+    memset(big, 'x', elem);
+    big[elem] = '\0';
+    struct rp_json j;
+    rp_json_init(&j, limit - tail);
+    rp_json_object_begin(&j);
+    rp_json_key(&j, "items");
+    rp_json_array_begin(&j);
+    size_t n = 0;
+    for (;;) {
+        struct rp_json_mark m;
+        rp_json_mark(&j, &m);
+        rp_json_object_begin(&j);           /* left open when the string fails */
+        rp_json_kv_string(&j, "s", big);
+        rp_json_object_end(&j);
+        if (rp_json_error(&j) == RP_JSON_TOO_LONG) {
+            rp_json_rewind(&j, &m);
+            break;
+        }
+        n++;
+    }
+    rp_json_array_end(&j);
+    rp_json_set_max(&j, limit);
+    rp_json_kv_u64(&j, "omitted", 7);
+    rp_json_object_end(&j);
+    size_t each = elem + strlen("{\"s\":\"\"},"), head = strlen("{\"items\":[");
+    size_t fit = (limit - tail - head + 1) / each;  /* the last element has no comma */
+    size_t len;
+    const char *text = rp_json_text(&j, &len);
+    CHECK(rp_json_error(&j) == RP_JSON_OK && rp_json_depth(&j) == 0,
+          "after the rewind: error %d, depth %d", (int)rp_json_error(&j),
+          rp_json_depth(&j));
+    CHECK(n == fit, "%zu elements of %zu bytes fit in %zu bytes, not %zu", n, each,
+          limit - tail, fit);
+    CHECK(len <= limit && len > limit - tail - each && strlen(text) == len,
+          "text of %zu bytes (limit %zu)", len, limit);
+    const char *end = "\"},{\"s\":\"";
+    CHECK(len > 20 && !strcmp(text + len - 16, "\"}],\"omitted\":7}") &&
+          !strncmp(text, "{\"items\":[{\"s\":\"xx", 16) &&
+          strstr(text, end) &&
+          (size_t)(strstr(text, end) - text) == head + strlen("{\"s\":\"") + elem,
+          "the text's ends: %.20s ... %s", text, len > 30 ? text + len - 30 : text);
+    size_t tlen;
+    char *taken = rp_json_take(&j, &tlen);
+    CHECK(taken && tlen == len && rp_json_text(&j, NULL)[0] == '\0' && j.cap == 0 &&
+          rp_json_max(&j) == limit, "take: %zu bytes, writer left with cap %zu",
+          tlen, j.cap);
+    free(taken);
+    CHECK(rp_json_take(&j, &tlen) == NULL && tlen == 0, "take of an empty writer");
+    rp_json_free(&j);
+    free(big);
 }
 
 static void test_json_errors(void)
@@ -453,6 +515,7 @@ int main(void)
     test_json_escaping();
     test_json_errors();
     test_json_members();
+    test_json_rewind();
     test_parse_commands();
     test_parse_refusals();
     test_parse_every_byte();

@@ -77,8 +77,8 @@ static const char *const runs[][MAXARGS] = {
     {"convert", "--quiet", "--format", "collapsed", "--group", "class", "--lines", "@"},
     {"diff", "--quiet", "--json", "--merge-frame-types", "--base-to", "+0.5s", "--from",
      "+0.5s", "@"},
-    {"diff", "--quiet", "--format", "collapsed", "--normalize", "@", "@"},
-    {"diff", "--quiet", "--format", "html", "--group", "class", "@", "@"},
+    {"diff", "--quiet", "--format", "collapsed", "--normalize", "--overlap", "@", "@"},
+    {"diff", "--quiet", "--format", "html", "--group", "class", "--overlap", "@", "@"},
     /* issue 17: the JFR writer, every kind; and with the filters */
     {"convert", "--quiet", "--format", "jfr", "-o", "%", "@"},
     {"convert", "--quiet", "--format", "jfr", "--from", "+0.1s", "--thread", ".",

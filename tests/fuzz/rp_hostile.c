@@ -8,6 +8,12 @@
  *   rp_hostile method-id OUT      a frame names method 4294967294, never defined
  *   rp_hostile thread-id OUT      cpu and wall samples name thread 4294967295
  *   rp_hostile kind-id OUT        a sample names kind 4294967295
+ *   rp_hostile stack-id OUT       a sample names stack 4294967295, never defined
+ *   rp_hostile kind-no-name OUT   a KIND record whose name (and unit) string id
+ *                                 was never defined, and a sample of it
+ *   rp_hostile damaged OUT        the clean file with its only segment's body
+ *                                 damaged (its checksum fails): no THREAD, no
+ *                                 sample is read
  *   rp_hostile string-bomb OUT N  N segments of 60 strings of 1 MiB of one byte
  *                                 (RP_CHUNK_STRING_MAX) and one 1 byte longer: LZ4
  *                                 packs each segment into about 250 KB
@@ -28,7 +34,7 @@
  *                                 it: the look-ups of `locks` too
  *
  * Every file is well-formed but for what its name says: the damage is that one
- * thing, so a test can tell what the tool made of it. The first four are the
+ * thing, so a test can tell what the tool made of it. The first seven are the
  * size of the 287-byte file of issue 28 (under 400 bytes) and are kept in
  * regressions/convert/; the others are written at test time. Exits 0, or 1
  * after a message.
@@ -149,6 +155,29 @@ static void kind_id(struct cb_buf *f, struct cb_buf *p)
     one_segment(f, p);
 }
 
+static void stack_id(struct cb_buf *f, struct cb_buf *p)
+{
+    basics(p);
+    sample(p, 1, 1, UNDEFINED, 0, NULL);
+    sample(p, 1, 1, 1, 0, NULL);
+    one_segment(f, p);
+}
+
+static void kind_no_name(struct cb_buf *f, struct cb_buf *p)
+{
+    basics(p);
+    CB_REC(p, RP_REC_KIND, 4, UNDEFINED - 1, UNDEFINED - 2, 10 * MS, 0);
+    sample(p, 4, 1, 1, 0, NULL);
+    one_segment(f, p);
+}
+
+/* The clean file, then one byte of its segment's compressed body flipped. */
+static void damaged(struct cb_buf *f, struct cb_buf *p)
+{
+    clean(f, p);
+    f->p[f->n - 8] ^= 0x5a;
+}
+
 static void string_bomb(struct cb_buf *f, struct cb_buf *p, long nseg)
 {
     cb_header(f, "hostile");
@@ -234,7 +263,8 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: rp_hostile clean|frame-id|method-id|thread-id|kind-id|"
-                        "string-bomb|deep-stack|threads|many OUT [N]\n");
+                        "stack-id|kind-no-name|damaged|string-bomb|deep-stack|threads|"
+                        "many OUT [N]\n");
         return 1;
     }
     const char *what = argv[1], *out = argv[2];
@@ -250,6 +280,12 @@ int main(int argc, char **argv)
         thread_id(&f, &p);
     else if (!strcmp(what, "kind-id"))
         kind_id(&f, &p);
+    else if (!strcmp(what, "stack-id"))
+        stack_id(&f, &p);
+    else if (!strcmp(what, "kind-no-name"))
+        kind_no_name(&f, &p);
+    else if (!strcmp(what, "damaged"))
+        damaged(&f, &p);
     else if (!strcmp(what, "string-bomb") && n > 0)
         string_bomb(&f, &p, n);
     else if (!strcmp(what, "deep-stack"))

@@ -137,7 +137,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         clean = hostile(tmp, "clean")
         rss = 0
-        for cmd in (["summary"], ["convert"], ["diff", clean]):
+        for cmd in (["summary"], ["convert"], ["diff", "--overlap", clean]):
             rc, _, _, err, r, _ = run(cmd + [clean])
             check(rc == 0 and not err, "clean chunk: %s exits %d: %s" % (cmd[0], rc, err))
             rss = max(rss, r)
@@ -163,7 +163,7 @@ def main():
                    base["convert"], diag="never defined")
             expect(name + " summary", ["summary", path], path, base["summary"],
                    diag="never defined", stdout_has="unresolved references")
-            expect(name + " diff", ["diff", path, path], path, base["diff"],
+            expect(name + " diff", ["diff", "--overlap", path, path], path, base["diff"],
                    diag="never defined")
             expect(name + " locks", ["locks", path], path, base["locks"],
                    diag="never defined", nothing="the inputs have no lock samples")

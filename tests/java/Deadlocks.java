@@ -3,34 +3,47 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Two deadlocks and two healthy threads, for `ctl threads` (tests/agent/threads_tests.sh).
+ * Two deadlocks and two healthy threads, for `ctl threads` and lock waits in
+ * progress (tests/agent/lock_tests.sh, threads).
  *
- *   java Deadlocks STOPFILE
+ *   java Deadlocks STOPFILE [GATEFILE]
  *
+ * With GATEFILE, first a wait that ends: main holds a Gate monitor, "gated"
+ * blocks entering it (main prints "gated blocked" once it sees it BLOCKED), and
+ * main lets it in when GATEFILE exists; "gated" prints "gated_wait_ns N", its
+ * own System.nanoTime around the synchronized entry, and ends. Then:
  * "mon-a" holds MonitorA and blocks on MonitorB, which "mon-b" holds while it
  * blocks on MonitorA; "jucl-a" and "jucl-b" do the same with two ReentrantLocks.
  * "waiter" sits in Object.wait on a Mailbox; "live" counts. Once all four are
  * seen stuck, main prints, for each of the five stuck threads, the line its own
  * Thread.getStackTrace gives for the topmost Deadlocks frame (the truth the test
  * compares the dump with) and then "ready"; from then on "live N" lines, one a
- * 50 ms or so. It exits when STOPFILE exists. The stuck threads are daemons.
+ * 50 ms or so. It exits when STOPFILE exists, printing first, for mon-a and
+ * mon-b, "stuck NAME LOW_NS HIGH_NS": how long the thread had been blocked at
+ * least (since main saw it BLOCKED) and at most (since just before it entered
+ * the synchronized block), by System.nanoTime. The stuck threads are daemons.
  */
 public class Deadlocks {
     static final class MonitorA {}
     static final class MonitorB {}
     static final class Mailbox {}
+    static final class Gate {}
 
     static final MonitorA monitorA = new MonitorA();
     static final MonitorB monitorB = new MonitorB();
     static final Mailbox mailbox = new Mailbox();
     static final ReentrantLock lockA = new ReentrantLock();
     static final ReentrantLock lockB = new ReentrantLock();
+    static final Gate gate = new Gate();
     static volatile long counter;
+    /* System.nanoTime just before mon-a and mon-b enter the second monitor. */
+    static volatile long beforeA, beforeB;
 
     static void monA(CountDownLatch both) throws InterruptedException {
         synchronized (monitorA) {
             both.countDown();
             both.await();
+            beforeA = System.nanoTime();
             synchronized (monitorB) {
                 counter++;
             }
@@ -41,10 +54,31 @@ public class Deadlocks {
         synchronized (monitorB) {
             both.countDown();
             both.await();
+            beforeB = System.nanoTime();
             synchronized (monitorA) {
                 counter++;
             }
         }
+    }
+
+    /* The wait that ends: main holds the gate until GATEFILE exists. */
+    static void gated(File gateFile) throws InterruptedException {
+        Thread t = new Thread(() -> {
+            long t0 = System.nanoTime();
+            synchronized (gate) {
+                System.out.println("gated_wait_ns " + (System.nanoTime() - t0));
+            }
+        }, "gated");
+        synchronized (gate) {
+            t.start();
+            while (t.getState() != Thread.State.BLOCKED)
+                Thread.sleep(5);
+            System.out.println("gated blocked");
+            System.out.flush();
+            while (!gateFile.exists())
+                Thread.sleep(10);
+        }
+        t.join();
     }
 
     static void lockOrder(ReentrantLock first, ReentrantLock second, CountDownLatch both)
@@ -101,6 +135,8 @@ public class Deadlocks {
 
     public static void main(String[] args) throws Exception {
         File stop = new File(args[0]);
+        if (args.length > 1)
+            gated(new File(args[1]));
         CountDownLatch mons = new CountDownLatch(2), locks = new CountDownLatch(2);
         Thread[] stuck = {
             start("mon-a", () -> monA(mons)),
@@ -110,11 +146,16 @@ public class Deadlocks {
             start("waiter", Deadlocks::waitMail),
         };
         boolean all = false;
+        long[] seen = new long[stuck.length];
         while (!all) {
             Thread.sleep(10);
             all = true;
-            for (Thread t : stuck)
-                all &= stuck(t);
+            for (int i = 0; i < stuck.length; i++) {
+                boolean s = stuck(stuck[i]);
+                if (s && seen[i] == 0)
+                    seen[i] = System.nanoTime();
+                all &= s;
+            }
         }
         for (Thread t : stuck)
             System.out.println("truth " + t.getName() + " " + truth(t));
@@ -137,6 +178,9 @@ public class Deadlocks {
         live.start();
         while (!stop.exists())
             Thread.sleep(20);
+        long now = System.nanoTime();
+        System.out.println("stuck mon-a " + (now - seen[0]) + " " + (now - beforeA));
+        System.out.println("stuck mon-b " + (now - seen[1]) + " " + (now - beforeB));
         System.out.println("done");
     }
 }

@@ -29,8 +29,10 @@
  *                                 byte[], java.lang.String[]) add up to BYTES, 1%
  *   wall_types                    every ringprof.WallClockSample's JDK thread state
  *                                 is the one of its wallState, and those in states
- *                                 native and io each have a jdk.NativeMethodSample
- *                                 at their time and thread (and no other has)
+ *                                 native and io with a frame each have a
+ *                                 jdk.NativeMethodSample at their time and thread
+ *                                 (and no other has: the JDK samples no thread
+ *                                 without a Java frame)
  *   lock CLASS N NS               N JavaMonitorEnter events of monitorClass CLASS,
  *                                 NS ns in all
  *   lock_top CLASS TOP N          ... of those, N with top frame TOP
@@ -195,7 +197,7 @@ public class JfrCheck {
             case "ringprof.WallClockSample": {
                 String ws = e.getString("wallState");
                 add(wall, thread(e.getThread("sampledThread")) + "\t" + ws, 1);
-                if (ws.equals("native") || ws.equals("io"))
+                if ((ws.equals("native") || ws.equals("io")) && top(e) != null)
                     add(nativeAt, nanos(e.getStartTime()) + "\t" + thread(e.getThread("sampledThread")), -1);
                 Object st = e.getValue("state");          /* one field: read as its value */
                 String jdkState = st instanceof RecordedObject o ? o.getString("name") : String.valueOf(st);

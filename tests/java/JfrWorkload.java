@@ -17,7 +17,9 @@
  *   jfr-sleeper, jfr-parked, jfr-waiter, jfr-accept   asleep, parked, in
  *                Object.wait and in ServerSocket.accept (native) until the end.
  * The work ends on conditions (CPU used, bytes allocated, entries made), never
- * on the clock. Prints "ready" at the start, "done" at the end.
+ * on the clock. Prints "ready" at the start, then at the end its own
+ * ThreadMXBean's "threads peak N started M" (the most live Java threads, the
+ * threads started) and "done".
  */
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -147,6 +149,9 @@ public class JfrWorkload {
         }
         for (Thread t : idle)
             t.join();
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        System.out.println("threads peak " + mx.getPeakThreadCount() + " started "
+                + mx.getTotalStartedThreadCount());
         System.out.println("done entries " + ledger.entries + " kept " + kept.size());
     }
 }

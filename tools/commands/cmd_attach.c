@@ -29,16 +29,20 @@
  * agent also leaves the reason in /tmp/ringprof-<uid>/<pid>.attach-error, which is
  * printed here and removed. It leaves one too when it returns 0 but is not
  * profiling (refused once its code may run on other threads, when the JVM would
- * unload a library that returned an error): that is a failure here as well.
+ * unload a library that returned an error): that is a failure here as well. An
+ * agent that started leaves its recording directory, absolute, in
+ * <pid>.attach-dir instead, which the reply names (without dir= it is relative
+ * to the JVM's working directory, which the user may not know).
  *
- * That file lies in a directory the JVM's user owns, and ringprof attach often
- * runs as root: it is read only through the directory opened and checked for that
- * uid, with O_NOFOLLOW and fstat (a regular file of that uid, one link, at most
- * RP_ATTACH_ERROR_MAX bytes; ringprof/trust.h), so a symlink or hard link to a
- * file only root may read is never followed. Any file there is removed before the
- * request; after it, the file is read when Agent_OnAttach failed, and, when it
+ * Those files lie in a directory the JVM's user owns, and ringprof attach often
+ * runs as root: they are read only through the directory opened and checked for
+ * that uid, with O_NOFOLLOW and fstat (a regular file of that uid, one link, at
+ * most RP_ATTACH_ERROR_MAX bytes; ringprof/trust.h), so a symlink or hard link to
+ * a file only root may read is never followed. Both are removed before the
+ * request; after it, the reason is read when Agent_OnAttach failed, and, when it
  * returned 0, only if it was written during this attach (an inert agent's
- * reason). Its text is printed with control characters escaped.
+ * reason), as is the directory. Their text is printed with control characters
+ * escaped.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -357,8 +361,9 @@ static int attach_error_dir(long pid, long nspid, long uid, char *dir, size_t ca
     return dfd;
 }
 
-/* Remove a reason left by an earlier try, before the request. */
-static void attach_error_clear(long pid, long nspid, long uid)
+/* Remove the files an earlier try left (the agent's reason, its directory),
+ * before the request. */
+static void attach_files_clear(long pid, long nspid, long uid)
 {
     char dir[PATH_MAX], name[64];
     int dfd = attach_error_dir(pid, nspid, uid, dir, sizeof dir);
@@ -366,20 +371,25 @@ static void attach_error_clear(long pid, long nspid, long uid)
         return;
     snprintf(name, sizeof name, "%ld" RP_ATTACH_ERROR_SUFFIX, nspid);
     unlinkat(dfd, name, 0);
+    snprintf(name, sizeof name, "%ld" RP_ATTACH_DIR_SUFFIX, nspid);
+    unlinkat(dfd, name, 0);
     close(dfd);
 }
 
-/* The agent's own reason (control.h: rp_discovery_attach_error): print it and
- * remove it. `since` > 0: only a file changed at or after that time (written
- * during this attach; the second before it allows for the file system's coarse
- * clock) counts. @return the number of lines printed. */
-static int attach_error_take(long pid, long nspid, long uid, time_t since)
+/* The agent's file "<nspid><suffix>" (control.h: rp_discovery_attach_error,
+ * rp_discovery_attach_dir) into buf, then removed. `since` > 0: only a file
+ * changed at or after that time (written during this attach; the second before
+ * it allows for the file system's coarse clock) counts. @return 1 if it was read
+ * (buf may be empty), 0 if not (buf empty). */
+static int attach_file_take(long pid, long nspid, long uid, time_t since,
+                            const char *suffix, char *buf, size_t cap)
 {
-    char dir[PATH_MAX], name[64], why[256], buf[RP_ATTACH_ERROR_MAX + 1];
+    char dir[PATH_MAX], name[64], why[256];
+    buf[0] = '\0';
     int dfd = attach_error_dir(pid, nspid, uid, dir, sizeof dir);
     if (dfd < 0)
         return 0;
-    snprintf(name, sizeof name, "%ld" RP_ATTACH_ERROR_SUFFIX, nspid);
+    snprintf(name, sizeof name, "%ld%s", nspid, suffix);
     int fd = rp_trust_openat(dfd, name, (uid_t)uid, RP_ATTACH_ERROR_MAX, why, sizeof why);
     if (fd < 0) {
         if (errno != ENOENT)
@@ -388,12 +398,22 @@ static int attach_error_take(long pid, long nspid, long uid, time_t since)
         return 0;
     }
     struct stat st;
-    buf[0] = '\0';
-    if (fstat(fd, &st) == 0 && (since <= 0 || st.st_ctime >= since - 1))
-        rp_read_fd(fd, buf, sizeof buf);
+    int taken = fstat(fd, &st) == 0 && (since <= 0 || st.st_ctime >= since - 1);
+    if (taken)
+        rp_read_fd(fd, buf, cap);
     close(fd);
     unlinkat(dfd, name, 0);
     close(dfd);
+    return taken;
+}
+
+/* The agent's own reason (control.h: rp_discovery_attach_error): print it and
+ * remove it; `since` as for attach_file_take. @return the number of lines
+ * printed. */
+static int attach_error_take(long pid, long nspid, long uid, time_t since)
+{
+    char buf[RP_ATTACH_ERROR_MAX + 1];
+    attach_file_take(pid, nspid, uid, since, RP_ATTACH_ERROR_SUFFIX, buf, sizeof buf);
     int n = 0;
     for (char *line = buf, *next; line && *line; line = next) {
         next = strchr(line, '\n');
@@ -470,6 +490,19 @@ static int report(long pid, long nspid, long uid, const char *agent, const char 
         return 1;
     }
     printf("ringprof: loaded %s into pid %ld (Agent_OnAttach returned 0)\n", agent, pid);
+    /* Where the recording goes: relative to the JVM's working directory without
+     * dir=, so the agent names it, absolute. */
+    char dir[RP_ATTACH_ERROR_MAX + 1];
+    if (attach_file_take(pid, nspid, uid, sent, RP_ATTACH_DIR_SUFFIX, dir, sizeof dir) &&
+        dir[0]) {
+        dir[strcspn(dir, "\n")] = '\0';
+        fputs("ringprof: recording to ", stdout);
+        rp_print_untrusted(stdout, dir, 0);
+        fputc('\n', stdout);
+    } else {
+        printf("ringprof: the agent did not say where it records (see the JVM's stderr, "
+               "or ringprof ctl %ld status)\n", pid);
+    }
     return 0;
 }
 
@@ -559,7 +592,7 @@ int rp_cmd_attach(int argc, char **argv)
         fprintf(stderr, "ringprof attach: %s\n", err);
         return 1;
     }
-    attach_error_clear(pid, nspid, uid);     /* a reason left by an earlier try */
+    attach_files_clear(pid, nspid, uid);     /* what an earlier try left */
     char *reply;
     time_t sent = time(NULL);
     if (load_request(sock, agent, options, timeout_ms, &reply, err, sizeof err) != 0) {

@@ -24,8 +24,9 @@
  *
  * The profile pass reports every problem the reader finds (file, offset,
  * reason) and goes on; the exit status is 1 only when nothing could be read,
- * when a live profile was asked of inputs without a snapshot, or with --strict
- * when anything was wrong.
+ * when no input holds a sample of any kind (a chunk cut before its first whole
+ * segment: no empty profile is written), when a live profile was asked of
+ * inputs without a snapshot, or with --strict when anything was wrong.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -112,20 +113,12 @@ static void usage(FILE *f)
         fprintf(f, "  %-11s %-22s %s\n", rp_formats[i].name, rp_formats[i].exts,
                 rp_formats[i].summary);
     fprintf(f, "\nExit status: 0 done; 1 nothing could be read (or --strict and a problem\n"
-               "was found), the inputs have no samples of --event wall or lock, or the\n"
-               "output could not be written; 2 usage error.\n"
+               "was found), no input holds a sample, the inputs have no samples of\n"
+               "--event wall or lock, or the output could not be written; 2 usage error.\n"
                "See docs/profiles.md for how to read each format.\n");
 }
 
 /* ---------------------------------------------------------------- output -- */
-
-static const struct rp_format *format_by_name(const char *name)
-{
-    for (size_t i = 0; i < rp_nformats; i++)
-        if (!strcmp(rp_formats[i].name, name))
-            return &rp_formats[i];
-    return NULL;
-}
 
 static int ext_matches(const char *path, const char *exts)
 {
@@ -372,7 +365,7 @@ static int parse_args(struct convert *c, int argc, char **argv)
         return rp_query_bad_usage(&c->q, "--state and --state-frames apply to --event wall (thread "
                          "states are recorded only by wall-clock samples), not to "
                          "--event %s", c->po.event);
-    if (c->format && !(c->fmt = format_by_name(c->format))) {
+    if (c->format && !(c->fmt = rp_format_by_name(c->format))) {
         const char *names[32];
         size_t n = 0;
         for (; n < rp_nformats && n < 32; n++)
@@ -425,23 +418,39 @@ static int needs_snapshots(const struct convert *c)
            (is_event(c, "alloc") && (c->fmt->needs & RP_FMT_LIVE_JOIN));
 }
 
-/* The default kind, the inputs' time span and the snapshots, as far as asked;
- * relative --from/--to are dropped when no sample has a wall-clock time.
- * rp_query_apply then places the time range. */
+/* Lock waits in progress (tools/model/waits.h) matter wherever kind lock is
+ * read: --event lock or lock.waiting, and an events format's every kind. */
+static int needs_waits(const struct convert *c)
+{
+    return is_event(c, RP_KIND_LOCK) || is_event(c, RP_KIND_LOCK_WAITING) ||
+           (c->fmt->model == RP_MODEL_EVENTS && !c->po.event);
+}
+
+/* The default kind, the inputs' time span, the snapshots and the waits in
+ * progress, as far as asked; relative --from/--to are dropped when no sample
+ * has a wall-clock time. rp_query_apply then places the time range. */
 static void look_ahead(struct convert *c)
 {
-    int need_range = rp_query_need_range(&c->q);
+    int need_range = rp_query_need_range(&c->q), waits = needs_waits(c);
     unsigned what = (c->po.event ? 0 : RP_SCAN_KINDS) | (need_range ? RP_SCAN_RANGE : 0) |
-                    (needs_snapshots(c) ? RP_SCAN_SNAPSHOTS : 0);
+                    (needs_snapshots(c) ? RP_SCAN_SNAPSHOTS : 0) |
+                    (waits ? RP_SCAN_WAITS : 0);
     if (what)
         rp_query_scan(&c->q, what);
     if (!c->po.event && (c->q.sc.has_cpu || c->q.sc.has_alloc || c->q.sc.kind)) {
         c->po.event = c->q.sc.has_cpu ? "cpu" : c->q.sc.has_alloc ? "alloc" : c->q.sc.kind;
         c->event_found = 1;
-        if (needs_snapshots(c))   /* known only now: one more pass */
-            rp_query_scan(&c->q, RP_SCAN_SNAPSHOTS);
+        unsigned more = (needs_snapshots(c) ? RP_SCAN_SNAPSHOTS : 0) |
+                        (!waits && needs_waits(c) ? RP_SCAN_WAITS : 0);
+        if (more)                 /* known only now: one more pass */
+            rp_query_scan(&c->q, more);
+        waits |= needs_waits(c);
     }
     rp_scan_finish(&c->q.sc);
+    if (waits) {
+        c->po.waiting = rp_scan_wait_keep;
+        c->po.waiting_arg = &c->q.sc;
+    }
     if (need_range && !c->q.sc.first) {
         fprintf(stderr, "ringprof convert: no sample has a wall-clock time, so relative "
                         "--from/--to cannot be placed; ignored\n");
@@ -566,12 +575,30 @@ static int kind_absent(const struct convert *c)
     if (!opt)
         return 0;
     for (size_t k = 0; k < p->nkinds; k++)
-        if (!strcmp(p->kinds[k].name, c->po.event) && p->kinds[k].samples)
+        if (rp_kind_in_event(c->po.event, p->kinds[k].name) && p->kinds[k].samples)
             return 0;
     fprintf(stderr, "ringprof convert: the inputs have no %s samples", c->po.event);
     size_t held = rp_print_kinds(stderr, p, " (they hold:", 1, NULL);
     fprintf(stderr, "%s; the agent records them with %s\n",
             held ? ")" : " (no samples at all)", opt);
+    return 1;
+}
+
+/* When the inputs could be read but none holds a sample of any kind, say so
+ * (with what was read, after the reader's line on why a file ends early) as for
+ * unreadable inputs: an empty profile would pass for an idle program. @return 1
+ * then, else 0. */
+static int no_sample(const struct convert *c)
+{
+    const struct rp_prof_stats *st = &c->p->stats;
+    if (st->samples_read)
+        return 0;
+    uint64_t read = st->files - st->files_unreadable;
+    fprintf(stderr, "ringprof convert: no input holds a sample (%llu chunk file%s read: "
+                    "%llu segment%s whole, %llu cut off, %llu damaged); nothing written\n",
+            (unsigned long long)read, read == 1 ? "" : "s",
+            (unsigned long long)st->segments_ok, st->segments_ok == 1 ? "" : "s",
+            (unsigned long long)st->segments_partial, (unsigned long long)st->segments_bad);
     return 1;
 }
 
@@ -681,7 +708,7 @@ static int run_timeline(struct convert *c, int argc, char **argv)
 static int run_events(struct convert *c, int argc, char **argv)
 {
     c->po.all_kinds = !c->po.event;
-    if (rp_query_need_range(&c->q))
+    if (rp_query_need_range(&c->q) || needs_waits(c))
         look_ahead(c);   /* its default kind is not wanted: all_kinds says so */
     rp_query_apply(&c->q, &c->po);
     if (c->po.all_kinds)
@@ -699,7 +726,7 @@ static int run_events(struct convert *c, int argc, char **argv)
         close_output(c, 0);
         return 2;
     }
-    if (kind_absent(c)) {
+    if (no_sample(c) || kind_absent(c)) {
         close_output(c, 0);
         return 1;
     }
@@ -740,7 +767,7 @@ static int run(struct convert *c, int argc, char **argv)
      * samples were lost with it: say_empty tells). */
     if (c->po.event && !c->event_found && rp_event_check("convert", c->po.event, c->p))
         return 2;
-    if (kind_absent(c))
+    if (no_sample(c) || kind_absent(c))
         return 1;
     if (c->p->nodes[0].total[RP_PV_SAMPLES] == 0)
         say_empty(c);

@@ -15,8 +15,9 @@
  *
  * By pid, the socket comes from a discovery file that must be trusted
  * (ringprof/trust.h) and must be served by that pid as its uid (SO_PEERCRED), so
- * root's ctl never takes another user's answer for the agent's. Whatever comes
- * back is printed with its control characters escaped.
+ * root's ctl never takes another user's answer for the agent's. A socket path
+ * given is never followed through another user's symlink (rp_ctl_socket_path).
+ * Whatever comes back is printed with its control characters escaped.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -36,7 +37,8 @@ static void usage(FILE *f)
         "       '--' are sent as they are)\n"
         "\n"
         "Send one command to the ringprof agent in a running JVM and print its reply.\n"
-        "PID finds the agent's socket through its discovery file; SOCKET is the path.\n"
+        "PID finds the agent's socket through its discovery file; SOCKET is the path\n"
+        "(never followed through a symlink of another user than you or root).\n"
         "\n"
         "commands:\n"
         "  status                      state, options, samples, losses, threads, costs\n"
@@ -135,8 +137,12 @@ int rp_cmd_ctl(int argc, char **argv)
             rp_print_untrusted(stderr, err, 0);
             fputs("; the socket was found through /proc instead\n", stderr);
         }
-    } else {
-        snprintf(sock, sizeof sock, "%s", target);
+    } else if (rp_ctl_socket_path(target, sock, sizeof sock, err, sizeof err) != 0) {
+        fputs("ringprof ctl: ", stderr);
+        rp_print_untrusted(stderr, err, 0);
+        fputc('\n', stderr);
+        free(req);
+        return 1;
     }
 
     char *reply;
@@ -155,9 +161,14 @@ int rp_cmd_ctl(int argc, char **argv)
     char perr[256];
     struct rp_jv *v = rp_jv_parse(reply, strlen(reply), perr, sizeof perr);
     const struct rp_jv *ok_ = v ? rp_jv_get(v, "ok") : NULL;
+    char omitted[256] = "";
+    if (threads && v)
+        rp_ctl_threads_omitted(v, omitted, sizeof omitted);
     if (raw || !v) {
         rp_print_untrusted(stdout, reply, v != NULL);
         putchar('\n');
+        if (omitted[0])
+            fprintf(stderr, "ringprof ctl: note: %s\n", omitted);
     } else if (threads && ok_ && ok_->type == RP_JV_BOOL && ok_->b) {
         rp_ctl_threads_print(stdout, v);
     } else {

@@ -10,7 +10,9 @@
  * --base-to, NEW through --from and --to. With two, --from and --to apply to
  * both unless --base-from or --base-to give BASE a window of its own (one of
  * them alone leaves BASE unbounded on the other side). A live profile
- * is each side's last snapshot in its window.
+ * is each side's last snapshot in its window. Each side reads each chunk once
+ * (model/inputs.h); two INPUTs that share a chunk are refused unless --overlap
+ * allows it, since a profile compared with itself shows no change.
  *
  * The two profiles are joined by name (tools/outputs/diff.h) and written as a
  * flat table (or JSON), two-column collapsed stacks, or a differential flame
@@ -58,6 +60,8 @@ static void usage(FILE *f)
         "                      UTC (2026-11-21T06:02:03Z), +DUR from the first sample\n"
         "                      or -DUR before the last (+10s, -1.5m)\n"
         "  --base-from T, --base-to T  BASE's time window\n"
+        "  --overlap           let BASE and NEW share chunks (refused by default: a\n"
+        "                      chunk on both sides shows no change)\n"
         "  --thread REGEX      only threads whose name matches (POSIX ERE)\n"
         "  --include REGEX     only stacks with a frame matching REGEX\n"
         "  --exclude REGEX     drop stacks with a frame matching REGEX\n"
@@ -90,7 +94,7 @@ struct diff {
     struct side s[2];            /* [0] base, [1] new                            */
     const char *event, *outpath;
     int event_found;             /* event is NEW's first kind, not asked for     */
-    int format, json, normalize, lines;
+    int format, json, normalize, lines, overlap;
     struct rp_time_spec base_from, base_to;
     struct rp_out_options oo;
     char title[512];             /* "BASE vs NEW", the html page's title          */
@@ -98,7 +102,7 @@ struct diff {
 
 enum {
     OPT_EVENT = RP_QOPT_END, OPT_FORMAT, OPT_JSON, OPT_TOP, OPT_NORMALIZE,
-    OPT_BASE_FROM, OPT_BASE_TO, OPT_LINES
+    OPT_BASE_FROM, OPT_BASE_TO, OPT_LINES, OPT_OVERLAP
 };
 
 static int parse_format(struct diff *d, const char *arg)
@@ -123,6 +127,7 @@ static int parse_one(void *cmd, int opt, const char *arg)
     case OPT_JSON: d->json = 1; return 0;
     case OPT_NORMALIZE: d->normalize = 1; return 0;
     case OPT_LINES: d->lines = 1; return 0;
+    case OPT_OVERLAP: d->overlap = 1; return 0;
     case OPT_TOP:
         if (rp_parse_positive(arg, &d->oo.top) < 0)
             return rp_query_bad_usage(&d->s[1].q, "--top '%s': a positive integer", arg);
@@ -146,7 +151,7 @@ static int parse_args(struct diff *d, int argc, char **argv)
         {"output", 1, 0, 'o'},            {"json", 0, 0, OPT_JSON},
         {"top", 1, 0, OPT_TOP},           {"normalize", 0, 0, OPT_NORMALIZE},
         {"base-from", 1, 0, OPT_BASE_FROM}, {"base-to", 1, 0, OPT_BASE_TO},
-        {"lines", 0, 0, OPT_LINES},
+        {"lines", 0, 0, OPT_LINES},       {"overlap", 0, 0, OPT_OVERLAP},
         RP_QUERY_NORM_LONGOPTS,           RP_QUERY_LONGOPTS,
         {0, 0, 0, 0}};
     struct rp_query *q = &d->s[1].q;
@@ -173,9 +178,27 @@ static int parse_args(struct diff *d, int argc, char **argv)
 
 /* ------------------------------------------------------------- the sides -- */
 
-/* Expand each side's inputs: BASE NEW, or INPUT for both. @return 0 or 1. */
+/* BASE and NEW given apart must not share a chunk, unless --overlap.
+ * @return 0, or 2 after printing the usage error. */
+static int sides_apart(struct diff *d)
+{
+    size_t ib = 0, in = 0;
+    size_t n = rp_inputs_shared(&d->s[0].q.in, &d->s[1].q.in, &ib, &in);
+    if (!n || d->overlap)
+        return 0;
+    char line[9000];
+    snprintf(line, sizeof line, "BASE and NEW share %zu chunk%s, the first %s (in BASE) "
+             "and %s (in NEW): compare two recordings, or two windows of one (one INPUT "
+             "with --base-from/--base-to), or let them share with --overlap", n,
+             n == 1 ? "" : "s", d->s[0].q.in.paths[ib], d->s[1].q.in.paths[in]);
+    return rp_query_bad_usage(&d->s[1].q, "%s", line);
+}
+
+/* Expand each side's inputs, each chunk once: BASE NEW, or INPUT for both (its
+ * duplicates said once, by NEW). @return 0, 1 or 2 (sides_apart). */
 static int side_inputs(struct diff *d, int argc, char **argv)
 {
+    static const char *const cmd[2] = {"diff: base", "diff: new"};
     int two = argc - optind == 2;
     if (two)
         snprintf(d->title, sizeof d->title, "%s vs %s", argv[optind], argv[optind + 1]);
@@ -183,13 +206,15 @@ static int side_inputs(struct diff *d, int argc, char **argv)
         snprintf(d->title, sizeof d->title, "%s: two windows", argv[optind]);
     for (int i = 0; i < 2; i++) {
         struct side *s = &d->s[i];
+        s->q.in.cmd = two ? cmd[i] : "diff";
+        s->q.in.quiet = d->s[1].q.diag.quiet || (!two && i == 0);
         s->q.missing = rp_inputs_expand(&s->q.in, 1, argv + optind + (two ? i : 0));
         if (!s->q.in.n) {
             fprintf(stderr, "ringprof diff: %s: no input could be read\n", s->label);
             return 1;
         }
     }
-    return 0;
+    return two ? sides_apart(d) : 0;
 }
 
 static int is_live(const struct diff *d)
@@ -345,14 +370,14 @@ static int write_output(struct diff *d, int argc, char **argv)
 
 static int run(struct diff *d, int argc, char **argv)
 {
-    if (side_inputs(d, argc, argv))
-        return 1;
+    int rc = side_inputs(d, argc, argv);
+    if (rc)
+        return rc;
     side_setup(d);
-    for (int i = 0; i < 2; i++) {
-        int rc = side_build(d, &d->s[i]);
-        if (rc)
-            return rc;
-    }
+    for (int i = 0; i < 2 && !rc; i++)
+        rc = side_build(d, &d->s[i]);
+    if (rc)
+        return rc;
     rp_query_problems(&d->s[1].q, NULL, "the profiles hold");
     if (write_output(d, argc, argv))
         return 1;

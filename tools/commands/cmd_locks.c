@@ -6,10 +6,16 @@
  *   - monitors (synchronized): the lock samples (kind lock, the agent's lock=
  *     option; include/ringprof/events.h). Each is one contended entry that
  *     waited at least the threshold, weighing the ns waited, with the monitor's
- *     class and the owner thread when the wait began. Monitors are grouped by
+ *     class and the owner thread when the wait began; a wait that never ended
+ *     (a deadlock, a hang) is its latest in-progress record (kind lock.waiting,
+ *     one per wait by the rule of tools/model/waits.h), weighing its wait so far,
+ *     and is also listed on its own ("unfinished"). Monitors are grouped by
  *     class (the agent records the class, not the object) and ranked by total
  *     wait; each gets its top waiting stacks and the owners that made others
- *     wait, by the wait they caused ("unknown" when the agent could not tell);
+ *     wait, by the wait they caused ("unknown" when the agent could not tell).
+ *     Inputs without lock samples but with wall-clock ones (lock= was off) get
+ *     the wall samples in state blocked instead, by the code that blocked, and
+ *     a line that says so;
  *   - java.util.concurrent locks and conditions: the JVM reports no contention
  *     event for them, but a thread waiting for one is parked in LockSupport.park,
  *     which the wall-clock samples (kind wall, wall=) see as state `parked`. Those
@@ -58,6 +64,7 @@ struct monitor {
     uint32_t method;             /* the class frame's method; RP_PROF_NONE: the  */
                                  /* sample had no class                          */
     uint64_t waits, wait_ns, max_ns;
+    uint64_t unfinished;         /* of the waits, those still in progress        */
     struct owner *owners;
     size_t nowners, cap_owners;
     uint32_t *stacks;            /* leaf nodes (stack + class), after the build  */
@@ -74,6 +81,31 @@ struct juc_site {
     size_t nblockers, cap_blockers;
 };
 
+/* The sites of the wall samples of one state: parked (java.util.concurrent
+ * waits), or blocked (monitor waits, when the inputs have no lock samples). */
+struct sites {
+    int blocked;                 /* 1: a site is the blocked stack's leaf frame  */
+    const struct rp_profile *p;  /* the wall profile it was made from            */
+    struct juc_site *s;
+    size_t n, cap;
+    uint32_t *leaf_site;         /* wall profile leaf → site index + 1, 0: none  */
+    size_t cap_leaf;
+    uint64_t ns, samples;        /* all of the state's samples                   */
+    /* Sites are found by (site << 32 | via); their owners and blocker classes by
+     * (site's index << 32 | number): owners by the owner's number (owner_number),
+     * blockers by the class name's number in blocker_names. */
+    struct rp_idmap by_methods, owner_of, blocker_of;
+    struct rp_strtab blocker_names;
+    struct rp_idmap *tids;       /* the locks' tid numbering (owner_number)      */
+};
+
+/* A wait still in progress when the recording ends (kind lock.waiting). */
+struct stuck {
+    char *thread, *owner;        /* owner NULL: unknown                           */
+    uint64_t tid, owner_tid, waited_ns;
+    uint32_t method;             /* its monitor's class frame, RP_PROF_NONE      */
+};
+
 struct locks {
     /* options */
     size_t top, nstacks;
@@ -85,20 +117,15 @@ struct locks {
     struct monitor *mons;
     size_t nmons, cap_mons;
     struct rp_idmap mon_of;      /* class frame's method -> monitor index        */
-    /* parked wall samples */
-    struct rp_profile *w;
+    struct rp_idmap tid_number;  /* owners' os tids, numbered (owner_number)     */
+    struct rp_idmap mon_owner_of; /* monitor index << 32 | owner number -> owner */
+    struct stuck *stuck;
+    size_t nstuck, cap_stuck;
+    uint64_t stuck_ns;
+    /* wall samples: parked; blocked when there is no lock sample */
+    struct rp_profile *w, *b;
     uint64_t wall_samples;       /* of kind wall in the inputs, before filters  */
-    struct juc_site *sites;
-    size_t nsites, cap_sites;
-    struct rp_idmap site_by_methods;  /* site << 32 | via -> site index         */
-    /* Owners and blocker classes are found by (holder's index << 32 | number):
-     * monitors' and sites' owners by the owner's number (owner_number), sites'
-     * blockers by the class name's number in blocker_names. */
-    struct rp_idmap tid_number, mon_owner_of, site_owner_of, blocker_of;
-    struct rp_strtab blocker_names;
-    uint32_t *leaf_site;         /* wall profile leaf → site index + 1, 0: none  */
-    size_t cap_leaf;
-    uint64_t parked_ns, parked_samples;
+    struct sites parked, blocked;
 };
 
 /* Room for element n of `a`, doubling from one: a file may give hundreds of
@@ -122,7 +149,9 @@ static void usage(FILE *f)
         "\n"
         "Where threads wait for locks: monitors (synchronized) ranked by the time\n"
         "threads waited to enter them, from the lock samples (the agent's lock=),\n"
-        "with each monitor's waiting stacks and the owners that made them wait; then\n"
+        "with each monitor's waiting stacks and the owners that made them wait, and\n"
+        "the waits that never ended (a deadlock, a hang) by their wait so far;\n"
+        "without lock samples, the wall-clock samples in state blocked; then\n"
         "java.util.concurrent waits, from the wall-clock samples (wall=) in state\n"
         "parked, by the code that asked for the lock or condition, with the classes\n"
         "of the objects parked on and the owners of those that are locks. INPUT is\n"
@@ -198,24 +227,22 @@ static struct monitor *monitor_of(struct locks *l, uint32_t method)
 }
 
 /* A number for owner `ti` in the keys of owner maps: 0 for unknown (NULL), else 1
- * + the number of its os tid (a file's tids are any 64-bit values, so they are
- * numbered before they are packed into a key with the owners' holder). */
-static uint64_t owner_number(struct locks *l, const struct rp_thread_info *ti)
+ * + the number of its os tid in `tids` (a file's tids are any 64-bit values, so
+ * they are numbered before they are packed into a key with the owners' holder). */
+static uint64_t owner_number(struct rp_idmap *tids, const struct rp_thread_info *ti)
 {
-    return ti ? (uint64_t)rp_idmap_put(&l->tid_number, ti->os_tid,
-                                       (uint32_t)l->tid_number.used) + 1
-              : 0;
+    return ti ? (uint64_t)rp_idmap_put(tids, ti->os_tid, (uint32_t)tids->used) + 1 : 0;
 }
 
 /* Count `ns` of wait against owner `ti` (NULL: unknown) in owners[0..*n), the
  * owners of `holder` (a monitor's or a site's index), found through `of`. */
-static void owner_add(struct locks *l, struct rp_idmap *of, size_t holder,
+static void owner_add(struct rp_idmap *tids, struct rp_idmap *of, size_t holder,
                       struct owner **owners, size_t *n, size_t *cap,
                       const struct rp_thread_info *ti, uint64_t ns)
 {
     uint64_t tid = ti ? ti->os_tid : 0;
     const char *name = ti ? (ti->name ? ti->name : "") : NULL;
-    uint64_t key = (uint64_t)holder << 32 | owner_number(l, ti);
+    uint64_t key = (uint64_t)holder << 32 | owner_number(tids, ti);
     uint32_t i = rp_idmap_put(of, key, (uint32_t)*n);
     if (i == *n) {
         *owners = xgrow(*owners, cap, *n, sizeof **owners);
@@ -259,6 +286,7 @@ static const struct rp_thread_info *extra_thread(const struct rp_profile *p,
 struct lock_fields {
     const struct rp_kind_info *kind;
     int owner_x;
+    int waiting;                 /* the kind is lock.waiting                      */
 };
 
 struct lock_cb {
@@ -266,7 +294,19 @@ struct lock_cb {
     struct lock_fields f;
 };
 
-/* on_sample of the lock profile: count, longest wait, owner. */
+/* A wait still in progress: its thread, owner, monitor class and wait so far. */
+static void stuck_add(struct locks *l, const struct rp_thread_info *ti,
+                      const struct rp_thread_info *owner, uint32_t method, uint64_t ns)
+{
+    l->stuck = xgrow(l->stuck, &l->cap_stuck, l->nstuck, sizeof *l->stuck);
+    struct stuck *st = &l->stuck[l->nstuck++];
+    *st = (struct stuck){rp_xstrdup(ti && ti->name ? ti->name : ""),
+                         owner ? rp_xstrdup(owner->name ? owner->name : "") : NULL,
+                         ti ? ti->os_tid : 0, owner ? owner->os_tid : 0, ns, method};
+    l->stuck_ns += ns;
+}
+
+/* on_sample of the lock profile: count, longest wait, owner; unfinished waits. */
 static void on_lock(void *arg, const struct rp_profile *p, uint32_t leaf,
                     const struct rp_event *ev, const struct rp_kind_info *kind)
 {
@@ -274,6 +314,7 @@ static void on_lock(void *arg, const struct rp_profile *p, uint32_t leaf,
     if (kind != cb->f.kind) {
         cb->f.kind = kind;
         cb->f.owner_x = extra_index(kind, "owner");
+        cb->f.waiting = kind && kind->name && !strcmp(kind->name, RP_KIND_LOCK_WAITING);
     }
     struct monitor *m = monitor_of(cb->l, leaf_monitor(p, leaf));
     uint64_t ns = ev->u.sample.weight;
@@ -281,8 +322,13 @@ static void on_lock(void *arg, const struct rp_profile *p, uint32_t leaf,
     m->wait_ns += ns;
     if (ns > m->max_ns)
         m->max_ns = ns;
-    owner_add(cb->l, &cb->l->mon_owner_of, (size_t)(m - cb->l->mons), &m->owners,
-              &m->nowners, &m->cap_owners, extra_thread(p, ev, cb->f.owner_x), ns);
+    const struct rp_thread_info *owner = extra_thread(p, ev, cb->f.owner_x);
+    owner_add(&cb->l->tid_number, &cb->l->mon_owner_of, (size_t)(m - cb->l->mons),
+              &m->owners, &m->nowners, &m->cap_owners, owner, ns);
+    if (cb->f.waiting) {
+        m->unfinished++;
+        stuck_add(cb->l, rp_prof_chunk_thread(p, ev->u.sample.thread), owner, m->method, ns);
+    }
 }
 
 static const struct rp_profile *sort_p;
@@ -390,37 +436,47 @@ static void parked_site(const struct rp_profile *p, const uint32_t *path, size_t
     }
 }
 
-/* The site of a parked stack (leaf `leaf`, root-most `path[0..depth)`): made
- * when new, and remembered for the leaf. @return its index. */
-static size_t site_of(struct locks *l, const struct rp_profile *p, uint32_t leaf,
+/* A blocked stack's site: its leaf frame, the method that entered the monitor
+ * (NONE for a stack without frames); no via. */
+static void blocked_site(const struct rp_profile *p, const uint32_t *path, size_t depth,
+                         uint32_t *site, uint32_t *via)
+{
+    const struct rp_prof_frame *f = depth ? rp_prof_node_frame(p, path[depth - 1]) : NULL;
+    *site = f ? f->method : RP_PROF_NONE;
+    *via = RP_PROF_NONE;
+}
+
+/* The site of a parked or blocked stack (leaf `leaf`, root-most
+ * `path[0..depth)`) in t: made when new, and remembered for the leaf. @return
+ * its index. */
+static size_t site_of(struct sites *t, const struct rp_profile *p, uint32_t leaf,
                       const uint32_t *path, size_t depth)
 {
-    if (leaf < l->cap_leaf && l->leaf_site[leaf])
-        return l->leaf_site[leaf] - 1;
+    if (leaf < t->cap_leaf && t->leaf_site[leaf])
+        return t->leaf_site[leaf] - 1;
     uint32_t site, via;
-    parked_site(p, path, depth, &site, &via);
-    uint32_t i = rp_idmap_put(&l->site_by_methods, (uint64_t)site << 32 | via,
-                              (uint32_t)l->nsites);
-    if (i == l->nsites) {
-        l->sites = xgrow(l->sites, &l->cap_sites, l->nsites, sizeof *l->sites);
-        struct juc_site *s = &l->sites[l->nsites++];
+    (t->blocked ? blocked_site : parked_site)(p, path, depth, &site, &via);
+    uint32_t i = rp_idmap_put(&t->by_methods, (uint64_t)site << 32 | via, (uint32_t)t->n);
+    if (i == t->n) {
+        t->s = xgrow(t->s, &t->cap, t->n, sizeof *t->s);
+        struct juc_site *s = &t->s[t->n++];
         memset(s, 0, sizeof *s);
         s->site = site;
         s->via = via;
         s->last_thread = RP_PROF_NONE;
     }
-    rp_xgrow_map((void **)&l->leaf_site, &l->cap_leaf, leaf, sizeof *l->leaf_site, 256, 0);
-    l->leaf_site[leaf] = (uint32_t)i + 1;
+    rp_xgrow_map((void **)&t->leaf_site, &t->cap_leaf, leaf, sizeof *t->leaf_site, 256, 0);
+    t->leaf_site[leaf] = (uint32_t)i + 1;
     return i;
 }
 
-/* Count a sample of site `s` (index `si`) parked on an object of class `name`
- * (NULL: none recorded). Classes are numbered by name (0: none) for the key. */
-static void blocker_add(struct locks *l, size_t si, const char *name, uint64_t ns)
+/* Count a sample of site `si` of t parked on an object of class `name` (NULL:
+ * none recorded). Classes are numbered by name (0: none) for the key. */
+static void blocker_add(struct sites *t, size_t si, const char *name, uint64_t ns)
 {
-    struct juc_site *s = &l->sites[si];
-    uint64_t number = name ? (uint64_t)rp_strtab_cstr(&l->blocker_names, name) + 1 : 0;
-    uint32_t i = rp_idmap_put(&l->blocker_of, (uint64_t)si << 32 | number,
+    struct juc_site *s = &t->s[si];
+    uint64_t number = name ? (uint64_t)rp_strtab_cstr(&t->blocker_names, name) + 1 : 0;
+    uint32_t i = rp_idmap_put(&t->blocker_of, (uint64_t)si << 32 | number,
                               (uint32_t)s->nblockers);
     if (i == s->nblockers) {
         s->blockers = xgrow(s->blockers, &s->cap_blockers, s->nblockers, sizeof *s->blockers);
@@ -439,15 +495,15 @@ struct wall_fields {
 };
 
 struct wall_cb {
-    struct locks *l;
+    struct sites *t;
     struct wall_fields f;
     uint32_t *path;
     size_t cap;
 };
 
-/* on_sample of the parked profile: the sample's blocker class and owner, for
- * its site. A kind written before the two extras existed has neither: none,
- * unknown. */
+/* on_sample of the parked (or blocked) profile: the sample's blocker class and
+ * owner, for its site. A kind written before the two extras existed has
+ * neither: none, unknown; so has a blocked sample. */
 static void on_parked(void *arg, const struct rp_profile *p, uint32_t leaf,
                       const struct rp_event *ev, const struct rp_kind_info *kind)
 {
@@ -458,30 +514,30 @@ static void on_parked(void *arg, const struct rp_profile *p, uint32_t leaf,
         cb->f.owner_x = extra_index(kind, "blocker_owner");
     }
     size_t depth = 0;
-    if (leaf >= cb->l->cap_leaf || !cb->l->leaf_site[leaf]) {
+    if (leaf >= cb->t->cap_leaf || !cb->t->leaf_site[leaf]) {
         while ((depth = rp_prof_path(p, leaf, cb->path, cb->cap)) > cb->cap) {
             cb->cap = depth * 2;
             cb->path = rp_xrealloc(cb->path, cb->cap * sizeof *cb->path);
         }
     }
-    size_t i = site_of(cb->l, p, leaf, cb->path, depth);   /* may move the sites */
+    size_t i = site_of(cb->t, p, leaf, cb->path, depth);   /* may move the sites */
     uint64_t ns = ev->u.sample.weight, klass = extra_value(ev, cb->f.class_x);
-    blocker_add(cb->l, i, klass && klass <= UINT32_MAX
+    blocker_add(cb->t, i, klass && klass <= UINT32_MAX
                               ? rp_prof_chunk_class(p, (uint32_t)klass) : NULL, ns);
-    struct juc_site *s = &cb->l->sites[i];
-    owner_add(cb->l, &cb->l->site_owner_of, i, &s->owners, &s->nowners, &s->cap_owners,
+    struct juc_site *s = &cb->t->s[i];
+    owner_add(cb->t->tids, &cb->t->owner_of, i, &s->owners, &s->nowners, &s->cap_owners,
               extra_thread(p, ev, cb->f.owner_x), ns);
 }
 
-static int collect_parked(const struct rp_profile *p, uint32_t leaf, const uint32_t *path,
-                          size_t depth, void *arg)
+static int collect_sites(const struct rp_profile *p, uint32_t leaf, const uint32_t *path,
+                         size_t depth, void *arg)
 {
-    struct locks *l = arg;
+    struct sites *t = arg;
     /* Per-thread profile: path[0] is the thread node. */
     uint32_t thread = p->nodes[path[0]].kind == RP_PNODE_THREAD ? p->nodes[path[0]].ref
                                                                  : RP_PROF_NONE;
-    size_t i = site_of(l, p, leaf, path, depth);
-    struct juc_site *s = &l->sites[i];
+    size_t i = site_of(t, p, leaf, path, depth);
+    struct juc_site *s = &t->s[i];
     const struct rp_prof_node *n = &p->nodes[leaf];
     s->samples += n->self[RP_PV_SAMPLES];
     s->wall_ns += n->self[RP_PV_WEIGHT];
@@ -491,8 +547,8 @@ static int collect_parked(const struct rp_profile *p, uint32_t leaf, const uint3
         s->threads++;
         s->last_thread = thread;
     }
-    l->parked_ns += n->self[RP_PV_WEIGHT];
-    l->parked_samples += n->self[RP_PV_SAMPLES];
+    t->ns += n->self[RP_PV_WEIGHT];
+    t->samples += n->self[RP_PV_SAMPLES];
     return 0;
 }
 
@@ -597,28 +653,83 @@ static void print_owners(FILE *out, const struct locks *l, const struct owner *o
         fprintf(out, "    # %zu more owners (--stacks %zu)\n", n - no, l->nstacks);
 }
 
+/* Whether the inputs hold lock samples: waits that ended, or in progress. */
+static int have_locks(const struct locks *l)
+{
+    return kind_samples(l->p, RP_KIND_LOCK) || kind_samples(l->p, RP_KIND_LOCK_WAITING);
+}
+
+static int cmp_stuck(const void *a, const void *b)
+{
+    const struct stuck *x = a, *y = b;
+    if (x->waited_ns != y->waited_ns)
+        return x->waited_ns > y->waited_ns ? -1 : 1;
+    int c = strcmp(x->thread, y->thread);
+    return c ? c : (x->tid < y->tid ? -1 : x->tid > y->tid);
+}
+
+/* The waits still in progress when the recording ends, the longest first. */
+static void print_stuck(FILE *out, const struct locks *l)
+{
+    char a[32];
+    if (!l->nstuck)
+        return;
+    size_t shown = l->top < l->nstuck ? l->top : l->nstuck;
+    fprintf(out, "UNFINISHED BEGIN (%zu wait%s still in progress when the recording ends, "
+                 "%s so far, longest first)\n", l->nstuck, l->nstuck == 1 ? "" : "s",
+            fmt_ns(l->stuck_ns, a, sizeof a));
+    fprintf(out, "%4s %14s  %s\n", "rank", "waited so far", "thread, monitor class, owner");
+    for (size_t i = 0; i < shown; i++) {
+        const struct stuck *st = &l->stuck[i];
+        fprintf(out, "%4zu %14s  ", i + 1, fmt_ns(st->waited_ns, a, sizeof a));
+        out_text(out, st->thread[0] ? st->thread : "?");
+        fprintf(out, " (tid %llu) on ", (unsigned long long)st->tid);
+        out_text(out, method_name(l->p, st->method, "[no class recorded]"));
+        fputs(", owner ", out);
+        if (st->owner) {
+            out_text(out, st->owner[0] ? st->owner : "?");
+            fprintf(out, " (tid %llu)\n", (unsigned long long)st->owner_tid);
+        } else {
+            fputs("unknown\n", out);
+        }
+    }
+    fputs("UNFINISHED END\n", out);
+    if (shown < l->nstuck)
+        fprintf(out, "# %zu more not shown (--top %zu)\n", l->nstuck - shown, l->top);
+}
+
 static void print_monitors(FILE *out, const struct locks *l)
 {
     const struct rp_prof_node *root = &l->p->nodes[0];
     uint64_t all = root->total[RP_PV_WEIGHT];
     char a[32], b[32], c[32];
-    if (!kind_samples(l->p, RP_KIND_LOCK)) {
-        fputs("no lock samples: the inputs hold no contended monitor waits; the agent "
-              "records them with lock=DURATION (e.g. lock=10ms: waits to enter a "
-              "synchronized block or method longer than 10 ms)\n", out);
+    if (!have_locks(l)) {
+        if (l->blocked.samples)
+            fputs("no lock samples (lock= was off): the monitor waits below are the "
+                  "wall-clock samples in state blocked, by the code that blocked; lock="
+                  "DURATION records each wait with its monitor's class and owner\n", out);
+        else
+            fputs("no lock samples: the inputs hold no contended monitor waits; the agent "
+                  "records them with lock=DURATION (e.g. lock=10ms: waits to enter a "
+                  "synchronized block or method longer than 10 ms)\n", out);
         return;
     }
-    fprintf(out, "# %llu contended monitor waits, %s waited in all\n",
+    fprintf(out, "# %llu contended monitor waits, %s waited in all",
             (unsigned long long)root->total[RP_PV_SAMPLES], fmt_ns(all, a, sizeof a));
+    if (l->nstuck)
+        fprintf(out, "; %zu of them unfinished (still waiting when the recording ends)",
+                l->nstuck);
+    fputc('\n', out);
     size_t shown = l->top < l->nmons ? l->top : l->nmons;
     fprintf(out, "MONITORS BEGIN (%zu monitor class%s, by total wait)\n", l->nmons,
             l->nmons == 1 ? "" : "es");
-    fprintf(out, "%4s %7s %14s %14s %14s %7s  %s\n", "rank", "waits", "total", "mean",
-            "longest", "share", "monitor class");
+    fprintf(out, "%4s %7s %10s %14s %14s %14s %7s  %s\n", "rank", "waits", "unfinished",
+            "total", "mean", "longest", "share", "monitor class");
     for (size_t i = 0; i < shown; i++) {
         const struct monitor *m = &l->mons[i];
-        fprintf(out, "%4zu %7llu %14s %14s %14s %6.2f%%  ", i + 1,
-                (unsigned long long)m->waits, fmt_ns(m->wait_ns, a, sizeof a),
+        fprintf(out, "%4zu %7llu %10llu %14s %14s %14s %6.2f%%  ", i + 1,
+                (unsigned long long)m->waits, (unsigned long long)m->unfinished,
+                fmt_ns(m->wait_ns, a, sizeof a),
                 fmt_ns(m->waits ? m->wait_ns / m->waits : 0, b, sizeof b),
                 fmt_ns(m->max_ns, c, sizeof c), out_pct(m->wait_ns, all));
         out_text(out, monitor_name(l, m));
@@ -627,6 +738,7 @@ static void print_monitors(FILE *out, const struct locks *l)
     fputs("MONITORS END\n", out);
     if (shown < l->nmons)
         fprintf(out, "# %zu more not shown (--top %zu)\n", l->nmons - shown, l->top);
+    print_stuck(out, l);
     for (size_t i = 0; i < shown; i++) {
         const struct monitor *m = &l->mons[i];
         fprintf(out, "\nMONITOR %zu: ", i + 1);
@@ -656,12 +768,13 @@ static void print_monitors(FILE *out, const struct locks *l)
     }
 }
 
-static void print_site_name(FILE *out, const struct locks *l, const struct juc_site *s)
+static void print_site_name(FILE *out, const struct sites *t, const struct juc_site *s)
 {
-    out_text(out, method_name(l->w, s->site, "[no LockSupport.park frame]"));
+    out_text(out, method_name(t->p, s->site, t->blocked ? "[no frame]"
+                                                        : "[no LockSupport.park frame]"));
     if (s->via != RP_PROF_NONE) {
         fputs(" (via ", out);
-        out_text(out, l->w->methods[s->via].display);
+        out_text(out, t->p->methods[s->via].display);
         fputc(')', out);
     }
 }
@@ -672,7 +785,7 @@ static void print_site(FILE *out, const struct locks *l, const struct juc_site *
 {
     char a[32];
     fprintf(out, "\nPARKED %zu: ", rank);
-    print_site_name(out, l, s);
+    print_site_name(out, &l->parked, s);
     fprintf(out, ", %llu samples, %s\n", (unsigned long long)s->samples,
             fmt_ns(s->wall_ns, a, sizeof a));
     size_t nb = l->nstacks < s->nblockers ? l->nstacks : s->nblockers;
@@ -690,9 +803,35 @@ static void print_site(FILE *out, const struct locks *l, const struct juc_site *
     print_owners(out, l, s->owners, s->nowners, s->wall_ns, "samples");
 }
 
-static void print_parked(FILE *out, const struct locks *l)
+/* The sites table of t: PARKED or BLOCKED, introduced by `what`. */
+static void print_sites(FILE *out, const struct locks *l, const struct sites *t,
+                        const char *name, const char *what)
 {
     char a[32];
+    size_t shown = l->top < t->n ? l->top : t->n;
+    fprintf(out, "%s BEGIN (%s, %llu samples, %s, by the code that %s)\n", name, what,
+            (unsigned long long)t->samples, fmt_ns(t->ns, a, sizeof a),
+            t->blocked ? "blocked" : "parked");
+    fprintf(out, "%4s %14s %7s %8s %7s  %s\n", "rank", "wall", "share", "samples",
+            "threads", t->blocked ? "site" : "site (via)");
+    for (size_t i = 0; i < shown; i++) {
+        const struct juc_site *s = &t->s[i];
+        fprintf(out, "%4zu %14s %6.2f%% %8llu %7llu  ", i + 1,
+                fmt_ns(s->wall_ns, a, sizeof a), out_pct(s->wall_ns, t->ns),
+                (unsigned long long)s->samples, (unsigned long long)s->threads);
+        print_site_name(out, t, s);
+        fputc('\n', out);
+    }
+    fprintf(out, "%s END\n", name);
+    if (shown < t->n)
+        fprintf(out, "# %zu more not shown (--top %zu)\n", t->n - shown, l->top);
+}
+
+static void print_parked(FILE *out, const struct locks *l)
+{
+    if (l->blocked.samples)
+        print_sites(out, l, &l->blocked, "BLOCKED", "monitor waits: wall samples in state "
+                    "blocked, lock= was off");
     fputs("\n", out);
     if (!l->wall_samples) {
         fputs("java.util.concurrent waits: not shown: the inputs have no wall-clock "
@@ -700,29 +839,15 @@ static void print_parked(FILE *out, const struct locks *l)
               "with wall=INTERVAL (e.g. wall=50ms)\n", out);
         return;
     }
-    if (!l->parked_samples) {
+    if (!l->parked.samples) {
         fputs("java.util.concurrent waits: no wall-clock sample in state parked\n", out);
         return;
     }
-    size_t shown = l->top < l->nsites ? l->top : l->nsites;
-    fprintf(out, "PARKED BEGIN (java.util.concurrent waits: wall samples in state parked, "
-                 "%llu samples, %s, by the code that parked)\n",
-            (unsigned long long)l->parked_samples, fmt_ns(l->parked_ns, a, sizeof a));
-    fprintf(out, "%4s %14s %7s %8s %7s  %s\n", "rank", "wall", "share", "samples",
-            "threads", "site (via)");
-    for (size_t i = 0; i < shown; i++) {
-        const struct juc_site *s = &l->sites[i];
-        fprintf(out, "%4zu %14s %6.2f%% %8llu %7llu  ", i + 1,
-                fmt_ns(s->wall_ns, a, sizeof a), out_pct(s->wall_ns, l->parked_ns),
-                (unsigned long long)s->samples, (unsigned long long)s->threads);
-        print_site_name(out, l, s);
-        fputc('\n', out);
-    }
-    fputs("PARKED END\n", out);
-    if (shown < l->nsites)
-        fprintf(out, "# %zu more not shown (--top %zu)\n", l->nsites - shown, l->top);
+    print_sites(out, l, &l->parked, "PARKED", "java.util.concurrent waits: wall samples "
+                "in state parked");
+    size_t shown = l->top < l->parked.n ? l->top : l->parked.n;
     for (size_t i = 0; i < shown; i++)
-        print_site(out, l, &l->sites[i], i + 1);
+        print_site(out, l, &l->parked.s[i], i + 1);
 }
 
 /* ,"owners":[...]: --stacks of them; "waits" counts what the owners' list
@@ -763,17 +888,24 @@ static void json_blockers(FILE *out, const struct locks *l, const struct juc_sit
     fputc(']', out);
 }
 
+/* A string, or null. */
+static void json_cstring_or_null(FILE *out, const char *s)
+{
+    if (s)
+        out_json_cstring(out, s);
+    else
+        fputs("null", out);
+}
+
 static void json_monitor(FILE *out, const struct locks *l, const struct monitor *m,
                          uint64_t all)
 {
     fputs("{\"class\":", out);
-    if (m->method != RP_PROF_NONE)
-        out_json_cstring(out, monitor_name(l, m));
-    else
-        fputs("null", out);
-    fprintf(out, ",\"waits\":%llu,\"wait_ns\":%llu,\"mean_ns\":%llu,\"max_ns\":%llu,"
-                 "\"share\":%.4f,\"stacks\":[",
-            (unsigned long long)m->waits, (unsigned long long)m->wait_ns,
+    json_cstring_or_null(out, m->method != RP_PROF_NONE ? monitor_name(l, m) : NULL);
+    fprintf(out, ",\"waits\":%llu,\"unfinished\":%llu,\"wait_ns\":%llu,\"mean_ns\":%llu,"
+                 "\"max_ns\":%llu,\"share\":%.4f,\"stacks\":[",
+            (unsigned long long)m->waits, (unsigned long long)m->unfinished,
+            (unsigned long long)m->wait_ns,
             (unsigned long long)(m->waits ? m->wait_ns / m->waits : 0),
             (unsigned long long)m->max_ns, out_pct(m->wait_ns, all) / 100);
     size_t ns = l->nstacks < m->nstacks ? l->nstacks : m->nstacks;
@@ -796,6 +928,50 @@ static void json_monitor(FILE *out, const struct locks *l, const struct monitor 
     fputc('}', out);
 }
 
+/* ,"NAME":[...]: the sites of t, --top of them. */
+static void json_sites(FILE *out, const struct locks *l, const struct sites *t,
+                       const char *name)
+{
+    fprintf(out, ",\n\"%s\":[", name);
+    size_t shown = l->top < t->n ? l->top : t->n;
+    for (size_t i = 0; i < shown; i++) {
+        const struct juc_site *s = &t->s[i];
+        fputs(i ? ",\n  {\"site\":" : "\n  {\"site\":", out);
+        json_cstring_or_null(out, s->site != RP_PROF_NONE ? t->p->methods[s->site].display
+                                                         : NULL);
+        fputs(",\"via\":", out);
+        json_cstring_or_null(out, s->via != RP_PROF_NONE ? t->p->methods[s->via].display
+                                                        : NULL);
+        fprintf(out, ",\"wall_ns\":%llu,\"samples\":%llu,\"threads\":%llu",
+                (unsigned long long)s->wall_ns, (unsigned long long)s->samples,
+                (unsigned long long)s->threads);
+        json_blockers(out, l, s);
+        json_owners(out, l, s->owners, s->nowners);
+        fputc('}', out);
+    }
+    fputc(']', out);
+}
+
+/* ,"unfinished":[...]: the waits still in progress, longest first. */
+static void json_stuck(FILE *out, const struct locks *l)
+{
+    fprintf(out, ",\n\"unfinished_ns\":%llu,\"unfinished\":[",
+            (unsigned long long)l->stuck_ns);
+    for (size_t i = 0; i < l->nstuck; i++) {
+        const struct stuck *st = &l->stuck[i];
+        fputs(i ? ",\n  {\"thread\":" : "\n  {\"thread\":", out);
+        out_json_cstring(out, st->thread);
+        fprintf(out, ",\"tid\":%llu,\"waited_ns\":%llu,\"class\":",
+                (unsigned long long)st->tid, (unsigned long long)st->waited_ns);
+        json_cstring_or_null(out, st->method != RP_PROF_NONE
+                                      ? l->p->methods[st->method].display : NULL);
+        fputs(",\"owner\":", out);
+        json_cstring_or_null(out, st->owner);
+        fprintf(out, ",\"owner_tid\":%llu}", (unsigned long long)st->owner_tid);
+    }
+    fputc(']', out);
+}
+
 static void print_json(FILE *out, const struct locks *l)
 {
     const struct rp_profile *p = l->p;
@@ -813,46 +989,66 @@ static void print_json(FILE *out, const struct locks *l)
         fputs(i ? ",\n  " : "\n  ", out);
         json_monitor(out, l, &l->mons[i], all);
     }
-    fprintf(out, "],\n\"wall_samples\":%llu,\"parked_samples\":%llu,\"parked_ns\":%llu,"
-                 "\"parked\":[", (unsigned long long)l->wall_samples,
-            (unsigned long long)l->parked_samples, (unsigned long long)l->parked_ns);
-    shown = l->top < l->nsites ? l->top : l->nsites;
-    for (size_t i = 0; i < shown; i++) {
-        const struct juc_site *s = &l->sites[i];
-        fputs(i ? ",\n  {\"site\":" : "\n  {\"site\":", out);
-        if (s->site != RP_PROF_NONE)
-            out_json_cstring(out, l->w->methods[s->site].display);
-        else
-            fputs("null", out);
-        fputs(",\"via\":", out);
-        if (s->via != RP_PROF_NONE)
-            out_json_cstring(out, l->w->methods[s->via].display);
-        else
-            fputs("null", out);
-        fprintf(out, ",\"wall_ns\":%llu,\"samples\":%llu,\"threads\":%llu",
-                (unsigned long long)s->wall_ns, (unsigned long long)s->samples,
-                (unsigned long long)s->threads);
-        json_blockers(out, l, s);
-        json_owners(out, l, s->owners, s->nowners);
-        fputc('}', out);
-    }
-    fputs("]}\n", out);
+    fputc(']', out);
+    json_stuck(out, l);
+    fprintf(out, ",\n\"wall_samples\":%llu,\"parked_samples\":%llu,\"parked_ns\":%llu",
+            (unsigned long long)l->wall_samples, (unsigned long long)l->parked.samples,
+            (unsigned long long)l->parked.ns);
+    json_sites(out, l, &l->parked, "parked");
+    fprintf(out, ",\n\"blocked_samples\":%llu,\"blocked_ns\":%llu",
+            (unsigned long long)l->blocked.samples, (unsigned long long)l->blocked.ns);
+    json_sites(out, l, &l->blocked, "blocked");
+    fputs("}\n", out);
 }
 
 /* ------------------------------------------------------------------- main -- */
+
+/* Build the wall profile of the samples in state `state` into t (per thread, to
+ * count a site's threads), with the lock pass's options; sorted. The reader's
+ * problems were reported by the lock pass. */
+static struct rp_profile *build_sites(struct locks *l, struct rp_prof_options po,
+                                      unsigned state, struct sites *t)
+{
+    po.event = RP_KIND_WALL;
+    po.state_mask = 1u << state;
+    po.per_thread = 1;
+    struct wall_cb wcb = {t, {NULL, -1, -1}, NULL, 0};
+    po.on_sample = on_parked;
+    po.on_sample_arg = &wcb;
+    po.diag = NULL;
+    t->blocked = state == RP_TS_BLOCKED;
+    t->tids = &l->tid_number;
+    struct rp_profile *w = rp_query_build(&l->q, &po, NULL);
+    free(wcb.path);
+    t->p = w;
+    rp_prof_foreach_stack(w, collect_sites, t);
+    sort_p = w;
+    if (t->n)
+        qsort(t->s, t->n, sizeof *t->s, cmp_sites);
+    for (size_t i = 0; i < t->n; i++) {
+        struct juc_site *s = &t->s[i];
+        if (s->nowners)
+            qsort(s->owners, s->nowners, sizeof *s->owners, cmp_owners);
+        if (s->nblockers)
+            qsort(s->blockers, s->nblockers, sizeof *s->blockers, cmp_owners);
+    }
+    return w;
+}
 
 static int run(struct locks *l, int argc, char **argv)
 {
     if (rp_query_inputs(&l->q, argc, argv))
         return 1;
-    if (rp_query_need_range(&l->q)) {
-        rp_query_scan(&l->q, RP_SCAN_RANGE);
-        rp_scan_finish(&l->q.sc);
-    }
+    /* The look-ahead: the waits written in progress (one record stands for each),
+     * and the time span when --from/--to is relative to it. */
+    rp_query_scan(&l->q, RP_SCAN_WAITS | (rp_query_need_range(&l->q) ? RP_SCAN_RANGE : 0));
+    rp_scan_finish(&l->q.sc);
     struct rp_prof_options po = {0};
     po.event = RP_KIND_LOCK;
     rp_query_apply(&l->q, &po);
-    struct lock_cb cb = {l, {NULL, -1}};
+    po.waiting = rp_scan_wait_keep;
+    po.waiting_arg = &l->q.sc;
+    struct lock_cb cb = {l, {NULL, -1, 0}};
     po.on_sample = on_lock;
     po.on_sample_arg = &cb;
     l->p = rp_query_build(&l->q, &po, NULL);
@@ -861,36 +1057,22 @@ static int run(struct locks *l, int argc, char **argv)
         return 1;
     }
     rank_monitors(l);
+    if (l->nstuck)
+        qsort(l->stuck, l->nstuck, sizeof *l->stuck, cmp_stuck);
 
-    /* The parked wall samples: per thread, to count the threads of a site. The
-     * reader's problems were reported by the first pass. */
-    po.event = RP_KIND_WALL;
-    po.state_mask = 1u << RP_TS_PARKED;
-    po.per_thread = 1;
-    struct wall_cb wcb = {l, {NULL, -1, -1}, NULL, 0};
-    po.on_sample = on_parked;
-    po.on_sample_arg = &wcb;
-    po.diag = NULL;
-    l->w = rp_query_build(&l->q, &po, NULL);
-    free(wcb.path);
+    l->w = build_sites(l, po, RP_TS_PARKED, &l->parked);
     l->wall_samples = kind_samples(l->w, RP_KIND_WALL);
-    rp_prof_foreach_stack(l->w, collect_parked, l);
-    sort_p = l->w;
-    if (l->nsites)
-        qsort(l->sites, l->nsites, sizeof *l->sites, cmp_sites);
-    for (size_t i = 0; i < l->nsites; i++) {
-        struct juc_site *s = &l->sites[i];
-        if (s->nowners)
-            qsort(s->owners, s->nowners, sizeof *s->owners, cmp_owners);
-        if (s->nblockers)
-            qsort(s->blockers, s->nblockers, sizeof *s->blockers, cmp_owners);
-    }
+    /* Without lock samples the monitor waits are still in the wall samples, as
+     * state blocked: by the code that blocked, without monitor or owner. */
+    if (!have_locks(l) && l->wall_samples)
+        l->b = build_sites(l, po, RP_TS_BLOCKED, &l->blocked);
 
     rp_query_problems(&l->q, NULL, "the figures hold");
-    uint64_t locks = kind_samples(l->p, RP_KIND_LOCK);
-    if (!locks)
+    if (!have_locks(l))
         fprintf(stderr, "ringprof locks: the inputs have no lock samples; the agent "
-                        "records them with lock=DURATION (e.g. lock=10ms)\n");
+                        "records them with lock=DURATION (e.g. lock=10ms)%s\n",
+                l->blocked.samples ? "; showing the wall-clock samples in state blocked "
+                                     "instead" : "");
     if (l->json) {
         print_json(stdout, l);
     } else {
@@ -900,9 +1082,28 @@ static int run(struct locks *l, int argc, char **argv)
     }
     if (rp_query_flush_stdout(&l->q))
         return 1;
-    if (!locks && !l->wall_samples)
+    if (!have_locks(l) && !l->wall_samples)
         return 1;
     return rp_query_status(&l->q);
+}
+
+/* The sites' memory. */
+static void sites_free(struct sites *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        for (size_t k = 0; k < t->s[i].nowners; k++)
+            free(t->s[i].owners[k].name);
+        for (size_t k = 0; k < t->s[i].nblockers; k++)
+            free(t->s[i].blockers[k].name);
+        free(t->s[i].owners);
+        free(t->s[i].blockers);
+    }
+    free(t->s);
+    free(t->leaf_site);
+    rp_idmap_free(&t->by_methods);
+    rp_idmap_free(&t->owner_of);
+    rp_idmap_free(&t->blocker_of);
+    rp_strtab_free(&t->blocker_names);
 }
 
 int rp_cmd_locks(int argc, char **argv)
@@ -925,25 +1126,19 @@ int rp_cmd_locks(int argc, char **argv)
         free(l.mons[i].stacks);
     }
     free(l.mons);
-    for (size_t i = 0; i < l.nsites; i++) {
-        for (size_t k = 0; k < l.sites[i].nowners; k++)
-            free(l.sites[i].owners[k].name);
-        for (size_t k = 0; k < l.sites[i].nblockers; k++)
-            free(l.sites[i].blockers[k].name);
-        free(l.sites[i].owners);
-        free(l.sites[i].blockers);
-    }
-    free(l.sites);
-    free(l.leaf_site);
     rp_idmap_free(&l.mon_of);
-    rp_idmap_free(&l.site_by_methods);
     rp_idmap_free(&l.tid_number);
     rp_idmap_free(&l.mon_owner_of);
-    rp_idmap_free(&l.site_owner_of);
-    rp_idmap_free(&l.blocker_of);
-    rp_strtab_free(&l.blocker_names);
+    sites_free(&l.parked);
+    sites_free(&l.blocked);
+    for (size_t i = 0; i < l.nstuck; i++) {
+        free(l.stuck[i].thread);
+        free(l.stuck[i].owner);
+    }
+    free(l.stuck);
     rp_prof_free(l.p);
     rp_prof_free(l.w);
+    rp_prof_free(l.b);
     rp_query_free(&l.q);
     return rc;
 }

@@ -363,6 +363,16 @@ static int hold(struct held *h, int force)
     return 0;
 }
 
+/* Whether the option string `opts` gives option `key` (key=value). */
+static int names_option(const char *opts, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = opts; *p; p += strcspn(p, ","), p += *p == ',')
+        if (!strncmp(p, key, n) && p[n] == '=')
+            return 1;
+    return 0;
+}
+
 /* argv for the JVM: java, -agentpath:..., then the rest as given. */
 static char **jvm_argv(int argc, char **argv, const char *agentpath)
 {
@@ -406,8 +416,11 @@ static int run_and_convert(const struct held *h, const char *agent, const char *
                            char **prog, int nprog)
 {
     char agentpath[16384];
+    /* This command says where it records (below); the agent's own line would
+     * say it again, unless the user's options ask for it. */
     int k = snprintf(agentpath, sizeof agentpath, "-agentpath:%s=dir=%s/recording,"
-                     "recording=%s%s%s", agent, h->dir, h->id, *opts ? "," : "", opts);
+                     "recording=%s%s%s%s", agent, h->dir, h->id,
+                     names_option(opts, "quiet") ? "" : ",quiet=on", *opts ? "," : "", opts);
     if (k < 0 || (size_t)k >= sizeof agentpath) {
         fprintf(stderr, "ringprof record: the agent options are too long\n");
         return 2;

@@ -47,20 +47,32 @@ struct totals {
     struct rp_strtab names;
 };
 
+/* The thread table's sample columns, in their order: the agent's kinds with a
+ * thread (docs/format.md), then every other kind together. A thread's live
+ * column counts its objects in the recording's last snapshot, never the sum
+ * over snapshots (each holds the objects alive at its instant). */
+enum { TC_CPU, TC_ALLOC, TC_LIVE, TC_WALL, TC_LOCK, TC_OTHER, TC_COUNT };
+static const char *const tc_names[TC_COUNT] = {"cpu", "alloc", RP_LIVE_KIND,
+                                               RP_KIND_WALL, RP_KIND_LOCK, "other"};
+
 struct thread_row {
     uint64_t os_tid;
     char *name;               /* at its first sample (before it: the newest)      */
     char *renamed;            /* the newest name since, when it differs; or NULL  */
     int sampled;
-    uint64_t samples, weight_ns, cpu_ns;
+    uint64_t samples[TC_COUNT];
+    uint64_t live_time;       /* the snapshot instant samples[TC_LIVE] counts at  */
+    uint64_t weight_ns, cpu_ns;
     int java, ended;
-    int wall;                 /* has wall samples (not counted in samples above) */
 };
 
 struct chunk_row {
     char *path;
     struct rp_reader_stats st;
     uint64_t samples, bytes;
+    int being_written;        /* a live writer holds it (rp_reader_being_written) */
+    char *seq;                /* its chunk.seq, or NULL                           */
+    uint32_t options;         /* its options as shown, in recording.options_seen  */
 };
 
 /* Allocation, GC and live-object figures (kinds alloc, gc, live; the live.*
@@ -102,7 +114,9 @@ enum {
 };
 
 struct recording {
-    char *id, *pid, *host, *jvm, *producer, *options;
+    char *id, *pid, *host, *jvm, *producer;
+    struct rp_strtab options_seen;   /* the chunks' options as shown (chunk_options) */
+    uint64_t live_time;              /* the latest live snapshot's instant            */
     uint64_t wall_first, wall_last;   /* of events, CLOCK_REALTIME ns; 0: none   */
     struct heap_figures heap;
     struct wait_figures waits;
@@ -154,7 +168,6 @@ static struct recording *recording_for(struct rp_reader *r)
     rec->host = dup_or(rp_reader_meta(r, RP_META_HOST), "?");
     rec->jvm = dup_or(rp_reader_meta(r, RP_META_JVM_NAME), "?");
     rec->producer = dup_or(rp_reader_meta(r, RP_META_PRODUCER), "?");
-    rec->options = dup_or(rp_reader_meta(r, RP_META_OPTIONS), "");
     return rec;
 }
 
@@ -393,8 +406,33 @@ static void on_gauge(struct heap_figures *h, const struct clock_map *m,
     }
 }
 
+/* The thread table's column of a kind (TC_*). */
+static int thread_column(const char *kind)
+{
+    for (int c = 0; kind && c < TC_OTHER; c++)
+        if (!strcmp(kind, tc_names[c]))
+            return c;
+    return TC_OTHER;
+}
+
+/* A live sample of thread th at `t` (the snapshot's instant): its column counts
+ * the objects of the latest snapshot the thread has any in; the table shows it
+ * only if that is the recording's latest (rec->live_time). */
+static void thread_live(struct recording *rec, struct thread_row *th, uint64_t t)
+{
+    if (t > rec->live_time)
+        rec->live_time = t;
+    if (t < th->live_time)
+        return;
+    if (t > th->live_time) {
+        th->live_time = t;
+        th->samples[TC_LIVE] = 0;
+    }
+    th->samples[TC_LIVE]++;
+}
+
 static void on_sample(struct recording *rec, struct rp_reader *r, struct chunk_row *ch,
-                      const struct rp_event *ev)
+                      const struct clock_map *m, const struct rp_event *ev)
 {
     const struct rp_kind_info *k = rp_reader_kind(r, ev->u.sample.kind);
     /* A KIND record whose name or unit string was lost to damage leaves those
@@ -413,14 +451,19 @@ static void on_sample(struct recording *rec, struct rp_reader *r, struct chunk_r
     if (!th->sampled && ti)
         thread_renamed(th, ti->name);
     th->sampled = 1;
-    /* Wall and lock samples weigh time spent waiting as well as running: they
-     * would swamp the samples and time the table ranks threads by. */
-    if (k && k->name && (!strcmp(k->name, RP_KIND_WALL) || !strcmp(k->name, RP_KIND_LOCK))) {
-        th->wall |= !strcmp(k->name, RP_KIND_WALL);
+    /* Readings of lock waits in progress (lock.waiting) are not samples of the
+     * thread: `ringprof locks` counts each wait once, by the rule of events.h. */
+    if (k && k->name && !strcmp(k->name, RP_KIND_LOCK_WAITING))
         return;
-    }
-    th->samples++;
-    if (!strcmp(kunit, "ns"))
+    int col = thread_column(k ? k->name : NULL);
+    if (col == TC_LIVE)
+        thread_live(rec, th, m->valid ? m->wall0 + (ev->u.sample.time - m->mono0)
+                                      : ev->u.sample.time);
+    else
+        th->samples[col]++;
+    /* Wall and lock samples weigh time spent waiting as well as running: in
+     * "sampled" they would pass for CPU. */
+    if (col != TC_WALL && col != TC_LOCK && !strcmp(kunit, "ns"))
         th->weight_ns += ev->u.sample.weight;
 }
 
@@ -435,6 +478,23 @@ static void on_thread(struct recording *rec, struct rp_reader *r, uint32_t id)
     th->ended = !!(ti->flags & RP_THREAD_ENDED);
 }
 
+/* A chunk's options as summary shows them: the agent's option string as given
+ * (agent.options), then what `ctl set` changed before the chunk opened
+ * (agent.options.set), which is what was in force while it was written. */
+static uint32_t chunk_options(struct recording *rec, struct rp_reader *r)
+{
+    const char *given = rp_reader_meta(r, RP_META_OPTIONS);
+    const char *set = rp_reader_meta(r, RP_META_OPTIONS_SET);
+    if (!set)
+        return rp_strtab_cstr(&rec->options_seen, given);
+    size_t cap = (given ? strlen(given) : 0) + strlen(set) + 16;
+    char *both = rp_xmalloc(cap);
+    snprintf(both, cap, "%s%sctl set %s", given ? given : "", given ? "; " : "", set);
+    uint32_t i = rp_strtab_cstr(&rec->options_seen, both);
+    free(both);
+    return i;
+}
+
 static void read_chunk(const char *path, struct rp_diag_counts *diag)
 {
     struct rp_reader *r = rp_reader_open(path, rp_diag_print, diag);
@@ -445,6 +505,9 @@ static void read_chunk(const char *path, struct rp_diag_counts *diag)
     struct chunk_row *ch = &rec->chunks[rec->nchunks++];
     memset(ch, 0, sizeof *ch);
     ch->path = strdup(path);
+    const char *seq = rp_reader_meta(r, RP_META_CHUNK_SEQ);
+    ch->seq = seq ? strdup(seq) : NULL;
+    ch->options = chunk_options(rec, r);
     struct clock_map m = clock_map_of(r);
     struct kind_fields kf = {0};
     struct rp_event ev;
@@ -454,7 +517,7 @@ static void read_chunk(const char *path, struct rp_diag_counts *diag)
             ch->bytes = ev.u.seg.offset + RP_SEG_HEADER_LEN + ev.u.seg.comp_len;
             break;
         case RP_EV_SAMPLE:
-            on_sample(rec, r, ch, &ev);
+            on_sample(rec, r, ch, &m, &ev);
             on_heap_sample(&rec->heap, &kf, rp_reader_kind(r, ev.u.sample.kind), &m, &ev);
             on_wait_sample(&rec->waits, &kf, r, &ev);
             note_time(rec, &m, ev.u.sample.time);
@@ -483,6 +546,7 @@ static void read_chunk(const char *path, struct rp_diag_counts *diag)
         }
     }
     rp_reader_stats(r, &ch->st);
+    ch->being_written = !ch->st.clean_close && rp_reader_being_written(r);
     rp_reader_close(r);
 }
 
@@ -508,11 +572,28 @@ static void fmt_weight(char *buf, size_t cap, uint64_t v, const char *unit)
         snprintf(buf, cap, "%llu %s", (unsigned long long)v, unit);
 }
 
+/* The recording whose threads are being sorted: a thread's live column counts
+ * only when it is of the recording's latest snapshot. */
+static const struct recording *sorting;
+
+/* Thread th's figure in column c, as the table shows it. */
+static uint64_t thread_samples(const struct recording *rec, const struct thread_row *th,
+                               int c)
+{
+    if (c == TC_LIVE && th->live_time != rec->live_time)
+        return 0;
+    return th->samples[c];
+}
+
+/* By the columns in their order (cpu samples first), then CPU time. */
 static int cmp_threads(const void *a, const void *b)
 {
     const struct thread_row *x = a, *y = b;
-    if (x->samples != y->samples)
-        return x->samples < y->samples ? 1 : -1;
+    for (int c = 0; c < TC_COUNT; c++) {
+        uint64_t u = thread_samples(sorting, x, c), v = thread_samples(sorting, y, c);
+        if (u != v)
+            return u < v ? 1 : -1;
+    }
     return x->cpu_ns < y->cpu_ns ? 1 : x->cpu_ns > y->cpu_ns ? -1 : 0;
 }
 
@@ -520,6 +601,20 @@ static const char *base_name(const char *p)
 {
     const char *s = strrchr(p, '/');
     return s ? s + 1 : p;
+}
+
+/* Whether a chunk was closed, and if not, who may still write it: only a ".part"
+ * whose writer holds its lock is being written. */
+static const char *chunk_state(const struct chunk_row *c)
+{
+    if (c->st.clean_close)
+        return "closed";
+    if (c->being_written)
+        return "being written (its writer holds it)";
+    if (rp_is_part_name(c->path))
+        return "unfinished: its writer stopped before closing it";
+    return "unfinished, and no writer holds it: its writer was killed, or the file "
+           "was cut short after";
 }
 
 /* @return the number of chunks with any problem. */
@@ -543,8 +638,7 @@ static int print_chunks(const struct recording *rec, int all)
         printf("    %-44s %5llu ok %3llu bad %3llu cut  %s%s; pools %.2f x its bytes\n",
                base_name(c->path), (unsigned long long)c->st.segments_ok,
                (unsigned long long)c->st.segments_bad,
-               (unsigned long long)c->st.segments_partial,
-               c->st.clean_close ? "closed" : "unfinished (writer still running or died)",
+               (unsigned long long)c->st.segments_partial, chunk_state(c),
                c->st.unresolved_refs ? ", unresolved references" : "",
                c->bytes ? (double)c->st.pool_bytes / (double)c->bytes : 0.0);
     }
@@ -554,23 +648,92 @@ static int print_chunks(const struct recording *rec, int all)
     return problems;
 }
 
+static int is_loss(const char *name)
+{
+    return !strncmp(name, RP_COUNTER_LOST_PREFIX, strlen(RP_COUNTER_LOST_PREFIX));
+}
+
 static void print_losses(const struct recording *rec)
 {
     uint64_t lost = 0;
     size_t plen = strlen(RP_COUNTER_LOST_PREFIX);
     for (size_t i = 0; i < rec->counters.n; i++)
-        if (!strncmp(rec->counters.t[i].name, RP_COUNTER_LOST_PREFIX, plen))
+        if (is_loss(rec->counters.t[i].name))
             lost += rec->counters.t[i].sum;
     printf("  lost        %llu record%s\n", (unsigned long long)lost, lost == 1 ? "" : "s");
     for (size_t i = 0; i < rec->counters.n; i++)
-        if (!strncmp(rec->counters.t[i].name, RP_COUNTER_LOST_PREFIX, plen) &&
-            rec->counters.t[i].sum)
+        if (is_loss(rec->counters.t[i].name) && rec->counters.t[i].sum)
             printf("    %-22s %12llu\n", rec->counters.t[i].name + plen,
                    (unsigned long long)rec->counters.t[i].sum);
+}
+
+/* The counters that are not losses, by what they are about: a group is named
+ * with the page that explains its counters (docs/). A counter belongs to the
+ * first group one of whose prefixes (or, for "*.x", suffixes) its name has. */
+struct counter_group {
+    const char *name, *about, *doc;
+    const char *match[5];
+};
+
+static const struct counter_group counter_groups[] = {
+    {"walk", "stack walks: recoveries, and stacks left incomplete (not losses)",
+     "docs/engines.md#failed-walks-markers-and-counters",
+     {"walk.", "agct.", "jvmti.", "*.no_java_frames", "*.get_stack_trace_failed"}},
+    {"wall", "wall-clock sampling: visits, walks, repeats",
+     "docs/engines.md#wall-clock-sampling", {"wall."}},
+    {"lock", "lock contention: waits under the threshold, owners unknown",
+     "docs/agent.md#lock-contention", {"lock."}},
+    {"alloc", "allocation sampling and live objects",
+     "docs/agent.md#allocation-sampling", {"alloc.", "live."}},
+    {"telemetry", "telemetry readings that failed", "docs/agent.md#telemetry",
+     {"telemetry."}},
+    {"agent", "the agent's own trouble: memory, method names, its signal",
+     "docs/format.md#event-kinds-written-by-the-agent",
+     {"threads.", "methods.", "agent."}},
+    {"other", "counters of another writer", "docs/format.md#counters-and-losses", {0}},
+};
+#define N_COUNTER_GROUPS (sizeof counter_groups / sizeof counter_groups[0])
+
+static size_t counter_group_of(const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t g = 0; g + 1 < N_COUNTER_GROUPS; g++)
+        for (size_t k = 0; k < 5 && counter_groups[g].match[k]; k++) {
+            const char *m = counter_groups[g].match[k];
+            size_t n = strlen(m);
+            if (m[0] == '*' ? len >= n - 1 && !strcmp(name + len - (n - 1), m + 1)
+                            : !strncmp(name, m, n))
+                return g;
+        }
+    return N_COUNTER_GROUPS - 1;
+}
+
+/* One line per group of counters with its page; with --counters, each counter
+ * under its group. */
+static void print_counters(const struct recording *rec, int each)
+{
+    size_t in_group[N_COUNTER_GROUPS] = {0}, total = 0, groups = 0;
     for (size_t i = 0; i < rec->counters.n; i++)
-        if (strncmp(rec->counters.t[i].name, RP_COUNTER_LOST_PREFIX, plen))
-            printf("  counter     %-22s %12llu\n", rec->counters.t[i].name,
-                   (unsigned long long)rec->counters.t[i].sum);
+        if (!is_loss(rec->counters.t[i].name)) {
+            groups += !in_group[counter_group_of(rec->counters.t[i].name)]++;
+            total++;
+        }
+    if (!total)
+        return;
+    printf("  counters    %zu in %zu group%s%s\n", total, groups, groups == 1 ? "" : "s",
+           each ? "" : " (--counters lists each with its total)");
+    for (size_t g = 0; g < N_COUNTER_GROUPS; g++) {
+        if (!in_group[g])
+            continue;
+        printf("    %-9s %4zu counter%-2s %s (%s)\n", counter_groups[g].name, in_group[g],
+               in_group[g] == 1 ? "" : "s", counter_groups[g].about,
+               counter_groups[g].doc);
+        for (size_t i = 0; each && i < rec->counters.n; i++)
+            if (!is_loss(rec->counters.t[i].name) &&
+                counter_group_of(rec->counters.t[i].name) == g)
+                printf("      %-34s %12llu\n", rec->counters.t[i].name,
+                       (unsigned long long)rec->counters.t[i].sum);
+    }
 }
 
 static uint64_t counter_sum(const struct recording *rec, const char *name)
@@ -662,7 +825,7 @@ static void print_waits(struct recording *rec)
     if (wf->wall_samples) {
         size_t threads = 0;
         for (size_t i = 0; i < rec->nthreads; i++)
-            threads += rec->threads[i].wall;
+            threads += rec->threads[i].samples[TC_WALL] != 0;
         printf("  wall        %llu samples of %zu thread%s, %.3f s:",
                (unsigned long long)wf->wall_samples, threads, threads == 1 ? "" : "s",
                (double)wf->wall_ns / 1e9);
@@ -780,37 +943,80 @@ static void print_telemetry(const struct recording *rec)
     }
 }
 
+/* One row per thread with a column of samples per kind the threads have (the
+ * live column: objects in the last snapshot), ranked by them in column order. */
 static void print_threads(struct recording *rec, size_t top)
 {
     /* A chunk with no THREAD record leaves threads NULL, and qsort's base must
      * not be NULL even for 0 elements (found by tests/fuzz: no-threads.rpc). */
+    sorting = rec;
     if (rec->nthreads)
         qsort(rec->threads, rec->nthreads, sizeof *rec->threads, cmp_threads);
+    int shown[TC_COUNT] = {0}, any = 0;
+    for (size_t i = 0; i < rec->nthreads; i++)
+        for (int c = 0; c < TC_COUNT; c++)
+            any |= shown[c] |= thread_samples(rec, &rec->threads[i], c) != 0;
+    shown[TC_CPU] |= !any;   /* a table with no column of samples reads oddly */
     printf("  threads     %zu\n", rec->nthreads);
-    printf("    %8s  %-28s %9s %12s %12s\n", "tid", "name", "samples", "sampled",
-           "cpu time");
+    printf("    %8s  %-28s", "tid", "name");
+    for (int c = 0; c < TC_COUNT; c++)
+        if (shown[c])
+            printf(" %9s", tc_names[c]);
+    printf(" %12s %12s\n", "sampled", "cpu time");
     for (size_t i = 0; i < rec->nthreads && i < top; i++) {
         const struct thread_row *t = &rec->threads[i];
         char name[1024];
         rp_thread_display(name, sizeof name, t->name, t->renamed);
-        printf("    %8llu  %-28s %9llu %10.3f s %10.3f s%s\n",
-               (unsigned long long)t->os_tid, name, (unsigned long long)t->samples,
-               (double)t->weight_ns / 1e9, (double)t->cpu_ns / 1e9,
-               t->ended ? "  (ended)" : "");
+        printf("    %8llu  %-28s", (unsigned long long)t->os_tid, name);
+        for (int c = 0; c < TC_COUNT; c++)
+            if (shown[c])
+                printf(" %9llu", (unsigned long long)thread_samples(rec, t, c));
+        printf(" %10.3f s %10.3f s%s\n", (double)t->weight_ns / 1e9,
+               (double)t->cpu_ns / 1e9, t->ended ? "  (ended)" : "");
     }
     if (rec->nthreads > top)
         printf("    ... %zu more (--threads N shows more)\n", rec->nthreads - top);
 }
 
-static int print_recording(struct recording *rec, int all_chunks, size_t top)
+/* The options of each run of chunks that share them (chunk_options), in the
+ * order read; one run prints as one line without its chunks. */
+#define OPTION_RUNS_SHOWN 20
+static void print_options(const struct recording *rec)
+{
+    size_t runs = 0;
+    for (size_t i = 0; i < rec->nchunks; i++)
+        runs += !i || rec->chunks[i].options != rec->chunks[i - 1].options;
+    if (runs == 1 && !*rec->options_seen.s[rec->chunks[0].options])
+        return;
+    if (runs == 1) {
+        printf("  options     %s\n", rec->options_seen.s[rec->chunks[0].options]);
+        return;
+    }
+    size_t shown = 0;
+    for (size_t i = 0, j; i < rec->nchunks && shown < OPTION_RUNS_SHOWN; i = j, shown++) {
+        for (j = i + 1; j < rec->nchunks && rec->chunks[j].options == rec->chunks[i].options;)
+            j++;
+        const struct chunk_row *a = &rec->chunks[i], *b = &rec->chunks[j - 1];
+        char from[32], to[32];
+        snprintf(from, sizeof from, "%s", a->seq ? a->seq : "?");
+        snprintf(to, sizeof to, "%s", b->seq ? b->seq : "?");
+        printf("  %-11s chunk%s %s%s%s: %s\n", shown ? "" : "options", i + 1 < j ? "s" : "",
+               from, i + 1 < j ? "-" : "", i + 1 < j ? to : "",
+               rec->options_seen.s[a->options]);
+    }
+    if (runs > shown)
+        printf("              ... %zu more changes of options\n", runs - shown);
+}
+
+static int print_recording(struct recording *rec, int all_chunks, int each_counter,
+                           size_t top)
 {
     char a[64], b[64], w[64];
     printf("recording %s\n", rec->id);
     printf("  process     pid %s on %s\n", rec->pid, rec->host);
     printf("  jvm         %s\n", rec->jvm);
     printf("  producer    %s\n", rec->producer);
-    if (*rec->options)
-        printf("  options     %s\n", rec->options);
+    print_options(rec);
     if (rec->wall_first) {
         fmt_wall(a, sizeof a, rec->wall_first);
         fmt_wall(b, sizeof b, rec->wall_last);
@@ -826,6 +1032,10 @@ static int print_recording(struct recording *rec, int all_chunks, size_t top)
                    rec->kinds.t[i].name,
                    (unsigned long long)rec->kinds.t[i].count,
                    (unsigned long long)rec->heap.snapshots);
+        else if (!strcmp(rec->kinds.t[i].name, RP_KIND_LOCK_WAITING))   /* readings too */
+            printf("  samples     %-8s %12llu   readings of waits in progress (ringprof "
+                   "locks counts each wait once)\n", rec->kinds.t[i].name,
+                   (unsigned long long)rec->kinds.t[i].count);
         else
             printf("  samples     %-8s %12llu   weight %s\n", rec->kinds.t[i].name,
                    (unsigned long long)rec->kinds.t[i].count, w);
@@ -834,6 +1044,7 @@ static int print_recording(struct recording *rec, int all_chunks, size_t top)
     print_waits(rec);
     print_telemetry(rec);
     print_losses(rec);
+    print_counters(rec, each_counter);
     print_threads(rec, top);
     return print_chunks(rec, all_chunks);
 }
@@ -857,7 +1068,7 @@ static void free_recordings(void)
         free(rec->host);
         free(rec->jvm);
         free(rec->producer);
-        free(rec->options);
+        rp_strtab_free(&rec->options_seen);
         free_totals(&rec->kinds);
         free_totals(&rec->counters);
         free_totals(&rec->waits.monitors);
@@ -867,8 +1078,10 @@ static void free_recordings(void)
             free(rec->threads[k].renamed);
         }
         free(rec->threads);
-        for (size_t k = 0; k < rec->nchunks; k++)
+        for (size_t k = 0; k < rec->nchunks; k++) {
             free(rec->chunks[k].path);
+            free(rec->chunks[k].seq);
+        }
         free(rec->chunks);
     }
     free(recs);
@@ -882,6 +1095,7 @@ static void usage(FILE *f)
         "usage: ringprof summary [options] INPUT...\n"
         "  INPUT          a chunk file (*.rpc), a recording directory, or a glob\n"
         "  --chunks       list every chunk, not only those with problems\n"
+        "  --counters     list every counter, not only their groups\n"
         "  --threads N    list the N busiest threads of each recording (default 20)\n"
         "  --strict       exit 1 if any chunk or segment was damaged\n"
         "  --quiet        do not print each problem as it is found\n");
@@ -890,9 +1104,10 @@ static void usage(FILE *f)
 int rp_cmd_summary(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"chunks", 0, 0, 'c'}, {"threads", 1, 0, 't'}, {"strict", 0, 0, 's'},
+        {"chunks", 0, 0, 'c'}, {"counters", 0, 0, 'C'}, {"threads", 1, 0, 't'},
+        {"strict", 0, 0, 's'},
         {"quiet", 0, 0, 'q'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-    int all_chunks = 0, strict = 0, ch;
+    int all_chunks = 0, each_counter = 0, strict = 0, ch;
     long top = 20;
     struct rp_diag_counts diag = {0, 0, 0};
     /* From argv[1] again: an earlier call in this process leaves optind behind. */
@@ -902,6 +1117,7 @@ int rp_cmd_summary(int argc, char **argv)
     while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         switch (ch) {
         case 'c': all_chunks = 1; break;
+        case 'C': each_counter = 1; break;
         case 't':
             errno = 0;
             top = strtol(optarg, &end, 10);
@@ -917,7 +1133,7 @@ int rp_cmd_summary(int argc, char **argv)
     }
     if (optind == argc)
         return rp_usage_error("summary", "no INPUT given");
-    struct rp_inputs in = {0};
+    struct rp_inputs in = {.cmd = "summary", .quiet = diag.quiet};
     int missing = rp_inputs_expand(&in, argc - optind, argv + optind);
     for (size_t i = 0; i < in.n; i++) {
         rp_progress(i + 1, in.n, in.paths[i]);
@@ -928,7 +1144,7 @@ int rp_cmd_summary(int argc, char **argv)
     for (size_t i = 0; i < nrecs; i++) {
         if (i)
             putchar('\n');
-        problems += print_recording(&recs[i], all_chunks, (size_t)top);
+        problems += print_recording(&recs[i], all_chunks, each_counter, (size_t)top);
     }
     if (nrecs == 0)
         fprintf(stderr, "ringprof summary: nothing could be read\n");

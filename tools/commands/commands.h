@@ -20,5 +20,7 @@ int rp_cmd_diff(int argc, char **argv);
 int rp_cmd_leaks(int argc, char **argv);
 int rp_cmd_locks(int argc, char **argv);
 int rp_cmd_record(int argc, char **argv);
+/* Chunks to an OTLP or Pyroscope backend (docs/fleet.md): push_*.h. */
+int rp_cmd_push(int argc, char **argv);
 
 #endif

@@ -617,6 +617,100 @@ int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms
     return 0;
 }
 
+/* Follow at most this many symlinks in a path, as the kernel does (MAXSYMLINKS). */
+#define LINKS_MAX 40
+
+/* Append the component p[0..len) to the resolved path `done` (cap bytes).
+ * @return 0, or -1 if it does not fit. */
+static int path_push(char *done, size_t cap, const char *p, size_t len)
+{
+    size_t n = strlen(done);
+    if (n + 1 + len >= cap)
+        return -1;
+    done[n] = '/';
+    memcpy(done + n + 1, p, len);
+    done[n + 1 + len] = '\0';
+    return 0;
+}
+
+/* The walk of rp_ctl_socket_path: `todo` is what is left of the path, `done`
+ * what has been resolved (no symlink in it; "" is "/"). A symlink of ours or
+ * root's is replaced by its target, as the kernel would; one of anybody else's
+ * ends the walk with an error. A part that does not exist ends it too, with the
+ * rest kept as it is: there is nothing there to connect to. */
+static int walk_links(char *todo, size_t todocap, char *done, size_t cap, char *err,
+                      size_t errlen)
+{
+    uid_t me = geteuid();
+    int links = 0;
+    char *p = todo;
+    for (;;) {
+        while (*p == '/')
+            p++;
+        if (!*p)
+            return 0;
+        char *end = strchrnul(p, '/');
+        size_t len = (size_t)(end - p);
+        if (len == 1 && p[0] == '.') {
+            p = end;
+            continue;
+        }
+        if (len == 2 && p[0] == '.' && p[1] == '.') {
+            char *up = strrchr(done, '/');
+            if (up)
+                *up = '\0';
+            p = end;
+            continue;
+        }
+        size_t parent = strlen(done);
+        if (path_push(done, cap, p, len) != 0)
+            return rp_fail(err, errlen, "the path is too long");
+        p = end;
+        struct stat st;
+        if (lstat(done, &st) != 0)
+            return *p && path_push(done, cap, p + 1, strlen(p + 1)) != 0
+                   ? rp_fail(err, errlen, "the path is too long") : 0;
+        if (!S_ISLNK(st.st_mode))
+            continue;
+        if (st.st_uid != me && st.st_uid != 0)
+            return rp_fail(err, errlen, "%s is a symlink of uid %u, who may point it at "
+                           "a socket of theirs at any moment (give the socket's own "
+                           "path, as `ringprof list` shows it, or the pid)", done,
+                           (unsigned)st.st_uid);
+        char target[PATH_MAX], rest[2 * PATH_MAX];
+        ssize_t n = readlink(done, target, sizeof target - 1);
+        if (n < 0)
+            return rp_fail(err, errlen, "cannot read the symlink %s: %s", done,
+                           strerror(errno));
+        target[n] = '\0';
+        if (++links > LINKS_MAX)
+            return rp_fail(err, errlen, "more than %d symlinks on the way", LINKS_MAX);
+        done[target[0] == '/' ? 0 : parent] = '\0';
+        if ((size_t)snprintf(rest, sizeof rest, "%s%s", target, p) >= todocap)
+            return rp_fail(err, errlen, "the path is too long");
+        strcpy(todo, rest);
+        p = todo;
+    }
+}
+
+int rp_ctl_socket_path(const char *given, char *out, size_t cap, char *err,
+                       size_t errlen)
+{
+    char done[PATH_MAX] = "", todo[2 * PATH_MAX], why[PATH_MAX + 256];
+    if (given[0] != '/' && !getcwd(done, sizeof done))
+        return rp_fail(err, errlen, "%s: cannot resolve a relative path: %s", given,
+                       strerror(errno));
+    if (!strcmp(done, "/"))
+        done[0] = '\0';
+    if ((size_t)snprintf(todo, sizeof todo, "%s", given) >= sizeof todo ||
+        walk_links(todo, sizeof todo, done, sizeof done, why, sizeof why) != 0)
+        return rp_fail(err, errlen, "not connecting to %s: %s", given,
+                       strlen(given) >= sizeof todo ? "the path is too long" : why);
+    if ((size_t)snprintf(out, cap, "%s", done[0] ? done : "/") >= cap)
+        return rp_fail(err, errlen, "not connecting to %s: the path is too long", given);
+    return 0;
+}
+
 /* ================================================================= /proc == */
 
 int rp_parse_pid(const char *s, long *pid)
@@ -789,7 +883,10 @@ static int cmp_ulong(const void *a, const void *b)
  * process's socket inodes come from /proc/PID/fd first, then the one listening
  * ringprof socket among them from /proc/PID/net/unix, which lists every socket of
  * the network namespace: a busy host has hundreds of other JVMs' sockets there, so
- * the match must be by inode, never "the first few named like ours". */
+ * the match must be by inode, never "the first few named like ours".
+ * @return 0 with its path in out; 1 with the path it was bound to in out when
+ * that file no longer exists (removed: nothing can connect to the socket); -1
+ * when there is none. */
 static int find_socket_fd(long pid, char *out, size_t cap)
 {
     char path[64];
@@ -845,8 +942,7 @@ static int find_socket_fd(long pid, char *out, size_t cap)
         if (!(flags & 0x10000) || len < 6 || strcmp(name + len - 5, ".sock") != 0 ||
             !strstr(name, "ringprof") || !bsearch(&inode, mine, n, sizeof *mine, cmp_ulong))
             continue;
-        resolve_in_ns(pid, name, out, cap);
-        found = 0;
+        found = resolve_in_ns(pid, name, out, cap) == 0 ? 0 : 1;
     }
     fclose(f);
     free(mine);
@@ -919,12 +1015,18 @@ int rp_ctl_find(long pid, char *sock, size_t cap, struct rp_ctl_peer *peer, char
         if (rc < 0 && !why[0])
             snprintf(why, sizeof why, "%s", w);
     }
-    if (find_socket_fd(pid, sock, cap) == 0) {
+    int held = find_socket_fd(pid, sock, cap);
+    if (held == 0) {
         /* Found by the process's own descriptors; say what was passed over. */
         if (errlen)
             snprintf(err, errlen, "%s", why);
         return 0;
     }
+    if (held == 1)
+        return rp_fail(err, errlen, "no ringprof agent reachable in pid %ld: its control "
+                       "socket %s has been removed (the process still listens on it, "
+                       "but nothing can connect to it until the agent makes it again)",
+                       pid, sock);
     if (!why[0])
         snprintf(why, sizeof why, "no discovery file %s/%s, and it holds no ringprof "
                  "control socket", dirs[0], names[0]);

@@ -77,6 +77,18 @@ int rp_ctl_exchange(const char *socket_path, const char *request, int timeout_ms
                     const struct rp_ctl_peer *expect, char **reply, char *err,
                     size_t errlen);
 
+/*
+ * rp_ctl_socket_path: the socket path an operator gave (`ringprof ctl SOCKET`),
+ * resolved without following a symlink that belongs to anyone but the caller or
+ * root: its owner could point it at a socket of theirs at any moment, between
+ * one look and the next. The caller's and root's symlinks are followed as the
+ * kernel would; "." and ".." are resolved. A part that does not exist ends the
+ * walk (the exchange then says there is no socket). @return 0 with the path, free
+ * of symlinks, in out (cap bytes), or -1 with err naming the link and its owner.
+ */
+int rp_ctl_socket_path(const char *given, char *out, size_t cap, char *err,
+                       size_t errlen);
+
 /* -------------------------------------------------------- discovery files -- */
 
 struct rp_discovery_info {

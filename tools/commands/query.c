@@ -106,6 +106,8 @@ int rp_query_parse(struct rp_query *q, int argc, char **argv, const char *shorto
 
 int rp_query_inputs(struct rp_query *q, int argc, char **argv)
 {
+    q->in.cmd = q->cmd;
+    q->in.quiet = q->diag.quiet;
     q->missing = rp_inputs_expand(&q->in, argc - optind, argv + optind);
     char first[4400];
     size_t other = q->recording && q->in.n
@@ -215,7 +217,7 @@ void rp_query_free(struct rp_query *q)
 
 /* The kinds the agent writes (docs/format.md, "Event kinds written by the agent"). */
 static const char *const agent_kinds[] = {"cpu", "alloc", RP_LIVE_KIND, "gc", "wall",
-                                          "lock"};
+                                          "lock", RP_KIND_LOCK_WAITING};
 #define N_AGENT_KINDS (sizeof agent_kinds / sizeof agent_kinds[0])
 
 static int is_agent_kind(const char *kind)

@@ -102,10 +102,11 @@ typedef int (*rp_query_own_fn)(void *cmd, int opt, const char *arg);
 int rp_query_parse(struct rp_query *q, int argc, char **argv, const char *shortopts,
                    const struct option *longopts, rp_query_own_fn own, void *cmd);
 
-/* Expand INPUT... (argv[optind...]) into q->in, and with q->recording keep only
- * that recording's chunks (model/inputs.h), saying in one line (unless --quiet)
- * how many others were left out. @return 0, or 1 after printing "no input could
- * be read" when no file is left. */
+/* Expand INPUT... (argv[optind...]) into q->in, each chunk once (model/inputs.h:
+ * copies are left out with one line, "ringprof CMD: left out ...", unless
+ * --quiet), and with q->recording keep only that recording's chunks, saying in
+ * one line (unless --quiet) how many others were left out. @return 0, or 1 after
+ * printing "no input could be read" when no file is left. */
 int rp_query_inputs(struct rp_query *q, int argc, char **argv);
 
 /* Whether --from or --to is relative to the inputs' time span (+DUR, -DUR), so
@@ -149,7 +150,7 @@ void rp_query_free(struct rp_query *q);
 
 /*
  * rp_event_check: whether `event` (--event) names a kind: one the agent writes
- * (cpu, alloc, live, gc, wall, lock; docs/format.md) or, since the format fixes
+ * (cpu, alloc, live, gc, wall, lock, lock.waiting; docs/format.md) or, since the format fixes
  * no kinds, one the profile `p` holds (p may be NULL: before anything is read).
  * @return 0, or 2 after printing "ringprof CMD: unknown event 'E'" and the valid
  * names on stderr: a typo is a usage error, not an empty profile.

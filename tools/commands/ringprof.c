@@ -30,6 +30,8 @@ static const struct {
      "monitors ranked by the time threads waited for them (lock=), j.u.c. waits (wall=)"},
     {"list", rp_cmd_list,
      "the running JVMs that have the agent, with their state and socket"},
+    {"push", rp_cmd_push,
+     "send finished chunks to an OpenTelemetry or Pyroscope backend (a sidecar)"},
     {"record", rp_cmd_record,
      "run a Java program under the agent; write a flame graph and a text profile"},
     {"summary", rp_cmd_summary,

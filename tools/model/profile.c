@@ -10,6 +10,9 @@
  *   chunk frame id  -> profile frame       (frame_map)
  *   chunk thread id -> profile thread, and whether it passes --thread (thr_map;
  *                      dropped on a THREAD record, as the name may have changed)
+ *   (chunk thread, chunk VTHREAD) -> the same for a virtual thread's samples on
+ *                      a carrier (vt_tab; also dropped on a THREAD record, and
+ *                      an entry whose virtual thread was renamed since)
  *   chunk kind id   -> selected or not, where its extras are (kind_map)
  *   chunk stack id  -> CCT leaf node       (leaf_arr in merged mode without class
  *                      frames, else leaf_tab keyed by root, stack and class)
@@ -88,12 +91,26 @@ struct kind_state {
     int8_t state;          /* 0: not looked at yet, 1: selected, -1: not        */
     int8_t class_x, objects_x;   /* extra indexes, -1: absent                   */
     int8_t state_x, age_x;
+    int8_t unfinished;     /* lock.waiting: its records go through options.waiting */
     uint32_t seen;         /* index into p->kinds                               */
 };
+
+/* The leaf key's bit that marks a lock wait still in progress: stack_leaf adds
+ * "[unfinished]" above its class frame. Class ids from extras are clamped below
+ * it (no chunk defines that many: the density rule of docs/format.md). */
+#define CLS_UNFINISHED 0x80000000u
+#define CLS_MAX (CLS_UNFINISHED - 1)
 
 struct thr_state {
     uint32_t thread;       /* profile thread + 1; 0: not resolved yet           */
     int8_t pass;
+};
+
+/* A virtual thread on a carrier, in the chunk being read. */
+struct vt_entry {
+    uint32_t thread, vthread;  /* chunk ids; vthread 0: empty slot             */
+    const char *name;          /* the VTHREAD's name when resolved              */
+    struct thr_state st;
 };
 
 struct kid_entry {
@@ -150,6 +167,7 @@ struct rp_prof_build {
     uint32_t *frame_map;        size_t n_frame_map;
     uint32_t *meth_map[2];      size_t n_meth_map[2];   /* [plain]: chunk method */
     struct thr_state *thr_map;  size_t n_thr_map;
+    struct vt_entry *vt_tab;    size_t vt_mask, vt_used;
     struct kind_state *kind_map; size_t n_kind_map;
     struct thr_state thr_undefined;   /* what undefined chunk ids resolve to    */
     struct kind_state kind_undefined;
@@ -529,39 +547,41 @@ static uint32_t source_for(struct rp_profile *p, struct rp_reader *r)
 
 /* --------------------------------------------------------------- threads -- */
 
-static uint64_t thread_hash_parts(uint32_t source, uint64_t tid)
+static uint64_t thread_hash_parts(uint32_t source, uint64_t tid, uint64_t vthread)
 {
-    return rp_mix64(tid ^ rp_mix64(source + 1));
+    return rp_mix64(tid ^ rp_mix64(source + 1) ^ rp_mix64(vthread ^ 0x7674ull));
 }
 
 static uint64_t thread_hash(const struct rp_profile *p, uint32_t i)
 {
-    return thread_hash_parts(p->threads[i].source, p->threads[i].os_tid);
+    return thread_hash_parts(p->threads[i].source, p->threads[i].os_tid,
+                             p->threads[i].vthread);
 }
 
 static uint32_t node_new(struct rp_profile *p, uint32_t parent, uint16_t kind,
                          uint32_t ref);
 
-/* Where the current source's thread `tid` is in the thread table: @return j with
- * b->thrs.slot[j] its index, or RP_PROF_NONE (the free slot it would take). The
- * table must exist (tab_grow). */
-static size_t thread_slot(const struct rp_profile *p, uint64_t tid)
+/* Where the current source's thread `tid` (with virtual thread `vthread` on it,
+ * 0: its own) is in the thread table: @return j with b->thrs.slot[j] its index,
+ * or RP_PROF_NONE (the free slot it would take). The table must exist
+ * (tab_grow). */
+static size_t thread_slot(const struct rp_profile *p, uint64_t tid, uint64_t vthread)
 {
     const struct rp_prof_build *b = p->b;
-    size_t j = thread_hash_parts(b->source, tid) & b->thrs.mask;
+    size_t j = thread_hash_parts(b->source, tid, vthread) & b->thrs.mask;
     for (; b->thrs.slot[j] != RP_PROF_NONE; j = (j + 1) & b->thrs.mask) {
         const struct rp_prof_thread *t = &p->threads[b->thrs.slot[j]];
-        if (t->source == b->source && t->os_tid == tid)
+        if (t->source == b->source && t->os_tid == tid && t->vthread == vthread)
             break;
     }
     return j;
 }
 
-static uint32_t thread_intern(struct rp_profile *p, uint64_t tid)
+static uint32_t thread_intern(struct rp_profile *p, uint64_t tid, uint64_t vthread)
 {
     struct rp_prof_build *b = p->b;
     tab_grow(p, &b->thrs, thread_hash);
-    size_t j = thread_slot(p, tid);
+    size_t j = thread_slot(p, tid, vthread);
     if (b->thrs.slot[j] != RP_PROF_NONE)
         return b->thrs.slot[j];
     grow((void **)&p->threads, &b->cap_threads, p->nthreads, sizeof *p->threads);
@@ -569,8 +589,10 @@ static uint32_t thread_intern(struct rp_profile *p, uint64_t tid)
     memset(t, 0, sizeof *t);
     t->source = b->source;
     t->os_tid = tid;
+    t->vthread = vthread;
     t->name = str_intern(p, "");
     t->renamed = t->name;
+    t->carrier = t->name;
     t->label = str_printf(p, "[tid %llu]", (unsigned long long)tid);
     t->node = RP_PROF_NONE;
     b->thrs.slot[j] = (uint32_t)p->nthreads;
@@ -579,6 +601,24 @@ static uint32_t thread_intern(struct rp_profile *p, uint64_t tid)
     if (p->per_thread)
         p->threads[idx].node = node_new(p, 0, RP_PNODE_THREAD, idx);
     return idx;
+}
+
+/* A virtual thread's label: "[name (virtual #ID) on CARRIER]", or, unnamed,
+ * "[virtual #ID on CARRIER]" ("on tid N" for an unnamed carrier). */
+static void vthread_label(struct rp_profile *p, struct rp_prof_thread *t)
+{
+    char shown[1024], carrier[600];
+    rp_thread_display(shown, sizeof shown, t->name, t->renamed);
+    if (t->carrier[0])
+        snprintf(carrier, sizeof carrier, "%s", t->carrier);
+    else
+        snprintf(carrier, sizeof carrier, "tid %llu", (unsigned long long)t->os_tid);
+    if (t->name[0])
+        t->label = str_printf(p, "[%s (virtual #%llu) on %s]", shown,
+                              (unsigned long long)t->vthread, carrier);
+    else
+        t->label = str_printf(p, "[virtual #%llu on %s]", (unsigned long long)t->vthread,
+                              carrier);
 }
 
 /* Thread t was (re)named `name`: the first name stays; a later one is `renamed`. */
@@ -590,9 +630,21 @@ static void thread_named(struct rp_profile *p, struct rp_prof_thread *t, const c
         t->name = str_intern(p, name);
     else
         t->renamed = str_intern(p, strcmp(name, t->name) ? name : "");
+    if (t->vthread) {
+        vthread_label(p, t);
+        return;
+    }
     char shown[1024];
     rp_thread_display(shown, sizeof shown, t->name, t->renamed);
     t->label = str_printf(p, "[%s]", shown);
+}
+
+void rp_prof_thread_name(char *buf, size_t cap, const struct rp_prof_thread *t)
+{
+    if (t->vthread && !t->name[0])
+        snprintf(buf, cap, "virtual #%llu", (unsigned long long)t->vthread);
+    else
+        rp_thread_display(buf, cap, t->name, t->renamed);
 }
 
 void rp_thread_display(char *buf, size_t cap, const char *name, const char *renamed)
@@ -612,7 +664,7 @@ static void thread_redefined(struct rp_profile *p, uint32_t id)
     const struct rp_thread_info *ti = rp_reader_thread(b->r, id);
     if (!ti || !b->thrs.slot)
         return;
-    uint32_t t = b->thrs.slot[thread_slot(p, ti->os_tid)];
+    uint32_t t = b->thrs.slot[thread_slot(p, ti->os_tid, 0)];
     if (t != RP_PROF_NONE)
         thread_named(p, &p->threads[t], ti->name);
 }
@@ -629,7 +681,7 @@ static struct thr_state *chunk_thread(struct rp_profile *p, uint32_t id)
     }
     if (ts->thread)
         return ts;
-    uint32_t t = thread_intern(p, ti ? ti->os_tid : 0);
+    uint32_t t = thread_intern(p, ti ? ti->os_tid : 0, 0);
     struct rp_prof_thread *th = &p->threads[t];
     if (ti) {
         th->java_tid = ti->java_tid;
@@ -642,6 +694,60 @@ static struct thr_state *chunk_thread(struct rp_profile *p, uint32_t id)
     const char *now = ti && ti->name && ti->name[0] ? ti->name : th->name;
     ts->pass = !b->o.thread_re || regexec(b->o.thread_re, now, 0, NULL, 0) == 0;
     return ts;
+}
+
+/* Resolve the samples of chunk VTHREAD `vid` on chunk thread `id`: the profile
+ * thread of that virtual thread on that carrier, and whether its name or its
+ * carrier's passes --thread. */
+static struct thr_state *chunk_vthread(struct rp_profile *p, uint32_t id, uint32_t vid)
+{
+    struct rp_prof_build *b = p->b;
+    const struct rp_vthread_info *vi = rp_reader_vthread(b->r, vid);
+    if (!b->vt_tab || (b->vt_used + 1) * 2 > b->vt_mask) {
+        struct vt_entry *old = b->vt_tab;
+        size_t n = old ? b->vt_mask + 1 : 0;
+        b->vt_mask = n ? n * 2 - 1 : 63;
+        b->vt_tab = rp_xcalloc(b->vt_mask + 1, sizeof *b->vt_tab);
+        b->vt_used = 0;
+        for (size_t i = 0; i < n; i++)
+            if (old[i].vthread) {
+                size_t j = rp_mix64((uint64_t)old[i].thread << 32 | old[i].vthread) &
+                           b->vt_mask;
+                while (b->vt_tab[j].vthread)
+                    j = (j + 1) & b->vt_mask;
+                b->vt_tab[j] = old[i];
+                b->vt_used++;
+            }
+        free(old);
+    }
+    size_t j = rp_mix64((uint64_t)id << 32 | vid) & b->vt_mask;
+    while (b->vt_tab[j].vthread && (b->vt_tab[j].thread != id || b->vt_tab[j].vthread != vid))
+        j = (j + 1) & b->vt_mask;
+    struct vt_entry *e = &b->vt_tab[j];
+    if (e->vthread && (!vi || e->name == vi->name))
+        return &e->st;
+    if (!e->vthread)
+        b->vt_used++;
+    const struct rp_thread_info *ci = id ? rp_reader_thread(b->r, id) : NULL;
+    /* A VTHREAD record lost to damage leaves the id: the samples stay apart. */
+    uint64_t java_tid = vi ? vi->java_tid : vid;
+    uint32_t t = thread_intern(p, ci ? ci->os_tid : 0, java_tid);
+    struct rp_prof_thread *th = &p->threads[t];
+    th->java_tid = java_tid;
+    th->flags = ci ? ci->flags : 0;
+    if (ci && ci->name && !th->carrier[0])
+        th->carrier = str_intern(p, ci->name);
+    vthread_label(p, th);
+    thread_named(p, th, vi ? vi->name : NULL);
+    *e = (struct vt_entry){.thread = id, .vthread = vid, .name = vi ? vi->name : NULL,
+                           .st = {.thread = t + 1}};
+    char id_text[32];
+    snprintf(id_text, sizeof id_text, "virtual #%llu", (unsigned long long)java_tid);
+    e->st.pass = !b->o.thread_re ||
+                 (vi && vi->name[0] && regexec(b->o.thread_re, vi->name, 0, NULL, 0) == 0) ||
+                 (ci && ci->name && regexec(b->o.thread_re, ci->name, 0, NULL, 0) == 0) ||
+                 regexec(b->o.thread_re, id_text, 0, NULL, 0) == 0;
+    return &e->st;
 }
 
 /* ----------------------------------------------------------------- nodes -- */
@@ -790,7 +896,8 @@ static size_t group_path(struct rp_profile *p, uint32_t *path, size_t len)
  * `root` down, creating nodes. @return the leaf, or LEAF_DROPPED. `cls` is a
  * chunk class id (the allocated class, the monitor's class), or with
  * options.state_frames a thread state + 1 (a profile holds one kind, and a kind
- * with a "state" extra has no "class" extra, so the two cannot mix). */
+ * with a "state" extra has no "class" extra, so the two cannot mix), with
+ * CLS_UNFINISHED for a lock wait in progress. */
 static uint32_t stack_leaf(struct rp_profile *p, uint32_t root, uint32_t stack,
                            uint32_t cls)
 {
@@ -812,6 +919,10 @@ static uint32_t stack_leaf(struct rp_profile *p, uint32_t root, uint32_t stack,
         path[len++] = marker_frame(p, "[truncated]");
     for (uint32_t i = n; i-- > 0;)
         path[len++] = chunk_frame(p, ids[i]);
+    if (cls & CLS_UNFINISHED) {
+        path[len++] = marker_frame(p, "[unfinished]");
+        cls &= ~CLS_UNFINISHED;
+    }
     if (cls && b->o.state_frames && p->has_states) {
         char text[32];
         snprintf(text, sizeof text, "[state:%s]", rp_thread_state_name(cls - 1));
@@ -976,7 +1087,8 @@ static uint32_t kind_seen(struct rp_profile *p, const struct rp_kind_info *ki)
     return (uint32_t)p->nkinds++;
 }
 
-/* Select the profile's kind from its first matching KIND record. */
+/* Select the profile's kind from its first matching KIND record (lock.waiting
+ * makes the profile's kind lock, whose part it is when `event` is lock). */
 static void kind_select(struct rp_profile *p, const struct rp_kind_info *ki, int *class_x,
                         int *objects_x)
 {
@@ -992,7 +1104,8 @@ static void kind_select(struct rp_profile *p, const struct rp_kind_info *ki, int
     }
     if (p->kind[0])
         return;
-    p->kind = str_intern(p, ki->name);
+    p->kind = str_intern(p, b->event && rp_kind_in_event(b->event, ki->name) ? b->event
+                                                                               : ki->name);
     p->unit = str_intern(p, ki->unit ? ki->unit : "");
     p->period = ki->period;
     if (!b->event)
@@ -1025,7 +1138,8 @@ static struct kind_state *chunk_kind(struct rp_profile *p, uint32_t id)
     ks->seen = kind_seen(p, ki);
     ks->state = -1;
     ks->class_x = ks->objects_x = ks->state_x = ks->age_x = -1;
-    if (ki && ki->name && (b->o.all_kinds || !b->event || !strcmp(b->event, ki->name))) {
+    ks->unfinished = ki && ki->name && !strcmp(ki->name, RP_KIND_LOCK_WAITING);
+    if (ki && ki->name && (b->o.all_kinds || !b->event || rp_kind_in_event(b->event, ki->name))) {
         int cx, ox;
         kind_select(p, ki, &cx, &ox);
         ks->state = 1;
@@ -1042,6 +1156,17 @@ static struct kind_state *chunk_kind(struct rp_profile *p, uint32_t id)
 
 /* --------------------------------------------------------------- samples -- */
 
+/* A lock wait's in-progress record: whether it stands for its wait
+ * (options.waiting). */
+static int keep_waiting(struct rp_profile *p, const struct rp_event *ev)
+{
+    struct rp_prof_build *b = p->b;
+    const struct rp_thread_info *ti = rp_reader_thread(b->r, ev->u.sample.thread);
+    return b->o.waiting &&
+           b->o.waiting(b->o.waiting_arg, p->sources[b->source].recording,
+                        ti ? ti->os_tid : 0, ev->u.sample.time, ev->u.sample.weight);
+}
+
 static void add_sample(struct rp_profile *p, const struct rp_event *ev)
 {
     struct rp_prof_build *b = p->b;
@@ -1055,6 +1180,10 @@ static void add_sample(struct rp_profile *p, const struct rp_event *ev)
             p->stats.samples_unresolved++;
         else
             p->stats.samples_other_kind++;
+        return;
+    }
+    if (ks->unfinished && !keep_waiting(p, ev)) {
+        p->stats.samples_superseded++;
         return;
     }
     const uint64_t weight = ev->u.sample.weight;
@@ -1079,7 +1208,8 @@ static void add_sample(struct rp_profile *p, const struct rp_event *ev)
         return;
     }
     const uint32_t tid = ev->u.sample.thread;
-    struct thr_state *ts = (tid < b->n_thr_map && b->thr_map[tid].thread)
+    struct thr_state *ts = ev->u.sample.vthread ? chunk_vthread(p, tid, ev->u.sample.vthread)
+                         : (tid < b->n_thr_map && b->thr_map[tid].thread)
                                ? &b->thr_map[tid] : chunk_thread(p, tid);
     if (!ts->pass) {
         p->stats.samples_thread_filtered++;
@@ -1099,9 +1229,12 @@ static void add_sample(struct rp_profile *p, const struct rp_event *ev)
     uint32_t root = p->per_thread ? th->node : 0;
     uint32_t cls = 0;
     if (ks->class_x >= 0 && (uint32_t)ks->class_x < ev->u.sample.nextra)
-        cls = (uint32_t)ev->u.sample.extra[ks->class_x];
+        cls = ev->u.sample.extra[ks->class_x] > CLS_MAX
+                  ? CLS_MAX : (uint32_t)ev->u.sample.extra[ks->class_x];
     else if (ks->state_x >= 0 && b->o.state_frames)
         cls = state + 1;
+    if (ks->unfinished)
+        cls |= CLS_UNFINISHED;
     uint32_t leaf = leaf_for(p, root, ev->u.sample.stack, cls);
     if (leaf == LEAF_DROPPED) {
         p->stats.samples_frame_filtered++;
@@ -1173,6 +1306,9 @@ static void chunk_reset(struct rp_prof_build *b)
             memset(b->meth_map[k], 0xff, b->n_meth_map[k] * sizeof *b->meth_map[k]);
     if (b->thr_map)
         memset(b->thr_map, 0, b->n_thr_map * sizeof *b->thr_map);
+    if (b->vt_tab)
+        memset(b->vt_tab, 0, (b->vt_mask + 1) * sizeof *b->vt_tab);
+    b->vt_used = 0;
     if (b->kind_map)
         memset(b->kind_map, 0, b->n_kind_map * sizeof *b->kind_map);
     memset(&b->thr_undefined, 0, sizeof b->thr_undefined);
@@ -1224,6 +1360,10 @@ void rp_prof_add_reader(struct rp_profile *p, struct rp_reader *r)
             thread_redefined(p, ev.u.thread.id);
             if (ev.u.thread.id < b->n_thr_map)
                 b->thr_map[ev.u.thread.id].thread = 0;   /* re-read flags, re-filter */
+            if (b->vt_tab) {                             /* and its virtual threads' */
+                memset(b->vt_tab, 0, (b->vt_mask + 1) * sizeof *b->vt_tab);
+                b->vt_used = 0;
+            }
         }
     }
     for (size_t i = 0; i < b->n_leaf_arr; i++) {   /* the chunk's sums to the leaves */
@@ -1242,6 +1382,12 @@ void rp_prof_add_reader(struct rp_profile *p, struct rp_reader *r)
     p->stats.segments_partial += st.segments_partial;
     p->stats.records_bad += st.records_bad;
     b->r = NULL;
+}
+
+const struct rp_vthread_info *rp_prof_chunk_vthread(const struct rp_profile *p,
+                                                    uint32_t id)
+{
+    return p->b && p->b->r && id ? rp_reader_vthread(p->b->r, id) : NULL;
 }
 
 const struct rp_thread_info *rp_prof_chunk_thread(const struct rp_profile *p,
@@ -1356,6 +1502,7 @@ void rp_prof_finish(struct rp_profile *p)
     free(b->meth_map[0]);
     free(b->meth_map[1]);
     free(b->thr_map);
+    free(b->vt_tab);
     free(b->kind_map);
     free(b->leaf_arr);
     free(b->acc);

@@ -6,7 +6,8 @@
  * Model. A profile holds the samples of ONE event kind (cpu, alloc, ...), after the
  * filters in rp_prof_options. Every distinct call path is one node of the CCT; a
  * sample adds its values to the `self` of the node of its leaf frame. Node 0 is the
- * synthetic root. Below it come:
+ * synthetic root (kind lock also takes its waits still in progress, kind
+ * lock.waiting, as options.waiting says). Below it come:
  *   - merged mode: the root-most frames of the stacks directly;
  *   - per-thread mode: one RP_PNODE_THREAD node per thread (rp_prof_thread), and
  *     the frames below those.
@@ -143,17 +144,23 @@ struct rp_prof_source {
                                      /* 0 when none                               */
 };
 
-/* A thread: (source, os_tid). `name` is its name at its first sample of the
- * profile's kind; `renamed` the newest name the recording gave it after that,
- * when it differs (rp_thread_display). */
+/* A thread: (source, os_tid), or, for samples that ran on a virtual thread,
+ * (source, os_tid of its carrier, the virtual thread's Java id): one entry per
+ * virtual thread and carrier it ran on. `name` is its name at its first sample
+ * of the profile's kind; `renamed` the newest name the recording gave it after
+ * that, when it differs (rp_thread_display). */
 struct rp_prof_thread {
     uint32_t source;
     uint64_t os_tid, java_tid;
+    uint64_t vthread;      /* a virtual thread's Java id (java_tid too); 0: the   */
+                           /* entry is an OS thread's own                         */
+    const char *carrier;   /* a virtual thread's: its carrier's name, "" unnamed  */
     const char *name;      /* "" if never named                                   */
     const char *renamed;   /* "" if not renamed since                             */
     const char *label;     /* "[name]", "[name (renamed NEW)]", or "[tid N]" when */
-                           /* unnamed: the text of its thread node and its        */
-                           /* collapsed root frame                                */
+                           /* unnamed; a virtual thread's "[name (virtual #ID) on */
+                           /* CARRIER]", "[virtual #ID on CARRIER]" unnamed: the  */
+                           /* text of its thread node and collapsed root frame    */
     uint32_t flags;        /* RP_THREAD_*                                         */
     uint32_t node;         /* its RP_PNODE_THREAD node, RP_PROF_NONE if merged    */
     uint64_t samples;      /* kept samples of the profile's kind                  */
@@ -193,6 +200,8 @@ struct rp_prof_stats {
                                      /* any filter                                  */
     uint64_t samples_state_filtered; /* wall samples not in options.state_mask     */
     uint64_t samples_young_filtered; /* live samples under options.min_age_gcs     */
+    uint64_t samples_superseded;     /* in-progress lock waits that another record  */
+                                     /* of the same wait stands for (options.waiting) */
 };
 
 /* A kind seen in the inputs, with its counts (so the tool can say what else there
@@ -211,7 +220,9 @@ struct rp_prof_options {
     enum rp_prof_granularity granularity;
     int per_thread;
     /* POSIX ERE filters, compiled by the caller (REG_EXTENDED|REG_NOSUB), or NULL.
-     * thread_re: keep samples whose thread's name (at the sample) matches.
+     * thread_re: keep samples whose thread's name (at the sample) matches; a
+     * virtual thread's sample, when its name (as known at the sample), its
+     * carrier's, or "virtual #ID" matches.
      * include_re: keep stacks with at least one frame whose display matches.
      * exclude_re: drop stacks with any frame whose display matches.
      * Frame filters see frame display names at the profile's granularity, and the
@@ -262,6 +273,17 @@ struct rp_prof_options {
      * survived at least this many GCs; 0: all. A kind without the extra is not
      * filtered. */
     uint32_t min_age_gcs;
+    /* Lock waits still in progress (kind lock.waiting, include/ringprof/events.h),
+     * which `event` "lock" selects along with the finished ones: called for each
+     * such record with its chunk's recording key (rp_prof_source.recording), its
+     * thread's os_tid, its time (the wait's start) and weight (its age);
+     * @return 1 to keep it (it stands for its wait: rp_scan_wait_keep), 0 to drop
+     * it (counted in samples_superseded). NULL: none kept. A kept one gets the
+     * marker frame "[unfinished]" between its stack and its monitor's class
+     * frame. Called before every other filter. */
+    int (*waiting)(void *arg, const char *recording, uint64_t os_tid, uint64_t start,
+                   uint64_t weight);
+    void *waiting_arg;
     /* How native, C++ and kernel symbols are named (tools/model/demangle.h): short
      * (0, the default), full or none. The frame filters see the names so. */
     enum rp_demangle_style demangle;
@@ -324,6 +346,11 @@ int rp_prof_add_file(struct rp_profile *p, const char *path);
  * chunk has no such thread or no chunk is being read. */
 const struct rp_thread_info *rp_prof_chunk_thread(const struct rp_profile *p,
                                                   uint32_t id);
+
+/* Inside an on_sample callback only: the VTHREAD record `id` of the chunk being
+ * read (a sample's vthread); NULL when the chunk has none such. */
+const struct rp_vthread_info *rp_prof_chunk_vthread(const struct rp_profile *p,
+                                                    uint32_t id);
 
 /* Inside an on_sample callback only: the name of the chunk's CLASS record `id`
  * as the profile shows class names (options.norm), for extras that name a class
@@ -401,5 +428,9 @@ const char *rp_prof_frame_suffix(int type);
  * cap bytes, always terminated.
  */
 void rp_thread_display(char *buf, size_t cap, const char *name, const char *renamed);
+
+/* The name thread `t` is shown by (rp_thread_display), or for a virtual thread
+ * that has none, "virtual #ID"; "" for an unnamed OS thread. */
+void rp_prof_thread_name(char *buf, size_t cap, const struct rp_prof_thread *t);
 
 #endif

@@ -129,13 +129,17 @@ void rp_scan_file(struct rp_scan *sc, const char *path, unsigned what)
     uint32_t live_kind = 0;   /* the chunk's id of the live kind, once seen */
     int age_x = -1;           /* its age_gcs extra                           */
     struct rp_event ev;
-    while (what & (RP_SCAN_RANGE | RP_SCAN_SNAPSHOTS) && rp_reader_next(r, &ev)) {
+    const unsigned all = RP_SCAN_RANGE | RP_SCAN_SNAPSHOTS | RP_SCAN_WAITS;
+    rp_waits_chunk(&sc->waits);
+    while (what & all && rp_reader_next(r, &ev)) {
         if (ev.type == RP_EV_GAUGE && (what & RP_SCAN_SNAPSHOTS)) {
             on_gauge(sc, rec, &c, &ev);
             continue;
         }
         if (ev.type != RP_EV_SAMPLE)
             continue;
+        if (what & RP_SCAN_WAITS)
+            rp_waits_sample(&sc->waits, r, rec, &ev);
         uint64_t t = wall_of(&c, ev.u.sample.time);
         if ((what & RP_SCAN_RANGE) && c.ok) {
             if (!sc->first || t < sc->first)
@@ -170,7 +174,7 @@ void rp_scan_file(struct rp_scan *sc, const char *path, unsigned what)
     if (what & RP_SCAN_KINDS) {
         /* Without a full read: up to the first sample, whose segment defines
          * the kinds. */
-        while (!(what & (RP_SCAN_RANGE | RP_SCAN_SNAPSHOTS)) && rp_reader_next(r, &ev) &&
+        while (!(what & all) && rp_reader_next(r, &ev) &&
                ev.type != RP_EV_SAMPLE)
             ;
         scan_kinds(sc, r);
@@ -188,6 +192,7 @@ static int cmp_snaps(const void *a, const void *b)
 
 void rp_scan_finish(struct rp_scan *sc)
 {
+    rp_waits_finish(&sc->waits);
     if (!sc->nsnaps)
         return;
     qsort(sc->snaps, sc->nsnaps, sizeof *sc->snaps, cmp_snaps);
@@ -218,7 +223,16 @@ void rp_scan_free(struct rp_scan *sc)
     free(sc->recs);
     free(sc->snaps);
     free(sc->kind);
+    rp_waits_free(&sc->waits);
     memset(sc, 0, sizeof *sc);
+}
+
+int rp_scan_wait_keep(void *arg, const char *recording, uint64_t os_tid, uint64_t start,
+                      uint64_t weight)
+{
+    struct rp_scan *sc = arg;
+    size_t rec = rp_scan_rec(sc, recording);
+    return rec != SIZE_MAX && rp_waits_take(&sc->waits, (uint32_t)rec, os_tid, start, weight);
 }
 
 int rp_snap_parse(const char *s, long *which)

@@ -1,7 +1,8 @@
 /*
  * tools/model/scan.h — a look at the inputs before the real pass: which event kinds
  * they hold, the wall-clock span of their samples (to place --from +10s or
- * --to -30s), and their live snapshots (kind `live`, docs/profiles.md).
+ * --to -30s), their live snapshots (kind `live`, docs/profiles.md), and the lock
+ * waits written while in progress (waits.h).
  *
  * A live snapshot is the set of still-live sampled objects the agent writes at a
  * flush: every sample of it carries the same monotonic time, and two GAUGE
@@ -22,6 +23,7 @@
 #include <stdint.h>
 
 #include "ringprof/chunk.h"
+#include "waits.h"
 
 /* The names the agent gives the live kind and its snapshot gauges. */
 #define RP_LIVE_KIND          "live"
@@ -56,19 +58,23 @@ struct rp_scan {
      * rp_scan_finish. */
     struct rp_snapshot *snaps;
     size_t nsnaps, cap;
+    /* RP_SCAN_WAITS: the lock waits that have in-progress records (waits.h). */
+    struct rp_waits waits;
 };
 
 enum {
     RP_SCAN_KINDS     = 1,        /* kind names: the first segment is enough     */
     RP_SCAN_RANGE     = 2,        /* first/last sample: reads every event        */
-    RP_SCAN_SNAPSHOTS = 4         /* live snapshots: reads every event           */
+    RP_SCAN_SNAPSHOTS = 4,        /* live snapshots: reads every event           */
+    RP_SCAN_WAITS     = 8         /* lock waits in progress: reads every event   */
 };
 
 /* Read `path` for what `what` asks (RP_SCAN_*). An unreadable file is skipped
  * silently: the real pass reports it. */
 void rp_scan_file(struct rp_scan *sc, const char *path, unsigned what);
 
-/* Sort and merge the snapshots found. Call once after the last rp_scan_file. */
+/* Sort and merge the snapshots and waits found. Call once after the last
+ * rp_scan_file. */
 void rp_scan_finish(struct rp_scan *sc);
 void rp_scan_free(struct rp_scan *sc);
 
@@ -78,6 +84,12 @@ const char *rp_recording_key(const struct rp_reader *r, char *buf, size_t cap);
 
 /* The index of recording `key` in sc->recs, or SIZE_MAX. */
 size_t rp_scan_rec(const struct rp_scan *sc, const char *key);
+
+/* For rp_prof_options.waiting, with the scan (RP_SCAN_WAITS, finished) as `arg`:
+ * whether the in-progress record (`start`, `weight`) of thread `os_tid` in
+ * recording `recording` is the one that stands for its wait (rp_waits_take). */
+int rp_scan_wait_keep(void *arg, const char *recording, uint64_t os_tid, uint64_t start,
+                      uint64_t weight);
 
 /*
  * Which snapshot: --snapshot first|last|N|-N. 1 is the first, -1 the last, N the

@@ -7,6 +7,8 @@
  */
 #include "formats.h"
 
+#include <string.h>
+
 #define PROFILE(w) .model = RP_MODEL_PROFILE, .write_profile = (w)
 
 const struct rp_format rp_formats[] = {
@@ -38,3 +40,11 @@ const struct rp_format rp_formats[] = {
 };
 
 const size_t rp_nformats = sizeof rp_formats / sizeof rp_formats[0];
+
+const struct rp_format *rp_format_by_name(const char *name)
+{
+    for (size_t i = 0; i < rp_nformats; i++)
+        if (!strcmp(rp_formats[i].name, name))
+            return &rp_formats[i];
+    return NULL;
+}

@@ -130,6 +130,9 @@ enum {
 extern const struct rp_format rp_formats[];
 extern const size_t rp_nformats;
 
+/* The row of format `name` (--format NAME), or NULL. */
+const struct rp_format *rp_format_by_name(const char *name);
+
 /* Profile writers: text (out_tree.c, out_backtrace.c, out_flat.c,
  * out_histogram.c, out_collapsed.c) and the pprof and html files (out_pprof.c, out_html.c). */
 int rp_out_tree(FILE *out, const struct rp_profile *p, const struct rp_out_options *o);

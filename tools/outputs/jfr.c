@@ -150,7 +150,8 @@ enum {
     F_ADDR = 1 << 8,        /* @MemoryAddress                                     */
     F_PCT = 1 << 9,         /* @Percentage                                        */
     F_GCID = 1 << 10,       /* @GcId (relational: joins a GC's events)            */
-    F_MONITOR = 1 << 11     /* @JavaMonitorAddress (relational)                   */
+    F_MONITOR = 1 << 11,    /* @JavaMonitorAddress (relational)                   */
+    F_MS_SPAN = 1 << 12     /* @Timespan(MILLISECONDS)                            */
 };
 #define F_UBYTES (F_UNSIGNED | F_BYTES)
 #define F_UADDR (F_UNSIGNED | F_ADDR)
@@ -177,6 +178,9 @@ struct type {
 #define DURATION {"duration", JFR_LONG, F_SPAN, "Duration"}
 #define EVENT_THREAD {"eventThread", JFR_THREAD, F_CP, "Event Thread"}
 #define STACK_TRACE {"stackTrace", JFR_STACK_TRACE, F_CP, "Stack Trace"}
+/* ringprof's events: the markers of the sample's stack, which are not frames of
+ * the file (out_jfr.c, struct stack_note). */
+#define MARKERS {"markers", JFR_STRING, 0, "ringprof Markers"}
 
 static const struct field F_CLASS[] = {
     {"classLoader", JFR_CLASS_LOADER, F_CP, "Class Loader"},
@@ -261,7 +265,7 @@ static const struct field F_MONITOR_ENTER[] = {
 static const struct field F_RP_CPU_SAMPLE[] = {
     START_TIME, SAMPLED_THREAD, STACK_TRACE,
     {"weight", JFR_LONG, F_NANOS, "CPU Time"},
-    {"executionSamples", JFR_LONG, 0, "jdk.ExecutionSample Events"}, END};
+    {"executionSamples", JFR_LONG, 0, "jdk.ExecutionSample Events"}, MARKERS, END};
 static const struct field F_RP_WALL_SAMPLE[] = {
     START_TIME, SAMPLED_THREAD, STACK_TRACE, THREAD_STATE,
     {"weight", JFR_LONG, F_NANOS, "Weight"},
@@ -269,18 +273,18 @@ static const struct field F_RP_WALL_SAMPLE[] = {
     {"cpuTime", JFR_LONG, F_NANOS, "CPU Time"},
     {"repeat", JFR_BOOLEAN, 0, "Stack Repeated"},
     {"blockerClass", JFR_CLASS, F_CP, "Parked On"},
-    {"blockerOwner", JFR_THREAD, F_CP, "Owner of the Lock Parked On"}, END};
+    {"blockerOwner", JFR_THREAD, F_CP, "Owner of the Lock Parked On"}, MARKERS, END};
 static const struct field F_RP_ALLOCATION_SAMPLE[] = {
     START_TIME, EVENT_THREAD, STACK_TRACE, OBJECT_CLASS,
     {"weight", JFR_LONG, F_UBYTES, "Sample Weight"},
     {"objects", JFR_LONG, 0, "Objects"},
     {"size", JFR_LONG, F_UBYTES, "Object Size"},
-    {"arrayLength", JFR_LONG, 0, "Array Length"}, END};
+    {"arrayLength", JFR_LONG, 0, "Array Length"}, MARKERS, END};
 static const struct field F_RP_LIVE_OBJECT[] = {
     START_TIME, EVENT_THREAD, STACK_TRACE, OBJECT_CLASS,
     {"weight", JFR_LONG, F_UBYTES, "Sample Weight"},
     {"objects", JFR_LONG, 0, "Objects"},
-    {"ageGcs", JFR_LONG, 0, "GCs Survived"}, END};
+    {"ageGcs", JFR_LONG, 0, "GCs Survived"}, MARKERS, END};
 #define GC_ID {"gcId", JFR_INT, F_UNSIGNED | F_GCID, "GC Identifier"}
 static const struct field F_GARBAGE_COLLECTION[] = {
     START_TIME, DURATION, EVENT_THREAD, GC_ID,
@@ -315,11 +319,48 @@ static const struct field F_JVM_INFORMATION[] = {
     {"javaArguments", JFR_STRING, 0, "Java Application Arguments"},
     {"jvmStartTime", JFR_LONG, F_MILLIS, "JVM Start Time"},
     {"pid", JFR_LONG, 0, "Process Identifier"}, END};
+static const struct field F_THREAD_CPU_LOAD[] = {
+    START_TIME, EVENT_THREAD,
+    {"user", JFR_FLOAT, F_PCT, "User Mode CPU Load"},
+    {"system", JFR_FLOAT, F_PCT, "System Mode CPU Load"}, END};
+static const struct field F_JAVA_THREAD_STATISTICS[] = {
+    START_TIME,
+    {"activeCount", JFR_LONG, 0, "Active Threads"},
+    {"daemonCount", JFR_LONG, 0, "Daemon Threads"},
+    {"accumulatedCount", JFR_LONG, 0, "Accumulated Threads"},
+    {"peakCount", JFR_LONG, 0, "Peak Threads"}, END};
+static const struct field F_SHUTDOWN[] = {
+    START_TIME, EVENT_THREAD, STACK_TRACE, {"reason", JFR_STRING, 0, "Reason"}, END};
+static const struct field F_YOUNG_GARBAGE_COLLECTION[] = {
+    START_TIME, DURATION, GC_ID,
+    {"tenuringThreshold", JFR_INT, F_UNSIGNED, "Tenuring Threshold"}, END};
+static const struct field F_OLD_GARBAGE_COLLECTION[] = {START_TIME, DURATION, GC_ID, END};
+static const struct field F_GC_CONFIGURATION[] = {
+    START_TIME,
+    {"youngCollector", JFR_GC_NAME, F_CP, "Young Garbage Collector"},
+    {"oldCollector", JFR_GC_NAME, F_CP, "Old Garbage Collector"},
+    {"parallelGCThreads", JFR_INT, F_UNSIGNED, "Parallel GC Threads"},
+    {"concurrentGCThreads", JFR_INT, F_UNSIGNED, "Concurrent GC Threads"},
+    {"usesDynamicGCThreads", JFR_BOOLEAN, 0, "Uses Dynamic GC Threads"},
+    {"isExplicitGCConcurrent", JFR_BOOLEAN, 0, "Concurrent Explicit GC"},
+    {"isExplicitGCDisabled", JFR_BOOLEAN, 0, "Disabled Explicit GC"},
+    {"pauseTarget", JFR_LONG, F_MS_SPAN, "Pause Target"},
+    {"gcTimeRatio", JFR_INT, F_UNSIGNED, "GC Time Ratio"}, END};
+static const struct field F_GC_HEAP_CONFIGURATION[] = {
+    START_TIME,
+    {"minSize", JFR_LONG, F_UBYTES, "Minimum Heap Size"},
+    {"maxSize", JFR_LONG, F_UBYTES, "Maximum Heap Size"},
+    {"initialSize", JFR_LONG, F_UBYTES, "Initial Heap Size"},
+    {"usesCompressedOops", JFR_BOOLEAN, 0, "If Compressed Oops Are Used"},
+    {"compressedOopsMode", JFR_NARROW_OOP_MODE, F_CP, "Compressed Oops Mode"},
+    {"objectAlignment", JFR_LONG, F_UBYTES, "Object Alignment"},
+    {"heapAddressBits", JFR_BYTE, F_UNSIGNED, "Heap Address Size"}, END};
+static const struct field F_MODE[] = {{"mode", JFR_STRING, 0, "Mode"}, END};
 static const struct field F_RP_SAMPLE[] = {
     START_TIME, {"sampledThread", JFR_THREAD, F_CP, "Thread"}, STACK_TRACE,
     {"kind", JFR_STRING, 0, "Kind"},
     {"weight", JFR_LONG, 0, "Weight"},
-    {"unit", JFR_STRING, 0, "Unit"}, END};
+    {"unit", JFR_STRING, 0, "Unit"}, MARKERS, END};
 static const struct field F_RP_GAUGE[] = {
     START_TIME, {"name", JFR_STRING, 0, "Name"}, {"value", JFR_LONG, 0, "Value"}, END};
 static const struct field F_RP_THREAD_CPU[] = {
@@ -349,7 +390,13 @@ static const struct field F_NONE[] = {END};
 #define C_PROFILING {"Java Virtual Machine", "Profiling"}
 #define C_APP {"Java Application"}
 #define C_GC {"Java Virtual Machine", "GC", "Collector"}
+#define C_GC_PHASES {"Java Virtual Machine", "GC", "Phases"}
+#define C_GC_CONFIGURATION {"Java Virtual Machine", "GC", "Configuration"}
+#define C_RUNTIME {"Java Virtual Machine", "Runtime"}
 #define C_RP {"ringprof"}
+/* A JDK event type declared for the views that read it, never written: the
+ * agent does not record what its fields hold. */
+#define NOT_RECORDED "Not written: ringprof does not record it"
 
 static const struct type TYPES[] = {
     {JFR_BOOLEAN, "boolean"}, {JFR_CHAR, "char"}, {JFR_FLOAT, "float"},
@@ -383,6 +430,8 @@ static const struct type TYPES[] = {
      .fields = F_SYSTEM},
     {JFR_ROOT_TYPE, "jdk.types.OldObjectRootType", NULL, "GC Root Type", .simple = 1,
      .fields = F_TYPE},
+    {JFR_NARROW_OOP_MODE, "jdk.types.NarrowOopMode", NULL, "Narrow Oop Mode", .simple = 1,
+     .fields = F_MODE},
 
     {JFR_EXECUTION_SAMPLE, "jdk.ExecutionSample", EVENT, "Method Profiling Sample",
      "One sampling interval of CPU: ringprof writes the CPU of its samples so far over "
@@ -402,8 +451,8 @@ static const struct type TYPES[] = {
     {JFR_GARBAGE_COLLECTION, "jdk.GarbageCollection", EVENT, "Garbage Collection",
      "A GC pause as ringprof's agent saw it (GarbageCollectionStart to Finish)", C_GC,
      .fields = F_GARBAGE_COLLECTION},
-    {JFR_GC_PHASE_PAUSE, "jdk.GCPhasePause", EVENT, "GC Phase Pause", NULL,
-     {"Java Virtual Machine", "GC", "Phases"}, .fields = F_GC_PHASE_PAUSE},
+    {JFR_GC_PHASE_PAUSE, "jdk.GCPhasePause", EVENT, "GC Phase Pause", NULL, C_GC_PHASES,
+     .fields = F_GC_PHASE_PAUSE},
     {JFR_GC_HEAP_SUMMARY, "jdk.GCHeapSummary", EVENT, "Heap Summary", NULL,
      {"Java Virtual Machine", "GC", "Heap"}, .fields = F_GC_HEAP_SUMMARY},
     {JFR_CPU_LOAD, "jdk.CPULoad", EVENT, "CPU Load",
@@ -418,6 +467,32 @@ static const struct type TYPES[] = {
     {JFR_JVM_INFORMATION, "jdk.JVMInformation", EVENT, "JVM Information",
      "jvmArguments holds the ringprof agent's options", {"Java Virtual Machine"},
      .fields = F_JVM_INFORMATION},
+    {JFR_THREAD_CPU_LOAD, "jdk.ThreadCPULoad", EVENT, "Thread CPU Load",
+     "A thread's CPU since its previous reading, as a share of all the host's CPUs: "
+     "user is its user and system CPU together (ringprof reads the thread's CPU clock, "
+     "which does not split them), system is unknown (NaN)",
+     {"Operating System", "Processor"}, .fields = F_THREAD_CPU_LOAD},
+    {JFR_JAVA_THREAD_STATISTICS, "jdk.JavaThreadStatistics", EVENT, "Java Thread Statistics",
+     NULL, {"Java Application", "Statistics"}, .fields = F_JAVA_THREAD_STATISTICS},
+    {JFR_SHUTDOWN, "jdk.Shutdown", EVENT, "JVM Shutdown",
+     "Not written: a ringprof recording does not say why the JVM ended", C_RUNTIME,
+     .fields = F_SHUTDOWN},
+    {JFR_YOUNG_GARBAGE_COLLECTION, "jdk.YoungGarbageCollection", EVENT,
+     "Young Garbage Collection", NOT_RECORDED, C_GC, .fields = F_YOUNG_GARBAGE_COLLECTION},
+    {JFR_OLD_GARBAGE_COLLECTION, "jdk.OldGarbageCollection", EVENT, "Old Garbage Collection",
+     NOT_RECORDED, C_GC, .fields = F_OLD_GARBAGE_COLLECTION},
+    {JFR_GC_PHASE_PAUSE_LEVEL1, "jdk.GCPhasePauseLevel1", EVENT, "GC Phase Pause Level 1",
+     NOT_RECORDED, C_GC_PHASES, .fields = F_GC_PHASE_PAUSE},
+    {JFR_GC_PHASE_PAUSE_LEVEL2, "jdk.GCPhasePauseLevel2", EVENT, "GC Phase Pause Level 2",
+     NOT_RECORDED, C_GC_PHASES, .fields = F_GC_PHASE_PAUSE},
+    {JFR_GC_PHASE_PAUSE_LEVEL3, "jdk.GCPhasePauseLevel3", EVENT, "GC Phase Pause Level 3",
+     NOT_RECORDED, C_GC_PHASES, .fields = F_GC_PHASE_PAUSE},
+    {JFR_GC_PHASE_PAUSE_LEVEL4, "jdk.GCPhasePauseLevel4", EVENT, "GC Phase Pause Level 4",
+     NOT_RECORDED, C_GC_PHASES, .fields = F_GC_PHASE_PAUSE},
+    {JFR_GC_CONFIGURATION, "jdk.GCConfiguration", EVENT, "GC Configuration", NOT_RECORDED,
+     C_GC_CONFIGURATION, .fields = F_GC_CONFIGURATION},
+    {JFR_GC_HEAP_CONFIGURATION, "jdk.GCHeapConfiguration", EVENT, "GC Heap Configuration",
+     NOT_RECORDED, C_GC_CONFIGURATION, .fields = F_GC_HEAP_CONFIGURATION},
 
     {JFR_RP_WALL_SAMPLE, "ringprof.WallClockSample", EVENT, "Wall-Clock Sample",
      "A wall-clock sample of a thread in any state (native and io are also "
@@ -528,6 +603,7 @@ static const struct {
     {F_MILLIS, JFR_A_TIMESTAMP, "MILLISECONDS_SINCE_EPOCH"},
     {F_SPAN, JFR_A_TIMESPAN, "TICKS"},
     {F_NANOS, JFR_A_TIMESPAN, "NANOSECONDS"},
+    {F_MS_SPAN, JFR_A_TIMESPAN, "MILLISECONDS"},
     {F_BYTES, JFR_A_DATA_AMOUNT, "BYTES"},
     {F_ADDR, JFR_A_MEMORY_ADDRESS, NULL},
     {F_PCT, JFR_A_PERCENTAGE, NULL},

@@ -32,7 +32,9 @@
  * the events as the JVM's; a JDK type has no field the JDK does not declare, as
  * readers such as async-profiler's converter read some field by field. What
  * ringprof adds is in types named ringprof.*, one event per sample beside the
- * JDK's. docs/profiles.md, "jfr", lists them for users.
+ * JDK's. A few JDK event types are declared and never written, for the JDK's
+ * views that read them (JFR_SHUTDOWN ...). docs/profiles.md, "jfr", lists them
+ * for users.
  */
 #ifndef RINGPROF_TOOLS_JFR_H
 #define RINGPROF_TOOLS_JFR_H
@@ -51,13 +53,19 @@ enum rp_jfr_type {
     JFR_CLASS = 21, JFR_THREAD, JFR_CLASS_LOADER, JFR_FRAME_TYPE, JFR_THREAD_STATE,
     JFR_STACK_TRACE, JFR_STACK_FRAME, JFR_METHOD, JFR_PACKAGE, JFR_SYMBOL,
     JFR_THREAD_GROUP, JFR_GC_NAME, JFR_GC_CAUSE, JFR_GC_WHEN, JFR_VIRTUAL_SPACE,
-    JFR_OLD_OBJECT, JFR_GC_ROOT, JFR_ROOT_SYSTEM, JFR_ROOT_TYPE,
+    JFR_OLD_OBJECT, JFR_GC_ROOT, JFR_ROOT_SYSTEM, JFR_ROOT_TYPE, JFR_NARROW_OOP_MODE,
 
     /* events: the JDK's */
     JFR_EXECUTION_SAMPLE = 101, JFR_NATIVE_METHOD_SAMPLE, JFR_ALLOCATION_SAMPLE,
     JFR_OLD_OBJECT_SAMPLE, JFR_MONITOR_ENTER, JFR_GARBAGE_COLLECTION,
     JFR_GC_PHASE_PAUSE, JFR_GC_HEAP_SUMMARY, JFR_CPU_LOAD, JFR_RESIDENT_SET_SIZE,
-    JFR_CLASS_LOADING_STATISTICS, JFR_JVM_INFORMATION,
+    JFR_CLASS_LOADING_STATISTICS, JFR_JVM_INFORMATION, JFR_THREAD_CPU_LOAD,
+    JFR_JAVA_THREAD_STATISTICS,
+    /* events: the JDK's that ringprof declares and does not write, so that views
+     * built on them run (docs/profiles.md, "jfr") */
+    JFR_SHUTDOWN, JFR_YOUNG_GARBAGE_COLLECTION, JFR_OLD_GARBAGE_COLLECTION,
+    JFR_GC_PHASE_PAUSE_LEVEL1, JFR_GC_PHASE_PAUSE_LEVEL2, JFR_GC_PHASE_PAUSE_LEVEL3,
+    JFR_GC_PHASE_PAUSE_LEVEL4, JFR_GC_CONFIGURATION, JFR_GC_HEAP_CONFIGURATION,
     /* events: ringprof's */
     JFR_RP_WALL_SAMPLE = 130, JFR_RP_SAMPLE, JFR_RP_GAUGE, JFR_RP_THREAD_CPU,
     JFR_RP_COUNTER, JFR_RP_RECORDING, JFR_RP_CPU_SAMPLE, JFR_RP_ALLOCATION_SAMPLE,

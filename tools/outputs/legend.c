@@ -63,6 +63,8 @@ static const struct marker {
     {"[truncated]", "the stack was deeper than the agent's limit: its root-most "
                     "frames are missing", PROFILES},
     {"[no stack]", "a sample recorded without frames", PROFILES},
+    {"[unfinished]", "a monitor wait still in progress when the recording ended, weighing "
+                     "its wait so far", "docs/profiles.md, \"Lock profiles\""},
     {"[unknown frame]", "an id the file never defined (a damaged chunk)", PROFILES},
     {"[unknown stack]", "an id the file never defined (a damaged chunk)", PROFILES},
     {"[unknown method]", "an id the file never defined (a damaged chunk)", PROFILES},

@@ -26,25 +26,36 @@
  *          and ringprof.CPUSample {weight w, executionSamples n}.
  *   wall   ringprof.WallClockSample with the JDK thread state, ringprof's state
  *          name, weight, CPU time, repeat, the parked-on class and its owner;
- *          in states native and io also jdk.NativeMethodSample.
+ *          in states native and io also jdk.NativeMethodSample, if a frame is
+ *          left of the stack (the JDK samples no thread without a Java frame).
  *   alloc  jdk.ObjectAllocationSample {objectClass, weight} and
  *          ringprof.AllocationSample {..., objects, size, arrayLength}.
  *   live   jdk.OldObjectSample at the snapshot's time, allocationTime = snapshot -
  *          age_ms; ringprof.LiveObject {..., weight, objects, ageGcs}.
- *   lock   jdk.JavaMonitorEnter {duration, monitorClass, previousOwner}.
+ *   lock   jdk.JavaMonitorEnter {duration, monitorClass, previousOwner}; a wait
+ *          still in progress (kind lock.waiting, the one record that stands for
+ *          it) the same, its duration its age then, and beside it a
+ *          ringprof.Sample of kind lock.waiting whose markers say
+ *          "[unfinished]" (the builder's frame, which no JDK event can carry).
  *   gc     jdk.GarbageCollection and jdk.GCPhasePause (the pause), and
  *          jdk.GCHeapSummary "After GC" when the heap was read.
  *   other  ringprof.Sample {kind, weight, unit}.
  *   gauges ringprof.Gauge each; also jdk.CPULoad (process CPU rates over the
- *          header's host.cpus), jdk.ResidentSetSize, jdk.ClassLoadingStatistics.
- *   thread CPU readings ringprof.ThreadCPUTime; counters ringprof.Counter at
+ *          header's host.cpus), jdk.ResidentSetSize, jdk.ClassLoadingStatistics,
+ *          jdk.JavaThreadStatistics (the four Java thread gauges of an instant).
+ *   thread CPU readings ringprof.ThreadCPUTime, and jdk.ThreadCPULoad from two
+ *          consecutive ones (thread_cpu_load); counters ringprof.Counter at
  *          their segment's last time; every chunk ringprof.Recording; every
  *          recording jdk.JVMInformation.
+ * The JDK types that views read and ringprof has no data for (jdk.Shutdown, the
+ * young and old collections, ...) are declared (jfr.c) and never written.
  * Frames: the builder's, at RP_GRAN_FULL (line and bci both, filters see methods),
- * overloads apart (RP_SIG_KEEP: each method with its own descriptor); the
- * converter's "[truncated]" marker becomes the stack's truncated flag, other
- * markers ("[no stack]", "[agct:...]") stay frames; alloc and live samples'
- * class leaf is the event's class field, not a frame.
+ * overloads apart (RP_SIG_KEEP: each method with its own descriptor), but its
+ * markers, which every reader would take for methods (struct stack_note):
+ * "[truncated]" and the markers of missing frames become the stack's truncated
+ * flag, a stack of markers alone has no frames, and the ringprof events name
+ * them in `markers`; alloc and live samples' class leaf is the event's class
+ * field, not a frame.
  */
 #include <errno.h>
 #include <limits.h>
@@ -96,13 +107,22 @@ struct thr_map {
     uint64_t seen;
 };
 
-/* A thread of the output: (recording, os_tid). */
+/* A thread of the output: (recording, os_tid), or a virtual thread:
+ * (recording, its Java id), whatever carriers it ran on (JFR has no carrier). */
 struct jthread {
     uint64_t os_tid, java_tid;
     uint32_t src;               /* its recording: index in source_keys           */
     char *name, *renamed;       /* first name seen; newest different one or NULL */
     int java;
+    int virtual;
+    uint64_t cpu, cpu_t;        /* its newest CPU reading and when (wall ns)     */
 };
+
+/* The Java thread gauges jdk.JavaThreadStatistics is made of, in its order. */
+static const char *const JAVA_THREAD_GAUGES[] = {
+    RP_GAUGE_THREADS_JAVA, RP_GAUGE_THREADS_DAEMON, RP_GAUGE_THREADS_STARTED,
+    RP_GAUGE_THREADS_PEAK};
+#define N_JAVA_THREAD_GAUGES (sizeof JAVA_THREAD_GAUGES / sizeof JAVA_THREAD_GAUGES[0])
 
 /* Per recording: what the gauge-derived events need. */
 struct source {
@@ -110,6 +130,16 @@ struct source {
     uint64_t rss_peak, heap_used;
     uint64_t user, sys, user_t, sys_t;     /* newest readings (wall ns)           */
     uint64_t p_user, p_sys, p_t;           /* the previous complete pair          */
+    uint64_t jt[N_JAVA_THREAD_GAUGES], jt_t[N_JAVA_THREAD_GAUGES];
+};
+
+/* What the file keeps of the stack that ends at a CCT node (pool_stacks): the
+ * profile's marker frames are not frames of the file, as every reader takes a
+ * frame for a method. Whether a frame is left, and the markers by name for
+ * ringprof's events. */
+struct stack_note {
+    uint32_t markers;           /* 1 + index in jfr.marks; 0: none               */
+    uint8_t used, known, frames;
 };
 
 struct jfr {
@@ -139,7 +169,8 @@ struct jfr {
     struct source *sources;  size_t cap_sources;
     struct rp_strtab sym, cls, pkg;       /* id = index + 1                         */
     uint32_t *cls_pkg;       size_t cap_cls_pkg;   /* package id, 0: none          */
-    uint8_t *node_used;      size_t n_node_used;
+    struct stack_note *notes; size_t n_notes;      /* by CCT node                  */
+    struct rp_strtab marks;               /* stack_note.markers                     */
     uint8_t *old_used;       size_t n_old_used;    /* classes of live objects     */
 
     /* CPU read minus CPU the jdk.ExecutionSample events stand for, in ns of
@@ -307,6 +338,36 @@ static uint32_t thread_id(struct jfr *j, const struct rp_profile *p, uint32_t id
     return out;
 }
 
+/* The output thread of the chunk's VTHREAD record `id`: the virtual thread,
+ * marked virtual as the JDK's own recordings mark it; 0 for none. */
+static uint32_t vthread_id(struct jfr *j, const struct rp_profile *p, uint32_t id)
+{
+    const struct rp_vthread_info *vi = rp_prof_chunk_vthread(p, id);
+    if (!vi)
+        return 0;
+    char key[48];
+    snprintf(key, sizeof key, "%u:v%llu", j->src, (unsigned long long)vi->java_tid);
+    size_t before = j->thread_keys.n;
+    uint32_t idx = rp_strtab_cstr(&j->thread_keys, key);
+    rp_xgrow_map((void **)&j->threads, &j->cap_threads, idx, sizeof *j->threads, 64, 0);
+    struct jthread *t = &j->threads[idx];
+    if (j->thread_keys.n != before) {
+        memset(t, 0, sizeof *t);
+        t->java_tid = vi->java_tid;
+        t->src = j->src;
+        t->java = t->virtual = 1;
+        t->name = rp_xstrdup(vi->name);
+    } else if (vi->name[0] && strcmp(vi->name, t->renamed ? t->renamed : t->name)) {
+        free(t->renamed);
+        t->renamed = strcmp(vi->name, t->name) && t->name[0] ? rp_xstrdup(vi->name) : NULL;
+        if (!t->name[0]) {
+            free(t->name);
+            t->name = rp_xstrdup(vi->name);
+        }
+    }
+    return idx + 1;
+}
+
 /* The stack trace id of a sample whose CCT leaf is `leaf`: the node of its
  * leaf frame (an alloc or live sample's class leaf is not a frame). 0: none. */
 static uint32_t stack_id(struct jfr *j, const struct rp_profile *p, uint32_t leaf)
@@ -316,9 +377,45 @@ static uint32_t stack_id(struct jfr *j, const struct rp_profile *p, uint32_t lea
         leaf = n->parent;
     if (!leaf || leaf == RP_PROF_NONE)
         return 0;
-    rp_xgrow_map((void **)&j->node_used, &j->n_node_used, leaf, 1, 4096, 0);
-    j->node_used[leaf] = 1;
+    rp_xgrow_map((void **)&j->notes, &j->n_notes, leaf, sizeof *j->notes, 4096, 0);
+    j->notes[leaf].used = 1;
     return leaf;
+}
+
+/* The note of stack trace `stack` (stack_id; 0: none), made on first use from
+ * the path to the root: ringprof's markers leaf first, ';' between them, but
+ * "[truncated]" (the stack's flag). */
+static struct stack_note stack_note(struct jfr *j, const struct rp_profile *p, uint32_t stack)
+{
+    struct stack_note none = {0};
+    if (!stack)
+        return none;
+    struct stack_note *n = &j->notes[stack];
+    if (n->known)
+        return *n;
+    char buf[512];
+    size_t len = 0;
+    for (uint32_t k = stack; k && k != RP_PROF_NONE; k = p->nodes[k].parent) {
+        const struct rp_prof_node *nd = &p->nodes[k];
+        if (nd->kind != RP_PNODE_FRAME)
+            continue;
+        const struct rp_prof_frame *f = &p->frames[nd->ref];
+        const char *name = p->methods[f->method].name;
+        if (f->type != RP_FRAME_MARKER)
+            n->frames = 1;
+        else if (strcmp(name, "[truncated]") && len < sizeof buf)
+            len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", len ? ";" : "", name);
+    }
+    n->known = 1;
+    if (len)
+        n->markers = rp_strtab_cstr(&j->marks, buf) + 1;
+    return *n;
+}
+
+/* The markers of a note as a String field's value (NULL: none). */
+static const char *markers_of(const struct jfr *j, struct stack_note n)
+{
+    return n.markers ? j->marks.s[n.markers - 1] : NULL;
 }
 
 /* A live object of class `cls` (0: unknown): its jdk.types.OldObject pool id,
@@ -361,7 +458,8 @@ static struct kmap *kind_map(struct jfr *j, uint32_t id, const struct rp_kind_in
                 k->x[x] = (int8_t)i;
     static const struct { const char *name; enum handler h; } H[] = {
         {"cpu", H_CPU}, {RP_KIND_WALL, H_WALL}, {"alloc", H_ALLOC},
-        {RP_LIVE_KIND, H_LIVE}, {RP_KIND_LOCK, H_LOCK}, {"gc", H_GC}};
+        {RP_LIVE_KIND, H_LIVE}, {RP_KIND_LOCK, H_LOCK}, {RP_KIND_LOCK_WAITING, H_LOCK},
+        {"gc", H_GC}};
     k->h = H_OTHER;
     for (size_t i = 0; i < sizeof H / sizeof H[0]; i++)
         if (!strcmp(k->name, H[i].name))
@@ -423,7 +521,7 @@ static uint64_t cpu_events(struct jfr *j, uint64_t p, uint64_t w)
 }
 
 static void write_cpu(struct jfr *j, uint64_t wall, uint32_t thr, uint32_t stack,
-                      const struct kmap *k, uint64_t w)
+                      const char *markers, const struct kmap *k, uint64_t w)
 {
     uint64_t n = cpu_events(j, k->period, w);
     for (uint64_t i = 0; i < n; i++) {
@@ -438,12 +536,16 @@ static void write_cpu(struct jfr *j, uint64_t wall, uint32_t thr, uint32_t stack
     rp_jfr_varint(&j->ev, stack);
     rp_jfr_varint(&j->ev, w);
     rp_jfr_varint(&j->ev, n);
+    rp_jfr_string(&j->ev, markers);
     ev_end(j, JFR_RP_CPU_SAMPLE);
 }
 
+/* A wall sample: ringprof.WallClockSample, and in states native and io a
+ * jdk.NativeMethodSample when a frame is left of its stack: the JDK samples a
+ * thread in native code only when it has a Java frame. */
 static void write_wall(struct jfr *j, const struct rp_profile *p, uint64_t wall,
-                       uint32_t thr, uint32_t stack, const struct kmap *k,
-                       const struct rp_event *ev)
+                       uint32_t thr, uint32_t stack, struct stack_note note,
+                       const struct kmap *k, const struct rp_event *ev)
 {
     unsigned st = (unsigned)xval(k, ev, X_STATE, RP_TS_UNKNOWN);
     if (st >= RP_TS_COUNT)
@@ -451,7 +553,7 @@ static void write_wall(struct jfr *j, const struct rp_profile *p, uint64_t wall,
     uint32_t blocker = java_class(j, rp_prof_chunk_class(p, (uint32_t)xval(k, ev,
                                                                 X_BLOCKER_CLASS, 0)));
     uint32_t owner = thread_id(j, p, (uint32_t)xval(k, ev, X_BLOCKER_OWNER, 0));
-    if (st == RP_TS_NATIVE || st == RP_TS_IO) {
+    if ((st == RP_TS_NATIVE || st == RP_TS_IO) && note.frames) {
         ev_begin(j, JFR_NATIVE_METHOD_SAMPLE, wall);
         rp_jfr_varint(&j->ev, thr);
         rp_jfr_varint(&j->ev, stack);
@@ -468,14 +570,15 @@ static void write_wall(struct jfr *j, const struct rp_profile *p, uint64_t wall,
     rp_jfr_bool(&j->ev, xval(k, ev, X_REPEAT, 0) != 0);
     rp_jfr_varint(&j->ev, blocker);
     rp_jfr_varint(&j->ev, owner);
+    rp_jfr_string(&j->ev, markers_of(j, note));
     ev_end(j, JFR_RP_WALL_SAMPLE);
 }
 
 /* An alloc sample: jdk.ObjectAllocationSample and ringprof.AllocationSample; a
  * live one: jdk.OldObjectSample and ringprof.LiveObject. */
 static void write_alloc(struct jfr *j, const struct rp_profile *p, uint64_t wall,
-                        uint32_t thr, uint32_t stack, const struct kmap *k,
-                        const struct rp_event *ev)
+                        uint32_t thr, uint32_t stack, const char *markers,
+                        const struct kmap *k, const struct rp_event *ev)
 {
     uint32_t cls = java_class(j, rp_prof_chunk_class(p, (uint32_t)xval(k, ev, X_CLASS, 0)));
     uint64_t length = xval(k, ev, X_LENGTH, 0), weight = ev->u.sample.weight;
@@ -515,7 +618,24 @@ static void write_alloc(struct jfr *j, const struct rp_profile *p, uint64_t wall
         rp_jfr_varint(&j->ev, xval(k, ev, X_SIZE, 0));
         rp_jfr_long(&j->ev, has_x(k, ev, X_LENGTH) ? (int64_t)length - 1 : -1);
     }
+    rp_jfr_string(&j->ev, markers);
     ev_end(j, type);
+}
+
+/* ringprof.Sample: a kind without a JFR type, or what a JDK event of the sample
+ * cannot say (its markers). */
+static void write_sample(struct jfr *j, uint64_t wall, uint32_t thr, uint32_t stack,
+                         const char *markers, const struct kmap *k,
+                         const struct rp_event *ev)
+{
+    ev_begin(j, JFR_RP_SAMPLE, wall);
+    rp_jfr_varint(&j->ev, thr);
+    rp_jfr_varint(&j->ev, stack);
+    rp_jfr_string(&j->ev, k->name);
+    rp_jfr_varint(&j->ev, ev->u.sample.weight);
+    rp_jfr_string(&j->ev, k->unit);
+    rp_jfr_string(&j->ev, markers);
+    ev_end(j, JFR_RP_SAMPLE);
 }
 
 static void write_lock(struct jfr *j, const struct rp_profile *p, uint64_t wall,
@@ -577,22 +697,24 @@ static void on_sample(void *arg, const struct rp_profile *p, uint32_t leaf,
     struct jfr *j = arg;
     struct kmap *k = kind_map(j, ev->u.sample.kind, ki);
     uint64_t wall = wall_of(j, ev->u.sample.time);
-    uint32_t thr = thread_id(j, p, ev->u.sample.thread);
+    uint32_t thr = ev->u.sample.vthread ? vthread_id(j, p, ev->u.sample.vthread)
+                                        : thread_id(j, p, ev->u.sample.thread);
     uint32_t stack = k->h == H_GC ? 0 : stack_id(j, p, leaf);
+    struct stack_note note = stack_note(j, p, stack);
+    const char *markers = markers_of(j, note);
     switch (k->h) {
-    case H_CPU: write_cpu(j, wall, thr, stack, k, ev->u.sample.weight); break;
-    case H_WALL: write_wall(j, p, wall, thr, stack, k, ev); break;
-    case H_ALLOC: case H_LIVE: write_alloc(j, p, wall, thr, stack, k, ev); break;
-    case H_LOCK: write_lock(j, p, wall, thr, stack, k, ev); break;
+    case H_CPU: write_cpu(j, wall, thr, stack, markers, k, ev->u.sample.weight); break;
+    case H_WALL: write_wall(j, p, wall, thr, stack, note, k, ev); break;
+    case H_ALLOC: case H_LIVE: write_alloc(j, p, wall, thr, stack, markers, k, ev); break;
+    case H_LOCK:
+        write_lock(j, p, wall, thr, stack, k, ev);
+        /* The JDK's event has no field for ringprof's markers: a wait still in
+         * progress ("[unfinished]") is said by a ringprof.Sample beside it. */
+        if (markers)
+            write_sample(j, wall, thr, stack, markers, k, ev);
+        break;
     case H_GC: write_gc(j, wall, k, ev); break;
-    default:
-        ev_begin(j, JFR_RP_SAMPLE, wall);
-        rp_jfr_varint(&j->ev, thr);
-        rp_jfr_varint(&j->ev, stack);
-        rp_jfr_string(&j->ev, k->name);
-        rp_jfr_varint(&j->ev, ev->u.sample.weight);
-        rp_jfr_string(&j->ev, k->unit);
-        ev_end(j, JFR_RP_SAMPLE);
+    default: write_sample(j, wall, thr, stack, markers, k, ev);
     }
 }
 
@@ -625,9 +747,57 @@ static void cpu_load(struct jfr *j, struct source *s, uint64_t wall)
     s->p_t = wall;
 }
 
+/* jdk.JavaThreadStatistics once the four Java thread gauges have a reading at
+ * the same instant (the agent reads them together). */
+static void java_threads(struct jfr *j, struct source *s, uint64_t wall)
+{
+    for (size_t i = 0; i < N_JAVA_THREAD_GAUGES; i++)
+        if (s->jt_t[i] != wall)
+            return;
+    ev_begin(j, JFR_JAVA_THREAD_STATISTICS, wall);
+    for (size_t i = 0; i < N_JAVA_THREAD_GAUGES; i++)
+        rp_jfr_varint(&j->ev, s->jt[i]);
+    ev_end(j, JFR_JAVA_THREAD_STATISTICS);
+    memset(s->jt_t, 0, sizeof s->jt_t);
+}
+
+/* jdk.ThreadCPULoad from a thread's consecutive CPU readings, as the JDK writes
+ * it: when the thread used 1 ms or more since its previous reading, that CPU
+ * (at most the time between them) over the time between them times the host's
+ * CPUs. It goes in `user`; `system` is NaN, unknown, as the thread's CPU clock
+ * does not split user from system time. */
+#define LOAD_MIN_CPU_NS 1000000u
+static void thread_cpu_load(struct jfr *j, uint32_t thr, uint64_t wall, uint64_t cpu)
+{
+    struct jthread *t = &j->threads[thr - 1];
+    int cpus = source_at(j, t->src)->cpus;
+    if (t->cpu_t && wall > t->cpu_t && cpu >= t->cpu + LOAD_MIN_CPU_NS && cpus > 0) {
+        uint64_t span = wall - t->cpu_t, used = cpu - t->cpu;
+        ev_begin(j, JFR_THREAD_CPU_LOAD, wall);
+        rp_jfr_varint(&j->ev, thr);
+        write_float(j, (double)(used < span ? used : span) / ((double)span * cpus));
+        rp_jfr_float(&j->ev, NAN);
+        ev_end(j, JFR_THREAD_CPU_LOAD);
+    }
+    if (wall >= t->cpu_t) {
+        t->cpu = cpu;
+        t->cpu_t = wall;
+    }
+}
+
+/* The index of a Java thread gauge in JAVA_THREAD_GAUGES, or -1. */
+static int java_thread_gauge(const char *name)
+{
+    for (size_t i = 0; i < N_JAVA_THREAD_GAUGES; i++)
+        if (!strcmp(name, JAVA_THREAD_GAUGES[i]))
+            return (int)i;
+    return -1;
+}
+
 static void on_gauge(struct jfr *j, const char *name, uint64_t wall, uint64_t value)
 {
     struct source *s = source_at(j, j->src);
+    int jt = java_thread_gauge(name);
     ev_begin(j, JFR_RP_GAUGE, wall);
     rp_jfr_string(&j->ev, name);
     rp_jfr_varint(&j->ev, value);
@@ -651,6 +821,9 @@ static void on_gauge(struct jfr *j, const char *name, uint64_t wall, uint64_t va
     } else if (!strcmp(name, RP_GAUGE_CPU_SYS)) {
         s->sys = value, s->sys_t = wall;
         cpu_load(j, s, wall);
+    } else if (jt >= 0) {
+        s->jt[jt] = value, s->jt_t[jt] = wall;
+        java_threads(j, s, wall);
     }
 }
 
@@ -685,6 +858,7 @@ static void on_event(void *arg, const struct rp_profile *p, const struct rp_even
         rp_jfr_varint(&j->ev, thr);
         rp_jfr_varint(&j->ev, ev->u.thread_cpu.cpu_ns);
         ev_end(j, JFR_RP_THREAD_CPU);
+        thread_cpu_load(j, thr, wall, ev->u.thread_cpu.cpu_ns);
         break;
     }
     default:
@@ -815,10 +989,10 @@ static int pool_threads(struct jfr *j, const struct rp_profile *p)
     struct rp_strtab prof_keys;                        /* "recording tid" -> index */
     rp_strtab_init(&prof_keys);
     char key[640];
-    for (size_t k = 0; k < p->nthreads; k++) {
+    for (size_t k = 0; k < p->nthreads; k++) {         /* one key per thread */
         const struct rp_prof_thread *pt = &p->threads[k];
-        snprintf(key, sizeof key, "%s %llu", p->sources[pt->source].recording,
-                 (unsigned long long)pt->os_tid);
+        snprintf(key, sizeof key, "%s %llu %llu", p->sources[pt->source].recording,
+                 (unsigned long long)pt->os_tid, (unsigned long long)pt->vthread);
         rp_strtab_cstr(&prof_keys, key);
     }
     struct rp_jfr_buf *b = &j->buf;
@@ -826,7 +1000,20 @@ static int pool_threads(struct jfr *j, const struct rp_profile *p)
     rp_jfr_varint(b, j->thread_keys.n);
     for (size_t i = 0; i < j->thread_keys.n; i++) {
         const struct jthread *t = &j->threads[i];
-        snprintf(key, sizeof key, "%s %llu", j->source_keys.s[t->src],
+        if (t->virtual) {
+            char name[1024];
+            rp_thread_display(name, sizeof name, t->name, t->renamed);
+            rp_jfr_varint(b, i + 1);
+            rp_jfr_string(b, NULL);                    /* osName: none          */
+            rp_jfr_varint(b, 0);                       /* osThreadId            */
+            rp_jfr_string(b, name);                    /* javaName ("" unnamed) */
+            rp_jfr_varint(b, t->java_tid);
+            rp_jfr_varint(b, 0);                       /* group                 */
+            rp_jfr_bool(b, 1);                         /* virtual               */
+            maybe_drain(j);
+            continue;
+        }
+        snprintf(key, sizeof key, "%s %llu 0", j->source_keys.s[t->src],
                  (unsigned long long)t->os_tid);
         uint32_t k = rp_strtab_cstr(&prof_keys, key);
         const char *first = t->name, *renamed = t->renamed;
@@ -852,26 +1039,34 @@ static int pool_threads(struct jfr *j, const struct rp_profile *p)
     return 1;
 }
 
-/* Whether frame f is the converter's "[truncated]" marker. */
-static int is_truncation(const struct rp_profile *p, const struct rp_prof_frame *f)
+/* Whether the stack stays whole when marker `name` is left out of it: a
+ * sample without frames ("[no stack]"), a thread with no Java frames
+ * ("[no_java_frames]") or none the native walk found ("[not_java]"), the
+ * agent's own work above its Java caller ("[ringprof:alloc]"). Every other
+ * marker ("[truncated]", a failed walk's "[agct:gc_active]", a damaged file's
+ * "[unknown frame]") stands for frames that are missing: the stack's
+ * `truncated` flag says so, as JFR says it of a stack cut at its depth. */
+static int marker_keeps_whole(const char *name)
 {
-    return f->type == RP_FRAME_MARKER && !strcmp(p->methods[f->method].name, "[truncated]");
+    return !strcmp(name, "[no stack]") || !strcmp(name, "[no_java_frames]") ||
+           !strcmp(name, "[not_java]") || !strncmp(name, "[ringprof", 9);
 }
 
-/* Every stack trace used: the path from its node to the root, leaf first. */
+/* Every stack trace used: the path from its node to the root, leaf first,
+ * without the profile's markers (struct stack_note). */
 static int pool_stacks(struct jfr *j, const struct rp_profile *p, uint8_t *method_used)
 {
     struct rp_jfr_buf *b = &j->buf;
     size_t n = 0;
-    for (size_t i = 0; i < j->n_node_used; i++)
-        n += j->node_used[i];
+    for (size_t i = 0; i < j->n_notes; i++)
+        n += j->notes[i].used;
     if (!n)
         return 0;
     rp_jfr_varint(b, JFR_STACK_TRACE);
     rp_jfr_varint(b, n);
     struct rp_jfr_buf frames = {0};
-    for (size_t i = 0; i < j->n_node_used; i++) {
-        if (!j->node_used[i])
+    for (size_t i = 0; i < j->n_notes; i++) {
+        if (!j->notes[i].used)
             continue;
         frames.n = 0;
         int truncated = 0;
@@ -881,8 +1076,8 @@ static int pool_stacks(struct jfr *j, const struct rp_profile *p, uint8_t *metho
             if (nd->kind != RP_PNODE_FRAME)
                 continue;
             const struct rp_prof_frame *f = &p->frames[nd->ref];
-            if (is_truncation(p, f)) {
-                truncated = 1;
+            if (f->type == RP_FRAME_MARKER) {
+                truncated |= !marker_keeps_whole(p->methods[f->method].name);
                 continue;
             }
             method_used[f->method] = 1;
@@ -1154,6 +1349,7 @@ int rp_out_jfr(FILE *out, rp_jfr_build_fn build, void *build_arg,
     rp_strtab_init(&j.sym);
     rp_strtab_init(&j.cls);
     rp_strtab_init(&j.pkg);
+    rp_strtab_init(&j.marks);
     int rc = open_body(&j);
     if (rc == 0) {
         uint8_t header[RP_JFR_HEADER_SIZE] = {0};
@@ -1208,7 +1404,8 @@ int rp_out_jfr(FILE *out, rp_jfr_build_fn build, void *build_arg,
     free(j.threads);
     free(j.sources);
     free(j.cls_pkg);
-    free(j.node_used);
+    free(j.notes);
+    rp_strtab_free(&j.marks);
     free(j.old_used);
     free(j.thr_map);
     free(j.km);

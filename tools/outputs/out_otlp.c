@@ -30,8 +30,11 @@
  *             alloc_objects/count; live -> inuse_space/bytes and
  *             inuse_objects/count; lock -> delay/nanoseconds and
  *             contentions/count; another kind -> KIND/its unit. period_type is
- *             the first sample type with the kind's nominal period (none for
- *             a period of 0); time_unix_nano and duration_nano span the
+ *             the first sample type with the kind's nominal period, or for a
+ *             kind without one (lock, live, gc) its last sample type with
+ *             period 1 (contentions/count for lock, as Go's mutex profile):
+ *             Grafana Pyroscope names a profile after its period type and
+ *             refuses one without; time_unix_nano and duration_nano span the
  *             recording's chunks (their headers' start to their last segment)
  *             and its kept samples, within --from/--to; profile_id is a hash
  *             of (recording, sample type, span), so the same chunks give the
@@ -39,7 +42,9 @@
  *   samples   one per (stack, thread, state) with one value, no timestamps
  *             (the aggregated shape of the proto's Sample comment); a value of
  *             0 is left out. Attributes: thread.name, thread.id (Java threads:
- *             the Java id), ringprof.thread.tid (the OS id); wall also
+ *             the Java id), ringprof.thread.tid (the OS id), for a virtual
+ *             thread's samples ringprof.thread.carrier (the carrier's name;
+ *             the ids are the virtual thread's and its carrier's); wall also
  *             ringprof.thread.state and jvm.thread.state.
  *   frames    one Location per (function, line, frame type), one Line each
  *             (the line, 0 when unknown); attributes profile.frame.type (jvm,
@@ -167,7 +172,7 @@ struct otlp {
     uint32_t *frame_loc;                       /* by model frame: location      */
     uint32_t *method_fn;                       /* by model method: function + 1 */
     uint32_t *fn_method;  size_t nfn;          /* by function - 1: its method   */
-    uint32_t *thr_attr;                        /* by thread: 3 attributes + 1   */
+    uint32_t *thr_attr;                        /* by thread: THREAD_ATTRS, + 1  */
 
     struct rp_strtab row_keys;
     struct row *rows; size_t cap_rows;
@@ -493,24 +498,29 @@ static uint32_t stack(struct otlp *x, const uint32_t *path, size_t n, uint32_t *
     return s;
 }
 
-/* The attributes of thread t: up to three, 0-terminated when fewer. */
+/* The attributes of thread t: up to THREAD_ATTRS, 0-terminated when fewer. A
+ * virtual thread's: its name (or "virtual #ID"), its Java id, its carrier's tid
+ * and its carrier's name. */
+#define THREAD_ATTRS 4
 static const uint32_t *thread_attrs(struct otlp *x, uint32_t t)
 {
-    uint32_t *a = &x->thr_attr[t * 3];
+    uint32_t *a = &x->thr_attr[t * THREAD_ATTRS];
     if (a[0])
         return a;
     const struct rp_prof_thread *th = &x->p->threads[t];
     char name[1024];
-    if (th->name[0])
-        rp_thread_display(name, sizeof name, th->name, th->renamed);
+    if (th->name[0] || th->vthread)
+        rp_prof_thread_name(name, sizeof name, th);
     else
         snprintf(name, sizeof name, "tid %llu", (unsigned long long)th->os_tid);
     size_t n = 0;
     a[n++] = attr(x, "thread.name", name, 0);
-    if ((th->flags & RP_THREAD_JAVA) && th->java_tid)
+    if (((th->flags & RP_THREAD_JAVA) && th->java_tid) || th->vthread)
         a[n++] = attr(x, "thread.id", NULL, (int64_t)th->java_tid);
     a[n++] = attr(x, "ringprof.thread.tid", NULL, (int64_t)th->os_tid);
-    if (n < 3)
+    if (th->vthread)
+        a[n++] = attr(x, "ringprof.thread.carrier", th->carrier, 0);
+    if (n < THREAD_ATTRS)
         a[n] = 0;
     return a;
 }
@@ -662,10 +672,11 @@ static int profile(struct otlp *x, uint32_t slot, int pt, const uint32_t *order,
         const struct row *r = &x->rows[order[i]];
         if (!r->v[t->src])
             continue;
-        uint64_t a[5];
+        uint64_t a[THREAD_ATTRS + 2];
         size_t na = 0;
         if (r->thread != RP_PROF_NONE)
-            for (const uint32_t *ta = thread_attrs(x, r->thread); na < 3 && ta[na]; na++)
+            for (const uint32_t *ta = thread_attrs(x, r->thread); na < THREAD_ATTRS && ta[na];
+                 na++)
                 a[na] = ta[na];
         if (r->state) {
             a[na++] = attr(x, "ringprof.thread.state", rp_thread_state_name(r->state - 1), 0);
@@ -696,13 +707,16 @@ static int profile(struct otlp *x, uint32_t slot, int pt, const uint32_t *order,
     rp_pb_msg(m, PROF_SAMPLE_TYPE, s);
     rp_pb_fixed64(m, PROF_TIME, t0);
     rp_pb_uint64(m, PROF_DURATION, t1 - t0);
-    if (k->period) {
-        rp_pb_reset(s);
-        rp_pb_int64(s, VT_TYPE, str(x, k->pt[0].type));
-        rp_pb_int64(s, VT_UNIT, str(x, k->pt[0].unit));
-        rp_pb_msg(m, PROF_PERIOD_TYPE, s);
-        rp_pb_int64(m, PROF_PERIOD, (int64_t)k->period);
-    }
+    /* Always a period type: Grafana Pyroscope names an OTLP profile after it
+     * (its type string) and refuses one without (an empty name). A kind with no
+     * nominal period has one event a sample: period 1 of its count, contentions
+     * for lock as in Go's mutex profile. */
+    const struct ptype *per = k->period ? &k->pt[0] : &k->pt[k->npt - 1];
+    rp_pb_reset(s);
+    rp_pb_int64(s, VT_TYPE, str(x, per->type));
+    rp_pb_int64(s, VT_UNIT, str(x, per->unit));
+    rp_pb_msg(m, PROF_PERIOD_TYPE, s);
+    rp_pb_int64(m, PROF_PERIOD, (int64_t)(k->period ? k->period : 1));
     uint8_t id[16];
     profile_id(id, x->p->sources[first->src].recording, t->type, t0, t1);
     rp_pb_bytes(m, PROF_ID, id, sizeof id);
@@ -913,7 +927,7 @@ int rp_out_otlp(FILE *out, rp_jfr_build_fn build, void *build_arg,
     x.p = p;
     x.frame_loc = rp_xcalloc(p->nframes + 1, sizeof *x.frame_loc);
     x.method_fn = rp_xcalloc(p->nmethods + 1, sizeof *x.method_fn);
-    x.thr_attr = rp_xcalloc(p->nthreads * 3 + 1, sizeof *x.thr_attr);
+    x.thr_attr = rp_xcalloc(p->nthreads * THREAD_ATTRS + 1, sizeof *x.thr_attr);
     src_at(&x, p->nsources);
     uint32_t *order = make_rows(&x);
     int rc = write_resources(&x, out, order, x.row_keys.n);

@@ -14,7 +14,9 @@
  *     or its symbol as recorded (native, C++, kernel: the mangled name
  *     that `name` shows demangled), and its source file;
  *   - a thread node (per-thread profiles) is not a location: it becomes the
- *     sample's labels "thread" (name), "tid" (number), "host" and "pid" (of the
+ *     sample's labels "thread" (name), "tid" (number), for a virtual thread's
+ *     samples also "thread_id" (its Java id) and "carrier" (the carrier's name;
+ *     "tid" is then the carrier's), "host" and "pid" (of the
  *     recording it came from) and, when several recordings are merged,
  *     "recording"; a merged-thread profile of one recording still gets its host
  *     and pid; then the recording's labels (agent option labels=, --label:
@@ -90,7 +92,7 @@ struct pprof {
     enum vsrc vsrc[3];
     size_t nv;
     double weight_scale;             /* pprof weight = model weight x this    */
-    uint32_t k_thread, k_tid, k_host, k_pid, k_recording, k_state;
+    uint32_t k_thread, k_tid, k_host, k_pid, k_recording, k_state, k_thread_id, k_carrier;
     int state_frames;                /* keep "[state:NAME]" leaves as frames  */
 };
 
@@ -192,12 +194,16 @@ static void sample_labels(struct pprof *x, uint32_t src, const struct rp_prof_th
     const struct rp_profile *p = x->p;
     if (thr) {
         char name[1024];
-        if (thr->name[0])
-            rp_thread_display(name, sizeof name, thr->name, thr->renamed);
+        if (thr->name[0] || thr->vthread)
+            rp_prof_thread_name(name, sizeof name, thr);
         else
             snprintf(name, sizeof name, "tid %llu", (unsigned long long)thr->os_tid);
         label_str(x, x->k_thread, name);
         label_num(x, x->k_tid, (int64_t)thr->os_tid);
+        if (thr->vthread) {
+            label_num(x, x->k_thread_id, (int64_t)thr->vthread);
+            label_str(x, x->k_carrier, thr->carrier);
+        }
     }
     if (src == RP_PROF_NONE || src >= p->nsources)
         return;
@@ -392,6 +398,8 @@ int rp_out_pprof(FILE *out, const struct rp_profile *p, const struct rp_out_opti
     x.k_host = str(&x, "host");
     x.k_pid = str(&x, "pid");
     x.k_recording = str(&x, "recording");
+    x.k_thread_id = str(&x, "thread_id");
+    x.k_carrier = str(&x, "carrier");
 
     write_header(&x);
     char tbuf[1024];

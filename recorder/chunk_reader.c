@@ -286,11 +286,11 @@ static int read_file_header(struct rp_reader *r)
     uint8_t fixed[RP_FILE_HEADER_FIXED];
     ssize_t n = pread_full(r->fd, fixed, sizeof fixed, 0);
     if (n < 0) {
-        report(r, 0, 1, "cannot read: %s", strerror(errno));
+        report(r, RP_READER_NO_OFFSET, 1, "cannot read: %s", strerror(errno));
         return -1;
     }
     if (n == 0) {
-        report(r, 0, 1, "empty file: not a ringprof chunk");
+        report(r, RP_READER_NO_OFFSET, 1, "empty file: not a ringprof chunk");
         return -1;
     }
     if (memcmp(fixed, RP_FILE_MAGIC, (size_t)n < RP_FILE_MAGIC_LEN ? (size_t)n
@@ -318,7 +318,7 @@ static int read_file_header(struct rp_reader *r)
     }
     uint8_t *h = malloc(len);
     if (!h) {
-        report(r, 0, 1, "out of memory");
+        report(r, RP_READER_NO_OFFSET, 1, "out of memory");
         return -1;
     }
     n = pread_full(r->fd, h, len, 0);
@@ -355,7 +355,7 @@ static int read_file_header(struct rp_reader *r)
                 r->meta[i].key = arena_str(r, kv[0], l[0]);
                 r->meta[i].value = arena_str(r, kv[1], l[1]);
                 if (!r->meta[i].key || !r->meta[i].value) {
-                    report(r, 0, 1, "out of memory");
+                    report(r, RP_READER_NO_OFFSET, 1, "out of memory");
                     free(h);
                     return -1;
                 }
@@ -366,7 +366,7 @@ static int read_file_header(struct rp_reader *r)
             cap = i;
             r->meta = calloc(cap ? cap : 1, sizeof *r->meta);
             if (!r->meta) {
-                report(r, 0, 1, "out of memory");
+                report(r, RP_READER_NO_OFFSET, 1, "out of memory");
                 free(h);
                 return -1;
             }
@@ -390,7 +390,7 @@ struct rp_reader *rp_reader_open(const char *path, rp_reader_diag_fn diag, void 
     struct rp_reader *r = calloc(1, sizeof *r);
     if (!r) {
         if (diag)
-            diag(arg, path, 0, "out of memory", 1);
+            diag(arg, path, RP_READER_NO_OFFSET, "out of memory", 1);
         return NULL;
     }
     r->fd = -1;
@@ -416,7 +416,7 @@ struct rp_reader *rp_reader_open(const char *path, rp_reader_diag_fn diag, void 
     }
     r->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (r->fd < 0) {
-        report(r, 0, 1, "cannot open: %s", strerror(errno));
+        report(r, RP_READER_NO_OFFSET, 1, "cannot open: %s", strerror(errno));
         rp_reader_close(r);
         return NULL;
     }
@@ -426,7 +426,7 @@ struct rp_reader *rp_reader_open(const char *path, rp_reader_diag_fn diag, void 
     }
     r->io = malloc(RD_IO_SIZE);
     if (!r->io || LZ4F_isError(LZ4F_createDecompressionContext(&r->dctx, LZ4F_VERSION))) {
-        report(r, 0, 1, "out of memory");
+        report(r, RP_READER_NO_OFFSET, 1, "out of memory");
         rp_reader_close(r);
         return NULL;
     }

@@ -23,6 +23,7 @@
 
 #include "ringprof/labels.h"
 #include "ringprof/recording.h"
+#include "ringprof/suggest.h"
 #include "ringprof/units.h"
 
 #define NS_PER_S 1000000000ull
@@ -420,34 +421,13 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
-/* Edit distance, for "did you mean". Keys are short; a small matrix suffices. */
-static size_t distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b), d[33][33];
-    if (la > 32 || lb > 32)
-        return 99;
-    for (size_t i = 0; i <= la; i++) d[i][0] = i;
-    for (size_t j = 0; j <= lb; j++) d[0][j] = j;
-    for (size_t i = 1; i <= la; i++)
-        for (size_t j = 1; j <= lb; j++) {
-            size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-        }
-    return d[la][lb];
-}
-
 static int unknown_key(const char *key, char *err, size_t errlen)
 {
-    const char *best = NULL;
-    size_t bestd = 3;
-    for (size_t i = 0; i < NDEFS; i++) {
-        size_t dd = distance(key, defs[i].name);
-        if (dd < bestd) {
-            bestd = dd;
-            best = defs[i].name;
-        }
-    }
+    struct rp_suggest s;
+    rp_suggest_init(&s, key);
+    for (size_t i = 0; i < NDEFS; i++)
+        rp_suggest_try(&s, defs[i].name);
+    const char *best = rp_suggest_best(&s);
     if (best)
         return fail(err, errlen, "unknown option '%s' (did you mean '%s'?); "
                                  "'help' lists all options", key, best);

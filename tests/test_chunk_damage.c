@@ -190,7 +190,7 @@ static void run_diag(void *arg, const char *path, uint64_t off, const char *reas
     if (!r->ndiag++)
         snprintf(r->first, sizeof r->first, "@%llu %s", (unsigned long long)off, reason);
     r->nfatal += fatal;
-    if (off > r->max_off)
+    if (off != RP_READER_NO_OFFSET && off > r->max_off)   /* the file as a whole */
         r->max_off = off;
 }
 

@@ -264,10 +264,12 @@ size_t rp_chunk_segment_compress(void *dst, size_t cap, const void *src, size_t 
 struct rp_reader;
 
 /* Called for every problem found: `offset` is the byte offset in the file where it
- * was found, `reason` a short sentence. `fatal` is 1 when nothing more can be read
- * from this file. The callback must not call back into the reader. */
+ * was found, or RP_READER_NO_OFFSET for the file as a whole (it cannot be opened),
+ * `reason` a short sentence. `fatal` is 1 when nothing more can be read from this
+ * file. The callback must not call back into the reader. */
 typedef void (*rp_reader_diag_fn)(void *arg, const char *path, uint64_t offset,
                                   const char *reason, int fatal);
+#define RP_READER_NO_OFFSET UINT64_MAX
 
 enum rp_event_type {
     RP_EV_SEGMENT = 1,   /* a segment begins: rp_event.seg                          */

@@ -106,13 +106,16 @@ test_volumes() {
     within "$(ratio "$ol" "$nl")" 0.9 1.1 || fail "java.lang.Long: estimated $ol objects, truth $nl"
     # The class histogram, from the same recording: the byte[] and
     # java.lang.Long rows (bytes and objects, the fourth and third columns from
-    # the end; the JVM's own start-up allocates a few MB of each at most) within
-    # 10% of the program's figures, and byte[] ranked first.
+    # the end, the bytes in binary units ("12.34 MiB", two fields); the JVM's
+    # own start-up allocates a few MB of each at most) within 10% of the
+    # program's figures, and byte[] ranked first.
     rp convert --event alloc --format histogram "$work/rec" >"$work/histo" 2>"$work/conv.err" ||
         fail "ringprof convert --format histogram failed: $(cat "$work/conv.err")"
     local hb ho lb lo first
-    read -r first hb ho lb lo < <(awk '/^CLASS HISTOGRAM BEGIN/ { on = 1; next } /^CLASS HISTOGRAM END/ { on = 0 }
-         on && $1 ~ /^[0-9]+$/ { if ($1 == 1) first = $NF; b[$NF] = $(NF - 3); o[$NF] = $(NF - 2) }
+    read -r first hb ho lb lo < <(awk '
+         function bytes(u) { return $(NF - 4) * (u == "KiB" ? 2^10 : u == "MiB" ? 2^20 : u == "GiB" ? 2^30 : 1) }
+         /^CLASS HISTOGRAM BEGIN/ { on = 1; next } /^CLASS HISTOGRAM END/ { on = 0 }
+         on && $1 ~ /^[0-9]+$/ { if ($1 == 1) first = $NF; b[$NF] = bytes($(NF - 3)); o[$NF] = $(NF - 2) }
          END { printf "%s %.0f %.0f %.0f %.0f\n", first, b["byte[]"], o["byte[]"], b["java.lang.Long"], o["java.lang.Long"] }' "$work/histo")
     note "histogram: byte[] $hb bytes ($(ratio "$hb" "$tb")), $ho objects ($(ratio "$ho" "$nb")); java.lang.Long $lb bytes ($(ratio "$lb" "$tl")), $lo objects ($(ratio "$lo" "$nl")); first $first"
     [ "$first" = "byte[]" ] || fail "histogram: $first ranked first, not byte[]: $(head -12 "$work/histo")"

@@ -9,15 +9,20 @@ usage: expect.py CHECK OUTPUT [options] -- MANIFEST...
 
   CHECK collapsed   OUTPUT (collapsed text) has exactly the expected stack lines
         tree        OUTPUT (tree text): root = sum of the samples written; every
-                    node's total = self + its children's totals; self% adds up to
-                    100; each path's self weight is the expected one
+                    node's total = self + its children's totals (the hidden ones'
+                    line included); self% and the hidden shares add up to 100;
+                    the lines shown are exactly the expected nodes at or over the
+                    cutoff (--cutoff, else the tree's default, 1%) with their
+                    total, self and samples, and each parent's hidden children
+                    are one "[N more below X% hidden]" line with their sums
         flat        OUTPUT (flat text, CPU SAMPLES layout): each method's count,
                     self and total weight (recursion counted once per stack);
                     accum ends at 100%
         sites       OUTPUT (flat text for alloc): the SITES rows (live bytes and
                     objects from the chosen live snapshot, or "-" without one;
-                    allocated bytes, objects, samples, class) and the allocating
-                    methods
+                    allocated bytes, objects, samples, class; bytes in binary
+                    units), a site being a stack with its lines (HPROF's traces)
+                    at the default granularity, and the allocating methods
         livesites   OUTPUT (flat text for --event live): the LIVE SITES rows
                     (bytes, objects, samples, median and max age in GCs, oldest)
         backtrace   OUTPUT (backtrace text): each root's self/total, and the
@@ -50,7 +55,7 @@ MARKER = 6
 def parse_args(argv):
     opts = {"event": None, "per_thread": False, "gran": "method", "thread": None,
             "include": None, "exclude": None, "from": None, "to": None,
-            "value_samples": False, "snapshot": "last"}
+            "value_samples": False, "snapshot": "last", "cutoff": None}
     i = 0
     while i < len(argv) and argv[i] != "--":
         a = argv[i]
@@ -219,8 +224,13 @@ def check_collapsed(output, opts, recs):
             fail("collapsed %r: expected %s, got %s" % (k, exp.get(k), got.get(k)))
 
 
+HIDDEN = re.compile(r"\[(\d+) more below ([0-9.]+)% hidden\]$")
+TREE_CUTOFF = 1.0   # the tree's default --cutoff (docs/profiles.md, "tree")
+
+
 def parse_tree(output):
-    """-> list of (depth, name, total, self, samples, selfpct)."""
+    """-> list of (depth, name, total, self, samples, selfpct); a line of hidden
+    children is (depth, "hidden", total, None, samples, totalpct, count)."""
     lines = open(output).read().splitlines()
     hdr = next(i for i, l in enumerate(lines) if "call tree" in l)
     times = "total-time" in lines[hdr]
@@ -232,9 +242,28 @@ def parse_tree(output):
         f = l[:col].split()
         name = l[col:]
         depth = (len(name) - len(name.lstrip(" "))) // 2
+        m = HIDDEN.search(name)
+        if m:
+            rows.append((depth, "hidden", int(f[0]), None, int(f[2]),
+                         float(f[1].rstrip("%")), int(m.group(1))))
+            continue
         rows.append((depth, name.strip(), int(f[0]), int(f[1]), int(f[4]),
                      float(f[3].rstrip("%"))))
     return rows
+
+
+def expected_tree(ss, opts):
+    """{path: [total, self, samples]} of every node, paths of text names."""
+    nodes = {}
+    for s in ss:
+        p = [s.label] if opts["per_thread"] else []
+        p += [text_name(display(f, opts["gran"])) + TAG.get(f["type"], "") for f in s.path]
+        for k in range(1, len(p) + 1):
+            e = nodes.setdefault(tuple(p[:k]), [0, 0, 0])
+            e[0] += s.w
+            e[2] += 1
+        nodes[tuple(p)][1] += s.w
+    return nodes
 
 
 def check_tree(output, opts, recs):
@@ -244,34 +273,54 @@ def check_tree(output, opts, recs):
     if rows[0][2] != want_w or rows[0][4] != len(ss):
         fail("tree root: %d/%d, expected weight %d in %d samples"
              % (rows[0][2], rows[0][4], want_w, len(ss)))
-    # structure: total = self + children
-    for i, (d, name, tot, slf, _, _) in enumerate(rows):
+    # structure: total = self + children (a hidden line holds its children's)
+    for i, r in enumerate(rows):
+        if r[1] == "hidden":
+            continue
+        d, name, tot, slf = r[:4]
         kids = 0
-        for (d2, _, t2, _, _, _) in rows[i + 1:]:
-            if d2 <= d:
+        for r2 in rows[i + 1:]:
+            if r2[0] <= d:
                 break
-            if d2 == d + 1:
-                kids += t2
+            if r2[0] == d + 1:
+                kids += r2[2]
         if tot != slf + kids:
             fail("tree node %r: total %d != self %d + children %d" % (name, tot, slf, kids))
     pct = sum(r[5] for r in rows)
     if abs(pct - 100.0) > 0.01 * len(rows) + 0.01:
-        fail("tree self%% adds up to %.2f" % pct)
-    # path -> self
-    exp = {}
-    for s in ss:
-        p = [s.label] if opts["per_thread"] else []
-        p += [text_name(display(f, opts["gran"])) + TAG.get(f["type"], "") for f in s.path]
-        exp[tuple(p)] = exp.get(tuple(p), 0) + s.w
-    got = {}
+        fail("tree self%% and hidden shares add up to %.2f" % pct)
+    # the lines shown and hidden: those the cutoff keeps, with their figures
+    cutoff = float(opts["cutoff"]) if opts["cutoff"] is not None else TREE_CUTOFF
+    nodes = expected_tree(ss, opts)
+    exp_shown, exp_hidden = {}, {}
+    for path, fig in nodes.items():
+        parent = path[:-1]
+        if parent and parent not in exp_shown:
+            continue                        # under a hidden node
+        if cutoff > 0 and want_w and 100.0 * fig[0] / want_w < cutoff:
+            h = exp_hidden.setdefault(parent, [0, 0, 0])
+            h[0] += 1
+            h[1] += fig[0]
+            h[2] += fig[2]
+        else:
+            exp_shown[path] = tuple(fig)
+    got_shown, got_hidden = {}, {}
     stack = []
-    for (d, name, tot, slf, _, _) in rows[1:]:
-        stack = stack[:d - 1] + [name]
-        if slf:
-            got[tuple(stack)] = got.get(tuple(stack), 0) + slf
-    for k in sorted(set(exp) | set(got)):
-        if exp.get(k) != got.get(k):
-            fail("tree path %r: expected self %s, got %s" % (k, exp.get(k), got.get(k)))
+    for r in rows[1:]:
+        d = r[0]
+        if r[1] == "hidden":
+            got_hidden[tuple(stack[:d - 1])] = [r[6], r[2], r[4]]
+            continue
+        stack = stack[:d - 1] + [r[1]]
+        got_shown[tuple(stack)] = (r[2], r[3], r[4])
+    for k in sorted(set(exp_shown) | set(got_shown)):
+        if exp_shown.get(k) != got_shown.get(k):
+            fail("tree path %r: expected [total, self, samples] %s, got %s"
+                 % (k, exp_shown.get(k), got_shown.get(k)))
+    for k in sorted(set(exp_hidden) | set(got_hidden)):
+        if exp_hidden.get(k) != got_hidden.get(k):
+            fail("tree: hidden under %r: expected [count, total, samples] %s, got %s"
+                 % (k, exp_hidden.get(k), got_hidden.get(k)))
 
 
 def method_figures(ss, alloc):
@@ -324,9 +373,41 @@ def check_flat(output, opts, recs, alloc=False):
 
 
 def site_key(s, opts):
-    """A site: its thread (per thread), its frames at the granularity, its class."""
-    frames = tuple((display(f, opts["gran"]), f["type"]) for f in s.path[:-1])
+    """A site: its thread (per thread), its frames at the granularity, its class.
+    A site is a stack trace with its lines, as HPROF's, unless --bci asks more."""
+    gran = "line" if opts["gran"] == "method" else opts["gran"]
+    frames = tuple((display(f, gran), f["type"]) for f in s.path[:-1])
     return (s.label if opts["per_thread"] else None, frames, s.klass)
+
+
+UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def fmt_bytes(v):
+    """Bytes as the tables show them (tools/outputs/out_common.c, out_fmt_bytes)."""
+    a, u = abs(v), 0
+    while a >= 1024 and u + 1 < len(UNITS):
+        a, u = a / 1024, u + 1
+    return "%.0f B" % v if u == 0 else "%s%.2f %s" % ("-" if v < 0 else "", a, UNITS[u])
+
+
+def parse_bytes(s):
+    """The value fmt_bytes shows (rounded as shown)."""
+    num, unit = s.split()
+    return float(num) * 1024 ** UNITS.index(unit)
+
+
+def fields(line, n):
+    """A table row's first n - 1 fields and the rest of the line; a figure in
+    units ("3.00 MiB") is one field."""
+    out, rest = [], line
+    while len(out) < n - 1:
+        m = re.match(r"\s*(\S+(?: (?:%s)(?=\s|$))?)" % "|".join(UNITS), rest)
+        if not m:
+            break
+        out.append(m.group(1))
+        rest = rest[m.end():]
+    return out + [rest.strip()]
 
 
 def table_rows(output, title, ncols):
@@ -339,12 +420,8 @@ def table_rows(output, title, ncols):
         elif l.startswith(title + " END"):
             break
         elif inside and l.strip() and l.strip()[0].isdigit():
-            rows.append(l.split(None, ncols - 1))
+            rows.append(fields(l, ncols))
     return rows
-
-
-def number_or_dash(x):
-    return x if x == "-" else int(x)
 
 
 def check_sites(output, opts, recs):
@@ -361,10 +438,9 @@ def check_sites(output, opts, recs):
         e = exp.setdefault(site_key(s, opts), [0, 0, 0, 0, 0])
         e[0] += s.w
         e[1] += s.objects
-    want = sorted(((v[0], v[1]) if has_live else ("-", "-")) + (v[2], v[3], v[4], k[2])
-                  for k, v in exp.items())
-    got = sorted((number_or_dash(f[3]), number_or_dash(f[4]), int(f[5]), int(f[6]),
-                  int(f[7]), f[9]) for f in table_rows(output, "SITES", 10))
+    want = sorted(((fmt_bytes(v[0]), str(v[1])) if has_live else ("-", "-")) +
+                  (fmt_bytes(v[2]), str(v[3]), str(v[4]), k[2]) for k, v in exp.items())
+    got = sorted((f[3], f[4], f[5], f[6], f[7], f[9]) for f in table_rows(output, "SITES", 10))
     if got != want:
         fail("sites: expected %s, got %s" % (want, got))
     check_flat(output, opts, recs, alloc=True)
@@ -386,13 +462,14 @@ def check_livesites(output, opts, recs):
         median = ages[mid] if len(ages) % 2 else (ages[mid - 1] + ages[mid]) / 2
         want.append((w, o, n, "%.1f" % median, str(ages[-1]), "%.1fs" % (oldest / 1e3),
                      k[2]))
-    got = [(int(f[3]), int(f[4]), int(f[5]), f[7], f[8], f[9], f[10])
+    want = [(fmt_bytes(x[0]),) + x[1:] for x in want]
+    got = [(f[3], int(f[4]), int(f[5]), f[7], f[8], f[9], f[10])
            for f in table_rows(output, "LIVE SITES", 11)]
     if sorted(got) != sorted(want):
         fail("live sites: expected %s, got %s" % (sorted(want), sorted(got)))
-    weights = [g[0] for g in got]
+    weights = [parse_bytes(g[0]) for g in got]
     if weights != sorted(weights, reverse=True):
-        fail("live sites: not ordered by live bytes: %s" % weights)
+        fail("live sites: not ordered by live bytes: %s" % [g[0] for g in got])
     check_flat(output, opts, recs, alloc=True)
 
 

@@ -25,6 +25,7 @@
  *                  blocker_class and blocker_owner.
  *        timeline  OUT is a chunk file: recording "rec-T", wall, lock and gc
  *                  samples and telemetry gauges (see write_timeline).
+ *  timeline-short  the same without the gauges' last two readings.
  *   timeline-many  OUT is a chunk file: 2000 threads, mostly parked
  *                  (write_timeline_many).
  *           fleet  rec-A as main writes it, its header also naming the service
@@ -52,6 +53,8 @@
  *  diff-base, diff-new, diff-one  two recordings where one method's share
  *                  changes by a known amount, and one holding both in two
  *                  time windows (see "diff recordings" below).
+ *  overloads, overloads-new  Java overloads, one calling another, and the
+ *                  agent's [ringprof:alloc] marker (see "overloads recordings").
  *   --manifest FILE  also write, as JSON, every sample written (wall-clock time,
  *                  thread tid and name, kind, weight, objects, class, stack index;
  *                  for live samples their snapshot and ages, for gc samples the
@@ -105,6 +108,7 @@ struct fdef {
     uint32_t mflags;
     const char *symbol; /* what the chunk holds, when not `name`: a mangled      */
                         /* symbol, which a converter shows as `name`            */
+    const char *sig;    /* the JVM descriptor; NULL: "()V"                      */
 };
 
 enum {
@@ -114,6 +118,7 @@ enum {
     F_CACHE_PUT, F_BUF_TAKE, F_TEMP_MAKE, F_SESSION_NEW,
     F_D_LOOP, F_D_HOT, F_D_HOT_I, F_D_HELPER, F_D_COLD, F_D_LAMBDA_A, F_D_LAMBDA_B,
     F_NO_JAVA, F_AGENT_ALLOC,
+    F_O_MAIN, F_O_QUERY_S, F_O_QUERY_SI, F_O_FILL_J, F_O_FILL_I, F_O_AGENT,
     F_COUNT
 };
 
@@ -160,6 +165,19 @@ static const struct fdef frames[F_COUNT] = {
      * allocation callback above its Java caller */
     [F_NO_JAVA]    = {"", "[no_java_frames]", "", RP_FRAME_MARKER, -1, 0, 0},
     [F_AGENT_ALLOC] = {"", "[ringprof:alloc]", "", RP_FRAME_MARKER, -1, 0, 0},
+    /* the overloads recordings': one overload calling the other, two overloads
+     * of a JDK method, and the agent's own allocation-sampling marker */
+    [F_O_MAIN]     = {"app.db.Main", "main", "Main.java", RP_FRAME_JIT, 0, 5, 0, NULL,
+                      "([Ljava/lang/String;)V"},
+    [F_O_QUERY_S]  = {"app.db.Query", "query", "Query.java", RP_FRAME_JIT, 3, 20, 0, NULL,
+                      "(Ljava/lang/String;)Ljava/util/List;"},
+    [F_O_QUERY_SI] = {"app.db.Query", "query", "Query.java", RP_FRAME_JIT, 9, 31, 0, NULL,
+                      "(Ljava/lang/String;I)Ljava/util/List;"},
+    [F_O_FILL_J]   = {"java.util.Arrays", "fill", "Arrays.java", RP_FRAME_JIT, 4, 3287, 0,
+                      NULL, "([JJ)V"},
+    [F_O_FILL_I]   = {"java.util.Arrays", "fill", "Arrays.java", RP_FRAME_JIT, 4, 3209, 0,
+                      NULL, "([II)V"},
+    [F_O_AGENT]    = {"", "[ringprof:alloc]", "", RP_FRAME_MARKER, -1, 0, 0},
 };
 
 /* ------------------------------------------------------------- stacks -- */
@@ -174,7 +192,7 @@ struct sdef {
 enum { S1, S2, S3, S4, S5, S6, S7, S8, S9, S10, S_LEAK, S_STEADY, S_YOUNG, S_SMALL,
        S_D_HOT, S_D_HOT_I, S_D_HELPER, S_D_LAM_A, S_D_LAM_B, S_D_COLD, S_D_NATIVE,
        S_NO_JAVA, S_AGENT, S_PARTIAL, S_WRITE, S_COPY,
-       S_COUNT };
+       S_O_LONGS, S_O_INTS, S_O_AGENT, S_COUNT };
 
 static const struct sdef stacks[S_COUNT] = {
     [S1] = {0, 0, 4, {F_THREAD_RUN, F_WORKER_RUN, F_HANDLE_42, F_PARSE_7}},
@@ -204,6 +222,9 @@ static const struct sdef stacks[S_COUNT] = {
     [S_PARTIAL] = {0, 1, 2, {F_GC_MARKER, F_PARSE_7}},
     [S_WRITE] = {0, 0, 4, {F_THREAD_RUN, F_WORKER_RUN, F_HANDLE_42, F_WRITE0}},
     [S_COPY] = {0, 0, 2, {F_MAIN, F_ARRAYCOPY}},
+    [S_O_LONGS] = {0, 0, 4, {F_O_MAIN, F_O_QUERY_S, F_O_QUERY_SI, F_O_FILL_J}},
+    [S_O_INTS] = {0, 0, 3, {F_O_MAIN, F_O_QUERY_SI, F_O_FILL_I}},
+    [S_O_AGENT] = {0, 0, 3, {F_O_MAIN, F_O_QUERY_S, F_O_AGENT}},
 };
 
 /* ------------------------------------------------------------ samples -- */
@@ -341,8 +362,8 @@ static uint32_t put_frame(struct rp_chunk_writer *w, int f)
     const struct fdef *d = &frames[f];
     uint32_t k = rp_chunk_class(w, rp_chunk_cstring(w, d->klass));
     uint32_t m = rp_chunk_method(w, k, rp_chunk_cstring(w, d->symbol ? d->symbol : d->name),
-                                 rp_chunk_cstring(w, "()V"), rp_chunk_cstring(w, d->file),
-                                 d->mflags);
+                                 rp_chunk_cstring(w, d->sig ? d->sig : "()V"),
+                                 rp_chunk_cstring(w, d->file), d->mflags);
     uint32_t id = rp_chunk_frame(w, m, d->type, d->bci, d->line);
     if (!id)
         die("frame");
@@ -422,6 +443,10 @@ static void manifest_stack(const struct fdef *tab, const int *f, int n, int trun
         if (d->symbol) {
             fputs(", \"symbol\": ", manifest);
             json_str(manifest, d->symbol);
+        }
+        if (d->sig) {
+            fputs(", \"signature\": ", manifest);
+            json_str(manifest, d->sig);
         }
         fputs(", \"file\": ", manifest);
         json_str(manifest, d->file);
@@ -602,6 +627,47 @@ static void write_diff(const char *out, const char *variant)
         k = 200;   /* 20 s: the new window starts there */
     if (strcmp(variant, "diff-base"))
         dgroups_write(&o, dgroups_new, sizeof dgroups_new / sizeof dgroups_new[0], &k);
+    if (rp_chunk_close(o.w) != 0)
+        die("close");
+    manifest_end(rec, NULL);
+}
+
+/* ------------------------------------------------- overloads recordings -- */
+
+/*
+ * overloads      OUT is a chunk file: recording "rec-O" (pid 700, host hostO, main
+ *                class app.db.Main in its header), 60 cpu samples of 10 ms on
+ *                thread main: app.db.Query.query(String) calls its overload
+ *                query(String, int), which fills a long[] (30 samples in
+ *                Arrays.fill(long[], long)); query(String, int) called from main
+ *                fills an int[] (20, Arrays.fill(int[], int)); query(String)
+ *                allocates under the agent's sampling callback (10 in the marker
+ *                [ringprof:alloc]).
+ * overloads-new  the same stacks as "rec-ON": 10, 40 and 10 samples.
+ */
+static const struct group ogroups_base[] = {
+    {0, T_MAIN, S_O_LONGS, 30, 10 * MS, NULL, 0, 0},
+    {0, T_MAIN, S_O_INTS, 20, 10 * MS, NULL, 0, 0},
+    {0, T_MAIN, S_O_AGENT, 10, 10 * MS, NULL, 0, 0},
+};
+static const struct group ogroups_new[] = {
+    {0, T_MAIN, S_O_LONGS, 10, 10 * MS, NULL, 0, 0},
+    {0, T_MAIN, S_O_INTS, 40, 10 * MS, NULL, 0, 0},
+    {0, T_MAIN, S_O_AGENT, 10, 10 * MS, NULL, 0, 0},
+};
+
+static void write_overloads(const char *out, int new_side)
+{
+    static const struct rp_kv main_class[] = {{RP_META_JVM_MAIN, "app.db.Main"}};
+    extra_meta = main_class;
+    n_extra_meta = 1;
+    const char *rec = new_side ? "rec-ON" : "rec-O";
+    struct out o = open_chunk(out, rec, "700", "hostO", WALL0, MONO0, 0);
+    uint64_t k = 0;
+    if (new_side)
+        dgroups_write(&o, ogroups_new, sizeof ogroups_new / sizeof ogroups_new[0], &k);
+    else
+        dgroups_write(&o, ogroups_base, sizeof ogroups_base / sizeof ogroups_base[0], &k);
     if (rp_chunk_close(o.w) != 0)
         die("close");
     manifest_end(rec, NULL);
@@ -1331,7 +1397,9 @@ static void tl_gauges(struct rp_chunk_writer *w, uint64_t wall0, uint64_t mono0,
     tl_gauge(w, wall0, mono0, "agent.cpu_ns.total", ms, (uint64_t)k * 2 * MS);
 }
 
-static void write_timeline(const char *out)
+/* short_telemetry: no gauge reading after +28 s, two seconds before the last
+ * wall samples, as the agent's last reading may come before its last sample. */
+static void write_timeline(const char *out, int short_telemetry)
 {
     const uint64_t wall0 = WALL0 + 4 * 3600 * 1000 * MS, mono0 = MONO0 + 4 * 3600 * 1000 * MS;
     host_cpus = "2";
@@ -1357,7 +1425,7 @@ static void write_timeline(const char *out)
             die("thread");
     }
     for (uint64_t ms = 0; ms <= 30000; ms += 50) {
-        if (ms % 1000 == 0)
+        if (ms % 1000 == 0 && (!short_telemetry || ms <= 28000))
             tl_gauges(w, wall0, mono0, (int)(ms / 1000));
         if (ms == 10000) {   /* the worker's wait begins; its owner is ender */
             uint64_t x[RP_LOCK_NEXTRA] = {ledger, th[3], 10 * MS};
@@ -2019,8 +2087,8 @@ int main(int argc, char **argv)
 {
     if (argc != 3 && !(argc == 5 && !strcmp(argv[3], "--manifest"))) {
         fprintf(stderr, "usage: rp_testwriter main|other|split|heap|churn|waits|timeline|fleet|fleet-main|"
-                        "timeline-many|cpp|rename|stuck|vthreads|views|diff-base|diff-new|"
-                        "diff-one OUT "
+                        "timeline-many|timeline-short|cpp|rename|stuck|vthreads|views|"
+                        "diff-base|diff-new|diff-one|overloads|overloads-new OUT "
                         "[--manifest FILE]\n");
         return 2;
     }
@@ -2056,8 +2124,8 @@ int main(int argc, char **argv)
         write_heap(argv[2], !strcmp(argv[1], "churn"));
     else if (!strcmp(argv[1], "waits") || !strcmp(argv[1], "waits-old"))
         write_waits(argv[2], !strcmp(argv[1], "waits-old"));
-    else if (!strcmp(argv[1], "timeline"))
-        write_timeline(argv[2]);
+    else if (!strcmp(argv[1], "timeline") || !strcmp(argv[1], "timeline-short"))
+        write_timeline(argv[2], !strcmp(argv[1], "timeline-short"));
     else if (!strcmp(argv[1], "timeline-many"))
         write_timeline_many(argv[2]);
     else if (!strcmp(argv[1], "cpp"))
@@ -2072,6 +2140,8 @@ int main(int argc, char **argv)
         write_views(argv[2]);
     else if (!strncmp(argv[1], "diff-", 5))
         write_diff(argv[2], argv[1]);
+    else if (!strcmp(argv[1], "overloads") || !strcmp(argv[1], "overloads-new"))
+        write_overloads(argv[2], !strcmp(argv[1], "overloads-new"));
     else {
         fprintf(stderr, "rp_testwriter: unknown variant '%s'\n", argv[1]);
         return 2;

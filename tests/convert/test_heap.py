@@ -33,6 +33,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from consumers import Checks, go_env, load_manifest, run, tempdir  # noqa
+from expect import fields, fmt_bytes  # noqa
 
 RINGPROF, WRITER, SRC = sys.argv[1:4]
 GOLDEN = os.path.join(SRC, "golden")
@@ -129,11 +130,11 @@ SPLIT = ("%s, %d sampled objects that survived a GC, %d bytes; not yet collected
 rc, out, err = rp("convert", "--format", "flat", "--event", "alloc", H)
 leak_w = [s["weight"] for s in MH["samples"] if s["kind"] == "alloc" and
           s["class"] == "byte[]"]
-row = re.search(r"^ +\d+ +[\d.]+% +[\d.]+% +(\d+) +(\d+) +(\d+) +(\d+) +(\d+) +\d+ byte\[\]$",
-                out, re.M)
-c.check(row and int(row.group(1)) == sum(leak_w) and int(row.group(3)) == sum(leak_w),
-        "SITES: the leak's objects are all alive: live bytes = allocated bytes",
-        row and row.groups())
+row = [fields(l, 10) for l in out.splitlines() if l.endswith(" byte[]") and
+       re.match(r" +\d+ ", l)]
+c.check(len(row) == 1 and row[0][3] == fmt_bytes(sum(leak_w)) == row[0][5],
+        "SITES: the leak's objects are all alive: live bytes = allocated bytes, in "
+        "binary units", (row, fmt_bytes(sum(leak_w))))
 c.check("# live columns: snapshot " + SPLIT in out,
         "SITES names the snapshot of its live columns, the survivors first")
 c.check("live columns from snapshot %s" % wall(MH["snapshots"][last]) in err,
@@ -141,7 +142,7 @@ c.check("live columns from snapshot %s" % wall(MH["snapshots"][last]) in err,
 rc, out, err = rp("convert", "--quiet", "--format", "flat", "--event", "alloc", H)
 c.check(rc == 0 and err == "", "--quiet: nothing on stderr", err)
 rc, out, err = rp("convert", "--format", "flat", "--event", "alloc", "--from", "+6s", H)
-c.check(re.search(r" 0 +0 +0 +\d+ app\.Session$", out, re.M) and
+c.check(re.search(r" 0 B +0 +0 +\d+ app\.Session$", out, re.M) and
         "# 1 site with live objects but no allocation sample here" in out,
         "SITES lists a live site allocated before --from, with allocated 0", out)
 rc, out, err = rp("convert", "--format", "flat", H)
@@ -154,10 +155,10 @@ def histogram(text):
     body = text.split("CLASS HISTOGRAM BEGIN", 1)[1].split("CLASS HISTOGRAM END")[0]
     rows = []
     for line in body.split("\n")[3:]:
-        f = line.split(None, 8 if "live columns" in text else 6)
-        if not f:
+        if not line.strip():
             continue
-        nums = [None if x == "-" else int(x) for x in f[3:-1]]
+        f = fields(line, 9 if "live columns" in text else 7)
+        nums = [None if x == "-" else x for x in f[3:-1]]
         keys = (["lbytes", "lobjs"] if len(nums) == 5 else []) + ["bytes", "objs", "samples"]
         rows.append((f[1], f[2], dict(zip(keys, nums)), f[-1]))
     return rows
@@ -187,10 +188,11 @@ def check_histogram(what, text, alloc, live):
     accum = 0.0
     for share, acc, fig, name in rows:
         a = alloc.get(name, {"bytes": 0, "objs": 0, "samples": 0})
-        exp = dict(a)
+        exp = {"bytes": fmt_bytes(a["bytes"]), "objs": str(a["objs"]),
+               "samples": str(a["samples"])}
         if live is not None:
             lv = live.get(name, {"bytes": 0, "objs": 0})
-            exp.update(lbytes=lv["bytes"], lobjs=lv["objs"])
+            exp.update(lbytes=fmt_bytes(lv["bytes"]), lobjs=str(lv["objs"]))
         accum += 100.0 * a["bytes"] / total
         c.check(fig == exp and share == "%.2f%%" % (100.0 * a["bytes"] / total) and
                 acc == "%.2f%%" % accum, "%s: %s" % (what, name), (fig, exp, share, acc))
@@ -224,7 +226,7 @@ c.check(rc == 0 and "# live columns: none; no live snapshot" in out,
 rows = histogram(out)
 c.check([r[2]["lbytes"] for r in rows] == [None] * len(rows) and
         {r[3]: r[2]["bytes"] for r in rows} ==
-        {k: v["bytes"] for k, v in class_truth(kind_of(MA, "alloc")).items()},
+        {k: fmt_bytes(v["bytes"]) for k, v in class_truth(kind_of(MA, "alloc")).items()},
         "histogram without snapshots: '-' live columns, the allocated bytes", rows)
 rc, out, err = rp("convert", "--format", "histogram", "--top", "2", H)
 c.check(len(histogram(out)) == 2 and "# 2 more classes not shown (--top 2)" in out,
@@ -232,7 +234,7 @@ c.check(len(histogram(out)) == 2 and "# 2 more classes not shown (--top 2)" in o
 for kind in ("cpu", "wall", "gc"):
     rc, out, err = rp("convert", "--format", "histogram", "--event", kind, H)
     c.check(rc == 2 and "the class histogram counts allocated objects" in err and
-            "usage: ringprof convert" in err, "histogram --event %s: usage error" % kind,
+            "Try 'ringprof convert --help'" in err, "histogram --event %s: usage error" % kind,
             (rc, err))
 
 # ------------------------------------------------ --event live: one snapshot --
@@ -356,6 +358,10 @@ top = j["sites"][0]
 c.check(top["verdict"] == "growing" and top["class"] == "byte[]" and
         top["frames"][0] == "app.Cache.put", "leaks: the leak is ranked first",
         (top["class"], top["frames"][:1]))
+leak_stack = [st for st in MH["stacks"] if st["frames"] and
+              st["frames"][-1]["name"] == "put"][0]
+c.check(top["lines"] == [f["line"] or None for f in reversed(leak_stack["frames"])],
+        "leaks --json: each frame's line beside it, leaf first", (top["lines"], leak_stack))
 x, y = series(MH, "byte[]", 1)
 want_slope = theil_sen(x, y) * 60
 c.check(abs(top["bytes_per_min"] - want_slope) <= 1 + 1e-6 * want_slope,
@@ -385,8 +391,9 @@ c.check(rc == 0 and re.search(r"^ +1 .* - byte\[\] in app\.Cache\.put$", out, re
         "leaks --by method: byte[] in app.Cache.put first", out)
 rc, out, err = rp("leaks", H)
 c.check(re.search(r"^ +1 .* 300001 byte\[\]$", out, re.M) and
-        "TRACE 300001:\n\tapp.Cache.put(Cache.java)" in out and
-        "no growing allocation site" not in out, "leaks text: rank 1 and its trace", out)
+        "TRACE 300001:\n\tapp.Cache.put(Cache.java:31)\n\tapp.Server.handle(Server.java:42)"
+        in out and "no growing allocation site" not in out,
+        "leaks text: rank 1 and its trace, with the lines", out)
 rc, out, err = rp("leaks", C)
 c.check(rc == 0 and re.search(r"^no growing allocation site", out, re.M),
         "leaks on a churn-only recording: no growing allocation site, exit 0", (rc, out))
@@ -423,7 +430,7 @@ c.check(rc == 1 and "one recording at a time" in err, "leaks on two recordings: 
 for bad in (["--alpha", "2"], ["--by", "x"], ["--min-growth", "lots"],
             ["--min-gcs", "-1"], ["--top", "0"], ["--nope"], []):
     rc, out, err = rp("leaks", *bad, *([H] if bad else []))
-    c.check(rc == 2 and "usage: ringprof leaks" in err, "leaks %s: usage error" % bad,
+    c.check(rc == 2 and "Try 'ringprof leaks --help'" in err, "leaks %s: usage error" % bad,
             (rc, err))
 
 # ---------------------------------------------------------------- summary --

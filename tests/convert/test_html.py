@@ -19,6 +19,12 @@ rp_testwriter's manifest:
     in the flame, icicle and reversed views and after a zoom; the screenshot
     shows the root's bar where the page says it is and the search highlight as
     wide as the matched share;
+  - the diff page of that shape keeps its root on screen through a search,
+    whose result lengthens the header's text;
+  - the header: the page is titled by the recording's main class (else the
+    input's path), the live heap's subtitle shows whole, the legend names the
+    marker frames the page holds (none when it holds none) with their meanings,
+    and a marker frame's tooltip says what it is;
   - a profile of 100k call paths loads and stays responsive (pruned drawing);
   - the screenshot is kept when RP_SCREENSHOT names a file.
 """
@@ -167,6 +173,8 @@ def longest_run(row, colour):
 
 
 # ------------------------------------------------------------------ cpu --
+DB_REC = os.path.join(T, "db.rpc")
+run([WRITER, "diff-base", DB_REC])
 A = os.path.join(T, "a.rpc")
 run([WRITER, "main", A, "--manifest", A + ".json"])
 MA = load_manifest(A + ".json")
@@ -328,6 +336,46 @@ if px:
     c.check(abs(widest / cw - 0.30) < 0.01,
             "jit: the search highlight spans the matched share of the width",
             (widest, cw))
+
+# The diff page of the same shape: a search's result (base, new and change)
+# lengthens the header; the graph keeps the root on screen.
+page = os.path.join(T, "jitdiff.html")
+run([RINGPROF, "diff", "--quiet", "--overlap", "--format", "html", "-o", page, J, J])
+load, search = selftest(page, ["search:app.Hash"])
+c.check(on_screen(load, "baseBox", 3) and on_screen(search, "baseBox", 3) and
+        "change" in search.get("matchedText", ""),
+        "jit diff page: the root on screen after a search",
+        (load.get("baseBox"), search.get("baseBox"), search.get("view")))
+
+# ---------------------------------------------------------- the header --
+O = os.path.join(T, "o.rpc")
+run([WRITER, "overloads", O])
+page, text = convert(os.path.join(T, "o.html"), O)
+load, click = selftest(page, ["click:[ringprof:alloc]"])
+meaning = ("CPU the agent spent sampling an allocation (alloc=), shown under the Java code "
+           "that allocated (docs/engines.md, \"The agent's own work\")")
+c.check(load.get("title") == "app.db.Main - ringprof flame graph",
+        "header: titled by the recording's main class", load.get("title"))
+c.check(load.get("markers") == [["[ringprof:alloc]", meaning]],
+        "header: the legend names the page's one marker, its meaning on hover",
+        load.get("markers"))
+c.check(click.get("zoom") == "[ringprof:alloc]" and
+        click.get("zoomText", "").endswith("\n" + meaning),
+        "a marker frame's tooltip says what it is", click.get("zoomText"))
+# (the page's data is enough here: the run above shows how the page uses it)
+page, text = convert(os.path.join(T, "nomarker.html"), DB_REC)
+data = json.loads(re.search(r'<script id="flame-data" type="application/json">(.*?)</script>',
+                            text, re.S).group(1))
+c.check(data.get("markers") == [] and data.get("title") == DB_REC,
+        "header: no marker, no marker legend; no main class, titled by the input",
+        (data.get("markers"), data.get("title")))
+H = os.path.join(T, "heap")
+run([WRITER, "heap", H])
+page, text = convert(os.path.join(T, "live.html"), H, extra=["--event", "live"])
+(load,) = selftest(page, [])
+c.check(load.get("infoWhole") is True and
+        load.get("info", "").endswith("(the last of 12 in the range)"),
+        "live heap: the subtitle shows whole", (load.get("infoWhole"), load.get("info")))
 
 # ------------------------------------------------------------------ big --
 W = os.path.join(T, "wide.rpc")

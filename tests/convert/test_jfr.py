@@ -471,6 +471,15 @@ run([BIGWRITER, "names", inputs["names"]])
 files["names"] = os.path.join(T, "names.jfr")
 convert(files["names"], [inputs["names"]])
 
+# rp_testwriter's overloads: Query.query(String) calling query(String, int),
+# Arrays.fill of long[] and of int[]. A JFR method carries its descriptor, as
+# the JDK writes it, so the overloads stay apart there (docs/profiles.md).
+inputs["overloads"] = os.path.join(T, "overloads.rpc")
+run([WRITER, "overloads", inputs["overloads"], "--manifest",
+     os.path.join(T, "overloads.json")])
+files["overloads"] = os.path.join(T, "overloads.jfr")
+convert(files["overloads"], [inputs["overloads"]])
+
 # rp_bigwriter's weights: cpu samples of a tenth of an interval to 25 intervals.
 inputs["weights"] = os.path.join(T, "weights.rpc")
 run([BIGWRITER, "weights", inputs["weights"]])
@@ -754,6 +763,18 @@ WEIGHTS = [100000 * (1 + k * 7919 % 250) for k in range(1000)]
 rule, want = CpuRule(), []
 for k, w in enumerate(WEIGHTS):
     want.append((k * MS, w, rule.events(w)))
+# The overloads: each its own method, with its descriptor, its samples its own
+# (the agent's [ringprof:alloc] is no frame: its caller, query(String), is the leaf).
+fills = collections.Counter()
+for e in dumps[files["overloads"]][1]:
+    if e["type"] == "jdk.ExecutionSample":
+        leaf = e["fields"]["stackTrace"]["frames"][0]
+        fills[(leaf["class"], leaf["method"], leaf["descriptor"])] += 1
+c.check(fills == {("java.util.Arrays", "fill", "([JJ)V"): 30,
+                  ("java.util.Arrays", "fill", "([II)V"): 20,
+                  ("app.db.Query", "query", "(Ljava/lang/String;)Ljava/util/List;"): 10},
+        "overloads: apart in the JFR file, each with its descriptor and samples", fills)
+
 ev = dumps[files["weights"]][1]
 t0 = min((e["start"] for e in ev if e["type"] == "ringprof.CPUSample"), default=0)
 per_time = collections.Counter(e["start"] - t0 for e in ev if e["type"] == "jdk.ExecutionSample")

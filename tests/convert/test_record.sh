@@ -73,7 +73,7 @@ check "--options typo: one line, the parser's" \
     bash -c "[ $(lines o.err) -eq 1 ] && grep -q \"unknown option 'intervl' (did you mean 'interval'?)\" o.err"
 record -o bad --event allocs -- "$java" Main >/dev/null 2>e.err
 check "--event allocs: exit 2" test $? -eq 2
-check "--event allocs: names the valid kinds" grep -q "unknown event 'allocs': the valid names are cpu," e.err
+check "--event allocs: names the valid kinds" grep -q "unknown event 'allocs' (did you mean 'alloc'?); the valid names are cpu," e.err
 record -o bad --options interval=1ms,help -- "$java" Main >h.out 2>&1
 check "--options help: exit 0, the agent's option table" \
     bash -c "[ $? -eq 0 ] && grep -q '^  interval ' h.out && grep -q '^  recording ' h.out"

@@ -386,6 +386,30 @@ def test_errors(writer_dir):
         check(msg in p.stderr, "usage error names %s: %r" % (msg, p.stderr[:200]))
 
 
+def test_short_telemetry(tmp):
+    """The gauges' last reading two seconds before the last wall sample (as the
+    agent's last telemetry may come before its last sample): up to the end of
+    the data a level holds its last reading and a rate its last interval's;
+    past the data (an explicit --to beyond it) the columns have none."""
+    rec = os.path.join(tmp, "short.rpc")
+    subprocess.run([WRITER, "timeline-short", rec], check=True)
+    p = run("--format", "timeline", "--width", "30", rec)
+    _, table = parse_text(p.stdout)
+    tail = [(r.get("rss_MiB"), r.get("cpu_user%")) for r in table[27:]]
+    check(len(table) == 30 and all(close(float(rss), 127 + (k > 0)) and
+                                   close(float(cpu), 10) for k, (rss, cpu) in
+                                   enumerate(tail) if rss != "-" and cpu != "-") and
+          "-" not in [x for t in tail for x in t],
+          "short telemetry: columns 28 and 29 hold rss 128 MiB and the last rate, 10%%: %s"
+          % tail)
+    p = run("--format", "timeline", "--width", "32", "--to", "+32s", rec)
+    _, table = parse_text(p.stdout)
+    check(len(table) == 32 and table[29]["rss_MiB"] != "-" and
+          [table[k]["rss_MiB"] for k in (30, 31)] == ["-", "-"],
+          "short telemetry, --to past the data: nothing held past it: %s"
+          % [r.get("rss_MiB") for r in table[28:]])
+
+
 def test_many(tmp):
     """2000 threads, 1900 of them parked: rows cut to --rows, counts of all."""
     import time
@@ -432,6 +456,7 @@ def main():
         test_rows_and_sort(rec)
         test_html(rec, tmp)
         test_errors(tmp)
+        test_short_telemetry(tmp)
         test_many(tmp)
     if FAILS:
         print("%d failure(s)" % len(FAILS))

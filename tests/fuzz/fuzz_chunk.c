@@ -32,7 +32,8 @@ static void on_diag(void *arg, const char *path, uint64_t offset, const char *re
 {
     struct diag_state *d = arg;
     FUZZ_CHECK(path && reason && reason[0], "a diagnostic without a reason");
-    FUZZ_CHECK(offset <= d->size, "diagnostic offset %llu beyond the file (%llu): %s",
+    FUZZ_CHECK(offset <= d->size || offset == RP_READER_NO_OFFSET,
+               "diagnostic offset %llu beyond the file (%llu): %s",
                (unsigned long long)offset, (unsigned long long)d->size, reason);
     FUZZ_CHECK(!(fatal && d->opened), "fatal diagnostic after open: %s", reason);
     d->fatal += fatal != 0;

@@ -61,6 +61,7 @@
 
 #include "commands.h"
 #include "ctl_client.h"
+#include "usage.h"
 
 /* HotSpot's AttachOperation::arg_length_max. */
 #define ATTACH_ARG_MAX 1024
@@ -517,30 +518,26 @@ int rp_cmd_attach(int argc, char **argv)
     double timeout_s = 30;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'a': agent_arg = optarg; break;
         case 't': {
             char *end;
             timeout_s = strtod(optarg, &end);
-            if (*end || !(timeout_s > 0) || timeout_s > 3600) {
-                fprintf(stderr, "ringprof attach: bad --timeout '%s': seconds, more than "
-                        "0 and at most 3600\n", optarg);
-                return 2;
-            }
+            if (*end || !(timeout_s > 0) || timeout_s > 3600)
+                return rp_usage_error("attach", "bad --timeout '%s': seconds, more than "
+                                      "0 and at most 3600", optarg);
             break;
         }
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return rp_usage_getopt("attach", c, argv, longopts, NULL);
         }
     }
     long pid;
-    if (optind >= argc || rp_parse_pid(argv[optind], &pid) != 0) {
-        fprintf(stderr, "ringprof attach: %s\n\n", optind >= argc ? "no pid given"
-                : "the first argument must be a pid");
-        usage(stderr);
-        return 2;
-    }
+    if (optind >= argc || rp_parse_pid(argv[optind], &pid) != 0)
+        return rp_usage_error("attach", "%s", optind >= argc ? "no pid given"
+                              : "the first argument must be a pid");
     optind++;
     /* OPTIONS: the rest, joined with commas (so "a=1 b=2" works too). */
     char options[ATTACH_ARG_MAX + 2] = "";

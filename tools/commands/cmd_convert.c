@@ -43,6 +43,7 @@
 #include "outputs/out_common.h"
 #include "query.h"
 #include "ringprof/labels.h"
+#include "usage.h"
 
 static void usage(FILE *f)
 {
@@ -168,6 +169,7 @@ struct convert {
     struct rp_tl tl;
     size_t readable;             /* RP_MODEL_EVENTS: inputs read as chunks        */
     int event_found;             /* po.event is the inputs' first kind, not asked */
+    int cutoff_set;              /* --cutoff given (else the format's default)    */
     const char *labels[RP_LABELS_MAX];   /* --label K=V                          */
 };
 
@@ -199,13 +201,17 @@ static int parse_states(const char *arg, uint32_t *mask)
         size_t n = strcspn(s, ",");
         int st = rp_thread_state_parse(s, n);
         if (st < 0) {
-            fprintf(stderr, "ringprof convert: --state '%s': unknown state '%.*s'; the "
-                            "states are", arg, (int)n, s);
+            const char *names[RP_TS_COUNT];
             for (int i = 0; i < RP_TS_COUNT; i++)
-                fprintf(stderr, "%s %s", i ? "," : "", rp_thread_state_name((unsigned)i));
-            fputs("\n\n", stderr);
-            usage(stderr);
-            return 2;
+                names[i] = rp_thread_state_name((unsigned)i);
+            fprintf(stderr, "ringprof convert: --state '%s': unknown state '%.*s'", arg,
+                    (int)n, s);
+            rp_usage_suggest(stderr, s, n, names, RP_TS_COUNT);
+            fputs("; the states are", stderr);
+            for (int i = 0; i < RP_TS_COUNT; i++)
+                fprintf(stderr, "%s %s", i ? "," : "", names[i]);
+            fputc('\n', stderr);
+            return rp_usage_help_line("convert");
         }
         *mask |= 1u << st;
         if (!s[n])
@@ -233,7 +239,8 @@ static int parse_timeline_opt(struct convert *c, int opt, const char *arg)
         c->tlo.rows = n;
         c->tlo.rows_set = 1;
         return 0;
-    case OPT_TL_SORT:
+    case OPT_TL_SORT: {
+        static const char *const orders[] = {"name", "busy", "start"};
         if (!strcmp(arg, "name"))
             c->tlo.sort = RP_TL_SORT_NAME;
         else if (!strcmp(arg, "busy"))
@@ -241,8 +248,9 @@ static int parse_timeline_opt(struct convert *c, int opt, const char *arg)
         else if (!strcmp(arg, "start"))
             c->tlo.sort = RP_TL_SORT_START;
         else
-            return rp_query_bad_usage(&c->q, "--sort '%s': name, busy or start", arg);
+            return rp_usage_choice("convert", "--sort", "order", arg, orders, 3);
         return 0;
+    }
     default:
         c->tlo.html = 1;
         return 0;
@@ -288,17 +296,20 @@ static int parse_one(void *cmd, int opt, const char *arg)
         if (end == arg || *end || errno || !(c->oo.cutoff_pct >= 0) ||
             c->oo.cutoff_pct > 100)
             return rp_query_bad_usage(&c->q, "--cutoff '%s': a percentage from 0 to 100", arg);
+        c->cutoff_set = 1;
         return 0;
     case OPT_TOP:
         if (rp_parse_positive(arg, &c->oo.top) < 0)
             return rp_query_bad_usage(&c->q, "--top '%s': a positive integer", arg);
         return 0;
-    case OPT_VALUE:
+    case OPT_VALUE: {
+        static const char *const values[] = {"weight", "samples"};
         if (!strcmp(arg, "samples"))
             c->oo.value_samples = 1;
         else if (strcmp(arg, "weight"))
-            return rp_query_bad_usage(&c->q, "--value '%s': 'weight' or 'samples'", arg);
+            return rp_usage_choice("convert", "--value", "value", arg, values, 2);
         return 0;
+    }
     case OPT_SNAPSHOT:
         if (rp_snap_parse(arg, &c->snapshot) < 0)
             return rp_query_bad_usage(&c->q, "--snapshot '%s': first, last, N (the N-th in the time "
@@ -354,12 +365,19 @@ static int parse_args(struct convert *c, int argc, char **argv)
         return rp_query_bad_usage(&c->q, "--state and --state-frames apply to --event wall (thread "
                          "states are recorded only by wall-clock samples), not to "
                          "--event %s", c->po.event);
-    if (c->format && !(c->fmt = rp_format_by_name(c->format)))
-        return rp_query_bad_usage(&c->q, "unknown format '%s'", c->format);
+    if (c->format && !(c->fmt = rp_format_by_name(c->format))) {
+        const char *names[32];
+        size_t n = 0;
+        for (; n < rp_nformats && n < 32; n++)
+            names[n] = rp_formats[n].name;
+        return rp_usage_choice("convert", NULL, "format", c->format, names, n);
+    }
     if (!c->fmt && c->outpath)
         c->fmt = format_by_path(c->outpath);
     if (!c->fmt)
         c->fmt = &rp_formats[0];
+    if (!c->cutoff_set)
+        c->oo.cutoff_pct = c->fmt->cutoff;
     /* A table of allocated classes: alloc, unless --event says live. */
     if (c->fmt->needs & RP_FMT_CLASSES) {
         if (!c->po.event)
@@ -379,11 +397,9 @@ static int parse_args(struct convert *c, int argc, char **argv)
                                     "their lines); its backends group them by class or "
                                     "package themselves",
                                   c->q.norm.group == RP_GROUP_CLASS ? "class" : "package");
-    if (c->fmt->binary && !c->outpath && isatty(STDOUT_FILENO)) {
-        fprintf(stderr, "ringprof convert: the %s format is binary: use -o FILE or "
-                        "redirect stdout\n", c->fmt->name);
-        return 2;
-    }
+    if (c->fmt->binary && !c->outpath && isatty(STDOUT_FILENO))
+        return rp_usage_error("convert", "the %s format is binary: use -o FILE or "
+                              "redirect stdout", c->fmt->name);
     return 0;
 }
 
@@ -733,6 +749,9 @@ static int run(struct convert *c, int argc, char **argv)
         c->po.per_thread = 1;
     if ((c->fmt->needs & RP_FMT_LINES) && c->po.granularity == RP_GRAN_METHOD)
         c->po.granularity = RP_GRAN_LINE;
+    if ((c->fmt->needs & RP_FMT_SITE_LINES) && c->po.granularity == RP_GRAN_METHOD &&
+        (is_event(c, "alloc") || is_event(c, RP_LIVE_KIND)))
+        c->po.granularity = RP_GRAN_SITE;
     if (c->fmt->needs & RP_FMT_STATES)
         c->po.state_frames = 1;
     if (setup_live(c))

@@ -27,6 +27,7 @@
 #include "commands.h"
 #include "ctl_client.h"
 #include "ctl_threads.h"
+#include "usage.h"
 
 static void usage(FILE *f)
 {
@@ -82,29 +83,20 @@ int rp_cmd_ctl(int argc, char **argv)
         case 't': {
             char *end;
             timeout_s = strtod(optarg, &end);
-            if (*end || !(timeout_s > 0) || timeout_s > 3600) {
-                fprintf(stderr, "ringprof ctl: bad --timeout '%s': seconds, more than 0 "
-                        "and at most 3600\n", optarg);
-                return 2;
-            }
+            if (*end || !(timeout_s > 0) || timeout_s > 3600)
+                return rp_usage_error("ctl", "bad --timeout '%s': seconds, more than 0 "
+                                      "and at most 3600", optarg);
             break;
         }
         case 'h': usage(stdout); return 0;
         default:
-            fprintf(stderr, "ringprof ctl: %s '%s' (the tool's options may stand "
-                            "anywhere before '--')\n\n",
-                    c == ':' ? "option needs a value:" : "unknown option",
-                    argv[optind - 1]);
-            usage(stderr);
-            return 2;
+            return rp_usage_getopt("ctl", c, argv, longopts, "; the tool's options may "
+                                   "stand anywhere before '--'");
         }
     }
-    if (argc - optind < 2) {
-        fprintf(stderr, "ringprof ctl: %s\n\n", argc - optind < 1 ? "no target given"
-                : "no command given");
-        usage(stderr);
-        return 2;
-    }
+    if (argc - optind < 2)
+        return rp_usage_error("ctl", "%s", argc - optind < 1 ? "no target given"
+                              : "no command given");
     const char *target = argv[optind++];
     int threads = strcmp(argv[optind], "threads") == 0;
 

@@ -34,6 +34,7 @@
 #include "outputs/diff.h"
 #include "outputs/formats.h"
 #include "query.h"
+#include "usage.h"
 
 static void usage(FILE *f)
 {
@@ -92,6 +93,7 @@ struct side {
 struct diff {
     struct side s[2];            /* [0] base, [1] new                            */
     const char *event, *outpath;
+    int event_found;             /* event is NEW's first kind, not asked for     */
     int format, json, normalize, lines, overlap;
     struct rp_time_spec base_from, base_to;
     struct rp_out_options oo;
@@ -111,8 +113,7 @@ static int parse_format(struct diff *d, const char *arg)
             d->format = i;
             return 0;
         }
-    return rp_query_bad_usage(&d->s[1].q, "--format '%s': flat, collapsed, html or pprof",
-                              arg);
+    return rp_usage_choice("diff", "--format", "format", arg, names, 4);
 }
 
 /* One of diff's own options (rp_query_own_fn). */
@@ -230,6 +231,7 @@ static void side_setup(struct diff *d)
     if (!d->event) {
         rp_query_scan(&n->q, RP_SCAN_KINDS);
         d->event = n->q.sc.has_cpu ? "cpu" : n->q.sc.has_alloc ? "alloc" : n->q.sc.kind;
+        d->event_found = 1;
     }
     int own = d->base_from.set || d->base_to.set;   /* BASE's window, whole */
     b->q.from = own ? d->base_from : n->q.from;
@@ -254,7 +256,8 @@ static void side_setup(struct diff *d)
     b->po.to_wall = rp_resolve_time(&b->q.to, b->q.sc.first, b->q.sc.last);
 }
 
-/* Build one side's profile. @return 0, or 1 after printing why there is none. */
+/* Build one side's profile. @return 0, or 1 after printing why there is none,
+ * or 2 for an --event that names no kind (a typo: rp_event_check). */
 static int side_build(struct diff *d, struct side *s)
 {
     if (is_live(d)) {
@@ -280,6 +283,9 @@ static int side_build(struct diff *d, struct side *s)
     int seen = 0;
     for (size_t k = 0; k < p->nkinds; k++)
         seen |= d->event && !strcmp(p->kinds[k].name, d->event) && p->kinds[k].samples;
+    /* A kind the inputs named is no usage error, even one damage garbled. */
+    if (!seen && d->event && !d->event_found && rp_event_check("diff", d->event, p))
+        return 2;
     fprintf(stderr, "ringprof diff: %s: %s '%s'", s->label,
             seen ? "no sample left after the filters, of kind" : "the inputs have no kind",
             d->event ? d->event : "?");
@@ -368,9 +374,10 @@ static int run(struct diff *d, int argc, char **argv)
     if (rc)
         return rc;
     side_setup(d);
-    for (int i = 0; i < 2; i++)
-        if (side_build(d, &d->s[i]))
-            return 1;
+    for (int i = 0; i < 2 && !rc; i++)
+        rc = side_build(d, &d->s[i]);
+    if (rc)
+        return rc;
     rp_query_problems(&d->s[1].q, NULL, "the profiles hold");
     if (write_output(d, argc, argv))
         return 1;

@@ -34,8 +34,10 @@
 
 #include "commands.h"
 #include "model/trend.h"
+#include "outputs/legend.h"
 #include "outputs/out_common.h"
 #include "query.h"
+#include "usage.h"
 
 #define TRACE_BASE 300000u   /* trace numbers as in the flat SITES table */
 
@@ -147,8 +149,10 @@ static int parse_one(void *cmd, int opt, const char *arg)
                                       "(1048576, 512k, 1M)", arg);
         return 0;
     case OPT_BY:
-        if (strcmp(arg, "site") && strcmp(arg, "method"))
-            return rp_query_bad_usage(&l->q, "--by '%s': 'site' or 'method'", arg);
+        if (strcmp(arg, "site") && strcmp(arg, "method")) {
+            static const char *const by[] = {"site", "method"};
+            return rp_usage_choice("leaks", "--by", "choice", arg, by, 2);
+        }
         l->by_method = !strcmp(arg, "method");
         return 0;
     case OPT_TOP:
@@ -544,9 +548,12 @@ static void print_text(FILE *out, const struct leaks *l, size_t growing)
         }
         fputc('\n', out);
     }
+    struct out_legend legend;
+    out_legend_init(&legend);
     for (size_t i = 0; i < shown && !l->by_method; i++)
         out_print_trace(out, l->p, site_trace(l->p, &l->sites[i]),
-                        TRACE_BASE + (uint32_t)i + 1);
+                        TRACE_BASE + (uint32_t)i + 1, &legend);
+    out_legend_print(out, &legend, "# ");
 }
 
 static void json_site(FILE *out, const struct leaks *l, const struct site *s)
@@ -562,9 +569,22 @@ static void json_site(FILE *out, const struct leaks *l, const struct site *s)
         fputs(",\"method\":", out);
         out_json_cstring(out, site_method(l->p, s));
     } else {
+        /* The frames by method, leaf first, and their lines beside them. */
         fputs(",\"frames\":[", out);
         for (uint32_t x = site_trace(l->p, s); x != 0; x = l->p->nodes[x].parent) {
-            out_json_cstring(out, rp_prof_node_name(l->p, x));
+            const struct rp_prof_frame *f = rp_prof_node_frame(l->p, x);
+            out_json_cstring(out, f ? l->p->methods[f->method].display
+                                    : rp_prof_node_name(l->p, x));
+            if (l->p->nodes[x].parent != 0)
+                fputc(',', out);
+        }
+        fputs("],\"lines\":[", out);
+        for (uint32_t x = site_trace(l->p, s); x != 0; x = l->p->nodes[x].parent) {
+            const struct rp_prof_frame *f = rp_prof_node_frame(l->p, x);
+            if (f && f->line)
+                fprintf(out, "%u", f->line);
+            else
+                fputs("null", out);
             if (l->p->nodes[x].parent != 0)
                 fputc(',', out);
         }
@@ -608,6 +628,7 @@ static int run(struct leaks *l, int argc, char **argv)
         return 1;
     struct rp_prof_options po = {0};
     po.event = RP_LIVE_KIND;
+    po.granularity = RP_GRAN_SITE;   /* a site's trace is shown with its lines */
     rp_query_apply(&l->q, &po);
     if (pick_snapshots(l, po.from_wall, po.to_wall))
         return 1;

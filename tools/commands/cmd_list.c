@@ -26,6 +26,7 @@
 
 #include "commands.h"
 #include "ctl_client.h"
+#include "usage.h"
 #include "ringprof/json_escape.h"
 
 struct row {
@@ -230,28 +231,24 @@ int rp_cmd_list(int argc, char **argv)
     int json = 0, c;
     double timeout_s = 1;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 't': {
             char *end;
             timeout_s = strtod(optarg, &end);
-            if (*end || !(timeout_s > 0) || timeout_s > 60) {
-                fprintf(stderr, "ringprof list: bad --timeout '%s': seconds, more than 0 "
-                        "and at most 60\n", optarg);
-                return 2;
-            }
+            if (*end || !(timeout_s > 0) || timeout_s > 60)
+                return rp_usage_error("list", "bad --timeout '%s': seconds, more than 0 "
+                                      "and at most 60", optarg);
             break;
         }
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return rp_usage_getopt("list", c, argv, longopts, NULL);
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "ringprof list: unexpected argument '%s'\n\n", argv[optind]);
-        usage(stderr);
-        return 2;
-    }
+    if (optind < argc)
+        return rp_usage_error("list", "unexpected argument '%s'", argv[optind]);
 
     struct row *rows = NULL;
     size_t n = 0, cap = 0;

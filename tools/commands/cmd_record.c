@@ -54,6 +54,7 @@
 #include "options.h"
 #include "query.h"
 #include "ringprof/trust.h"
+#include "usage.h"
 
 static void usage(FILE *f)
 {
@@ -120,12 +121,18 @@ static int self_exe(char *buf, size_t cap)
 
 /* ringprof convert FORMAT of this run's chunks onto out_fd, in the held DIR.
  * @return convert's exit status. */
+/* profile.txt's flat table: the methods that matter, so the file reads on a few
+ * screens with the tree's default cutoff (a program's every method is
+ * `convert --format flat`). */
+#define RECORD_FLAT_TOP "50"
+
 static int convert(const char *self, const struct held *h, const char *event,
                    const char *format, int out_fd)
 {
+    int flat = !strcmp(format, "flat");
     char *argv[] = {(char *)self, "convert", "--quiet", "--recording", (char *)h->id,
                     "--event", (char *)event, "--format", (char *)format, "recording",
-                    NULL};
+                    flat ? "--top" : NULL, RECORD_FLAT_TOP, NULL};
     return run_wait(argv, out_fd, h->dfd);
 }
 
@@ -457,7 +464,9 @@ int rp_cmd_record(int argc, char **argv)
         {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     const char *dir = "ringprof-record", *opts = "", *agent = NULL, *event = "cpu";
     int no_convert = 0, force = 0, ch;
-    while ((ch = getopt_long(argc, argv, "+o:", longopts, NULL)) != -1) {
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, "+:o:", longopts, NULL)) != -1) {
         switch (ch) {
         case 'o': dir = optarg; break;
         case 'O': opts = optarg; break;
@@ -466,7 +475,7 @@ int rp_cmd_record(int argc, char **argv)
         case 'n': no_convert = 1; break;
         case 'f': force = 1; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return rp_usage_getopt("record", ch, argv, longopts, NULL);
         }
     }
     int rc = check_agent_options(opts);

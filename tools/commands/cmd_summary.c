@@ -16,6 +16,7 @@
  * monitor classes are found through hash tables (model/idmap.h, model/strtab.h),
  * as a file decides how many it holds.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@
 #include "model/scan.h"
 #include "model/strtab.h"
 #include "model/xalloc.h"
+#include "usage.h"
 
 #include "ringprof/events.h"
 
@@ -1110,21 +1112,27 @@ int rp_cmd_summary(int argc, char **argv)
     struct rp_diag_counts diag = {0, 0, 0};
     /* From argv[1] again: an earlier call in this process leaves optind behind. */
     optind = 1;
-    while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    opterr = 0;
+    char *end;
+    while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         switch (ch) {
         case 'c': all_chunks = 1; break;
         case 'C': each_counter = 1; break;
-        case 't': top = strtol(optarg, NULL, 10); break;
+        case 't':
+            errno = 0;
+            top = strtol(optarg, &end, 10);
+            if (end == optarg || *end || errno || top < 0)
+                return rp_usage_error("summary", "--threads '%s': a number of threads",
+                                      optarg);
+            break;
         case 's': strict = 1; break;
         case 'q': diag.quiet = 1; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return rp_usage_getopt("summary", ch, argv, longopts, NULL);
         }
     }
-    if (optind == argc || top < 0) {
-        usage(stderr);
-        return 2;
-    }
+    if (optind == argc)
+        return rp_usage_error("summary", "no INPUT given");
     struct rp_inputs in = {.cmd = "summary", .quiet = diag.quiet};
     int missing = rp_inputs_expand(&in, argc - optind, argv + optind);
     for (size_t i = 0; i < in.n; i++) {
@@ -1142,7 +1150,7 @@ int rp_cmd_summary(int argc, char **argv)
         fprintf(stderr, "ringprof summary: nothing could be read\n");
     if (diag.fatal || diag.warnings || problems || missing)
         fprintf(stderr, "ringprof summary: %llu unreadable file%s, %llu problem%s "
-                        "reported, %d input%s not found\n",
+                        "reported, %d input%s with no chunk file (said above)\n",
                 (unsigned long long)diag.fatal, diag.fatal == 1 ? "" : "s",
                 (unsigned long long)diag.warnings, diag.warnings == 1 ? "" : "s",
                 missing, missing == 1 ? "" : "s");

@@ -4,6 +4,8 @@
  */
 #include "query.h"
 
+#include "usage.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +14,8 @@ int rp_query_bad_usage(const struct rp_query *q, const char *fmt, const char *ar
 {
     fprintf(stderr, "ringprof %s: ", q->cmd);
     fprintf(stderr, fmt, arg);
-    fputs("\n\n", stderr);
-    q->usage(stderr);
-    return 2;
+    fputc('\n', stderr);
+    return rp_usage_help_line(q->cmd);
 }
 
 int rp_query_parse_min_gcs(const struct rp_query *q, const char *arg, unsigned *out)
@@ -40,8 +41,12 @@ static const char *filter_option(int opt)
     }
 }
 
+static const char *const groups[] = {"method", "class", "package"};
+static const char *const hidden_choices[] = {"keep", "strip"};
+
 /* One common option. @return 0, 2 (usage error, printed) or 3 (--help). */
-static int parse_common(struct rp_query *q, int opt, const char *arg, char **argv)
+static int parse_common(struct rp_query *q, int opt, const char *arg, char **argv,
+                        const struct option *longopts)
 {
     switch (opt) {
     case RP_QOPT_FROM:
@@ -58,28 +63,25 @@ static int parse_common(struct rp_query *q, int opt, const char *arg, char **arg
     case RP_QOPT_EXCLUDE:
     case RP_QOPT_METHOD:
     case RP_QOPT_DEMANGLE:
-        if (rp_filters_set(&q->fx, q->cmd, filter_option(opt), arg) < 0) {
-            fputc('\n', stderr);
-            q->usage(stderr);
-            return 2;
-        }
+        if (rp_filters_set(&q->fx, q->cmd, filter_option(opt), arg) < 0)
+            return rp_usage_help_line(q->cmd);
         return 0;
     case RP_QOPT_GROUP:
         if (rp_norm_parse_group(arg, &q->norm.group) < 0)
-            return rp_query_bad_usage(q, "--group '%s': method, class or package", arg);
+            return rp_usage_choice(q->cmd, "--group", "group", arg, groups, 3);
         return 0;
     case RP_QOPT_MERGE_TYPES: q->norm.merge_types = 1; return 0;
+    case RP_QOPT_SIGNATURES: q->norm.signatures = RP_SIG_SHOW; return 0;
     case RP_QOPT_HIDDEN:
         if (strcmp(arg, "keep") && strcmp(arg, "strip"))
-            return rp_query_bad_usage(q, "--hidden-classes '%s': keep or strip", arg);
+            return rp_usage_choice(q->cmd, "--hidden-classes", "choice", arg,
+                                   hidden_choices, 2);
         q->norm.hidden_classes = !strcmp(arg, "strip");
         return 0;
     case RP_QOPT_STRICT: q->strict = 1; return 0;
     case RP_QOPT_QUIET: q->diag.quiet = 1; return 0;
     case 'h': q->usage(stdout); return 3;
-    case ':': return rp_query_bad_usage(q, "option '%s' needs an argument",
-                                        argv[optind - 1]);
-    default: return rp_query_bad_usage(q, "unknown option '%s'", argv[optind - 1]);
+    default: return rp_usage_getopt(q->cmd, opt, argv, longopts, NULL);   /* '?', ':' */
     }
 }
 
@@ -92,7 +94,8 @@ int rp_query_parse(struct rp_query *q, int argc, char **argv, const char *shorto
     while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         int common = (opt >= RP_QOPT_FROM && opt < RP_QOPT_END) || opt == 'h' ||
                      opt == ':' || opt == '?';
-        int rc = common ? parse_common(q, opt, optarg, argv) : own(cmd, opt, optarg);
+        int rc = common ? parse_common(q, opt, optarg, argv, longopts)
+                        : own(cmd, opt, optarg);
         if (rc)
             return rc;
     }
@@ -225,6 +228,19 @@ static int is_agent_kind(const char *kind)
     return 0;
 }
 
+/* " (did you mean 'alloc'?)": the closest of the agent's kinds, then of the
+ * profile's (a file may define very many: only the first RP_KINDS_SHOWN). */
+static void suggest_kind(const char *event, const struct rp_profile *p)
+{
+    const char *names[N_AGENT_KINDS + RP_KINDS_SHOWN];
+    size_t n = 0;
+    for (size_t i = 0; i < N_AGENT_KINDS; i++)
+        names[n++] = agent_kinds[i];
+    for (size_t k = 0; p && k < p->nkinds && k < RP_KINDS_SHOWN; k++)
+        names[n++] = p->kinds[k].name;
+    rp_usage_suggest(stderr, event, strlen(event), names, n);
+}
+
 int rp_event_check(const char *cmd, const char *event, const struct rp_profile *p)
 {
     if (is_agent_kind(event))
@@ -232,13 +248,15 @@ int rp_event_check(const char *cmd, const char *event, const struct rp_profile *
     for (size_t k = 0; p && k < p->nkinds; k++)
         if (!strcmp(p->kinds[k].name, event))
             return 0;
-    fprintf(stderr, "ringprof %s: unknown event '%s': the valid names are", cmd, event);
+    fprintf(stderr, "ringprof %s: unknown event '%s'", cmd, event);
+    suggest_kind(event, p);
+    fputs("; the valid names are", stderr);
     for (size_t i = 0; i < N_AGENT_KINDS; i++)
         fprintf(stderr, "%s %s", i ? "," : "", agent_kinds[i]);
     if (p)
         rp_print_kinds(stderr, p, "", 0, is_agent_kind);
     fputc('\n', stderr);
-    return 2;
+    return rp_usage_help_line(cmd);
 }
 
 size_t rp_print_kinds(FILE *f, const struct rp_profile *p, const char *intro, int counts,

@@ -7,8 +7,8 @@
  * The common options are --from, --to, --thread, --include, --exclude,
  * --demangle, --strict and --quiet (RP_QUERY_LONGOPTS), and --method for a
  * command that lists it itself. Their meaning is the same in every command
- * (docs/tool.md); their errors print "ringprof CMD: ...", then the command's
- * usage, and make the command exit 2.
+ * (docs/tool.md); their errors print "ringprof CMD: ..." and the line that
+ * says where the help is (usage.h), and make the command exit 2.
  *
  * One command runs at a time on the tool's one thread; getopt's state (optind)
  * is reset by rp_query_parse, so a command can be called again in one process
@@ -48,7 +48,7 @@ struct rp_query {
 enum {
     RP_QOPT_FROM = 256, RP_QOPT_TO, RP_QOPT_THREAD, RP_QOPT_INCLUDE, RP_QOPT_EXCLUDE,
     RP_QOPT_METHOD, RP_QOPT_DEMANGLE, RP_QOPT_STRICT, RP_QOPT_QUIET,
-    RP_QOPT_GROUP, RP_QOPT_MERGE_TYPES, RP_QOPT_HIDDEN,
+    RP_QOPT_GROUP, RP_QOPT_MERGE_TYPES, RP_QOPT_HIDDEN, RP_QOPT_SIGNATURES,
     RP_QOPT_END
 };
 
@@ -62,10 +62,11 @@ enum {
 
 /* The frame normalisation options (model/frame_norm.h), for the commands that
  * show stacks (convert, diff): --group method|class|package,
- * --merge-frame-types, --hidden-classes keep|strip. Into rp_query.norm. */
+ * --merge-frame-types, --hidden-classes keep|strip, --signatures. Into
+ * rp_query.norm. */
 #define RP_QUERY_NORM_LONGOPTS                                                     \
     {"group", 1, 0, RP_QOPT_GROUP}, {"merge-frame-types", 0, 0, RP_QOPT_MERGE_TYPES}, \
-    {"hidden-classes", 1, 0, RP_QOPT_HIDDEN}
+    {"hidden-classes", 1, 0, RP_QOPT_HIDDEN}, {"signatures", 0, 0, RP_QOPT_SIGNATURES}
 
 /* Their lines of a usage text; DEFAULT_HIDDEN is the command's --hidden-classes
  * default, "keep" or "strip". */
@@ -74,11 +75,13 @@ enum {
     "                      class or package (consecutive equal ones merge;\n"     \
     "                      native, kernel and marker frames stay)\n"              \
     "  --merge-frame-types a method's interpreted, JIT and inlined frames are one\n" \
+    "  --signatures        overloads apart, named with their parameter lists\n"   \
+    "                      (default: one method per class and name)\n"           \
     "  --hidden-classes H  strip lambda and hidden-class addresses\n"             \
     "                      (Foo$$Lambda$14/0x... -> Foo$$Lambda) or keep them\n"  \
     "                      (default: " DEFAULT_HIDDEN ")\n"
 
-/* Print "ringprof CMD: " and fmt with `arg`, a blank line and the usage on
+/* Print "ringprof CMD: " and fmt with `arg`, then the help line (usage.h), on
  * stderr. @return 2, the exit status of a usage error. */
 int rp_query_bad_usage(const struct rp_query *q, const char *fmt, const char *arg);
 

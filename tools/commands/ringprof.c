@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "ringprof/suggest.h"
 
 static const struct {
     const char *name;
@@ -66,7 +67,14 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name))
             return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "ringprof: '%s' is not a command.\n\n", cmd);
-    usage(stderr);
+    struct rp_suggest sg;
+    rp_suggest_init(&sg, cmd);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        rp_suggest_try(&sg, commands[i].name);
+    rp_suggest_try(&sg, "version");
+    fprintf(stderr, "ringprof: '%s' is not a command", cmd);
+    if (rp_suggest_best(&sg))
+        fprintf(stderr, " (did you mean '%s'?)", rp_suggest_best(&sg));
+    fputs("\nTry 'ringprof --help' for the list of commands.\n", stderr);
     return 2;
 }

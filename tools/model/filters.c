@@ -7,14 +7,24 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ringprof/suggest.h"
+
 int rp_filters_set(struct rp_filters *f, const char *cmd, const char *opt,
                    const char *pattern)
 {
     if (!strcmp(opt, "--demangle")) {
         if (rp_demangle_parse(pattern, &f->demangle) == 0)
             return 0;
-        fprintf(stderr, "ringprof %s: --demangle '%s': short (names without parameters, "
-                        "the default), full or none (as recorded)\n", cmd, pattern);
+        struct rp_suggest s;
+        rp_suggest_init(&s, pattern);
+        rp_suggest_try(&s, "short");
+        rp_suggest_try(&s, "full");
+        rp_suggest_try(&s, "none");
+        fprintf(stderr, "ringprof %s: --demangle '%s': unknown style", cmd, pattern);
+        if (rp_suggest_best(&s))
+            fprintf(stderr, " (did you mean '%s'?)", rp_suggest_best(&s));
+        fprintf(stderr, "; the styles are short (names without parameters, the "
+                        "default), full and none (as recorded)\n");
         return -1;
     }
     regex_t *re = !strcmp(opt, "--thread") ? &f->thread

@@ -21,8 +21,9 @@ struct rp_filters {
  * rp_filters_set: compile `pattern` for option `opt` ("--thread", "--include",
  * "--exclude" or "--method"), or take the style of "--demangle" ("short",
  * "full" or "none"). @return 0, or -1 after printing "ringprof CMD: OPT
- * 'PATTERN': reason" on stderr (a bad expression or style, or a regex option
- * given twice); the caller then prints its usage and exits 2.
+ * 'PATTERN': reason" on stderr (a bad expression, a style with "did you mean",
+ * a regex option given twice); the caller then prints where its help is and
+ * exits 2.
  */
 int rp_filters_set(struct rp_filters *f, const char *cmd, const char *opt,
                    const char *pattern);

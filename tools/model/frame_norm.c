@@ -1,7 +1,8 @@
 /*
  * tools/model/frame_norm.c — the string side of frame normalisation (frame_norm.h):
- * hidden-class names without their addresses, and the package of a class. The
- * profile (profile.c) calls these once per distinct method, never per sample.
+ * hidden-class names without their addresses, the package of a class, and a
+ * method descriptor's parameter list. The profile (profile.c) calls these once
+ * per distinct method, never per sample.
  */
 #include "frame_norm.h"
 
@@ -43,6 +44,79 @@ size_t rp_norm_package_len(const char *klass)
     return n ? n - 1 : 0;
 }
 
+/* A bounded writer: what does not fit is dropped and remembered. */
+struct pbuf {
+    char *buf;
+    size_t cap, len;
+    int cut;
+};
+
+static void put(struct pbuf *b, const char *s, size_t n)
+{
+    if (b->cut || b->len + n + 5 > b->cap) {   /* room kept for "...)" */
+        b->cut = 1;
+        return;
+    }
+    memcpy(b->buf + b->len, s, n);
+    b->len += n;
+}
+
+/* One field type at *d ("[[I", "Ljava/lang/String;", "J"), Java's way; *d is
+ * left after it. @return 0, or -1 when *d holds no field type. */
+static int field_type(struct pbuf *b, const char **d)
+{
+    size_t dims = 0;
+    while (**d == '[')
+        (*d)++, dims++;
+    static const char codes[] = "BCDFIJSZ";
+    static const char *const names[] = {"byte", "char", "double", "float", "int", "long",
+                                        "short", "boolean"};
+    const char *c = **d ? strchr(codes, **d) : NULL;
+    if (c) {
+        put(b, names[c - codes], strlen(names[c - codes]));
+        (*d)++;
+    } else if (**d == 'L') {
+        const char *end = strchr(*d, ';');
+        if (!end || end == *d + 1)
+            return -1;
+        for (const char *x = *d + 1; x < end; x++)
+            put(b, *x == '/' ? "." : x, 1);
+        *d = end + 1;
+    } else {
+        return -1;
+    }
+    while (dims--)
+        put(b, "[]", 2);
+    return 0;
+}
+
+int rp_norm_java_params(const char *desc, char *buf, size_t cap)
+{
+    struct pbuf b = {buf, cap, 0, 0};
+    if (cap < 6 || !desc || desc[0] != '(') {
+        if (cap)
+            buf[0] = 0;
+        return -1;
+    }
+    put(&b, "(", 1);
+    const char *d = desc + 1;
+    for (int first = 1; *d != ')'; first = 0) {
+        if (!first)
+            put(&b, ", ", 2);
+        if (field_type(&b, &d) < 0) {
+            buf[0] = 0;
+            return -1;
+        }
+    }
+    if (b.cut) {
+        memcpy(buf + b.len, "...)", 5);
+        return (int)b.len + 4;
+    }
+    buf[b.len] = ')';
+    buf[b.len + 1] = 0;
+    return (int)b.len + 1;
+}
+
 int rp_norm_parse_group(const char *s, enum rp_prof_group *g)
 {
     if (!strcmp(s, "method"))
@@ -59,4 +133,9 @@ int rp_norm_parse_group(const char *s, enum rp_prof_group *g)
 const char *rp_norm_group_noun(enum rp_prof_group g)
 {
     return g == RP_GROUP_CLASS ? "class" : g == RP_GROUP_PACKAGE ? "package" : "method";
+}
+
+const char *rp_norm_group_nouns(enum rp_prof_group g)
+{
+    return g == RP_GROUP_CLASS ? "classes" : g == RP_GROUP_PACKAGE ? "packages" : "methods";
 }

@@ -17,6 +17,13 @@
  *                   consecutive frames that become equal merge into one. Native,
  *                   C++, kernel and marker frames and allocated classes stay as
  *                   they are. Grouping implies merging frame types.
+ *   overloads       A Java method is its class and name: overloads (Arrays.fill
+ *                   of long[] and of int[]) are one method, as C++ overloads are
+ *                   one in --demangle short, so no two rows, nodes or frames of
+ *                   any format bear the same name, and `diff`, which joins by
+ *                   name, agrees with convert. --signatures keeps them apart,
+ *                   each named with its parameter list as Java writes it:
+ *                   "java.util.Arrays.fill(long[], long)".
  *
  * profile.c applies them while it reads stacks (rp_prof_options.norm); the
  * helpers below are the pure string parts, callable from any thread, allocating
@@ -34,10 +41,21 @@ enum rp_prof_group {
                            /* without one is "[default package]"                */
 };
 
+/* How Java overloads are told apart (rp_frame_norm.signatures). */
+enum rp_prof_signatures {
+    RP_SIG_MERGE = 0,      /* one method per class and name (the default); it  */
+                           /* keeps the descriptor of the first overload seen  */
+    RP_SIG_SHOW,           /* --signatures: overloads apart, each named with   */
+                           /* its parameter list                               */
+    RP_SIG_KEEP            /* overloads apart, named without it: for a writer  */
+                           /* that carries the descriptor as data (jfr)        */
+};
+
 struct rp_frame_norm {
     int hidden_classes;    /* 1: strip hidden-class addresses                   */
     int merge_types;       /* 1: one frame per method whatever its frame type   */
     enum rp_prof_group group;
+    enum rp_prof_signatures signatures;
 };
 
 /*
@@ -55,12 +73,23 @@ size_t rp_norm_hidden_class(const char *klass);
  * 0 when it has none. */
 size_t rp_norm_package_len(const char *klass);
 
+/*
+ * rp_norm_java_params: the parameter list of JVM method descriptor `desc` as Java
+ * writes it, into buf (cap bytes, always terminated): "([JJ)V" -> "(long[],
+ * long)", "(Ljava/lang/String;I)V" -> "(java.lang.String, int)", "()V" -> "()".
+ * Class names keep their package, so two overloads never read alike. @return
+ * the length written, or -1 when `desc` is not a method descriptor (buf then
+ * holds ""); a list longer than cap is cut, ending in "...)": "(long, ...)".
+ */
+int rp_norm_java_params(const char *desc, char *buf, size_t cap);
+
 /* rp_norm_parse_group: "method", "class" or "package". @return 0, or -1 for any
  * other text. */
 int rp_norm_parse_group(const char *s, enum rp_prof_group *g);
 
 /* rp_norm_group_noun: what a row names under `g`, for table headings: "method",
- * "class" or "package". */
+ * "class" or "package"; rp_norm_group_nouns its plural, for counts of rows. */
 const char *rp_norm_group_noun(enum rp_prof_group g);
+const char *rp_norm_group_nouns(enum rp_prof_group g);
 
 #endif

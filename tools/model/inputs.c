@@ -404,8 +404,12 @@ void rp_diag_print(void *arg, const char *path, uint64_t offset, const char *rea
         c->warnings++;
     if (!c->quiet) {
         rp_progress_done();
-        fprintf(stderr, "ringprof: %s: offset %llu: %s%s\n", path,
-                (unsigned long long)offset, reason, fatal ? " (file skipped)" : "");
+        if (offset == RP_READER_NO_OFFSET)
+            fprintf(stderr, "ringprof: %s: %s%s\n", path, reason,
+                    fatal ? " (file skipped)" : "");
+        else
+            fprintf(stderr, "ringprof: %s: offset %llu: %s%s\n", path,
+                    (unsigned long long)offset, reason, fatal ? " (file skipped)" : "");
     }
 }
 

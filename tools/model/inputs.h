@@ -84,7 +84,8 @@ int rp_chunk_in_recording(const char *path, const char *id, char *other, size_t 
 size_t rp_inputs_keep_recording(struct rp_inputs *in, const char *id, char *first,
                                 size_t cap);
 
-/* Diagnostics from the reader, printed as "ringprof: FILE: offset N: REASON" and
+/* Diagnostics from the reader, printed as "ringprof: FILE: offset N: REASON" (or
+ * "ringprof: FILE: REASON" for the file as a whole, RP_READER_NO_OFFSET) and
  * counted. `quiet` suppresses printing (counts still kept). */
 struct rp_diag_counts {
     uint64_t warnings, fatal;

@@ -313,14 +313,39 @@ static uint64_t method_hash_parts(const char *k, const char *n, const char *s,
     return rp_mix64((uintptr_t)k ^ h);
 }
 
+/* Whether methods are told apart by signature and file: native, C++, kernel,
+ * marker and class frames always (their names are what --demangle made of
+ * them); Java methods only with options.norm.signatures (frame_norm.h: by
+ * default an overload is its class and name). */
+static int by_signature(const struct rp_profile *p, int plain)
+{
+    return plain || p->b->o.norm.signatures != RP_SIG_MERGE;
+}
+
 static uint64_t method_hash(const struct rp_profile *p, uint32_t i)
 {
     const struct rp_prof_method *m = &p->methods[i];
-    return method_hash_parts(m->klass, m->name, m->signature, m->file, m->plain);
+    int sig = by_signature(p, m->plain);
+    return method_hash_parts(m->klass, m->name, sig ? m->signature : NULL,
+                             sig ? m->file : NULL, m->plain);
+}
+
+/* A Java method's display name: "klass.name", with --signatures its parameter
+ * list too ("java.util.Arrays.fill(long[], long)"). */
+static const char *java_display(struct rp_profile *p, const char *klass, const char *name,
+                                const char *sig)
+{
+    char params[4096];
+    if (p->b->o.norm.signatures == RP_SIG_SHOW &&
+        rp_norm_java_params(sig, params, sizeof params) >= 0)
+        return str_printf(p, "%s.%s%s", klass, name, params);
+    return str_printf(p, "%s.%s", klass, name);
 }
 
 /* `plain`: a native, C++, kernel, marker or class frame, displayed by name only.
- * `raw`: the name as recorded when `name` is its demangled form (NULL: `name`). */
+ * `raw`: the name as recorded when `name` is its demangled form (NULL: `name`).
+ * A Java method merged with its overloads keeps the first one's signature,
+ * file and flags. */
 static uint32_t method_intern(struct rp_profile *p, const char *klass, const char *name,
                               const char *sig, const char *file, uint32_t flags,
                               int plain, const char *raw)
@@ -331,12 +356,14 @@ static uint32_t method_intern(struct rp_profile *p, const char *klass, const cha
     sig = str_intern(p, sig);
     file = str_intern(p, file);
     int native = plain ? 1 : 0;
+    int by_sig = by_signature(p, native);
     tab_grow(p, &b->meths, method_hash);
-    size_t j = method_hash_parts(klass, name, sig, file, native) & b->meths.mask;
+    size_t j = method_hash_parts(klass, name, by_sig ? sig : NULL, by_sig ? file : NULL,
+                                 native) & b->meths.mask;
     for (; b->meths.slot[j] != RP_PROF_NONE; j = (j + 1) & b->meths.mask) {
         const struct rp_prof_method *m = &p->methods[b->meths.slot[j]];
-        if (m->klass == klass && m->name == name && m->signature == sig &&
-            m->file == file && m->plain == native)
+        if (m->klass == klass && m->name == name && m->plain == native &&
+            (!by_sig || (m->signature == sig && m->file == file)))
             return b->meths.slot[j];
     }
     grow((void **)&p->methods, &b->cap_methods, p->nmethods, sizeof *p->methods);
@@ -348,7 +375,7 @@ static uint32_t method_intern(struct rp_profile *p, const char *klass, const cha
     m->raw = raw ? str_intern(p, raw) : name;
     m->flags = flags;
     m->plain = native;
-    m->display = (plain || !klass[0]) ? name : str_printf(p, "%s.%s", klass, name);
+    m->display = (plain || !klass[0]) ? name : java_display(p, klass, name, sig);
     b->meths.slot[j] = (uint32_t)p->nmethods;
     b->meths.used++;
     return (uint32_t)p->nmethods++;

@@ -24,7 +24,8 @@
  * asks: RP_GRAN_METHOD keeps neither (line 0, bci -1), RP_GRAN_LINE keeps the line,
  * RP_GRAN_BCI keeps the bci and its line (a bci has one line, so the identity is
  * the bci's; the display shows the bci), RP_GRAN_FULL the same with the method's
- * display. The frame type is part of the identity, so a
+ * display, RP_GRAN_SITE the line with the method's display. The frame type is
+ * part of the identity, so a
  * method seen both JIT-compiled and interpreted is two sibling nodes (as the
  * flame-graph tools show it), unless options.norm merges frame types. With
  * options.norm.group a Java frame is its class or package: a frame of type
@@ -86,7 +87,11 @@ enum rp_prof_granularity {
     RP_GRAN_BCI,
     /* Frames keep both line and bci, and are displayed (and filtered) by their
      * method alone: for a writer that carries lines and bcis as data (jfr). */
-    RP_GRAN_FULL
+    RP_GRAN_FULL,
+    /* Frames keep the line, and are displayed (and filtered) by their method
+     * alone: allocation sites whose traces show their lines, HPROF's way
+     * (flat's SITES, `ringprof leaks`), as a stack at line granularity. */
+    RP_GRAN_SITE
 };
 
 /* Frame types: the chunk format's rp_frame_type values, plus the converter's own. */
@@ -94,7 +99,11 @@ enum {
     RP_PFRAME_CLASS = 16   /* the allocated class, as the leaf of an alloc sample   */
 };
 
-/* A method, interned by (class, name, signature, file). Strings are never NULL:
+/* A method, interned by (class, name): Java overloads are one method, which
+ * keeps the signature, file and flags of the first one seen, unless
+ * options.norm.signatures keeps them apart (frame_norm.h); a native, C++,
+ * kernel, marker or class frame's by (library, name, signature, file), its name
+ * being what options.demangle made of it. Strings are never NULL:
  * unknown parts are "". For native frames `klass` is the library (or ""), for
  * markers `name` is the whole marker text, e.g. "[agct:gc_active]". A native,
  * C++ or kernel frame's `name` is its symbol demangled in the profile's style
@@ -104,7 +113,8 @@ enum {
 struct rp_prof_method {
     const char *klass, *name, *signature, *file;
     const char *raw;
-    const char *display;   /* "klass.name"; just "name" when klass is "" and for  */
+    const char *display;   /* "klass.name" ("klass.name(params)" with           */
+                           /* RP_SIG_SHOW); just "name" when klass is "" and for  */
                            /* native, C++, kernel, marker and class frames (a     */
                            /* method seen in such frames is interned apart from   */
                            /* a Java one of the same name)                        */

@@ -312,8 +312,9 @@ void rp_snap_describe(const struct rp_snapshot *s, char *buf, size_t cap)
                  (unsigned long long)(s->bytes - s->old_bytes));
         return;
     }
-    snprintf(buf, cap, "%s, %llu objects sampled, %llu bytes", t,
-             (unsigned long long)(s->gauges & 1 ? s->gauge_objects : s->samples),
+    uint64_t objs = s->gauges & 1 ? s->gauge_objects : s->samples;
+    snprintf(buf, cap, "%s, %llu object%s sampled, %llu bytes", t, (unsigned long long)objs,
+             objs == 1 ? "" : "s",
              (unsigned long long)(s->gauges & 2 ? s->gauge_bytes : s->bytes));
 }
 

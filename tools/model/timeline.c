@@ -468,6 +468,7 @@ void rp_tl_load(struct rp_tl *tl, const struct rp_inputs *in,
         if (s->n)
             extend(tl, s->p[0].t, s->p[s->n - 1].t);
     }
+    tl->data_t1 = tl->t1;
     /* An explicit --from/--to is the axis, so that two ranges of one recording
      * line up column for column. */
     if (tl->t1 > tl->t0 || tl->t0) {
@@ -559,15 +560,18 @@ void rp_tl_columns(const struct rp_tl *tl, const struct rp_tl_thread *th, unsign
     free(cov);
 }
 
-/* The counter's value at t (first.t <= t <= last.t), linearly interpolated. */
+/* The counter's value at t >= first.t, linearly interpolated; past the last
+ * reading, at the last interval's rate (s->n >= 2). */
 static double interp(const struct rp_tl_series *s, size_t *hint, uint64_t t)
 {
     size_t i = *hint;
     while (i + 1 < s->n && s->p[i + 1].t <= t)
         i++;
     *hint = i;
-    if (i + 1 >= s->n || s->p[i + 1].t == s->p[i].t)
-        return (double)s->p[i].v;
+    if (i + 1 >= s->n)
+        i = s->n - 2;   /* past the last reading: its interval goes on */
+    if (s->p[i + 1].t == s->p[i].t)
+        return (double)s->p[i + 1].v;
     double f = (double)(t - s->p[i].t) / (double)(s->p[i + 1].t - s->p[i].t);
     return (double)s->p[i].v + f * ((double)s->p[i + 1].v - (double)s->p[i].v);
 }
@@ -604,8 +608,9 @@ void rp_tl_gauge_columns(const struct rp_tl *tl, int g, unsigned w, double *out)
                 out[i] = (double)s->p[0].v * rp_tl_gauges[g].scale;
             continue;
         }
+        uint64_t end = tl->data_t1 > last ? tl->data_t1 : last;
         a = a > first ? a : first;
-        z = z < last ? z : last;
+        z = z < end ? z : end;
         if (a >= z)
             continue;
         if (s->total)

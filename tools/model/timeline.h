@@ -122,6 +122,8 @@ struct rp_tl {
     uint64_t samples_time_filtered, samples_thread_filtered;
     uint64_t t0, t1;               /* the axis: everything kept, clipped to the  */
                                    /* --from/--to range; t0 == t1: empty         */
+    uint64_t data_t1;              /* the end of what was kept (the axis's end    */
+                                   /* but for an explicit --to)                   */
     int have_wall_kind;            /* a chunk defined kind wall (even if no sample */
                                    /* was kept)                                  */
     size_t files_read;
@@ -153,8 +155,11 @@ void rp_tl_columns(const struct rp_tl *tl, const struct rp_tl_thread *th, unsign
  * applied): for a level, the time-weighted mean of the readings, each holding
  * until the next one; for a .total, its rate: the difference of the counter
  * (linearly interpolated between readings) across the column over the column's
- * time. Only the part of a column between the first and the last reading
- * counts; a column with none of it gets NAN.
+ * time. Only the part of a column between the first reading and the end of the
+ * data (tl->data_t1) counts: after the last reading, a level holds its value and
+ * a rate its last interval's, since the agent's last reading comes up to one
+ * telemetry period before the recording's last sample; a column with none of it
+ * gets NAN.
  */
 void rp_tl_gauge_columns(const struct rp_tl *tl, int g, unsigned w, double *out);
 

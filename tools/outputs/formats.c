@@ -12,13 +12,13 @@
 #define PROFILE(w) .model = RP_MODEL_PROFILE, .write_profile = (w)
 
 const struct rp_format rp_formats[] = {
-    {"tree", ".txt .tree", PROFILE(rp_out_tree),
+    {"tree", ".txt .tree", PROFILE(rp_out_tree), .cutoff = RP_OUT_TREE_CUTOFF,
      .summary = "calling context tree, indented, with self/total, percent and time"},
     {"backtrace", ".backtrace", PROFILE(rp_out_backtrace),
      .summary = "method back-traces: the top methods, each with its callers below it"},
     {"flat", ".flat", PROFILE(rp_out_flat),
      .summary = "method table (HPROF CPU SAMPLES), or allocation SITES for alloc",
-     .needs = RP_FMT_LIVE_JOIN},
+     .needs = RP_FMT_LIVE_JOIN | RP_FMT_SITE_LINES},
     {"histogram", ".histo", PROFILE(rp_out_histogram),
      .summary = "allocated (or live) bytes and objects by class, like jmap -histo",
      .needs = RP_FMT_LIVE_JOIN | RP_FMT_CLASSES},

@@ -92,7 +92,16 @@ struct rp_format {
     const char *summary;      /* one line for the usage message                    */
     unsigned needs;           /* RP_FMT_*: what it needs of the model beyond what   */
                               /* the command line asked; 0 for most                 */
+    double cutoff;            /* rp_out_options.cutoff_pct when --cutoff is not     */
+                              /* given; 0 for most                                  */
 };
+
+/* The tree's default --cutoff, in percent of the profile: nodes under 1% are
+ * summed into one "[N more below 1.00% hidden]" line per parent, so a tree
+ * reads on a few screens (a 10 s run of the quick start: 183 lines, where all
+ * its nodes are 6,775; docs/profiles.md, "tree"); --cutoff 0 shows them all.
+ * pprof's text tree hides nodes under 0.5% and keeps 80 of them. */
+#define RP_OUT_TREE_CUTOFF 1.0
 
 /* rp_format.needs, for RP_MODEL_PROFILE formats. */
 enum {
@@ -111,7 +120,11 @@ enum {
     RP_FMT_STATES    = 1u << 3,
     /* The format is about allocated classes: without --event it shows alloc,
      * and a kind other than alloc or live is a usage error. */
-    RP_FMT_CLASSES   = 1u << 4
+    RP_FMT_CLASSES   = 1u << 4,
+    /* With --event alloc or live the format lists allocation sites with their
+     * stack traces, HPROF's way, with line numbers: built at RP_GRAN_SITE (a
+     * site is a stack with its lines) unless --lines or --bci asked for more. */
+    RP_FMT_SITE_LINES = 1u << 5
 };
 
 extern const struct rp_format rp_formats[];

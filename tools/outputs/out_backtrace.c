@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "legend.h"
 #include "out_common.h"
 
 #define BT_THREAD 0x80000000u
@@ -193,6 +194,7 @@ struct bt_print {
     uint64_t whole;
     int times;
     uint64_t hidden;
+    struct out_legend legend;  /* the markers of the lines printed */
 };
 
 static void bt_line(struct bt_print *c, const struct bt *t, uint32_t i, size_t depth)
@@ -203,12 +205,15 @@ static void bt_line(struct bt_print *c, const struct bt *t, uint32_t i, size_t d
     out_indent(c->out, depth);
     fputs(depth ? "<- " : "", c->out);
     uint32_t k = t->n[i].key;
-    if (i == 0)
+    if (i == 0) {
         out_text(c->out, bt_name(t, i));
-    else if (k & BT_THREAD)
+        out_legend_add_method(&c->legend, t->p, t->target);
+    } else if (k & BT_THREAD) {
         out_node_text(c->out, t->p, t->p->threads[k & ~BT_THREAD].node);
-    else
+    } else {
         out_frame_text(c->out, t->p, &t->p->frames[k]);
+        out_legend_add(&c->legend, t->p->frames[k].display, t->p->frames[k].type);
+    }
     fputc('\n', c->out);
 }
 
@@ -298,11 +303,15 @@ int rp_out_backtrace(FILE *out, const struct rp_profile *p, const struct rp_out_
     if (n > limit)
         n = limit;
 
-    struct bt_print c = {out, o, p->nodes[0].total[RP_PV_WEIGHT], p->ns_per_unit > 0, 0};
+    struct bt_print c = {out, o, p->nodes[0].total[RP_PV_WEIGHT], p->ns_per_unit > 0, 0,
+                         {0}};
+    out_legend_init(&c.legend);
     out_header(out, p, o, "backtrace");
-    fprintf(out, "# %zu method%s: %s. Under each method, its callers (<-), callers' "
-                 "callers below them.\n", n, n == 1 ? "" : "s",
-            o->method_re ? "those matching --method, by total" : "the top ones by self weight");
+    const char *noun = rp_norm_group_noun(p->group);
+    fprintf(out, "# %zu %s: %s. Under each %s, its callers (<-), callers' "
+                 "callers below them.\n", n, n == 1 ? noun : rp_norm_group_nouns(p->group),
+            o->method_re ? "those matching --method, by total" : "the top ones by self weight",
+            noun);
     fprintf(out, "# A caller line's figures are the method's samples (total: method on the "
                  "stack;\n# self: method running) whose outermost call of the method came "
                  "through that chain.\n");
@@ -329,8 +338,11 @@ int rp_out_backtrace(FILE *out, const struct rp_profile *p, const struct rp_out_
         free(t.slot);
     }
     if (o->cutoff_pct > 0)
-        fprintf(out, "\n# cutoff %.2f%%: %llu caller branches hidden\n", o->cutoff_pct,
-                (unsigned long long)c.hidden);
+        fprintf(out, "\n# cutoff %.2f%%: %llu caller branch%s hidden\n", o->cutoff_pct,
+                (unsigned long long)c.hidden, c.hidden == 1 ? "" : "es");
+    if (c.legend.seen)
+        fputc('\n', out);
+    out_legend_print(out, &c.legend, "# ");
     free(onpath);
     free(pick);
     free(rows);

@@ -3,9 +3,11 @@
  */
 #include "out_common.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "legend.h"
 #include "model/live.h"
 #include "model/scan.h"
 #include "model/timespec.h"
@@ -30,10 +32,16 @@ void out_figures(FILE *out, const struct rp_profile *p, const uint64_t *total,
                 rp_prof_fmt_time(p, self[RP_PV_WEIGHT], b, sizeof b));
 }
 
-static const char *gran_name(enum rp_prof_granularity g)
+/* What a frame is: "method", "method:line", ..., or with --group "class" or
+ * "package" (a group has no lines). */
+static const char *gran_name(const struct rp_profile *p)
 {
+    enum rp_prof_granularity g = p->granularity;
+    if (p->group != RP_GROUP_METHOD)
+        return rp_norm_group_noun(p->group);
     return g == RP_GRAN_LINE ? "method:line" : g == RP_GRAN_BCI ? "method@bci"
-         : g == RP_GRAN_FULL ? "method (with line and bci)" : "method";
+         : g == RP_GRAN_FULL ? "method (with line and bci)"
+         : g == RP_GRAN_SITE ? "method (traces with lines)" : "method";
 }
 
 /* What the weight of the wall and lock kinds is (include/ringprof/events.h), and
@@ -60,10 +68,11 @@ static void out_kind_notes(FILE *out, const struct rp_profile *p)
     for (int s = 0; s < RP_TS_COUNT; s++) {
         if (!p->state_samples[s])
             continue;
-        fprintf(out, "%s%s %s (%.2f%%, %llu samples)", sep, rp_thread_state_name((unsigned)s),
+        fprintf(out, "%s%s %s (%.2f%%, %llu sample%s)", sep,
+                rp_thread_state_name((unsigned)s),
                 rp_prof_fmt_time(p, p->state_weight[s], t, sizeof t),
                 out_pct(p->state_weight[s], whole),
-                (unsigned long long)p->state_samples[s]);
+                (unsigned long long)p->state_samples[s], OUT_S(p->state_samples[s]));
         sep = ", ";
     }
     fputs(whole ? "\n" : " none kept\n", out);
@@ -78,7 +87,8 @@ void out_header(FILE *out, const struct rp_profile *p, const struct rp_out_optio
     out_text(out, p->kind[0] ? p->kind : "-");
     fputs(" (unit ", out);
     out_text(out, p->unit[0] ? p->unit : "-");
-    fprintf(out, "), %llu samples, weight %llu", (unsigned long long)root->total[RP_PV_SAMPLES],
+    fprintf(out, "), %llu sample%s, weight %llu",
+            (unsigned long long)root->total[RP_PV_SAMPLES], OUT_S(root->total[RP_PV_SAMPLES]),
             (unsigned long long)root->total[RP_PV_WEIGHT]);
     if (p->ns_per_unit > 0)
         fprintf(out, " (%s)", rp_prof_fmt_time(p, root->total[RP_PV_WEIGHT], t, sizeof t));
@@ -103,7 +113,7 @@ void out_header(FILE *out, const struct rp_profile *p, const struct rp_out_optio
         }
         fputc('\n', out);
     }
-    fprintf(out, "# frames %s, threads %s", gran_name(p->granularity),
+    fprintf(out, "# frames %s, threads %s", gran_name(p),
             p->per_thread ? "separate" : "merged");
     if (o && o->cutoff_pct > 0)
         fprintf(out, ", cutoff %.2f%%", o->cutoff_pct);
@@ -280,12 +290,14 @@ struct out_method_row *out_method_rows(const struct rp_profile *p)
     return out_method_rows_keyed(p, NULL, 0);
 }
 
-/* One TRACE frame, HPROF style: "name(File.java:123)". */
+/* One TRACE frame, HPROF style: "name(File.java:123)", the line in the
+ * parenthesis only (the display of a line-granularity frame has it too), a bci
+ * as the frame's display shows it. */
 static void trace_frame(FILE *out, const struct rp_profile *p, const struct rp_prof_frame *f)
 {
     const struct rp_prof_method *m = &p->methods[f->method];
     fputc('\t', out);
-    out_text(out, f->display);
+    out_text(out, p->granularity == RP_GRAN_BCI ? f->display : m->display);
     switch (f->type) {
     case RP_FRAME_INTERPRETED:
     case RP_FRAME_JIT:
@@ -315,7 +327,8 @@ static void trace_frame(FILE *out, const struct rp_profile *p, const struct rp_p
     fputc('\n', out);
 }
 
-void out_print_trace(FILE *out, const struct rp_profile *p, uint32_t node, uint32_t number)
+void out_print_trace(FILE *out, const struct rp_profile *p, uint32_t node, uint32_t number,
+                     struct out_legend *legend)
 {
     uint32_t thread = RP_PROF_NONE;
     for (uint32_t x = node; x != 0; x = p->nodes[x].parent)
@@ -332,6 +345,8 @@ void out_print_trace(FILE *out, const struct rp_profile *p, uint32_t node, uint3
         const struct rp_prof_frame *f = rp_prof_node_frame(p, x);
         if (f)
             trace_frame(out, p, f);
+        if (f && legend)
+            out_legend_add(legend, f->display, f->type);
     }
 }
 
@@ -376,13 +391,79 @@ void out_fmt_u64(char *buf, size_t cap, int have, uint64_t v)
         snprintf(buf, cap, "-");
 }
 
+const char *out_fmt_bytes(double v, char *buf, size_t cap)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double a = fabs(v);
+    size_t u = 0;
+    while (a >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
+        a /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, cap, "%.0f B", v);
+    else
+        snprintf(buf, cap, "%s%.2f %s", v < 0 ? "-" : "", a, units[u]);
+    return buf;
+}
+
+const char *out_fmt_weight(const struct rp_profile *p, int have, double w, int sign,
+                           char *buf, size_t cap)
+{
+    if (!have) {
+        snprintf(buf, cap, "-");
+        return buf;
+    }
+    const char *s = sign && w > 0 ? "+" : w < 0 ? "-" : "";
+    double a = fabs(w);
+    char t[48];
+    if (p->ns_per_unit > 0)
+        rp_prof_fmt_time(p, (uint64_t)llround(a), t, sizeof t);
+    else if (!strcmp(p->unit, "bytes"))
+        out_fmt_bytes(a, t, sizeof t);
+    else
+        snprintf(t, sizeof t, "%.0f", a);
+    snprintf(buf, cap, "%s%s", s, t);
+    return buf;
+}
+
+const char *out_title(const struct rp_profile *p, const char *fallback, char *buf,
+                      size_t cap)
+{
+    char shown[3][256];
+    size_t len = 0, nshown = 0, rest = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < p->nsources; i++) {
+        const struct rp_prof_source *s = &p->sources[i];
+        if (!s->service[0] && !s->main[0])
+            continue;
+        char name[256];
+        rp_out_service_name(NULL, s, name, sizeof name);
+        size_t k = 0;   /* a name an earlier recording gave: said once */
+        while (k < nshown && strcmp(shown[k], name))
+            k++;
+        if (k < nshown)
+            continue;
+        if (nshown == 3) {
+            rest++;
+            continue;
+        }
+        snprintf(shown[nshown++], sizeof shown[0], "%s", name);
+        if (len < cap)
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", name);
+    }
+    if (rest && len < cap)
+        snprintf(buf + len, cap - len, " and %zu more recording%s", rest, rest == 1 ? "" : "s");
+    return nshown ? buf : fallback;
+}
+
 char *out_system_name(const struct rp_prof_method *m)
 {
     if (m->plain)
         return rp_xstrdup(m->raw);
-    size_t len = strlen(m->display) + strlen(m->signature) + 1;
+    size_t len = strlen(m->klass) + strlen(m->name) + strlen(m->signature) + 2;
     char *sys = rp_xmalloc(len);
-    snprintf(sys, len, "%s%s", m->display, m->signature);
+    snprintf(sys, len, "%s%s%s%s", m->klass, m->klass[0] ? "." : "", m->name, m->signature);
     return sys;
 }
 

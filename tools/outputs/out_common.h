@@ -19,6 +19,9 @@
 void out_header(FILE *out, const struct rp_profile *p, const struct rp_out_options *o,
                 const char *format);
 
+/* "s" unless n is 1: "%llu sample%s", so no line says "1 samples". */
+#define OUT_S(n) ((n) == 1 ? "" : "s")
+
 /* 100 * part / whole, 0 when whole is 0. */
 double out_pct(uint64_t part, uint64_t whole);
 
@@ -58,8 +61,9 @@ uint32_t out_node_method(const struct rp_profile *p, uint32_t node);
 
 /* A function's identity for the formats that carry one beside its name
  * (pprof's and OTLP's Function.system_name): a native, C++ or kernel frame's
- * symbol as recorded; a Java method's display name and JVM descriptor
- * ("app.Server.handle()V"); else its display name. Caller frees. */
+ * symbol as recorded; a Java method's class, name and JVM descriptor
+ * ("app.Server.handle()V"; of the first overload seen, when they merge);
+ * else its display name. Caller frees. */
 char *out_system_name(const struct rp_prof_method *m);
 
 /* Calls fn(key, value, arg) for each label of a recording: those of its header
@@ -67,6 +71,17 @@ char *out_system_name(const struct rp_prof_method *m);
  * (o->labels, "KEY=VALUE"), a key given by both taken from --label. */
 void out_each_label(const struct rp_prof_source *s, const struct rp_out_options *o,
                     void (*fn)(const char *key, const char *value, void *arg), void *arg);
+
+/*
+ * out_title: what a page is titled by: the names of the profile's recordings,
+ * each its service.name, else its main class or jar (jvm.main, as
+ * rp_out_service_name names them), the first three distinct ones joined by
+ * ", ", then "and N more recordings" (those of other names); `fallback` (the
+ * inputs' path) when no recording has either, or NULL then. Into buf (cap
+ * bytes). @return buf, or fallback. Linear in the recordings.
+ */
+const char *out_title(const struct rp_profile *p, const char *fallback, char *buf,
+                      size_t cap);
 
 /* Print a name for a text format: control characters (newline, tab, ...) become
  * '?', so every entry stays on its line. */
@@ -90,10 +105,12 @@ void out_frame_text(FILE *out, const struct rp_profile *p, const struct rp_prof_
 
 /* Print the stack trace of `node` HPROF style: "TRACE number:" (with
  * " (thread=[name])" in per-thread profiles), then one tab-indented frame a
- * line, leaf first, as "name(File.java:line)", "(Unknown Source)" or
- * "(Native Method)". */
+ * line, leaf first, as "method(File.java:line)" (the line when the profile has
+ * it: RP_GRAN_LINE and finer), "(Unknown Source)" or "(Native Method)". Each
+ * frame printed goes into `legend` (legend.h; NULL: none). */
+struct out_legend;
 void out_print_trace(FILE *out, const struct rp_profile *p, uint32_t node,
-                     uint32_t number);
+                     uint32_t number, struct out_legend *legend);
 
 /* The first heading line of a table with grouped columns (flat's SITES, the
  * class histogram): group names centred over their columns, widths[i] wide for
@@ -103,6 +120,18 @@ void out_group_heading(FILE *out, const char *const *names, const int *widths);
 
 /* v in decimal into buf, or "-" when !have (a figure the data does not hold). */
 void out_fmt_u64(char *buf, size_t cap, int have, uint64_t v);
+
+/* Bytes as a reader reads them, in binary units: "512 B", "1.50 KiB", "3.00 MiB",
+ * "1.25 GiB"; a negative v keeps its sign. @return buf. */
+const char *out_fmt_bytes(double v, char *buf, size_t cap);
+
+/* A weight in the profile's unit as the tables show it: a time when the unit is
+ * time or a count of ticks of a known interval ("840.000 ms", rp_prof_fmt_time),
+ * bytes in binary units (out_fmt_bytes), else the number; "-" when !have.
+ * `sign`: a change, "+" before a positive one and "-" before a negative one.
+ * At most 14 characters up to 10^15 of the unit. @return buf. */
+const char *out_fmt_weight(const struct rp_profile *p, int have, double w, int sign,
+                           char *buf, size_t cap);
 
 /* Write s (len bytes; a C string for out_json_cstring, NULL as "") as a JSON
  * string that is also safe inside an HTML <script> element: '<', '>' and '&'

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "diff.h"
+#include "legend.h"
 #include "model/timespec.h"
 #include "out_common.h"
 
@@ -74,8 +75,9 @@ static void side_line(FILE *out, const struct rp_diff *d, int s, const char *lab
 {
     const struct rp_profile *p = d->p[s];
     char t[32];
-    fprintf(out, "# %s: %llu samples, weight %llu", label,
+    fprintf(out, "# %s: %llu sample%s, weight %llu", label,
             (unsigned long long)p->nodes[0].total[RP_PV_SAMPLES],
+            OUT_S(p->nodes[0].total[RP_PV_SAMPLES]),
             (unsigned long long)d->whole[s]);
     if (p->ns_per_unit > 0)
         fprintf(out, " (%s)", rp_prof_fmt_time(p, d->whole[s], t, sizeof t));
@@ -101,31 +103,68 @@ static void flat_header(FILE *out, const struct rp_diff *d)
           "profile's total; pts: change of share in percentage points\n", out);
 }
 
+/* The frame type of each row's name (the first node named so), for the
+ * legend: rows are names, nodes have types. Caller frees. */
+static int *row_types(const struct rp_diff *d)
+{
+    int *type = rp_xmalloc((d->nrows ? d->nrows : 1) * sizeof *type);
+    for (size_t i = 0; i < d->nrows; i++)
+        type[i] = RP_FRAME_MARKER;
+    uint8_t *seen = rp_xmalloc(d->names.n + 1);
+    memset(seen, 0, d->names.n + 1);
+    for (size_t i = 1; i < d->nnodes; i++) {
+        uint32_t name = d->nodes[i].name;
+        if (name < d->nrows && !seen[name]++)
+            type[name] = d->nodes[i].type;
+    }
+    free(seen);
+    return type;
+}
+
+/* The three weight columns of one figure (self or total): base (scaled), new,
+ * change, in the kind's unit made readable (out_fmt_weight). */
+static void weights(FILE *out, const struct rp_diff *d, const uint64_t *v)
+{
+    const struct rp_profile *p = d->p[1];
+    char a[48], b[48], c[48];
+    fprintf(out, " %14s %14s %14s", out_fmt_weight(p, 1, rp_diff_base(d, v[0]), 0, a, sizeof a),
+            out_fmt_weight(p, 1, (double)v[1], 0, b, sizeof b),
+            out_fmt_weight(p, 1, (double)delta(d, v), 1, c, sizeof c));
+}
+
 static int write_flat_text(FILE *out, const struct rp_diff *d,
                            const struct rp_out_options *o)
 {
     flat_header(out, d);
     size_t n;
     uint32_t *order = ranked_rows(d, &n);
+    int *type = row_types(d);
+    struct out_legend legend;
+    out_legend_init(&legend);
     size_t top = o->top ? o->top : 20;
+    enum rp_prof_group g = d->p[1]->group;
     fprintf(out, "%4s %14s %14s %14s %8s %7s %7s %7s %14s %14s %14s  %s\n", "rank",
             "base self", "new self", "change", "rel", "base%", "new%", "pts",
-            "base total", "new total", "change", rp_norm_group_noun(d->p[1]->group));
+            "base total", "new total", "change", rp_norm_group_noun(g));
     for (size_t i = 0; i < n && i < top; i++) {
         const struct rp_diff_row *r = &d->rows[order[i]];
         double s0 = out_pct(r->self[0], d->whole[0]), s1 = out_pct(r->self[1], d->whole[1]);
         char rel[32];
-        fprintf(out, "%4zu %14.0f %14llu %+14lld %8s %6.2f%% %6.2f%% %+7.2f "
-                     "%14.0f %14llu %+14lld  ", i + 1, rp_diff_base(d, r->self[0]),
-                (unsigned long long)r->self[1], (long long)delta(d, r->self),
-                rel_text(d, r->self, rel, sizeof rel), s0, s1, s1 - s0,
-                rp_diff_base(d, r->total[0]), (unsigned long long)r->total[1],
-                (long long)delta(d, r->total));
+        fprintf(out, "%4zu", i + 1);
+        weights(out, d, r->self);
+        fprintf(out, " %8s %6.2f%% %6.2f%% %+7.2f", rel_text(d, r->self, rel, sizeof rel),
+                s0, s1, s1 - s0);
+        weights(out, d, r->total);
+        fputs("  ", out);
         out_text(out, d->names.s[r->name]);
         fputc('\n', out);
+        out_legend_add(&legend, d->names.s[r->name], type[order[i]]);
     }
     if (n > top)
-        fprintf(out, "# %zu more methods not shown (--top %zu)\n", n - top, top);
+        fprintf(out, "# %zu more %s not shown (--top %zu)\n", n - top,
+                rp_norm_group_nouns(g), top);
+    out_legend_print(out, &legend, "# ");
+    free(type);
     free(order);
     return ferror(out) ? -1 : 0;
 }

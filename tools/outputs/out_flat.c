@@ -16,12 +16,15 @@
  * rp_live_view) and joined by site; a site alive in the snapshot but with no
  * allocation in the profile gets a row of its own, so no live byte is left out.
  * For live (one snapshot) the rows are ranked by live bytes and carry the
- * objects' ages.
+ * objects' ages. A site's trace has its line numbers: the command builds these
+ * kinds at line granularity (RP_FMT_SITE_LINES). The markers of the rows and
+ * traces printed are explained at the end (legend.h).
  */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "legend.h"
 #include "model/live.h"
 #include "model/scan.h"
 #include "out_common.h"
@@ -51,7 +54,7 @@ static int cmp_methods(const void *a, const void *b)
  * (the monitors of a lock profile). */
 static void method_table(FILE *out, const struct rp_profile *p,
                          const struct rp_out_options *o, const char *title,
-                         int skip_classes)
+                         int skip_classes, struct out_legend *legend)
 {
     struct out_method_row *rows = out_method_rows(p);
     uint32_t *order = rp_xmalloc((p->nmethods + 1) * sizeof *order);
@@ -71,8 +74,9 @@ static void method_table(FILE *out, const struct rp_profile *p,
 
     const struct rp_prof_node *root = &p->nodes[0];
     uint64_t whole = root->total[RP_PV_WEIGHT];
-    fprintf(out, "%s BEGIN (total = %llu samples, weight = %llu %s)\n", title,
-            (unsigned long long)root->total[RP_PV_SAMPLES], (unsigned long long)whole,
+    fprintf(out, "%s BEGIN (total = %llu sample%s, weight = %llu %s)\n", title,
+            (unsigned long long)root->total[RP_PV_SAMPLES],
+            OUT_S(root->total[RP_PV_SAMPLES]), (unsigned long long)whole,
             p->unit[0] ? p->unit : "-");
     fprintf(out, "rank    self   accum   count %14s   total %14s %s\n", "self-weight",
             "total-weight", rp_norm_group_noun(p->group));
@@ -89,10 +93,12 @@ static void method_table(FILE *out, const struct rp_profile *p,
                 (unsigned long long)r->total[RP_PV_WEIGHT]);
         out_text(out, p->methods[r->method].display);
         fputc('\n', out);
+        out_legend_add_method(legend, p, r->method);
     }
     fprintf(out, "%s END\n", title);
     if (shown < n)
-        fprintf(out, "# %zu more methods not shown (--top %zu)\n", n - shown, o->top);
+        fprintf(out, "# %zu more %s not shown (--top %zu)\n", n - shown,
+                skip_classes == 2 ? "classes" : rp_norm_group_nouns(p->group), o->top);
     free(is_class);
     free(order);
     free(rows);
@@ -252,11 +258,12 @@ static size_t number_traces(struct site_list *l, size_t shown, const struct rp_p
     return n;
 }
 
-static void print_traces(FILE *out, const struct site_list *l, const size_t *first, size_t n)
+static void print_traces(FILE *out, const struct site_list *l, const size_t *first, size_t n,
+                         struct out_legend *legend)
 {
     for (size_t t = 0; t < n; t++) {
         const struct site *s = &l->s[first[t]];
-        out_print_trace(out, s->p, s->trace, s->trace_no);
+        out_print_trace(out, s->p, s->trace, s->trace_no, legend);
     }
 }
 
@@ -329,14 +336,14 @@ static void live_sites_rows(FILE *out, const struct rp_profile *p, const struct 
         double self = out_pct(n->self[RP_PV_WEIGHT], whole);
         accum += self;
         struct age_figures a = site_ages(ages, nages, s->node);
-        char ob[32], med[32], mx[32], old[32];
+        char ob[32], med[32], mx[32], old[32], b[48];
         out_fmt_u64(ob, sizeof ob, objs, n->self[RP_PV_OBJECTS]);
         snprintf(med, sizeof med, a.have ? "%.1f" : "-", a.median_gcs);
         out_fmt_u64(mx, sizeof mx, a.have, a.max_gcs);
         snprintf(old, sizeof old, a.have ? "%.1fs" : "-", (double)a.max_ms / 1e3);
-        fprintf(out, "%5zu %6.2f%% %6.2f%% %14llu %10s %7llu %6u %6s %6s %9s ", i + 1, self,
-                accum, (unsigned long long)n->self[RP_PV_WEIGHT], ob,
-                (unsigned long long)n->self[RP_PV_SAMPLES], s->trace_no, med, mx, old);
+        fprintf(out, "%5zu %6.2f%% %6.2f%% %14s %10s %7llu %6u %6s %6s %9s ", i + 1, self,
+                accum, out_fmt_weight(p, 1, (double)n->self[RP_PV_WEIGHT], 0, b, sizeof b),
+                ob, (unsigned long long)n->self[RP_PV_SAMPLES], s->trace_no, med, mx, old);
         out_text(out, site_class(s));
         fputc('\n', out);
     }
@@ -363,12 +370,13 @@ static void alloc_sites_rows(FILE *out, const struct rp_profile *p, const struct
         uint64_t bytes = n ? n->self[RP_PV_WEIGHT] : 0;
         double self = out_pct(bytes, whole);
         accum += self;
-        char lb[32], lo[32], ob[32];
-        out_fmt_u64(lb, sizeof lb, live != NULL, ln ? ln->self[RP_PV_WEIGHT] : 0);
+        char lb[48], lo[32], ob[32], ab[48];
+        out_fmt_weight(p, live != NULL, ln ? (double)ln->self[RP_PV_WEIGHT] : 0, 0, lb,
+                       sizeof lb);
         out_fmt_u64(lo, sizeof lo, live_objs, ln ? ln->self[RP_PV_OBJECTS] : 0);
         out_fmt_u64(ob, sizeof ob, objs, n ? n->self[RP_PV_OBJECTS] : 0);
-        fprintf(out, "%5zu %6.2f%% %6.2f%% %14s %10s %14llu %10s %7llu %6u ", i + 1, self,
-                accum, lb, lo, (unsigned long long)bytes, ob,
+        fprintf(out, "%5zu %6.2f%% %6.2f%% %14s %10s %14s %10s %7llu %6u ", i + 1, self,
+                accum, lb, lo, out_fmt_weight(p, 1, (double)bytes, 0, ab, sizeof ab), ob,
                 (unsigned long long)(n ? n->self[RP_PV_SAMPLES] : 0), s->trace_no);
         out_text(out, site_class(s));
         fputc('\n', out);
@@ -378,7 +386,8 @@ static void alloc_sites_rows(FILE *out, const struct rp_profile *p, const struct
 /* HPROF's SITES. For alloc: ordered by allocated bytes, with the live bytes and
  * objects of the same site in the view's live snapshot beside them. For live:
  * ordered by live bytes, with the objects' ages. */
-static void sites(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)
+static void sites(FILE *out, const struct rp_profile *p, const struct rp_out_options *o,
+                  struct out_legend *legend)
 {
     int is_live = !strcmp(p->kind, RP_LIVE_KIND);
     const struct rp_live_view *lv = o->live;
@@ -396,8 +405,8 @@ static void sites(FILE *out, const struct rp_profile *p, const struct rp_out_opt
     const char *unit = p->unit[0] ? p->unit : "weight";
     unsigned long long nsamples = p->nodes[0].total[RP_PV_SAMPLES];
     if (is_live) {
-        fprintf(out, "LIVE SITES BEGIN (ordered by live %s, %llu objects sampled)\n", unit,
-                nsamples);
+        fprintf(out, "LIVE SITES BEGIN (ordered by live %s, %llu object%s sampled)\n", unit,
+                nsamples, OUT_S(nsamples));
         live_sites_rows(out, p, &l, shown, lv);
         fprintf(out, "LIVE SITES END\n");
     } else {
@@ -406,8 +415,8 @@ static void sites(FILE *out, const struct rp_profile *p, const struct rp_out_opt
             out_text(out, lv->note);
             fputc('\n', out);
         }
-        fprintf(out, "SITES BEGIN (ordered by allocated %s, estimated from %llu samples)\n",
-                unit, nsamples);
+        fprintf(out, "SITES BEGIN (ordered by allocated %s, estimated from %llu sample%s)\n",
+                unit, nsamples, OUT_S(nsamples));
         alloc_sites_rows(out, p, &l, shown, live);
         fprintf(out, "SITES END\n");
         if (live_only)
@@ -417,7 +426,7 @@ static void sites(FILE *out, const struct rp_profile *p, const struct rp_out_opt
     }
     if (shown < l.n)
         fprintf(out, "# %zu more sites not shown (--top %zu)\n", l.n - shown, o->top);
-    print_traces(out, &l, first, ntraces);
+    print_traces(out, &l, first, ntraces, legend);
     free(first);
     free(l.s);
 }
@@ -437,23 +446,26 @@ static int is_alloc_profile(const struct rp_profile *p)
 
 int rp_out_flat(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)
 {
+    struct out_legend legend;
+    out_legend_init(&legend);
     out_header(out, p, o, "flat");
     if (is_alloc_profile(p)) {
-        sites(out, p, o);
+        sites(out, p, o, &legend);
         fputc('\n', out);
-        method_table(out, p, o, "ALLOCATING METHODS", 1);
+        method_table(out, p, o, "ALLOCATING METHODS", 1, &legend);
     } else if (!strcmp(p->kind, RP_KIND_LOCK)) {
         /* Methods that waited (self: the method entering the monitor), then the
          * monitors' classes; `ringprof locks` ranks monitors with their owners. */
-        method_table(out, p, o, "LOCK SAMPLES", 1);
+        method_table(out, p, o, "LOCK SAMPLES", 1, &legend);
         fputc('\n', out);
-        method_table(out, p, o, "MONITOR CLASSES", 2);
+        method_table(out, p, o, "MONITOR CLASSES", 2, &legend);
     } else {
         char title[64];
         snprintf(title, sizeof title, "%s SAMPLES", p->kind[0] ? p->kind : "-");
         for (char *c = title; *c; c++)
             *c = (char)toupper((unsigned char)*c);
-        method_table(out, p, o, title, 0);
+        method_table(out, p, o, title, 0, &legend);
     }
+    out_legend_print(out, &legend, "# ");
     return ferror(out) ? -1 : 0;
 }

@@ -108,15 +108,16 @@ static void print_rows(FILE *out, const struct rp_profile *p, const struct histo
         const struct class_row *r = &h->rows[i];
         double self = out_pct(r->v[RP_PV_WEIGHT], whole);
         accum += self;
-        char ob[32], lb[32], lo[32];
+        char ob[32], lb[48], lo[32], b[48];
         out_fmt_u64(ob, sizeof ob, objs, r->v[RP_PV_OBJECTS]);
         fprintf(out, "%5zu %6.2f%% %6.2f%% ", i + 1, self, accum);
         if (!is_live) {
-            out_fmt_u64(lb, sizeof lb, live != NULL, r->live[RP_PV_WEIGHT]);
+            out_fmt_weight(p, live != NULL, (double)r->live[RP_PV_WEIGHT], 0, lb, sizeof lb);
             out_fmt_u64(lo, sizeof lo, live_objs, r->live[RP_PV_OBJECTS]);
             fprintf(out, "%14s %10s ", lb, lo);
         }
-        fprintf(out, "%14llu %10s %7llu ", (unsigned long long)r->v[RP_PV_WEIGHT], ob,
+        fprintf(out, "%14s %10s %7llu ",
+                out_fmt_weight(p, 1, (double)r->v[RP_PV_WEIGHT], 0, b, sizeof b), ob,
                 (unsigned long long)r->v[RP_PV_SAMPLES]);
         out_text(out, h->names.s[r->name]);
         fputc('\n', out);
@@ -148,13 +149,15 @@ int rp_out_histogram(FILE *out, const struct rp_profile *p, const struct rp_out_
         fputc('\n', out);
     }
     const char *unit = p->unit[0] ? p->unit : "weight";
-    fprintf(out, "CLASS HISTOGRAM BEGIN (ordered by %s %s, estimated from %llu samples; "
-                 "%zu classes)\n", is_live ? "live" : "allocated", unit,
-            (unsigned long long)p->nodes[0].total[RP_PV_SAMPLES], n);
+    uint64_t ns = p->nodes[0].total[RP_PV_SAMPLES];
+    fprintf(out, "CLASS HISTOGRAM BEGIN (ordered by %s %s, estimated from %llu sample%s; "
+                 "%zu class%s)\n", is_live ? "live" : "allocated", unit,
+            (unsigned long long)ns, OUT_S(ns), n, n == 1 ? "" : "es");
     print_rows(out, p, &h, shown, live);
     fprintf(out, "CLASS HISTOGRAM END\n");
     if (shown < n)
-        fprintf(out, "# %zu more classes not shown (--top %zu)\n", n - shown, o->top);
+        fprintf(out, "# %zu more class%s not shown (--top %zu)\n", n - shown,
+                n - shown == 1 ? "" : "es", o->top);
     free(h.rows);
     rp_strtab_free(&h.names);
     return ferror(out) ? -1 : 0;

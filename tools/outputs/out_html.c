@@ -8,7 +8,8 @@
  * the profile as JSON where the template has its data marker:
  *
  *   {"v":1,"title":..,"kind":..,"unit":..,"ns_per_unit":..,"info":..,
- *    "nodes":[name,type,weight,samples,nchildren, ...],"strings":[..]}
+ *    "nodes":[name,type,weight,samples,nchildren, ...],"strings":[..],
+ *    "markers":[[label,meaning,doc,match], ...]}
  *
  * Nodes are flat, in pre-order (children in the model's sorted order), each five
  * integers: an index into "strings", the page's frame type (see page_type), total
@@ -18,6 +19,8 @@
  * recurses, however deep the stacks. A --cutoff drops nodes under that share of
  * the total weight (their weight stays in the parent's total, as the parent's
  * self), which keeps the page small for profiles with millions of nodes.
+ * "markers" explains the marker frames among the nodes written (legend.h), for
+ * the page's legend and tooltip.
  *
  * The JSON sits in a <script type="application/json"> element, which the HTML
  * parser ends at the first "</script" (in any case). Every '<', '>' and '&' in a
@@ -36,6 +39,7 @@
 #include "model/scan.h"
 #include "model/strtab.h"
 #include "diff.h"
+#include "legend.h"
 #include "out_common.h"
 
 /* From the build (tools/outputs/embed.py over tools/outputs/flamegraph.html). */
@@ -65,6 +69,7 @@ struct walk {
     struct rp_strtab names;
     uint64_t min_weight;       /* nodes below this total weight are dropped     */
     uint64_t count;
+    struct out_legend legend;  /* the markers among the nodes written          */
 };
 
 static int kept(const struct walk *w, const struct rp_prof_node *n)
@@ -86,6 +91,7 @@ static int visit(const struct rp_profile *p, uint32_t node, size_t depth, void *
             page_type(p, node), (unsigned long long)n->total[RP_PV_WEIGHT],
             (unsigned long long)n->total[RP_PV_SAMPLES], kids);
     w->count++;
+    out_legend_add_node(&w->legend, p, node);
     return 0;
 }
 
@@ -102,8 +108,9 @@ static void write_info(FILE *out, const struct rp_profile *p, const struct rp_li
 {
     const struct rp_prof_node *root = &p->nodes[0];
     char info[1024], t[64], a[32], b[32];
-    int n = snprintf(info, sizeof info, "%s: %llu samples", p->kind[0] ? p->kind : "?",
-                     (unsigned long long)root->total[RP_PV_SAMPLES]);
+    int n = snprintf(info, sizeof info, "%s: %llu sample%s", p->kind[0] ? p->kind : "?",
+                     (unsigned long long)root->total[RP_PV_SAMPLES],
+                     OUT_S(root->total[RP_PV_SAMPLES]));
     if (p->ns_per_unit > 0)
         n += snprintf(info + n, sizeof info - (size_t)n, ", %s",
                       rp_prof_fmt_time(p, root->total[RP_PV_WEIGHT], t, sizeof t));
@@ -163,8 +170,31 @@ static void data_head(FILE *out, const struct rp_profile *p, const char *title)
     fputs(",\"info\":", out);
 }
 
-/* The string table, the data's end and the page after the marker. */
-static int page_close(FILE *out, struct rp_strtab *names, const char *rest)
+struct marker_arg {
+    FILE *out;
+    size_t n;
+};
+
+static void marker_json(const char *label, const char *meaning, const char *doc,
+                        const char *match, void *arg)
+{
+    struct marker_arg *a = arg;
+    FILE *out = a->out;
+    fputs(a->n++ ? ",\n[" : "[", out);
+    out_json_cstring(out, label);
+    fputc(',', out);
+    out_json_cstring(out, meaning);
+    fputc(',', out);
+    out_json_cstring(out, doc);
+    fputc(',', out);
+    out_json_cstring(out, match);
+    fputc(']', out);
+}
+
+/* The string table, the markers' legend, the data's end and the page after the
+ * marker. */
+static int page_close(FILE *out, struct rp_strtab *names, const struct out_legend *legend,
+                      const char *rest)
 {
     fputs("],\n\"strings\":[", out);
     for (size_t i = 0; i < names->n; i++) {
@@ -172,6 +202,9 @@ static int page_close(FILE *out, struct rp_strtab *names, const char *rest)
             fputs(",\n", out);
         out_json_string(out, names->s[i], names->len[i]);
     }
+    fputs("],\n\"markers\":[", out);
+    struct marker_arg a = {out, 0};
+    out_legend_each(legend, marker_json, &a);
     fputs("]}", out);
     fwrite(rest, 1, rp_flamegraph_html_len - (size_t)(rest - rp_flamegraph_html), out);
     return ferror(out) ? -1 : 0;
@@ -184,14 +217,16 @@ int rp_out_html(FILE *out, const struct rp_profile *p, const struct rp_out_optio
         return -1;
     struct walk w = {.out = out};
     rp_strtab_init(&w.names);
+    out_legend_init(&w.legend);
     if (o->cutoff_pct > 0)
         w.min_weight = (uint64_t)((double)p->nodes[0].total[RP_PV_WEIGHT] *
                                   o->cutoff_pct / 100.0);
-    data_head(out, p, o->title);
+    char title[1024];
+    data_head(out, p, out_title(p, o->title, title, sizeof title));
     write_info(out, p, o->live);
     fputs(",\n\"nodes\":[\n", out);
     rp_prof_walk(p, 0, visit, &w);
-    int rc = page_close(out, &w.names, rest);
+    int rc = page_close(out, &w.names, &w.legend, rest);
     rp_strtab_free(&w.names);
     return rc;
 }
@@ -227,7 +262,8 @@ static uint32_t diff_kids(const struct rp_diff *d, uint32_t n)
 
 /* Pre-order over the nodes with NEW weight: children come sorted by it, so the
  * first child without any ends a node's list. */
-static void diff_nodes(FILE *out, const struct rp_diff *d, struct rp_strtab *names, int base)
+static void diff_nodes(FILE *out, const struct rp_diff *d, struct rp_strtab *names, int base,
+                       struct out_legend *legend)
 {
     uint32_t n = 0;
     size_t count = 0;
@@ -236,10 +272,13 @@ static void diff_nodes(FILE *out, const struct rp_diff *d, struct rp_strtab *nam
         if (base)
             fprintf(out, "%s%llu,%llu", count++ ? ",\n" : "",
                     (unsigned long long)x->total[0], (unsigned long long)x->self[0]);
-        else
+        else {
             fprintf(out, "%s%u,%d,%llu,0,%u", count++ ? ",\n" : "",
                     rp_strtab_cstr(names, d->names.s[x->name]), diff_page_type(x->type),
                     (unsigned long long)x->total[1], diff_kids(d, n));
+            if (n)
+                out_legend_add(legend, d->names.s[x->name], x->type);
+        }
         uint32_t c = x->first_child;
         if (c != RP_PROF_NONE && d->nodes[c].total[1] > 0) {
             n = c;
@@ -265,12 +304,31 @@ static void diff_info(FILE *out, const struct rp_diff *d)
         if (!rp_prof_fmt_time(d->p[s], d->whole[s], t[s], sizeof t[s])[0])
             snprintf(t[s], sizeof t[s], "%llu %s", (unsigned long long)d->whole[s],
                      d->p[s]->unit);
-    snprintf(info, sizeof info, "%s diff: base %llu samples, %s; new %llu samples, %s%s",
-             d->p[1]->kind[0] ? d->p[1]->kind : "?",
-             (unsigned long long)d->p[0]->nodes[0].total[RP_PV_SAMPLES], t[0],
-             (unsigned long long)d->p[1]->nodes[0].total[RP_PV_SAMPLES], t[1],
+    uint64_t nb = d->p[0]->nodes[0].total[RP_PV_SAMPLES];
+    uint64_t nn = d->p[1]->nodes[0].total[RP_PV_SAMPLES];
+    snprintf(info, sizeof info, "%s diff: base %llu sample%s, %s; new %llu sample%s, %s%s",
+             d->p[1]->kind[0] ? d->p[1]->kind : "?", (unsigned long long)nb, OUT_S(nb), t[0],
+             (unsigned long long)nn, OUT_S(nn), t[1],
              d->scale != 1.0 ? "; base normalised to new's total" : "");
     out_json_cstring(out, info);
+}
+
+/* The diff page's title: "BASE_NAME vs NEW_NAME" of the recordings' names
+ * (out_title), or "NAME: PATHS" when both sides have the same one; `paths`
+ * ("BASE vs NEW" as given) without names. */
+static const char *diff_title(const struct rp_diff *d, const char *paths, char *buf,
+                              size_t cap)
+{
+    char a[512], b[512];
+    const char *na = out_title(d->p[0], NULL, a, sizeof a);
+    const char *nb = out_title(d->p[1], NULL, b, sizeof b);
+    if (!na || !nb)
+        return paths;
+    if (!strcmp(na, nb))
+        snprintf(buf, cap, "%s: %s", na, paths ? paths : "base vs new");
+    else
+        snprintf(buf, cap, "%s vs %s", na, nb);
+    return buf;
 }
 
 int rp_out_diff_html(FILE *out, const struct rp_diff *d, const struct rp_out_options *o)
@@ -280,15 +338,18 @@ int rp_out_diff_html(FILE *out, const struct rp_diff *d, const struct rp_out_opt
         return -1;
     struct rp_strtab names;
     rp_strtab_init(&names);
-    data_head(out, d->p[1], o->title);
+    struct out_legend legend;
+    out_legend_init(&legend);
+    char title[2048];
+    data_head(out, d->p[1], diff_title(d, o->title, title, sizeof title));
     diff_info(out, d);
     fprintf(out, ",\n\"diff\":{\"scale\":%.17g,\"base_total\":%llu,\"new_total\":%llu}",
             d->scale, (unsigned long long)d->whole[0], (unsigned long long)d->whole[1]);
     fputs(",\n\"base\":[\n", out);
-    diff_nodes(out, d, &names, 1);
+    diff_nodes(out, d, &names, 1, NULL);
     fputs("],\n\"nodes\":[\n", out);
-    diff_nodes(out, d, &names, 0);
-    int rc = page_close(out, &names, rest);
+    diff_nodes(out, d, &names, 0, &legend);
+    int rc = page_close(out, &names, &legend, rest);
     rp_strtab_free(&names);
     return rc;
 }

@@ -50,11 +50,12 @@
  * The JDK types that views read and ringprof has no data for (jdk.Shutdown, the
  * young and old collections, ...) are declared (jfr.c) and never written.
  * Frames: the builder's, at RP_GRAN_FULL (line and bci both, filters see methods),
- * but its markers, which every reader would take for methods (struct
- * stack_note): "[truncated]" and the markers of missing frames become the
- * stack's truncated flag, a stack of markers alone has no frames, and the
- * ringprof events name them in `markers`; alloc and live samples' class leaf
- * is the event's class field, not a frame.
+ * overloads apart (RP_SIG_KEEP: each method with its own descriptor), but its
+ * markers, which every reader would take for methods (struct stack_note):
+ * "[truncated]" and the markers of missing frames become the stack's truncated
+ * flag, a stack of markers alone has no frames, and the ringprof events name
+ * them in `markers`; alloc and live samples' class leaf is the event's class
+ * field, not a frame.
  */
 #include <errno.h>
 #include <limits.h>
@@ -1355,8 +1356,12 @@ int rp_out_jfr(FILE *out, rp_jfr_build_fn build, void *build_arg,
         put(&j, header, sizeof header);                /* patched at the end    */
 
         /* Frames carry both the line and the bci; --include/--exclude see
-         * methods, as by default in the other formats. */
+         * methods, as by default in the other formats. A method carries its
+         * descriptor, as the JDK writes it, so overloads stay apart (their
+         * readers show the parameter lists). */
         po->granularity = RP_GRAN_FULL;
+        if (po->norm.signatures == RP_SIG_MERGE)
+            po->norm.signatures = RP_SIG_KEEP;
         po->per_thread = 0;
         po->state_frames = 0;
         po->on_sample = on_sample;

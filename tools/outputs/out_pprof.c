@@ -10,7 +10,8 @@
  *     the JVM, that says "symbolized") with one Line: the method's
  *     Function and the frame's line; a method is a Function (id = method index
  *     + 1) with its display name, and as system_name its name with signature
- *     (Java) or its symbol as recorded (native, C++, kernel: the mangled name
+ *     (Java; of the first overload seen, unless --signatures keeps them apart)
+ *     or its symbol as recorded (native, C++, kernel: the mangled name
  *     that `name` shows demangled), and its source file;
  *   - a thread node (per-thread profiles) is not a location: it becomes the
  *     sample's labels "thread" (name), "tid" (number), for a virtual thread's
@@ -31,7 +32,7 @@
  *     "contentions"/"count" and "delay"/"nanoseconds" (Go's mutex profile);
  *   - period_type/period from the kind's nominal period, time_nanos/
  *     duration_nanos from the wall-clock span of the kept samples, and the
- *     title and producer as comments.
+ *     title, producer and what each marker frame means (legend.h) as comments.
  *
  * The format table asks for the profile per thread and at line granularity
  * (RP_FMT_THREADS | RP_FMT_LINES in formats.c), so labels and lines are there.
@@ -48,6 +49,7 @@
 #include <string.h>
 
 #include "formats.h"
+#include "legend.h"
 #include "out_common.h"
 #include "model/scan.h"
 #include "model/strtab.h"
@@ -334,6 +336,32 @@ static void write_functions(struct pprof *x)
     }
 }
 
+/* A marker's meaning as a comment (`go tool pprof -comments`): "[truncated]:
+ * the stack was ... (docs/profiles.md, \"Frames\")". */
+static void legend_comment(const char *label, const char *meaning, const char *doc,
+                           const char *match, void *arg)
+{
+    (void)match;
+    struct pprof *x = arg;
+    char line[1024];
+    snprintf(line, sizeof line, "%s: %s (%s)", label, meaning, doc);
+    rp_pb_int64(&x->field, PROFILE_COMMENT, str(x, line));
+}
+
+/* The meanings of the markers among the locations written, after the title's
+ * comments (a repeated field's entries keep their order wherever they are). */
+static void write_legend(struct pprof *x)
+{
+    struct out_legend legend;
+    out_legend_init(&legend);
+    for (size_t f = 0; f < x->p->nframes; f++)
+        if (x->frame_used[f])
+            out_legend_add(&legend, x->p->frames[f].display, x->p->frames[f].type);
+    rp_pb_reset(&x->field);
+    if (out_legend_each(&legend, legend_comment, x))
+        rp_gz_write_pb(x->gz, &x->field);
+}
+
 /* The string table, in index order. A string that is not valid UTF-8 keeps its
  * index with U+FFFD for each bad byte (rp_pb_string), so references stay
  * right. */
@@ -345,6 +373,7 @@ static void write_strings(struct pprof *x)
         rp_gz_write_pb(x->gz, &x->field);
     }
 }
+
 
 int rp_out_pprof(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)
 {
@@ -373,8 +402,10 @@ int rp_out_pprof(FILE *out, const struct rp_profile *p, const struct rp_out_opti
     x.k_carrier = str(&x, "carrier");
 
     write_header(&x);
-    if (o->title && *o->title)
-        rp_pb_int64(&x.field, PROFILE_COMMENT, str(&x, o->title));
+    char tbuf[1024];
+    const char *title = out_title(p, o->title, tbuf, sizeof tbuf);
+    if (title && *title)
+        rp_pb_int64(&x.field, PROFILE_COMMENT, str(&x, title));
     rp_pb_int64(&x.field, PROFILE_COMMENT, str(&x, "ringprof " RINGPROF_VERSION));
     rp_gz_write_pb(x.gz, &x.field);
 
@@ -382,6 +413,7 @@ int rp_out_pprof(FILE *out, const struct rp_profile *p, const struct rp_out_opti
     write_mapping(&x);
     write_locations(&x);
     write_functions(&x);
+    write_legend(&x);
     write_strings(&x);
     int rc = rp_gz_finish(x.gz);
     int err = errno;

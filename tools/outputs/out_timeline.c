@@ -677,9 +677,10 @@ static void write_svg(FILE *out, const struct view *v, const struct rp_out_optio
     fputs("<text x=\"10\" y=\"18\" style=\"font-size:14px;font-weight:bold\">"
           "ringprof timeline: ", out);
     xml(out, o->title);
-    fprintf(out, "</text>\n<text x=\"10\" y=\"34\">from %s, %.3f s; %zu threads (%zu shown, "
+    fprintf(out, "</text>\n<text x=\"10\" y=\"34\">from %s, %.3f s; %zu thread%s (%zu shown, "
                  "sorted by %s); wall samples %llu, lock waits %llu, GC pauses %llu; hover "
-                 "for details</text>\n", a, secs(tl, tl->t1), tl->nthreads, v->shown,
+                 "for details</text>\n", a, secs(tl, tl->t1), tl->nthreads,
+            tl->nthreads == 1 ? "" : "s", v->shown,
             sort_name(v->o->sort), (unsigned long long)tl->wall_samples,
             (unsigned long long)tl->lock_samples, (unsigned long long)tl->gc_samples);
     svg_legend(out, 44);

@@ -7,12 +7,14 @@
  * deep). Each line gives the node's total and self weight (in the kind's unit),
  * both as a percentage of the whole profile, its total samples, and, when the unit
  * is time or a count of timer ticks, the estimated total and self time. --cutoff
- * hides every node whose total is below that share of the profile; the siblings it
- * hides are summarised in one "[... hidden]" line, and the footer says how many
- * branches were hidden in all.
+ * (RP_OUT_TREE_CUTOFF unless given) hides every node whose total is below that
+ * share of the profile; the siblings it hides are summarised in one "[...
+ * hidden]" line, and the footer says how many branches were hidden in all, then
+ * what the markers shown mean (legend.h).
  */
 #include <string.h>
 
+#include "legend.h"
 #include "out_common.h"
 
 struct tree_ctx {
@@ -22,6 +24,7 @@ struct tree_ctx {
     uint32_t summarised;       /* parent whose hidden children were summarised */
     uint64_t hidden_branches, hidden_weight;
     int times;
+    struct out_legend legend;
 };
 
 static void line(struct tree_ctx *c, const struct rp_profile *p, uint32_t node,
@@ -36,6 +39,7 @@ static void line(struct tree_ctx *c, const struct rp_profile *p, uint32_t node,
     else
         out_node_text(c->out, p, node);
     fputc('\n', c->out);
+    out_legend_add_node(&c->legend, p, node);
 }
 
 static int below_cutoff(const struct tree_ctx *c, const struct rp_prof_node *n)
@@ -78,7 +82,8 @@ static int visit(const struct rp_profile *p, uint32_t node, size_t depth, void *
 int rp_out_tree(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)
 {
     struct tree_ctx c = {out, o, p->nodes[0].total[RP_PV_WEIGHT], RP_PROF_NONE, 0, 0,
-                         p->ns_per_unit > 0};
+                         p->ns_per_unit > 0, {0}};
+    out_legend_init(&c.legend);
     out_header(out, p, o, "tree");
     fprintf(out, "%14s %14s %8s %8s %9s", "total", "self", "total%", "self%", "samples");
     if (c.times)
@@ -86,8 +91,11 @@ int rp_out_tree(FILE *out, const struct rp_profile *p, const struct rp_out_optio
     fputs("  call tree (callers above callees)\n", out);
     rp_prof_walk(p, 0, visit, &c);
     if (o->cutoff_pct > 0)
-        fprintf(out, "# cutoff %.2f%%: %llu branches hidden, weight %llu (%.2f%%)\n",
+        fprintf(out, "# cutoff %.2f%%: %llu branch%s hidden, weight %llu (%.2f%%)%s\n",
                 o->cutoff_pct, (unsigned long long)c.hidden_branches,
-                (unsigned long long)c.hidden_weight, out_pct(c.hidden_weight, c.whole));
+                c.hidden_branches == 1 ? "" : "es", (unsigned long long)c.hidden_weight,
+                out_pct(c.hidden_weight, c.whole),
+                c.hidden_branches ? "; --cutoff 0 shows every node" : "");
+    out_legend_print(out, &c.legend, "# ");
     return ferror(out) ? -1 : 0;
 }

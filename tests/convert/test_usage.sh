@@ -70,6 +70,9 @@ usage_error attach "ringprof attach: option '--timeout' needs a value" --timeout
 usage_error attach "ringprof attach: the first argument must be a pid" notapid
 usage_error record "ringprof record: unknown option '--evnt' (did you mean '--event'?)" \
     --evnt cpu -- java -version
+usage_error push "ringprof push: unknown option '--follw' (did you mean '--follow'?)" \
+    --follw d http://127.0.0.1:1
+usage_error push "ringprof push: no URL given"
 
 # A command that is none: its own line and where the list is.
 "$RINGPROF" conver a.rpc >out 2>err
@@ -77,7 +80,7 @@ check "unknown command: exit 2, two lines with the suggestion" \
     bash -c '[ $0 -eq 2 ] && [ "$(cat err)" = "ringprof: '"'conver'"' is not a command (did you mean '"'convert'"'?)
 Try '"'ringprof --help'"' for the list of commands." ]' $?
 # --help still gives the whole text, on stdout.
-for cmd in convert diff leaks locks summary ctl list attach record; do
+for cmd in convert diff leaks locks summary ctl list attach record push; do
     "$RINGPROF" $cmd --help >out 2>err
     check "$cmd --help: exit 0, the usage on stdout, nothing on stderr" \
         bash -c '[ $0 -eq 0 ] && grep -q "^usage: ringprof '$cmd'" out && [ ! -s err ]' $?

@@ -42,6 +42,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "usage.h"
 #include "model/inputs.h"
 #include "model/timespec.h"
 #include "model/xalloc.h"
@@ -167,18 +168,16 @@ static void usage(FILE *f)
         "2 usage error; 3 retries given up (or stopped) with chunks not delivered.\n");
 }
 
+/* One line and the help line (usage.h). @return 2. */
 __attribute__((format(printf, 2, 3)))
 static int bad_usage(const struct push *x, const char *fmt, ...)
 {
     (void)x;
     va_list ap;
     va_start(ap, fmt);
-    fputs("ringprof push: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    int rc = rp_usage_verror("push", fmt, ap);
     va_end(ap);
-    fputs("\n\n", stderr);
-    usage(stderr);
-    return 2;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- clock -- */
@@ -367,7 +366,6 @@ static int parse_one(struct push *x, int opt, const char *arg, char **argv)
     case 'v': x->verbose = 1; return 0;
     case OPT_QUIET: x->quiet = 1; return 0;
     case 'h': usage(stdout); return 3;
-    case ':': return bad_usage(x, "option '%s' needs an argument", argv[optind - 1]);
     default: return bad_usage(x, "unknown option '%s'", argv[optind - 1]);
     }
 }
@@ -451,6 +449,8 @@ static int parse_args(struct push *x, int argc, char **argv)
     optind = 1;
     int opt;
     while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
+        if (opt == '?' || opt == ':')
+            return rp_usage_getopt("push", opt, argv, longopts, NULL);
         int rc = parse_one(x, opt, optarg, argv);
         if (rc)
             return rc;

@@ -101,7 +101,10 @@ test_telemetry() {
     med=$(awk -F'\t' 'NR > 1 { print ($1 - last) / 1e6 } { last = $1 }' "$work/threads.os" | sort -n |
           awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
     note "$n0 readings over $span ms, median spacing $med ms"
-    [ "$n0" -ge 10 ] || fail "only $n0 readings in a 3 s run at 200 ms"
+    # Enough readings to judge the spacing by; how many a 3 s run holds is the
+    # scheduler's (9 over 2.6 s once under a load average of 15), so the count
+    # is judged against the span the readings cover, below.
+    [ "$n0" -ge 5 ] || fail "only $n0 readings in a 3 s run at 200 ms"
     within "$med" 150 300 || fail "readings are $med ms apart (median), not 200"
     [ "$n0" -ge $((span / 200 * 3 / 4)) ] || fail "$n0 readings over $span ms: fewer than 3/4 of one per 200 ms"
     last() { tail -1 "$work/$1" | cut -f2; }

@@ -39,6 +39,8 @@ void rp_jfr_u8(struct rp_jfr_buf *b, uint8_t v)
 
 void rp_jfr_bytes(struct rp_jfr_buf *b, const void *p, size_t n)
 {
+    if (n == 0)
+        return; /* p may be NULL: a stack of no frames has no buffer yet */
     reserve(b, n);
     memcpy(b->p + b->n, p, n);
     b->n += n;

@@ -171,6 +171,18 @@ static void kind_no_name(struct cb_buf *f, struct cb_buf *p)
     one_segment(f, p);
 }
 
+/* Extras naming class 2^32 + 2 and thread 2^32 + 1: ids are 32 bits, so these
+ * name no class and no thread, never class 2 (LockSupport, used by no stack
+ * here) or thread 1 that their low halves would alias. */
+static void wide_id(struct cb_buf *f, struct cb_buf *p)
+{
+    basics(p);
+    const uint64_t cls = (1ull << 32) + 2, owner = (1ull << 32) + 1;
+    sample(p, 2, 1, 1, 3, (const uint64_t[]){RP_TS_BLOCKED, cls, owner});
+    sample(p, 3, 1, 1, 3, (const uint64_t[]){cls, owner, 0});
+    one_segment(f, p);
+}
+
 /* The clean file, then one byte of its segment's compressed body flipped. */
 static void damaged(struct cb_buf *f, struct cb_buf *p)
 {
@@ -263,7 +275,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: rp_hostile clean|frame-id|method-id|thread-id|kind-id|"
-                        "stack-id|kind-no-name|damaged|string-bomb|deep-stack|threads|"
+                        "stack-id|kind-no-name|wide-id|damaged|string-bomb|deep-stack|threads|"
                         "many OUT [N]\n");
         return 1;
     }
@@ -284,6 +296,8 @@ int main(int argc, char **argv)
         stack_id(&f, &p);
     else if (!strcmp(what, "kind-no-name"))
         kind_no_name(&f, &p);
+    else if (!strcmp(what, "wide-id"))
+        wide_id(&f, &p);
     else if (!strcmp(what, "damaged"))
         damaged(&f, &p);
     else if (!strcmp(what, "string-bomb") && n > 0)

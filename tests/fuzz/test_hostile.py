@@ -168,6 +168,17 @@ def main():
             expect(name + " locks", ["locks", path], path, base["locks"],
                    diag="never defined", nothing="the inputs have no lock samples")
 
+        # Extras that name class 2^32 + 2 and thread 2^32 + 1: no class, no thread,
+        # never class 2 (LockSupport, on no stack) that the low half aliases.
+        wide = hostile(tmp, "wide-id")
+        for fmt in ("jfr", "timeline"):
+            out_path = os.path.join(tmp, "wide." + fmt)
+            expect("wide-id " + fmt, ["convert", "--format", fmt, "-o", out_path, wide],
+                   wide, base["convert"])
+            with open(out_path, "rb") as f:
+                check(b"LockSupport" not in f.read(),
+                      "wide-id %s: a 64-bit class id taken for its low 32 bits" % fmt)
+
         # Item 6: 4 segments of 60 strings of 1 MiB, 1 MB in the file.
         bomb = hostile(tmp, "string-bomb", 4)
         for cmd in (["summary"], ["convert", "--format", "collapsed"]):

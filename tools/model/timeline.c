@@ -295,8 +295,9 @@ static void on_sample(struct rp_tl *tl, struct build *b, const struct rp_event *
         tl->wall_samples++;
         return;
     }
-    const char *klass = k->x_class >= 0
-        ? rp_reader_class(b->r, (uint32_t)extra(ev, k->x_class)) : NULL;
+    uint64_t class_id = extra(ev, k->x_class);
+    const char *klass = k->x_class >= 0 && class_id <= UINT32_MAX   /* ids are 32 bits */
+        ? rp_reader_class(b->r, (uint32_t)class_id) : NULL;
     uint64_t owner_id = extra(ev, k->x_owner);
     const struct rp_thread_info *oi = owner_id && owner_id <= UINT32_MAX
         ? rp_reader_thread(b->r, (uint32_t)owner_id) : NULL;

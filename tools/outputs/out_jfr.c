@@ -473,6 +473,14 @@ static uint64_t xval(const struct kmap *k, const struct rp_event *ev, int x, uin
     return i >= 0 && (uint32_t)i < ev->u.sample.nextra ? ev->u.sample.extra[i] : dflt;
 }
 
+/* An extra that names a chunk id (class, thread): ids are 32 bits, so a value
+ * above that names nothing (0), never the id its low half would alias. */
+static uint32_t xid(const struct kmap *k, const struct rp_event *ev, int x)
+{
+    uint64_t v = xval(k, ev, x, 0);
+    return v <= UINT32_MAX ? (uint32_t)v : 0;
+}
+
 static int has_x(const struct kmap *k, const struct rp_event *ev, int x)
 {
     return k->x[x] >= 0 && (uint32_t)k->x[x] < ev->u.sample.nextra;
@@ -550,9 +558,8 @@ static void write_wall(struct jfr *j, const struct rp_profile *p, uint64_t wall,
     unsigned st = (unsigned)xval(k, ev, X_STATE, RP_TS_UNKNOWN);
     if (st >= RP_TS_COUNT)
         st = RP_TS_UNKNOWN;
-    uint32_t blocker = java_class(j, rp_prof_chunk_class(p, (uint32_t)xval(k, ev,
-                                                                X_BLOCKER_CLASS, 0)));
-    uint32_t owner = thread_id(j, p, (uint32_t)xval(k, ev, X_BLOCKER_OWNER, 0));
+    uint32_t blocker = java_class(j, rp_prof_chunk_class(p, xid(k, ev, X_BLOCKER_CLASS)));
+    uint32_t owner = thread_id(j, p, xid(k, ev, X_BLOCKER_OWNER));
     if ((st == RP_TS_NATIVE || st == RP_TS_IO) && note.frames) {
         ev_begin(j, JFR_NATIVE_METHOD_SAMPLE, wall);
         rp_jfr_varint(&j->ev, thr);
@@ -580,7 +587,7 @@ static void write_alloc(struct jfr *j, const struct rp_profile *p, uint64_t wall
                         uint32_t thr, uint32_t stack, const char *markers,
                         const struct kmap *k, const struct rp_event *ev)
 {
-    uint32_t cls = java_class(j, rp_prof_chunk_class(p, (uint32_t)xval(k, ev, X_CLASS, 0)));
+    uint32_t cls = java_class(j, rp_prof_chunk_class(p, xid(k, ev, X_CLASS)));
     uint64_t length = xval(k, ev, X_LENGTH, 0), weight = ev->u.sample.weight;
     int live = k->h == H_LIVE;
     if (live) {
@@ -642,8 +649,8 @@ static void write_lock(struct jfr *j, const struct rp_profile *p, uint64_t wall,
                        uint32_t thr, uint32_t stack, const struct kmap *k,
                        const struct rp_event *ev)
 {
-    uint32_t cls = java_class(j, rp_prof_chunk_class(p, (uint32_t)xval(k, ev, X_CLASS, 0)));
-    uint32_t owner = thread_id(j, p, (uint32_t)xval(k, ev, X_OWNER, 0));
+    uint32_t cls = java_class(j, rp_prof_chunk_class(p, xid(k, ev, X_CLASS)));
+    uint32_t owner = thread_id(j, p, xid(k, ev, X_OWNER));
     ev_begin(j, JFR_MONITOR_ENTER, wall);
     rp_jfr_varint(&j->ev, ev->u.sample.weight);                 /* duration      */
     rp_jfr_varint(&j->ev, thr);

@@ -72,6 +72,16 @@ static void full_names_free(struct full_names *f)
     free(f->name);
 }
 
+/* Whether thread `tid` may be one whose name the JVM must give: not a thread
+ * that registered itself (JVMTI gave those their full names), so that the walk
+ * reads the names of the few the scan found, not of every Java thread. */
+static int unnamed(void *arg, pid_t tid)
+{
+    (void)arg;
+    struct rp_slot *s = rp_threads_by_tid(tid);
+    return !s || (s->flags & RP_SLOT_SCANNED);
+}
+
 /* Whether `comm` is `name` cut to the kernel's length. */
 static int comm_of(const char *comm, const char *name)
 {
@@ -87,7 +97,7 @@ static const char *full_name(struct full_names *f, pid_t tid, const char *comm)
         return NULL;
     if (!f->read) {
         f->read = 1;
-        rp_vmnames_each(full_names_add, f);
+        rp_vmnames_each(unnamed, full_names_add, f);
     }
     for (size_t i = 0; i < f->n; i++)
         if (f->tid[i] == tid && comm_of(comm, f->name[i]))
@@ -98,8 +108,9 @@ static const char *full_name(struct full_names *f, pid_t tid, const char *comm)
 /* Per slot: how many times its occupant's full name was looked up (a read can
  * fail while a GC moves the objects it follows), so that a thread with a 15-byte
  * comm that is no hidden Java thread ("VM Periodic Task Thread", a GC worker)
- * costs a few look-ups, not one per scan. */
-#define NAME_TRIES 4
+ * costs a few look-ups, not one per scan. Each look-up is a walk of the JVM's
+ * whole thread list (two reads a thread, rp_vmnames_each). */
+#define NAME_TRIES 2
 struct looked {
     uint32_t gen1, tries;            /* the occupant (generation + 1)               */
 };

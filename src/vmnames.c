@@ -268,22 +268,24 @@ int rp_vmnames_learn(JNIEnv *jni, jobject self)
 
 /* ------------------------------------------------------------ the list -- */
 
-size_t rp_vmnames_each(void (*fn)(void *arg, pid_t tid, const char *name), void *arg)
+long rp_vmnames_each(int (*want)(void *arg, pid_t tid),
+                     void (*fn)(void *arg, pid_t tid, const char *name), void *arg)
 {
     uint64_t list = 0, threads = 0;
     uint32_t n = 0;
     if (!V.ok || read_u64(V.list, &list) || !list ||
         rp_vmstructs_read(list + (uint64_t)V.list_len, &n, sizeof n) ||
         read_u64(list + (uint64_t)V.list_threads, &threads) || !threads)
-        return 0;
-    size_t named = 0;
+        return -1;
+    long named = 0;
     char name[4 * NAME_CHARS_MAX];
     for (uint32_t i = 0; i < n && i < RP_VMNAMES_MAX; i++) {
         uint64_t jt = 0;
         if (read_u64(threads + (uint64_t)i * sizeof jt, &jt) || !jt)
             continue;
         pid_t tid = rp_vmstructs_tid(jt);
-        if (tid && thread_name(jt, V.length, name, sizeof name) == 0 &&
+        if (tid && (!want || want(arg, tid)) &&
+            thread_name(jt, V.length, name, sizeof name) == 0 &&
             strlen(name) > RP_COMM_MAX) {
             fn(arg, tid, name);
             named++;

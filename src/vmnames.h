@@ -45,11 +45,16 @@
  * pending. */
 int rp_vmnames_learn(JNIEnv *jni, jobject self);
 
-/* Every JavaThread of the JVM whose name is longer than RP_COMM_MAX bytes:
- * fn(arg, tid, name) with its kernel tid and its name as UTF-8 (valid during the
- * call). Reads at most RP_VMNAMES_MAX threads of the list. @return how many were
- * passed to fn. */
+/* Every JavaThread of the JVM whose name is longer than RP_COMM_MAX bytes and
+ * whose kernel tid `want` accepts (want(arg, tid) != 0; NULL: every one):
+ * fn(arg, tid, name) with its name as UTF-8 (valid during the call). Only the
+ * wanted threads' names are read: two reads for each other thread (its tid),
+ * where a name takes about six, so that a JVM of thousands of threads with one
+ * cut comm among them costs thousands of reads, not tens of thousands. Reads at
+ * most RP_VMNAMES_MAX threads of the list. @return how many were passed to fn,
+ * or -1 if the list itself could not be read (then none was). */
 #define RP_VMNAMES_MAX 65536
-size_t rp_vmnames_each(void (*fn)(void *arg, pid_t tid, const char *name), void *arg);
+long rp_vmnames_each(int (*want)(void *arg, pid_t tid),
+                     void (*fn)(void *arg, pid_t tid, const char *name), void *arg);
 
 #endif

@@ -221,10 +221,12 @@ test_idle() {
     [ "$threads" -eq $n ] || fail "$threads of the $n idle threads have wall samples"
     [ "$lost" -eq 0 ] || fail "$lost wall samples lost"
     [ "$gone" -le "$n" ] || fail "$gone wall samples lost to ended threads (at most one each: $n)"
-    # docs/engines.md: under 5% of one core (measured 3-4%, the flusher's share
-    # of every other engine included); 10% here, for a loaded machine.
-    awk -v c="$cpu" -v s="$secs" 'BEGIN { exit !(c > 0 && c / (s * 1e9) <= 0.10) }' ||
-        fail "the agent used $cpu ns of CPU in $secs s: above 10% of one core"
+    # docs/engines.md: 6-9% of one core measured (the flusher's share of every
+    # other engine included); 15% here, a guard against a cost per visit that
+    # grows (every visit a walk: about twice the figure), with room for a
+    # loaded machine. The figure itself is for the benchmark, not this test.
+    awk -v c="$cpu" -v s="$secs" 'BEGIN { exit !(c > 0 && c / (s * 1e9) <= 0.15) }' ||
+        fail "the agent used $cpu ns of CPU in $secs s: above 15% of one core"
     echo ok
 }
 

@@ -223,7 +223,7 @@ storm_run() {
 # chunk's thread-name pool, allocator slack). A leak of 1 KiB per thread (20 MiB
 # over the 20 000 threads after the baseline) fails it. Slots themselves must stay bounded (< 2 000).
 test_thread_churn() {
-    local n=12000
+    local n=9000                      # 4000 after the 5000 of the baseline
     [ "$long" = 1 ] && n=100000
     local slot_kb=$(( (65536 + 1024 * 24) / 1024 ))   # ring=64k, depth=1024 pcs + Java frames
     local nb ne nsec

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # bench/test_overhead.py — the test suite's check of bench/overhead (meson test
 # 'bench_overhead', suite 'bench', plain builds only). It runs
-# `bench/overhead --quick --rounds 1` and checks that the output is well formed: results.md
+# `bench/overhead --quick --rounds 1` on two workloads and checks that the output is well formed: results.md
 # has the configuration table, the overview and one table per workload, each with
 # a row of figures for every configuration; overhead.svg is an SVG with a bar for
 # every workload and configuration in both panels; runs.tsv has every run. It
@@ -110,9 +110,12 @@ def main():
     build, out = sys.argv[1], sys.argv[2]
     shutil.rmtree(out, ignore_errors=True)
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "overhead")
-    # One round: this checks the harness end to end, not the figures (bench/run
-    # runs the real thing), and the default test run has a 15-minute budget.
-    p = subprocess.run([script, "--quick", "--rounds", "1", "--out", out, build])
+    # One round of two workloads (a Java one, a JNI one) and two profilers
+    # besides none: this checks the harness end to end, not the figures
+    # (bench/run runs the real thing), and the default test run has a
+    # 15-minute budget.
+    p = subprocess.run([script, "--quick", "--rounds", "1", "--workloads", "cpu,jni",
+                        "--configs", "rp-default,jfr-default", "--out", out, build])
     if p.returncode != 0:
         fail(f"bench/overhead --quick exited {p.returncode}")
     for f in ("results.md", "overhead.svg", "runs.tsv"):

@@ -325,7 +325,7 @@ test_rate() {
 
 # ------------------------------------------------------------------- soak --
 #
-# 20 s (RP_SOAK_SECONDS; tests/soak is the long one) of AllocSoak (three
+# 12 s (RP_SOAK_SECONDS; tests/soak is the long one) of AllocSoak (three
 # threads of mixed allocation and arithmetic, a thread started and ended every
 # 20 ms) with alloc=16k, live=on and CPU sampling at
 # interval=1ms. When the workers are done the test stops sampling, flushes and
@@ -340,7 +340,7 @@ test_rate() {
 #     JVM's count) within 10% (see below), and their CPU samples weigh their CPU
 #     time within 5%, after adding the lost records at the mean weight.
 test_soak() {
-    local secs=${RP_SOAK_SECONDS:-20}
+    local secs=${RP_SOAK_SECONDS:-12}
     java_start -Xmx1g -agentpath:"$RP_AGENT=dir=$work/rec,interval=1ms,alloc=16k,live=on,allocrate=off" \
         -- AllocSoak "$secs" 3 "$work/stop"
     wait_for -p $pid $((secs + rp_wait_default)) has_line "workers done" "$work/out" ||

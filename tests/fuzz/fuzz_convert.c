@@ -62,6 +62,7 @@ static const char *const runs[][MAXARGS] = {
     {"convert", "--quiet", "--format", "collapsed", "--event", "live", "@"},
     {"convert", "--quiet", "--format", "pprof", "@"},
     {"convert", "--quiet", "--format", "pprof", "--event", "alloc", "@"},
+    {"convert", "--quiet", "--format", "otlp", "--service", "fuzz", "--label", "k=v", "@"},
     {"convert", "--quiet", "--format", "html", "@"},
     {"summary", "--quiet", "--chunks", "--threads", "5", "@"},
     {"leaks", "--quiet", "--all", "@"},

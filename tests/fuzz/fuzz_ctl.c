@@ -148,14 +148,18 @@ static void check_request(const struct rp_ctl_request *q)
     for (size_t i = 0; i < q->nsettings; i++) {
         const struct rp_ctl_setting *s = &q->settings[i];
         FUZZ_CHECK(memchr(s->text, 0, sizeof s->text), "setting text not terminated");
-        if (s->key == RP_CTL_KEY_INTERVAL)
-            FUZZ_CHECK(s->value >= RP_CTL_INTERVAL_MIN_NS &&
-                       s->value <= RP_CTL_INTERVAL_MAX_NS, "interval %llu",
-                       (unsigned long long)s->value);
-        else
-            FUZZ_CHECK(s->key == RP_CTL_KEY_ALLOC && s->value >= RP_CTL_ALLOC_MIN &&
-                       s->value <= RP_CTL_ALLOC_MAX, "key %d value %llu", (int)s->key,
-                       (unsigned long long)s->value);
+        /* Every key the parser knows, within its bounds (control_proto.h). */
+        uint64_t v = s->value, lo = 0, hi = 0;
+        switch (s->key) {
+        case RP_CTL_KEY_INTERVAL: lo = RP_CTL_INTERVAL_MIN_NS, hi = RP_CTL_INTERVAL_MAX_NS; break;
+        case RP_CTL_KEY_ALLOC: lo = RP_CTL_ALLOC_MIN, hi = RP_CTL_ALLOC_MAX; break;
+        case RP_CTL_KEY_LOCK: lo = v ? RP_CTL_LOCK_MIN_NS : 0, hi = RP_CTL_LOCK_MAX_NS; break;
+        case RP_CTL_KEY_WALL: lo = RP_CTL_WALL_MIN_NS, hi = RP_CTL_WALL_MAX_NS; break;
+        case RP_CTL_KEY_WALLTHREADS: lo = 1, hi = RP_CTL_WALLTHREADS_MAX; break;
+        default: FUZZ_CHECK(0, "key %d", (int)s->key);
+        }
+        FUZZ_CHECK(v >= lo && v <= hi, "%s %llu", rp_ctl_key_name(s->key),
+                   (unsigned long long)v);
     }
 }
 

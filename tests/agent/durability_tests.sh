@@ -84,7 +84,7 @@ wait_started() { wait_line -p "$2" started "$1"; }
 #    agent starts there: every .part must have become a .rpc with the same name
 #    (docs/recording.md, recovery of orphaned .part files), still readable.
 test_kill9() {
-    local trials=8 flush_ms=200 drain_ms=100 slack_ms=100 nthreads=2
+    local trials=6 flush_ms=200 drain_ms=100 slack_ms=100 nthreads=2
     [ "$long" = 1 ] && trials=200
     local w_ms=$((flush_ms + drain_ms + slack_ms))
     local all="$work/all"

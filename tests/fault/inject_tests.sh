@@ -101,7 +101,7 @@ test_startup() {
     if [ "$long" = 1 ]; then
         positions=$(seq 1 300)
     else
-        positions="1 2 4 8 16 21 22 23 24 25 26 28 32 40 50 70 100 150"
+        positions="1 2 4 8 16 21 22 23 24 25 26 32 50 100 150"
     fi
     local n declined=0 recorded=0 r
     for n in $positions; do

@@ -34,8 +34,8 @@
 #include <unistd.h>
 
 #include "ringprof/clock.h"
-#include "../src/codemap.h"
-#include "../src/unwind.h"
+#include "../src/code/codemap.h"
+#include "../src/walk/unwind.h"
 
 #define ROUNDS 5
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/lock_cost.sh — what the monitor callbacks (lock=, src/lock.c) cost, for two
+# bench/lock_cost.sh — what the monitor callbacks (lock=, src/kinds/lock.c) cost, for two
 # builds side by side: the contended workload of bench/overhead (lock: LockWork,
 # six workers on one synchronized ledger) with no agent and with ringprof's lock
 # contention on. It prints figures and asserts nothing about speed.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/threaddump.sh — what a thread dump costs (`ringprof ctl PID threads`,
-# src/threaddump.c, docs/control.md "Thread dump and deadlocks"): its wall time
+# src/control/threaddump.c, docs/control.md "Thread dump and deadlocks"): its wall time
 # and reply size with many threads, and what the JVM did meanwhile. It prints
 # figures and asserts nothing about speed.
 #

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "../src/options.h"
+#include "../src/core/options.h"
 #include "ringprof/labels.h"
 #include "ringprof/units.h"
 

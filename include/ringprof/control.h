@@ -3,7 +3,7 @@
  * the protocol's version and size limits, and where an agent announces itself.
  *
  * The protocol itself (commands, replies, errors) is docs/control.md; the agent
- * parses requests in src/control_proto.c and serves them in src/control.c, the
+ * parses requests in src/core/control_proto.c and serves them in src/control/control.c, the
  * tools speak it in tools/commands/ctl_client.c. Both sides include this header, so a limit
  * changed here changes on both. Plain constants; nothing to link.
  */

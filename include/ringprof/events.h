@@ -1,7 +1,10 @@
 /*
  * include/ringprof/events.h — the vocabulary the agent writes and the tool reads
- * on top of the chunk format: thread states of wall-clock samples, the names of
- * the wall and lock kinds and their extra fields, and the telemetry gauges.
+ * on top of the chunk format: the six event kinds (cpu, wall, alloc, live, gc,
+ * lock, and lock's waits in progress), their units and extra fields, the thread
+ * states of wall-clock samples, and the telemetry gauges. A kind name, unit or
+ * extra-field name is spelled here and nowhere else: the agent writes these
+ * macros, the tool looks them up (rp_kind_vocab, rp_extra_index).
  *
  * The format itself (format.h) fixes no kinds; docs/format.md, "Event kinds
  * written by the agent" and "Telemetry", is the prose version of this file. Both
@@ -70,6 +73,61 @@ static inline int rp_thread_state_parse(const char *name, size_t len)
 
 /* --------------------------------------------------------------- kinds -- */
 
+/* Units of a kind's weight (a KIND record's unit). */
+#define RP_UNIT_NS "ns"
+#define RP_UNIT_BYTES "bytes"
+
+/* Extra-field names that several kinds share. */
+#define RP_X_CLASS "class"       /* CLASS id                                      */
+#define RP_X_SIZE "size"         /* bytes of one object                           */
+#define RP_X_OBJECTS "objects"   /* how many objects the sample stands for        */
+#define RP_X_LENGTH "length"     /* array length + 1; 0: not an array             */
+#define RP_X_STATE "state"       /* enum rp_thread_state                          */
+#define RP_X_OWNER "owner"       /* THREAD id                                     */
+
+/* Kind `cpu` (unit ns, period = the CPU interval): one sample of a thread's CPU
+ * time, from its CPU timer (or the jvmti sampler). Weight: the CPU ns it stands
+ * for. No extras. */
+#define RP_KIND_CPU "cpu"
+#define RP_CPU_NEXTRA 0
+
+/* Kind `alloc` (unit bytes, period = the sampling interval): one sampled
+ * allocation. Weight: the bytes it stands for. Extras, in this order: */
+#define RP_KIND_ALLOC "alloc"
+#define RP_ALLOC_X_CLASS 0       /* CLASS id of the object's class                */
+#define RP_ALLOC_X_SIZE 1        /* the sampled object's size, bytes              */
+#define RP_ALLOC_X_OBJECTS 2     /* objects the weight stands for                 */
+#define RP_ALLOC_X_LENGTH 3      /* array length + 1, 0: not an array             */
+#define RP_ALLOC_NEXTRA 4
+#define RP_ALLOC_EXTRA_NAMES {RP_X_CLASS, RP_X_SIZE, RP_X_OBJECTS, RP_X_LENGTH}
+
+/* Kind `live` (unit bytes, period 0): in a live snapshot, one sampled object
+ * still reachable, weighted as its `alloc` sample was. Time: the snapshot's.
+ * Extras: alloc's four, then: */
+#define RP_KIND_LIVE "live"
+#define RP_X_AGE_GCS "age_gcs"   /* GC pauses since the allocation                */
+#define RP_X_AGE_MS "age_ms"     /* ms since the allocation                       */
+#define RP_LIVE_X_AGE_GCS 4
+#define RP_LIVE_X_AGE_MS 5
+#define RP_LIVE_NEXTRA 6
+#define RP_LIVE_EXTRA_NAMES {RP_X_CLASS, RP_X_SIZE, RP_X_OBJECTS, RP_X_LENGTH, \
+                             RP_X_AGE_GCS, RP_X_AGE_MS}
+/* The snapshot's gauges, written with it. */
+#define RP_GAUGE_LIVE_OBJECTS "live.objects"
+#define RP_GAUGE_LIVE_BYTES "live.bytes"
+
+/* Kind `gc` (unit ns, period 0): one garbage-collection pause. Time: its start.
+ * Weight: its length. Thread and stack: none. Extras, in this order: */
+#define RP_KIND_GC "gc"
+#define RP_X_HEAP_USED "heap_used"
+#define RP_X_HEAP_COMMITTED "heap_committed"
+#define RP_X_ID "id"
+#define RP_GC_X_HEAP_USED 0      /* heap in use after the pause; 0: not read      */
+#define RP_GC_X_HEAP_COMMITTED 1 /* heap committed then; 0: not read              */
+#define RP_GC_X_ID 2             /* the pause's number since the agent started    */
+#define RP_GC_NEXTRA 3
+#define RP_GC_EXTRA_NAMES {RP_X_HEAP_USED, RP_X_HEAP_COMMITTED, RP_X_ID}
+
 /* Kind `wall` (unit ns, period = the wall interval): one sample of one thread,
  * whatever it was doing. Weight: the wall-clock ns it stands for, the time since
  * that thread's previous wall sample (the first: the time since it was first
@@ -89,7 +147,7 @@ static inline int rp_thread_state_parse(const char *name, size_t len)
                                   * (ReentrantLock, a write lock): THREAD id of
                                   * its exclusive owner, 0: none or unknown      */
 #define RP_WALL_NEXTRA 7
-#define RP_WALL_EXTRA_NAMES {"state", "jvmti_state", "os_state", "repeat", "cpu_ns", \
+#define RP_WALL_EXTRA_NAMES {RP_X_STATE, "jvmti_state", "os_state", "repeat", "cpu_ns", \
                              "blocker_class", "blocker_owner"}
 
 /* Kind `lock` (unit ns, period 0): one contended monitor entry that waited at
@@ -106,7 +164,7 @@ static inline int rp_thread_state_parse(const char *name, size_t len)
                                   * in-progress records must give way to this one;
                                   * 0 (or absent, in older recordings): it was not */
 #define RP_LOCK_NEXTRA 4
-#define RP_LOCK_EXTRA_NAMES {"class", "owner", "threshold_ns", "reported"}
+#define RP_LOCK_EXTRA_NAMES {RP_X_CLASS, RP_X_OWNER, "threshold_ns", "reported"}
 
 /* Kind `lock.waiting` (unit ns, period 0): a contended monitor wait still in
  * progress when a segment was written (each flush) or when lock recording
@@ -122,6 +180,53 @@ static inline int rp_thread_state_parse(const char *name, size_t len)
  * skips it and sees only finished waits, as before it existed. */
 #define RP_KIND_LOCK_WAITING "lock.waiting"
 #define RP_LOCK_WAITING_NEXTRA 3
+
+/* The kinds this build writes, with their units and extra fields: the tool's
+ * one table of what each kind means (a recording may hold kinds this build does
+ * not know; a reader takes their units and extras from the KIND record). */
+struct rp_kind_vocab {
+    const char *name, *unit;
+    unsigned nextra;
+    const char *const *extra;
+};
+
+static const char *const RP_VOCAB_ALLOC_X_[] = RP_ALLOC_EXTRA_NAMES;
+static const char *const RP_VOCAB_LIVE_X_[] = RP_LIVE_EXTRA_NAMES;
+static const char *const RP_VOCAB_GC_X_[] = RP_GC_EXTRA_NAMES;
+static const char *const RP_VOCAB_WALL_X_[] = RP_WALL_EXTRA_NAMES;
+static const char *const RP_VOCAB_LOCK_X_[] = RP_LOCK_EXTRA_NAMES;
+
+static const struct rp_kind_vocab RP_KIND_VOCAB[] = {
+    {RP_KIND_CPU, RP_UNIT_NS, RP_CPU_NEXTRA, NULL},
+    {RP_KIND_WALL, RP_UNIT_NS, RP_WALL_NEXTRA, RP_VOCAB_WALL_X_},
+    {RP_KIND_ALLOC, RP_UNIT_BYTES, RP_ALLOC_NEXTRA, RP_VOCAB_ALLOC_X_},
+    {RP_KIND_LIVE, RP_UNIT_BYTES, RP_LIVE_NEXTRA, RP_VOCAB_LIVE_X_},
+    {RP_KIND_GC, RP_UNIT_NS, RP_GC_NEXTRA, RP_VOCAB_GC_X_},
+    {RP_KIND_LOCK, RP_UNIT_NS, RP_LOCK_NEXTRA, RP_VOCAB_LOCK_X_},
+    {RP_KIND_LOCK_WAITING, RP_UNIT_NS, RP_LOCK_WAITING_NEXTRA, RP_VOCAB_LOCK_X_},
+};
+#define RP_KIND_VOCAB_COUNT (sizeof RP_KIND_VOCAB / sizeof RP_KIND_VOCAB[0])
+
+/* The vocabulary entry of kind `name`, or NULL for a kind this build does not
+ * write. */
+static inline const struct rp_kind_vocab *rp_kind_vocab(const char *name)
+{
+    for (size_t i = 0; i < RP_KIND_VOCAB_COUNT; i++)
+        if (!strcmp(RP_KIND_VOCAB[i].name, name))
+            return &RP_KIND_VOCAB[i];
+    return NULL;
+}
+
+/* The index of the extra field `name` among `extra[0..n)` (a KIND record's
+ * names, which a reader must look up rather than assume: older recordings have
+ * fewer), or -1. The one lookup of an extra field by name. */
+static inline int rp_extra_index(const char *const *extra, unsigned n, const char *name)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (extra[i] && !strcmp(extra[i], name))
+            return (int)i;
+    return -1;
+}
 
 /* Whether samples of kind `kind` belong to the profile of event `event`: its
  * own, and for lock also its waits in progress. */

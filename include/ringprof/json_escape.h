@@ -1,6 +1,6 @@
 /*
  * ringprof/json_escape.h — the one JSON string escaper, shared by the agent's
- * control replies (src/json.c) and the tool's JSON, HTML and listing outputs.
+ * control replies (src/core/json.c) and the tool's JSON, HTML and listing outputs.
  *
  * rp_json_escape writes the body of a JSON string (without the quotes) for the
  * bytes s[0..n), in runs, through `emit`:

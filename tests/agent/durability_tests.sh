@@ -63,7 +63,7 @@ wait_started() { wait_line -p "$2" started "$1"; }
 #    pwrite, so at most the last one can be cut. At most one .part per process.
 #
 # 2. What is lost is at most the last flush interval. The bound: the flusher
-#    wakes every DRAIN = 100 ms (src/flusher.c DRAIN_NS) and writes a segment at
+#    wakes every DRAIN = 100 ms (src/flush/flusher.c DRAIN_NS) and writes a segment at
 #    the first wake-up at or after FLUSH = 200 ms since the previous one; that
 #    segment holds every sample pushed to a ring before its drain. So at any
 #    instant the samples on disk cover at least everything the threads' CPU timers

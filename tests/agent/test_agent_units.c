@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "../check.h"
-#include "../../src/histogram.h"
-#include "../../src/u64map.h"
+#include "../../src/core/histogram.h"
+#include "../../src/core/u64map.h"
 
 static int cmp_u64(const void *a, const void *b)
 {

@@ -1,5 +1,5 @@
 /*
- * tests/agent/test_flusher.c — the flusher (src/flusher.c) under concurrency, with
+ * tests/agent/test_flusher.c — the flusher (src/flush/flusher.c) under concurrency, with
  * no JVM: built in every configuration so that TSan checks it (docs/sanitizers.md
  * says why a JVM cannot run under TSan usefully).
  *
@@ -42,14 +42,14 @@
 #include "ringprof/chunk.h"
 #include "ringprof/recording.h"
 #include "ringprof/ring.h"
-#include "../../src/counters.h"
-#include "../../src/cpu.h"
-#include "../../src/engine_async.h"
-#include "../../src/flusher.h"
-#include "../../src/jthread.h"
-#include "../../src/methods.h"
-#include "../../src/sample.h"
-#include "../../src/threads.h"
+#include "../../src/core/counters.h"
+#include "../../src/kinds/cpu.h"
+#include "../../src/kinds/cpu_async.h"
+#include "../../src/flush/flusher.h"
+#include "../../src/threads/jthread.h"
+#include "../../src/code/methods.h"
+#include "../../src/core/sample.h"
+#include "../../src/threads/threads.h"
 
 #define DEPTH      8
 #define NMETHODS   64

@@ -1,5 +1,5 @@
 /*
- * tests/agent/test_slottab.c — per-slot tables (src/slottab.h) alone: threads
+ * tests/agent/test_slottab.c — per-slot tables (src/threads/slottab.h) alone: threads
  * that make the same blocks at once all get one entry per index (the CAS
  * loser's block is dropped, no count is lost), entries start zeroed, a lookup
  * without make finds what a make published, and an index beyond the table
@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 #include "../check.h"
-#include "../../src/slottab.h"
+#include "../../src/threads/slottab.h"
 
 #define THREADS 4
 #define ROUNDS 50

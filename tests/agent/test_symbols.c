@@ -1,5 +1,5 @@
 /*
- * tests/agent/test_symbols.c — src/symbols.c and src/elfsyms.c without a JVM:
+ * tests/agent/test_symbols.c — src/code/symbols.c and src/code/elfsyms.c without a JVM:
  *   - a pc inside a stripped object but in none of its symbols is named after the
  *     object ("[libz.so.1]"), one name for all such pcs of the object;
  *   - rp_symbols_find locates HotSpot's local SafeFetch fault labels in libjvm's
@@ -31,8 +31,8 @@
 #include <unistd.h>
 
 #include "../check.h"
-#include "../../src/elfsyms.h"
-#include "../../src/symbols.h"
+#include "../../src/code/elfsyms.h"
+#include "../../src/code/symbols.h"
 
 struct text { const char *lib; uint64_t start, end; };
 

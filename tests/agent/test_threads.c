@@ -1,5 +1,5 @@
 /*
- * tests/agent/test_threads.c — the thread registry (src/threads.c) on its own, with
+ * tests/agent/test_threads.c — the thread registry (src/threads/threads.c) on its own, with
  * real CPU timers on real threads but no JVM: the races around adoption and tid
  * reuse that leave a slot with a timer nobody deletes, or a thread with a timer
  * that never fires.
@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "../check.h"
-#include "../../src/threadadopt.h"
-#include "../../src/threads.h"
-#include "../../src/threadscan.h"
+#include "../../src/threads/threadadopt.h"
+#include "../../src/threads/threads.h"
+#include "../../src/threads/threadscan.h"
 
 /* A thread that does what the main thread tells it, one step at a time. */
 enum { CMD_NONE, CMD_DETACH, CMD_ATTACH, CMD_EXIT };

@@ -1,7 +1,7 @@
 /*
  * tests/agent/test_unwind.c — the handler's native walker against libunwind.
  *
- * src/unwind.c walks native stacks inside the CPU-timer signal handler from frame
+ * src/walk/unwind.c walks native stacks inside the CPU-timer signal handler from frame
  * tables it builds off the hot path (libunwind takes locks; see unwind.h). This
  * test takes libunwind as the oracle, in two parts:
  *
@@ -45,8 +45,8 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#include "../../src/codemap.h"
-#include "../../src/unwind.h"
+#include "../../src/code/codemap.h"
+#include "../../src/walk/unwind.h"
 #include "unwind_peer.h"
 
 #define MAXF 128

@@ -97,7 +97,7 @@ static void write_names(const char *path)
     f[0] = frame(w, "app.Evil", "</script><script>alert(1)</script>", RP_FRAME_JIT, 2);
     f[1] = frame(w, "app.Evil", "say\"hi\"'<!--&amp;\xe2\x80\xa8", RP_FRAME_INLINED, 3);
     /* A native frame's class is its library; HotSpot's stubs' is "[vm stub]"
-     * (src/codecache.h), which a JFR reader could take for an array. */
+     * (src/code/codecache.h), which a JFR reader could take for an array. */
     f[2] = frame(w, "[vm stub]", "bad\xff\xfeutf8\xc3", RP_FRAME_NATIVE, 0);
     static const int n[3] = {40, 30, 20};
     uint64_t t = MONO0;

@@ -1,5 +1,5 @@
 /*
- * tests/ctl/ctl_server.c — the control server (src/control.c) with a fake agent
+ * tests/ctl/ctl_server.c — the control server (src/control/control.c) with a fake agent
  * behind it, for test_control.py to talk to.
  *
  *   ctl_server SOCKET [--relax-mode] [--log FILE] [--discovery] [--threads N]
@@ -33,7 +33,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "../../src/control.h"
+#include "../../src/control/control.h"
 
 struct fake {
     unsigned kinds;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/ctl/test_control.py CTL_SERVER RINGPROF
 
-The control socket (src/control.c) end to end, against ctl_server (its fake agent
+The control socket (src/control/control.c) end to end, against ctl_server (its fake agent
 counts every call), with replies parsed by Python's json module, and then the
 clients `ringprof ctl` and `ringprof list` against the same server:
 

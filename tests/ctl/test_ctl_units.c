@@ -1,11 +1,11 @@
 /*
  * tests/ctl/test_ctl_units.c — the control socket's pure parts, alone: the JSON
- * writer (src/json.c) and the request parser (src/control_proto.c).
+ * writer (src/core/json.c) and the request parser (src/core/control_proto.c).
  *
  * The writer is checked against exact expected text (escaping, UTF-8 repair,
  * commas, the sticky errors, taking an element back at the reply limit), the parser against every command, every refusal and
  * every byte value at every position of a short line. Also the path rules of
- * src/control.c that need no server: the default socket path and its fallback,
+ * src/control/control.c that need no server: the default socket path and its fallback,
  * and the discovery directory's ownership check.
  */
 #include <stdint.h>
@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 
 #include "../check.h"
-#include "../../src/control.h"
-#include "../../src/control_proto.h"
-#include "../../src/json.h"
+#include "../../src/control/control.h"
+#include "../../src/core/control_proto.h"
+#include "../../src/core/json.h"
 
 static void expect_text(struct rp_json *j, const char *want, const char *what)
 {

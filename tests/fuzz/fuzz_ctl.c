@@ -1,6 +1,6 @@
 /*
- * tests/fuzz/fuzz_ctl.c — the control protocol's request parser (src/control_proto.c)
- * and the JSON writer its replies go through (src/json.c).
+ * tests/fuzz/fuzz_ctl.c — the control protocol's request parser (src/core/control_proto.c)
+ * and the JSON writer its replies go through (src/core/json.c).
  *
  * The input is one request line, any bytes (the server cuts lines at "\n" and
  * bounds them at RP_CONTROL_REQUEST_MAX; the parser must take anything within
@@ -10,15 +10,15 @@
  *     documented bounds, its text NUL-terminated;
  *   - refusal: one sentence in err, NUL-terminated, and req->cmd NONE or known;
  *   - no state: the same line parses the same way twice.
- * Then a reply is built the way src/control.c builds one (the error reply with
+ * Then a reply is built the way src/control/control.c builds one (the error reply with
  * the refusal, which quotes the client's bytes; or the command's members), with
  * the raw request added as a string, and the text must be one line of strict
  * JSON in valid UTF-8 whatever the request held.
  */
 #include <string.h>
 
-#include "../../src/control_proto.h"
-#include "../../src/json.h"
+#include "../../src/core/control_proto.h"
+#include "../../src/core/json.h"
 #include "fuzz_common.h"
 
 /* ------------------------------------------------- a strict JSON checker -- */

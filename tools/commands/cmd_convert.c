@@ -382,7 +382,7 @@ static int parse_args(struct convert *c, int argc, char **argv)
     if (c->fmt->needs & RP_FMT_CLASSES) {
         if (!c->po.event)
             c->po.event = "alloc";
-        else if (strcmp(c->po.event, "alloc") && strcmp(c->po.event, RP_LIVE_KIND))
+        else if (strcmp(c->po.event, "alloc") && strcmp(c->po.event, RP_KIND_LIVE))
             return rp_query_bad_usage(&c->q, "--event %s: the class histogram counts "
                                       "allocated objects, so it takes --event alloc or "
                                       "live", c->po.event);
@@ -414,7 +414,7 @@ static int is_event(const struct convert *c, const char *kind)
  * the live profile (RP_FMT_LIVE_JOIN: flat's SITES table, the class histogram). */
 static int needs_snapshots(const struct convert *c)
 {
-    return is_event(c, RP_LIVE_KIND) ||
+    return is_event(c, RP_KIND_LIVE) ||
            (is_event(c, "alloc") && (c->fmt->needs & RP_FMT_LIVE_JOIN));
 }
 
@@ -499,7 +499,7 @@ static void collect_age(void *arg, const struct rp_profile *p, uint32_t leaf,
  */
 static int setup_live(struct convert *c)
 {
-    int live = is_event(c, RP_LIVE_KIND);
+    int live = is_event(c, RP_KIND_LIVE);
     if (!needs_snapshots(c)) {
         if (c->snapshot_set)
             fprintf(stderr, "ringprof convert: --snapshot applies to --event live and to "
@@ -533,7 +533,7 @@ static int setup_live(struct convert *c)
         return 0;
     }
     struct rp_prof_options lpo = c->po;   /* alloc: the same filters, kind live */
-    lpo.event = RP_LIVE_KIND;
+    lpo.event = RP_KIND_LIVE;
     lpo.diag = NULL;                      /* the alloc pass reports problems */
     c->live = rp_query_build(&c->q, &lpo, NULL);
     c->lv.live = c->live;
@@ -546,7 +546,7 @@ static void say_empty(const struct convert *c)
 {
     const struct rp_profile *p = c->p;
     const struct rp_prof_stats *st = &p->stats;
-    if (is_event(c, RP_LIVE_KIND) && !st->samples_thread_filtered &&
+    if (is_event(c, RP_KIND_LIVE) && !st->samples_thread_filtered &&
         !st->samples_frame_filtered) {
         fprintf(stderr, "ringprof convert: the live snapshot holds no sampled objects: "
                         "the profile is empty\n");
@@ -750,7 +750,7 @@ static int run(struct convert *c, int argc, char **argv)
     if ((c->fmt->needs & RP_FMT_LINES) && c->po.granularity == RP_GRAN_METHOD)
         c->po.granularity = RP_GRAN_LINE;
     if ((c->fmt->needs & RP_FMT_SITE_LINES) && c->po.granularity == RP_GRAN_METHOD &&
-        (is_event(c, "alloc") || is_event(c, RP_LIVE_KIND)))
+        (is_event(c, "alloc") || is_event(c, RP_KIND_LIVE)))
         c->po.granularity = RP_GRAN_SITE;
     if (c->fmt->needs & RP_FMT_STATES)
         c->po.state_frames = 1;

@@ -219,7 +219,7 @@ static int side_inputs(struct diff *d, int argc, char **argv)
 
 static int is_live(const struct diff *d)
 {
-    return d->event && !strcmp(d->event, RP_LIVE_KIND);
+    return d->event && !strcmp(d->event, RP_KIND_LIVE);
 }
 
 /* Each side's look-ahead (time span, snapshots; NEW's also the default kind),

@@ -627,7 +627,7 @@ static int run(struct leaks *l, int argc, char **argv)
     if (rp_query_none_readable(&l->q))
         return 1;
     struct rp_prof_options po = {0};
-    po.event = RP_LIVE_KIND;
+    po.event = RP_KIND_LIVE;
     po.granularity = RP_GRAN_SITE;   /* a site's trace is shown with its lines */
     rp_query_apply(&l->q, &po);
     if (pick_snapshots(l, po.from_wall, po.to_wall))

@@ -52,7 +52,7 @@ struct totals {
  * column counts its objects in the recording's last snapshot, never the sum
  * over snapshots (each holds the objects alive at its instant). */
 enum { TC_CPU, TC_ALLOC, TC_LIVE, TC_WALL, TC_LOCK, TC_OTHER, TC_COUNT };
-static const char *const tc_names[TC_COUNT] = {"cpu", "alloc", RP_LIVE_KIND,
+static const char *const tc_names[TC_COUNT] = {"cpu", "alloc", RP_KIND_LIVE,
                                                RP_KIND_WALL, RP_KIND_LOCK, "other"};
 
 struct thread_row {
@@ -298,8 +298,8 @@ static void on_heap_sample(struct heap_figures *h, struct kind_fields *kf,
         kf->heap_used = k ? extra_index(k, "heap_used") : -1;
         kf->heap_committed = k ? extra_index(k, "heap_committed") : -1;
         kf->id = k ? extra_index(k, "id") : -1;
-        kf->is_live = k && k->name && !strcmp(k->name, RP_LIVE_KIND);
-        kf->age_gcs = k ? extra_index(k, RP_LIVE_AGE_GCS) : -1;
+        kf->is_live = k && k->name && !strcmp(k->name, RP_KIND_LIVE);
+        kf->age_gcs = k ? extra_index(k, RP_X_AGE_GCS) : -1;
         kf->is_wall = k && k->name && !strcmp(k->name, RP_KIND_WALL);
         kf->is_lock = k && k->name && !strcmp(k->name, RP_KIND_LOCK);
         kf->state = k ? extra_index(k, "state") : -1;
@@ -1027,7 +1027,7 @@ static int print_recording(struct recording *rec, int all_chunks, int each_count
     }
     for (size_t i = 0; i < rec->kinds.n; i++) {
         fmt_weight(w, sizeof w, rec->kinds.t[i].sum, rec->kinds.t[i].unit);
-        if (!strcmp(rec->kinds.t[i].name, RP_LIVE_KIND))   /* levels: never add them up */
+        if (!strcmp(rec->kinds.t[i].name, RP_KIND_LIVE))   /* levels: never add them up */
             printf("  samples     %-8s %12llu   in %llu snapshots\n",
                    rec->kinds.t[i].name,
                    (unsigned long long)rec->kinds.t[i].count,

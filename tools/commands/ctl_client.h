@@ -4,7 +4,7 @@
  * socket, the discovery files, and a few facts about a process read from /proc.
  *
  * The protocol and the discovery files are described in docs/control.md; the
- * agent side is src/control.c. What the tools believe of a discovery or attach
+ * agent side is src/control/control.c. What the tools believe of a discovery or attach
  * file and of a socket follows ringprof/trust.h, shared with the agent. Nothing
  * here needs a JVM.
  */

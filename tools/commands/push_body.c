@@ -398,7 +398,7 @@ int rp_push_chunk_build(struct rp_push_chunk *c, const char *path,
     memset(c, 0, sizeof *c);
     c->path = rp_xstrdup(path);
     struct survey s = {.o = o, .period = o->period_ns,
-                       .live_x = event_index(o, RP_LIVE_KIND)};
+                       .live_x = event_index(o, RP_KIND_LIVE)};
     struct rp_diag_counts dc = {0};
     int rc = survey(c, &s, &dc, err, errlen);
     c->problems = dc.warnings + dc.fatal;

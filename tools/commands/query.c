@@ -216,7 +216,7 @@ void rp_query_free(struct rp_query *q)
 }
 
 /* The kinds the agent writes (docs/format.md, "Event kinds written by the agent"). */
-static const char *const agent_kinds[] = {"cpu", "alloc", RP_LIVE_KIND, "gc", "wall",
+static const char *const agent_kinds[] = {"cpu", "alloc", RP_KIND_LIVE, "gc", "wall",
                                           "lock", RP_KIND_LOCK_WAITING};
 #define N_AGENT_KINDS (sizeof agent_kinds / sizeof agent_kinds[0])
 

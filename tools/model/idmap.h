@@ -13,7 +13,7 @@
  * power-of-two capacity, grown at half full; no deletion (the tool only adds).
  *
  * Allocation failure is fatal, as everywhere in the tool (model/xalloc.h). The
- * agent has its own map (src/u64map.h), which reports ENOMEM instead: a JVM must
+ * agent has its own map (src/core/u64map.h), which reports ENOMEM instead: a JVM must
  * not exit. Single-threaded; not async-signal-safe.
  */
 #ifndef RINGPROF_TOOLS_IDMAP_H

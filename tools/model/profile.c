@@ -1148,7 +1148,7 @@ static struct kind_state *chunk_kind(struct rp_profile *p, uint32_t id)
         for (uint32_t i = 0; i < ki->nextra && i < RP_MAX_EXTRA; i++)
             if (ki->extra[i] && !strcmp(ki->extra[i], "state"))
                 ks->state_x = (int8_t)i;
-            else if (ki->extra[i] && !strcmp(ki->extra[i], RP_LIVE_AGE_GCS))
+            else if (ki->extra[i] && !strcmp(ki->extra[i], RP_X_AGE_GCS))
                 ks->age_x = (int8_t)i;
     }
     return ks;

@@ -151,11 +151,11 @@ void rp_scan_file(struct rp_scan *sc, const char *path, unsigned what)
             continue;
         if (!live_kind) {
             const struct rp_kind_info *ki = rp_reader_kind(r, ev.u.sample.kind);
-            if (!ki || !ki->name || strcmp(ki->name, RP_LIVE_KIND))
+            if (!ki || !ki->name || strcmp(ki->name, RP_KIND_LIVE))
                 continue;
             live_kind = ev.u.sample.kind;
             for (uint32_t i = 0; i < ki->nextra; i++)
-                if (ki->extra[i] && !strcmp(ki->extra[i], RP_LIVE_AGE_GCS))
+                if (ki->extra[i] && !strcmp(ki->extra[i], RP_X_AGE_GCS))
                     age_x = (int)i;
         }
         if (ev.u.sample.kind != live_kind)

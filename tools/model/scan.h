@@ -23,14 +23,9 @@
 #include <stdint.h>
 
 #include "ringprof/chunk.h"
+#include "ringprof/events.h"
 #include "waits.h"
 
-/* The names the agent gives the live kind and its snapshot gauges. */
-#define RP_LIVE_KIND          "live"
-#define RP_GAUGE_LIVE_OBJECTS "live.objects"
-#define RP_GAUGE_LIVE_BYTES   "live.bytes"
-/* The live kind's extra field: the GCs an object survived (docs/format.md). */
-#define RP_LIVE_AGE_GCS       "age_gcs"
 
 struct rp_snapshot {
     uint32_t rec;                 /* index into rp_scan.recs                     */

@@ -118,7 +118,7 @@ void out_header(FILE *out, const struct rp_profile *p, const struct rp_out_optio
     if (o && o->cutoff_pct > 0)
         fprintf(out, ", cutoff %.2f%%", o->cutoff_pct);
     fputc('\n', out);
-    if (o && o->live && !strcmp(p->kind, RP_LIVE_KIND)) {
+    if (o && o->live && !strcmp(p->kind, RP_KIND_LIVE)) {
         fputs("# snapshot ", out);
         out_text(out, o->live->note);
         fputc('\n', out);

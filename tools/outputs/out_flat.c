@@ -389,7 +389,7 @@ static void alloc_sites_rows(FILE *out, const struct rp_profile *p, const struct
 static void sites(FILE *out, const struct rp_profile *p, const struct rp_out_options *o,
                   struct out_legend *legend)
 {
-    int is_live = !strcmp(p->kind, RP_LIVE_KIND);
+    int is_live = !strcmp(p->kind, RP_KIND_LIVE);
     const struct rp_live_view *lv = o->live;
     const struct rp_profile *live = !is_live && lv ? lv->live : NULL;
     struct site_list l = {0};

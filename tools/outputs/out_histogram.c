@@ -92,7 +92,7 @@ static void print_rows(FILE *out, const struct rp_profile *p, const struct histo
     static const int alloc_widths[] = {5, 15, 25, 25, 7, 5};
     static const char *const live_groups[] = {"", "percent", "live", "", "class", NULL};
     static const int live_widths[] = {5, 15, 25, 7, 5};
-    int is_live = !strcmp(p->kind, RP_LIVE_KIND);
+    int is_live = !strcmp(p->kind, RP_KIND_LIVE);
     if (is_live) {
         out_group_heading(out, live_groups, live_widths);
         fprintf(out, "%5s %7s %7s %14s %10s %7s %s\n", "rank", "self", "accum", "bytes",
@@ -126,7 +126,7 @@ static void print_rows(FILE *out, const struct rp_profile *p, const struct histo
 
 int rp_out_histogram(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)
 {
-    int is_live = !strcmp(p->kind, RP_LIVE_KIND);
+    int is_live = !strcmp(p->kind, RP_KIND_LIVE);
     const struct rp_live_view *lv = o->live;
     const struct rp_profile *live = !is_live && lv ? lv->live : NULL;
     struct histogram h = {0};

@@ -135,7 +135,7 @@ static void write_info(FILE *out, const struct rp_profile *p, const struct rp_li
     else if (p->nsources > 1)
         n += snprintf(info + n, sizeof info - (size_t)n, "; %zu recordings merged",
                       p->nsources);
-    if (lv && !strcmp(p->kind, RP_LIVE_KIND) && (size_t)n < sizeof info)
+    if (lv && !strcmp(p->kind, RP_KIND_LIVE) && (size_t)n < sizeof info)
         snprintf(info + n, sizeof info - (size_t)n, "; snapshot %s", lv->note);
     out_json_cstring(out, info);
 }

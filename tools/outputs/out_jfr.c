@@ -88,7 +88,7 @@ enum {
     X_ID, X_COUNT
 };
 static const char *const X_NAMES[X_COUNT] = {
-    "class", "size", "objects", "length", RP_LIVE_AGE_GCS, "age_ms", "state", "cpu_ns",
+    "class", "size", "objects", "length", RP_X_AGE_GCS, "age_ms", "state", "cpu_ns",
     "repeat", "blocker_class", "blocker_owner", "owner", "heap_used", "heap_committed",
     "id"};
 
@@ -458,7 +458,7 @@ static struct kmap *kind_map(struct jfr *j, uint32_t id, const struct rp_kind_in
                 k->x[x] = (int8_t)i;
     static const struct { const char *name; enum handler h; } H[] = {
         {"cpu", H_CPU}, {RP_KIND_WALL, H_WALL}, {"alloc", H_ALLOC},
-        {RP_LIVE_KIND, H_LIVE}, {RP_KIND_LOCK, H_LOCK}, {RP_KIND_LOCK_WAITING, H_LOCK},
+        {RP_KIND_LIVE, H_LIVE}, {RP_KIND_LOCK, H_LOCK}, {RP_KIND_LOCK_WAITING, H_LOCK},
         {"gc", H_GC}};
     k->h = H_OTHER;
     for (size_t i = 0; i < sizeof H / sizeof H[0]; i++)

@@ -192,7 +192,7 @@ static uint32_t kind_slot(struct otlp *x, const struct rp_kind_info *ki, int obj
     memset(k, 0, sizeof *k);
     k->name = rp_xstrdup(ki->name);
     k->period = ki->period;
-    k->live = !strcmp(ki->name, RP_LIVE_KIND);
+    k->live = !strcmp(ki->name, RP_KIND_LIVE);
     const char *unit = ki->unit ? ki->unit : "";
     k->unit = rp_xstrdup(!strcmp(unit, "ns") ? "nanoseconds"
                          : (!*unit || !strcmp(unit, "samples")) ? "count" : unit);

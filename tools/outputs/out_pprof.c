@@ -121,7 +121,7 @@ static void write_header(struct pprof *x)
         x->weight_scale = p->ns_per_unit;
     } else if (!strcmp(p->unit, "bytes")) {
         wtype = !strcmp(kind, "alloc") ? "alloc_space"
-              : !strcmp(kind, RP_LIVE_KIND) ? "inuse_space" : kind;
+              : !strcmp(kind, RP_KIND_LIVE) ? "inuse_space" : kind;
     } else if (is_count_unit(p->unit)) {
         wunit = "count";
     }
@@ -137,7 +137,7 @@ static void write_header(struct pprof *x)
     x->vsrc[x->nv++] = V_SAMPLES;
     if (p->nvalues > RP_PV_OBJECTS) {
         types[x->nv][0] = !strcmp(kind, "alloc") ? "alloc_objects"
-                        : !strcmp(kind, RP_LIVE_KIND) ? "inuse_objects" : "objects";
+                        : !strcmp(kind, RP_KIND_LIVE) ? "inuse_objects" : "objects";
         types[x->nv][1] = "count";
         x->vsrc[x->nv++] = V_OBJECTS;
     }

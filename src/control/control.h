@@ -196,10 +196,10 @@ int rp_control_default_path(char *buf, size_t cap, const char *dir, long pid,
  * Discovery. While the socket serves, the agent keeps a small JSON file,
  * "/tmp/ringprof-<uid>/<pid>.json" (RP_DISCOVERY_DIR_FMT and the members'
  * names, RP_DISCOVERY_KEY_*, in ringprof/control.h, which `ringprof list` and
- * `ringprof ctl PID` read too; format in docs/control.md). The directory is created with mode 0700; if it exists but is
- * not a directory owned by our uid (someone else made it, or a symlink), nothing
- * is written: a directory another user controls could be used to point our tools
- * at a socket of theirs.
+ * `ringprof ctl PID` read too; format in docs/control.md). The directory is
+ * created with mode 0700; if it exists but is not a directory owned by our uid
+ * (someone else made it, or a symlink), nothing is written: a directory another
+ * user controls could be used to point our tools at a socket of theirs.
  */
 struct rp_discovery {
     long pid;                 /* 0: getpid()                                     */

@@ -1,11 +1,13 @@
 /*
  * ringprof/control.h — what the agent's control socket and the tools agree on:
- * the protocol's version and size limits, and where an agent announces itself.
+ * the protocol's version and size limits, where an agent announces itself and
+ * what its discovery file holds.
  *
  * The protocol itself (commands, replies, errors) is docs/control.md; the agent
- * parses requests in src/core/control_proto.c and serves them in src/control/control.c, the
- * tools speak it in tools/commands/ctl_client.c. Both sides include this header, so a limit
- * changed here changes on both. Plain constants; nothing to link.
+ * parses requests in src/core/control_proto.c and serves them in src/control/
+ * (control.h), the tools speak it in tools/commands/ (ctl_client.h). Both sides
+ * include this header, so a limit or a name changed here changes on both. Plain
+ * constants; nothing to link.
  */
 #ifndef RINGPROF_CONTROL_H
 #define RINGPROF_CONTROL_H
@@ -53,5 +55,23 @@
  * the agent cuts at 1023 bytes. A larger file is not ours and is not read. */
 #define RP_DISCOVERY_FILE_MAX   (64 * 1024)
 #define RP_ATTACH_ERROR_MAX     1024
+
+/* The members of a discovery file, one JSON object on one line (docs/control.md,
+ * "Discovery files"), in the order the agent writes them
+ * (src/control/control_discovery.c); the tools read them in
+ * tools/commands/ctl_find.c. Adding a member keeps RP_CONTROL_PROTOCOL;
+ * renaming or removing one raises it. */
+#define RP_DISCOVERY_KEY_PID        "pid"         /* the pid as the agent sees it  */
+#define RP_DISCOVERY_KEY_UID        "uid"         /* its effective uid             */
+#define RP_DISCOVERY_KEY_SOCKET     "socket"      /* the control socket's path     */
+#define RP_DISCOVERY_KEY_MAIN       "main"        /* main class and arguments      */
+#define RP_DISCOVERY_KEY_OPTIONS    "options"     /* the option string, or null    */
+#define RP_DISCOVERY_KEY_START_TIME "start_time"  /* UTC, "2026-11-21T06:02:02Z"   */
+#define RP_DISCOVERY_KEY_START_WALL_NS "start_wall_ns"       /* CLOCK_REALTIME  */
+/* Field 22 of /proc/<pid>/stat: with the pid, it tells the agent's process from
+ * a later one that reuses the pid. */
+#define RP_DISCOVERY_KEY_PROC_START_TICKS "proc_start_ticks"
+#define RP_DISCOVERY_KEY_VERSION    "ringprof"    /* the agent's version           */
+#define RP_DISCOVERY_KEY_PROTOCOL   "protocol"    /* RP_CONTROL_PROTOCOL           */
 
 #endif

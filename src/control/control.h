@@ -51,6 +51,11 @@
  *
  * The callbacks run on the server thread, one at a time, never concurrently with
  * each other. A slow callback delays other clients, never the application.
+ *
+ * The server is control.c (the thread and its loop), control_path.c (Path and
+ * Recovery), control_conn.c (Access and Isolation) and control_reply.c (the
+ * replies), sharing control_server.h; the discovery files are
+ * control_discovery.c, which needs none of the server.
  */
 #ifndef RINGPROF_SRC_CONTROL_H
 #define RINGPROF_SRC_CONTROL_H
@@ -189,12 +194,12 @@ int rp_control_default_path(char *buf, size_t cap, const char *dir, long pid,
 
 /*
  * Discovery. While the socket serves, the agent keeps a small JSON file,
- * "/tmp/ringprof-<uid>/<pid>.json" (RP_DISCOVERY_DIR_FMT in ringprof/trust.h,
- * which `ringprof list` and `ringprof ctl PID` read too; format in
- * docs/control.md). The directory is created with mode 0700; if it exists but is
- * not a directory owned by our uid (someone else made it, or a symlink), nothing
- * is written: a directory another user controls could be used to point our tools
- * at a socket of theirs.
+ * "/tmp/ringprof-<uid>/<pid>.json" (RP_DISCOVERY_DIR_FMT and the members'
+ * names, RP_DISCOVERY_KEY_*, in ringprof/control.h, which `ringprof list` and
+ * `ringprof ctl PID` read too; format in docs/control.md). The directory is
+ * created with mode 0700; if it exists but is not a directory owned by our uid
+ * (someone else made it, or a symlink), nothing is written: a directory another
+ * user controls could be used to point our tools at a socket of theirs.
  */
 struct rp_discovery {
     long pid;                 /* 0: getpid()                                     */

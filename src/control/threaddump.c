@@ -1,25 +1,22 @@
 /*
- * src/control/threaddump.c — the thread dump and its deadlocks (threaddump.h).
+ * src/control/threaddump.c — the thread dump and its deadlocks (threaddump.h):
+ * reading them on the flusher.
  *
- * One dump is four steps on the flusher: read every thread (struct th) and the
- * locks they hold or wait for (struct lk, one per distinct object, matched with
- * IsSameObject); give each waiting thread the thread it waits for; find the
- * cycles of that relation (each thread waits for at most one, so a walk from
- * every thread finds each cycle once) and read their threads again; write the
- * JSON, the deadlocked threads first and then the others for as long as they
- * fit in the reply (each thread is written, and taken back if it passed the
- * limit: rp_json_mark). The threads are the platform threads (GetAllThreads) and
- * then the virtual threads the JVM's thread containers hold (threadcontainers.h),
- * at most RP_THREADDUMP_VTHREADS_MAX; both kinds wait for and hold locks of each
- * other, so the cycles run through both. Threads are found by their Java id
- * (by_tid), not by comparing references with every thread. Virtual threads are
- * written in groups of those that are alike (same state, same frames, same lock
- * waited for, no lock held), so two thousand threads parked in one place are
- * one stack and two thousand ids; when the groups do not fit after the platform
- * threads, only their count is written. The JSON goes to a writer of this
- * module's own (a call that timed out still runs later, so it must not touch the
- * caller's reply); the control thread copies its members into the reply once
- * the call has returned, when no dump is running.
+ * One dump is four steps on the flusher: read every thread (struct td_thread)
+ * and the locks they hold or wait for (struct td_lock, one per distinct
+ * object, matched with IsSameObject); give each waiting thread the thread it
+ * waits for; find the cycles of that relation (each thread waits for at most
+ * one, so a walk from every thread finds each cycle once) and read their
+ * threads again; write the JSON (threaddump_json.c: the deadlocked threads
+ * first and then the others for as long as they fit in the reply). The threads
+ * are the platform threads (GetAllThreads) and then the virtual threads the
+ * JVM's thread containers hold (threadcontainers.h), at most
+ * RP_THREADDUMP_VTHREADS_MAX; both kinds wait for and hold locks of each other,
+ * so the cycles run through both. Threads are found by their Java id (by_tid),
+ * not by comparing references with every thread. The JSON goes to a writer of
+ * this module's own (a call that timed out still runs later, so it must not
+ * touch the caller's reply); the control thread copies its members into the
+ * reply once the call has returned, when no dump is running.
  *
  * The threads and locks the dump keeps are global references, and every other
  * reference is deleted once read, so the dump needs a constant number of local
@@ -37,10 +34,10 @@
 #include "code/classes.h"
 #include "core/engine.h"
 #include "kinds/lock.h"
-#include "code/methods.h"
 #include "threads/park.h"
 #include "threads/threadcontainers.h"
 #include "control/threaddump.h"
+#include "control/threaddump_dump.h"
 #include "threads/threads.h"
 #include "core/u64map.h"
 
@@ -51,11 +48,10 @@
 #define WAITS_MAX 4096
 
 /* What the reply holds beside the dump's members ("protocol", "ok", "command",
- * the closing brace and newline), and what the members after the threads take
- * ("threads_total", "threads_omitted"): room kept free of threads so that a
- * dump cut at the limit still makes a whole reply. */
+ * the closing brace and newline): room kept free of threads so that a dump cut
+ * at the limit still makes a whole reply (and RP_THREADDUMP_TAIL_ROOM for the
+ * members after the threads). */
 #define REPLY_HEAD_ROOM 256
-#define DUMP_TAIL_ROOM 256
 
 static struct {
     JavaVM *vm;
@@ -71,53 +67,6 @@ static struct {
     struct rp_lock_wait waits[WAITS_MAX];
 } D;
 
-/* A lock object seen in the dump. */
-struct lk {
-    jobject ref;               /* a global reference                             */
-    uint32_t hash, klass;
-    int owner;                 /* index of the thread holding it, -1: none known */
-    int ownable;               /* an AbstractOwnableSynchronizer                 */
-};
-
-/* A thread, as read. Lock fields are indexes into the lock table, -1: none. */
-struct th {
-    jthread ref;
-    char *name;
-    int64_t id;
-    int daemon, priority;
-    jint state, nframes, total;
-    jvmtiFrameInfo *frames;
-    jint nheld;
-    int *held, *held_depth;    /* owned monitors, and the depth that locked them */
-    int contended;             /* the monitor it is blocked on or waiting on     */
-    int parked;                /* the object it is parked on                     */
-    int waits_for;             /* the thread that holds what it waits for       */
-    int pending_owner;         /* without can_get_current_contended_monitor:
-                                * the holder of the monitor it is blocked on,
-                                * read through VMStructs (lock.h), or -1      */
-    int wait_lock;             /* and that lock                                  */
-    int in_cycle;
-    const struct rp_lock_wait *wait;   /* lock.h's wait in progress, or NULL      */
-    int virtual;               /* a virtual thread (after the platform ones)    */
-    int carrier;               /* a mounted virtual thread's carrier, or -1     */
-};
-
-struct dump {
-    JNIEnv *jni;
-    jthread *refs;             /* GetAllThreads' array, made global references   */
-    jint n;                    /* threads in t: nplat platform, then virtual     */
-    jint nplat;
-    size_t capt;
-    struct th *t;
-    struct rp_u64map by_tid;   /* Java thread id -> index in t                   */
-    struct rp_tc_walk vt;      /* what the virtual-thread walk saw               */
-    int vt_walked;             /* 1: the containers were walked, -1: the walk
-                                * failed part way, 0: no containers (JDK 17)   */
-    struct lk *l;
-    size_t nl, capl;
-    int **cycles;              /* each: thread indexes, -1 ended                 */
-    size_t ncycles;
-};
 
 /* ------------------------------------------------------------- capabilities -- */
 
@@ -192,7 +141,7 @@ static int lookup_ids(JNIEnv *jni)
  * `obj` is a local reference, deleted here (the table keeps a global one). Locks
  * are compared by identity hash first, so a dump of many threads holding many
  * locks does not compare every pair. */
-static int lock_index(struct dump *d, jobject obj)
+static int lock_index(struct td_dump *d, jobject obj)
 {
     JNIEnv *jni = d->jni;
     if (!obj)
@@ -205,7 +154,7 @@ static int lock_index(struct dump *d, jobject obj)
             found = (int)i;
     if (found < 0 && d->nl == d->capl) {
         size_t cap = d->capl ? d->capl * 2 : 64;
-        struct lk *l = realloc(d->l, cap * sizeof *l);
+        struct td_lock *l = realloc(d->l, cap * sizeof *l);
         if (l) {
             d->l = l;
             d->capl = cap;
@@ -216,8 +165,8 @@ static int lock_index(struct dump *d, jobject obj)
         (*jni)->DeleteLocalRef(jni, obj);
         return found;
     }
-    struct lk *k = &d->l[d->nl];
-    *k = (struct lk){.ref = ref, .hash = hash, .owner = -1};
+    struct td_lock *k = &d->l[d->nl];
+    *k = (struct td_lock){.ref = ref, .hash = hash, .owner = -1};
     jclass c = (*jni)->GetObjectClass(jni, obj);
     if (c) {
         k->klass = rp_class_id(D.jvmti, c);
@@ -229,14 +178,14 @@ static int lock_index(struct dump *d, jobject obj)
 }
 
 /* The thread index of the thread whose Java id is `id`, or -1. */
-static int id_index(const struct dump *d, int64_t id)
+static int id_index(const struct td_dump *d, int64_t id)
 {
     uint64_t v;
     return id && rp_u64map_get(&d->by_tid, (uint64_t)id, &v) ? (int)v : -1;
 }
 
 /* The thread index of `thread` in the dump, or -1. */
-static int thread_index(const struct dump *d, jobject thread)
+static int thread_index(const struct td_dump *d, jobject thread)
 {
     if (!thread)
         return -1;
@@ -245,7 +194,7 @@ static int thread_index(const struct dump *d, jobject thread)
 }
 
 /* The thread index of the thread in `slot`, by its Java thread id, or -1. */
-static int slot_index(const struct dump *d, struct rp_slot *slot)
+static int slot_index(const struct td_dump *d, struct rp_slot *slot)
 {
     struct rp_slot_meta m;
     if (!slot)
@@ -256,7 +205,7 @@ static int slot_index(const struct dump *d, struct rp_slot *slot)
 
 /* The object `t` waits for now: the monitor it is blocked on, else the object it
  * is parked on. A new local ref, or NULL. */
-static jobject waited_object(struct dump *d, jthread t, jint state)
+static jobject waited_object(struct td_dump *d, jthread t, jint state)
 {
     jobject o = NULL;
     if ((state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) ||
@@ -269,7 +218,7 @@ static jobject waited_object(struct dump *d, jthread t, jint state)
     return o;
 }
 
-static void read_monitors(struct dump *d, struct th *t)
+static void read_monitors(struct td_dump *d, struct td_thread *t)
 {
     jint n = 0;
     jvmtiMonitorStackDepthInfo *info = NULL;
@@ -299,7 +248,7 @@ static void read_monitors(struct dump *d, struct th *t)
     }
 }
 
-static void read_thread(struct dump *d, struct th *t)
+static void read_thread(struct td_dump *d, struct td_thread *t)
 {
     JNIEnv *jni = d->jni;
     jvmtiThreadInfo info;
@@ -343,10 +292,10 @@ static void read_thread(struct dump *d, struct th *t)
  * counted by the walk but not listed. */
 static void add_vthread(void *arg, jobject thread)
 {
-    struct dump *d = arg;
+    struct td_dump *d = arg;
     JNIEnv *jni = d->jni;
     if ((size_t)d->n == d->capt) {
-        struct th *t = realloc(d->t, d->capt * 2 * sizeof *t);
+        struct td_thread *t = realloc(d->t, d->capt * 2 * sizeof *t);
         if (!t)
             return;
         memset(t + d->capt, 0, d->capt * sizeof *t);
@@ -356,7 +305,7 @@ static void add_vthread(void *arg, jobject thread)
     jobject ref = (*jni)->NewGlobalRef(jni, thread);
     if (!ref)
         return;
-    struct th *t = &d->t[d->n++];
+    struct td_thread *t = &d->t[d->n++];
     t->ref = ref;
     t->virtual = 1;
     read_thread(d, t);
@@ -368,7 +317,7 @@ static void add_vthread(void *arg, jobject thread)
 }
 
 /* The virtual threads, after the platform ones (their carriers among them). */
-static void read_vthreads(struct dump *d)
+static void read_vthreads(struct td_dump *d)
 {
     int rc = rp_tc_each(d->jni, RP_THREADDUMP_VTHREADS_MAX, d->refs, (size_t)d->nplat,
                         add_vthread, d, &d->vt);
@@ -380,11 +329,11 @@ static void read_vthreads(struct dump *d)
 /* Who each waiting thread waits for: a monitor's holder (BLOCKED only: a thread
  * in Object.wait waits for a notify, not a lock), or a parked-on ownable
  * synchronizer's exclusive owner. */
-static void link_waits(struct dump *d)
+static void link_waits(struct td_dump *d)
 {
     JNIEnv *jni = d->jni;
     for (size_t k = 0; k < d->nl; k++) {
-        struct lk *l = &d->l[k];
+        struct td_lock *l = &d->l[k];
         if (!l->ownable || l->owner >= 0)
             continue;
         jobject o = rp_park_owner(jni, l->ref);
@@ -393,7 +342,7 @@ static void link_waits(struct dump *d)
             (*jni)->DeleteLocalRef(jni, o);
     }
     for (jint i = 0; i < d->n; i++) {
-        struct th *t = &d->t[i];
+        struct td_thread *t = &d->t[i];
         if (t->pending_owner == -2)
             t->pending_owner = slot_index(d, rp_lock_pending_owner(jni, t->ref));
         if (t->pending_owner >= 0 && t->pending_owner != (int)i) {
@@ -410,9 +359,9 @@ static void link_waits(struct dump *d)
 }
 
 /* Is thread i still waiting for the same lock (a second read)? */
-static int still_waiting(struct dump *d, int i)
+static int still_waiting(struct td_dump *d, int i)
 {
-    struct th *t = &d->t[i];
+    struct td_thread *t = &d->t[i];
     jint state = 0;
     if ((*D.jvmti)->GetThreadState(D.jvmti, t->ref, &state) != JVMTI_ERROR_NONE)
         return 0;
@@ -428,7 +377,7 @@ static int still_waiting(struct dump *d, int i)
 
 /* Keep the cycle that enters at thread `start` if every thread in it still
  * waits for its lock. */
-static void add_cycle(struct dump *d, int start)
+static void add_cycle(struct td_dump *d, int start)
 {
     size_t len = 1;
     for (int i = d->t[start].waits_for; i != start; i = d->t[i].waits_for)
@@ -461,7 +410,7 @@ static void add_cycle(struct dump *d, int start)
 
 /* Walk from each thread not yet visited; a walk that comes back to a thread it
  * visited itself has closed a cycle. */
-static void find_cycles(struct dump *d)
+static void find_cycles(struct td_dump *d)
 {
     int *walk = malloc((size_t)d->n * sizeof *walk);
     if (!walk)
@@ -482,7 +431,7 @@ static void find_cycles(struct dump *d)
 
 /* Give each thread the contended monitor wait in progress lock.c keeps for it
  * (matched by Java thread id), if it is over the lock threshold. */
-static void match_waits(struct dump *d)
+static void match_waits(struct td_dump *d)
 {
     struct rp_lock_state st;
     rp_lock_state(&st);
@@ -494,341 +443,7 @@ static void match_waits(struct dump *d)
     }
 }
 
-/* ---------------------------------------------------------------- writing -- */
-
-/* The JVMTI state as Thread.State names it. */
-static const char *state_name(jint s)
-{
-    if (!(s & JVMTI_THREAD_STATE_ALIVE))
-        return (s & JVMTI_THREAD_STATE_TERMINATED) ? "TERMINATED" : "NEW";
-    if (s & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)
-        return "BLOCKED";
-    if (s & JVMTI_THREAD_STATE_WAITING_INDEFINITELY)
-        return "WAITING";
-    if (s & JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT)
-        return "TIMED_WAITING";
-    return "RUNNABLE";
-}
-
-static void state_details(struct rp_json *j, jint s)
-{
-    static const struct { jint bit; const char *name; } detail[] = {
-        {JVMTI_THREAD_STATE_IN_NATIVE, "in native"},
-        {JVMTI_THREAD_STATE_SUSPENDED, "suspended"},
-        {JVMTI_THREAD_STATE_INTERRUPTED, "interrupted"},
-        {JVMTI_THREAD_STATE_SLEEPING, "sleeping"},
-        {JVMTI_THREAD_STATE_IN_OBJECT_WAIT, "in Object.wait"},
-        {JVMTI_THREAD_STATE_PARKED, "parked"},
-    };
-    rp_json_key(j, "state_details");
-    rp_json_array_begin(j);
-    for (size_t i = 0; i < sizeof detail / sizeof detail[0]; i++)
-        if (s & detail[i].bit)
-            rp_json_string(j, detail[i].name);
-    rp_json_array_end(j);
-}
-
-static void lock_json(struct rp_json *j, const struct dump *d, const char *key, int k)
-{
-    char id[16];
-    const struct lk *l = &d->l[k];
-    snprintf(id, sizeof id, "0x%08x", l->hash);
-    rp_json_key(j, key);
-    rp_json_object_begin(j);
-    rp_json_kv_string(j, "id", id);
-    rp_json_kv_string(j, "class", l->klass ? rp_class_name(l->klass) : NULL);
-    rp_json_kv_bool(j, "ownable", l->ownable);
-    if (l->owner >= 0) {
-        rp_json_kv_string(j, "owner", d->t[l->owner].name);
-        rp_json_kv_i64(j, "owner_id", d->t[l->owner].id);
-    } else {
-        rp_json_kv_string(j, "owner", NULL);
-    }
-    rp_json_object_end(j);
-}
-
-/* A monitor known only by its holder (pending_owner): no id; its class from
- * the lock module's wait in progress, if it keeps one. */
-static void unknown_monitor_json(struct rp_json *j, const struct dump *d, const char *key,
-                                 const struct th *t)
-{
-    const struct th *o = &d->t[t->waits_for];
-    rp_json_key(j, key);
-    rp_json_object_begin(j);
-    rp_json_kv_string(j, "id", NULL);
-    rp_json_kv_string(j, "class", t->wait && t->wait->klass ? rp_class_name(t->wait->klass)
-                                                            : NULL);
-    rp_json_kv_bool(j, "ownable", 0);
-    rp_json_kv_string(j, "owner", o->name);
-    rp_json_kv_i64(j, "owner_id", o->id);
-    rp_json_object_end(j);
-}
-
-static void frames_json(struct rp_json *j, const struct dump *d, const struct th *t)
-{
-    rp_json_kv_i64(j, "frames_total", t->total);
-    rp_json_key(j, "frames");
-    rp_json_array_begin(j);
-    for (jint f = 0; f < t->nframes; f++) {
-        const struct rp_method *m = rp_methods_get(d->jni, t->frames[f].method);
-        jlocation bci = t->frames[f].location;
-        rp_json_object_begin(j);
-        rp_json_kv_string(j, "class", m->klass);
-        rp_json_kv_string(j, "method", m->name);
-        rp_json_kv_string(j, "file", m->file[0] ? m->file : NULL);
-        rp_json_kv_u64(j, "line", bci >= 0 ? rp_method_line(m, (int32_t)bci) : 0);
-        rp_json_kv_bool(j, "native", (m->flags & RP_METHOD_NATIVE) || bci < 0);
-        rp_json_object_end(j);
-    }
-    rp_json_array_end(j);
-}
-
-/* What the thread holds: its monitors (with the frame that locked each, -1 if
- * not locked by a frame, e.g. JNI MonitorEnter) and the ownable synchronizers
- * other threads are parked on. */
-static void held_json(struct rp_json *j, const struct dump *d, int i)
-{
-    const struct th *t = &d->t[i];
-    rp_json_key(j, "held");
-    rp_json_array_begin(j);
-    for (jint h = 0; h < t->nheld; h++) {
-        rp_json_object_begin(j);
-        lock_json(j, d, "lock", t->held[h]);
-        rp_json_kv_i64(j, "depth", t->held_depth[h]);
-        rp_json_object_end(j);
-    }
-    for (size_t k = 0; k < d->nl; k++)
-        if (d->l[k].ownable && d->l[k].owner == i) {
-            rp_json_object_begin(j);
-            lock_json(j, d, "lock", (int)k);
-            rp_json_kv_i64(j, "depth", -1);
-            rp_json_object_end(j);
-        }
-    rp_json_array_end(j);
-}
-
-/* A thread's state, locks and frames: the members of its object after its
- * name and id (a platform thread's; a group of virtual threads'). */
-static void thread_body_json(struct rp_json *j, const struct dump *d, int i)
-{
-    const struct th *t = &d->t[i];
-    rp_json_kv_string(j, "state", state_name(t->state));
-    state_details(j, t->state);
-    if (t->contended >= 0)
-        lock_json(j, d, (t->state & JVMTI_THREAD_STATE_IN_OBJECT_WAIT) &&
-                        !(t->state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER)
-                        ? "waiting_on" : "blocked_on", t->contended);
-    if (t->parked >= 0)
-        lock_json(j, d, "parked_on", t->parked);
-    if (t->pending_owner >= 0 && t->waits_for >= 0)
-        unknown_monitor_json(j, d, "blocked_on", t);
-    if (t->wait) {
-        rp_json_key(j, "lock_wait");
-        rp_lock_wait_json(j, t->wait, 0);
-    }
-    rp_json_kv_bool(j, "deadlocked", t->in_cycle);
-    held_json(j, d, i);
-    frames_json(j, d, t);
-}
-
-static void thread_json(struct rp_json *j, const struct dump *d, int i)
-{
-    const struct th *t = &d->t[i];
-    rp_json_object_begin(j);
-    rp_json_kv_string(j, "name", t->name);
-    rp_json_kv_i64(j, "id", t->id);
-    rp_json_kv_bool(j, "daemon", t->daemon);
-    rp_json_kv_i64(j, "priority", t->priority);
-    thread_body_json(j, d, i);
-    rp_json_object_end(j);
-}
-
-/* ------------------------------------------------- virtual thread groups -- */
-
-/* Whether thread i holds a lock: such a thread is listed alone. */
-static int holds_lock(const struct dump *d, int i)
-{
-    if (d->t[i].nheld)
-        return 1;
-    for (size_t k = 0; k < d->nl; k++)
-        if (d->l[k].ownable && d->l[k].owner == i)
-            return 1;
-    return 0;
-}
-
-/* What makes two virtual threads alike (alike() compares it all): state,
- * what they wait for, their frames. */
-static uint64_t group_hash(const struct dump *d, int i)
-{
-    const struct th *t = &d->t[i];
-    uint64_t h = rp_mix64((uint64_t)(uint32_t)t->state << 32 | (uint32_t)t->nframes);
-    h = rp_mix64(h ^ (uint64_t)(uint32_t)t->contended ^ (uint64_t)(uint32_t)t->parked << 32);
-    h = rp_mix64(h ^ (uint64_t)(uint32_t)t->waits_for ^ (uint64_t)(uint32_t)t->total << 32);
-    for (jint f = 0; f < t->nframes; f++)
-        h = rp_mix64(h ^ (uint64_t)(uintptr_t)t->frames[f].method ^
-                     (uint64_t)t->frames[f].location << 40);
-    return h;
-}
-
-static int alike(const struct dump *d, int a, int b)
-{
-    const struct th *x = &d->t[a], *y = &d->t[b];
-    if (x->state != y->state || x->nframes != y->nframes || x->total != y->total ||
-        x->contended != y->contended || x->parked != y->parked ||
-        x->waits_for != y->waits_for || x->wait_lock != y->wait_lock ||
-        x->pending_owner != y->pending_owner || x->in_cycle != y->in_cycle)
-        return 0;
-    for (jint f = 0; f < x->nframes; f++)
-        if (x->frames[f].method != y->frames[f].method ||
-            x->frames[f].location != y->frames[f].location)
-            return 0;
-    return 1;
-}
-
-struct vt_key {
-    uint64_t hash;
-    int i;
-};
-
-static int vt_key_cmp(const void *a, const void *b)
-{
-    const struct vt_key *x = a, *y = b;
-    if (x->hash != y->hash)
-        return x->hash < y->hash ? -1 : 1;
-    return (x->i > y->i) - (x->i < y->i);
-}
-
-struct vt_group {
-    int rep, count, at;        /* first member; members; offset in the list  */
-};
-
-static int vt_group_cmp(const void *a, const void *b)
-{
-    const struct vt_group *x = a, *y = b;
-    if (x->count != y->count)
-        return x->count > y->count ? -1 : 1;
-    return (x->rep > y->rep) - (x->rep < y->rep);
-}
-
-/* The virtual threads in groups of alike ones, the largest first; members[]
- * holds each group's threads from group.at, in the walk's order. @return the
- * number of groups (0 when out of memory: *groups NULL). */
-static size_t group_vthreads(const struct dump *d, struct vt_group **groups, int **members)
-{
-    size_t nv = (size_t)(d->n - d->nplat), ng = 0;
-    struct vt_key *k = malloc(nv * sizeof *k + 1);
-    int *of = malloc(nv * sizeof *of + 1);
-    struct vt_group *g = malloc(nv * sizeof *g + 1);
-    int *m = malloc(nv * sizeof *m + 1);
-    if (!k || !of || !g || !m) {
-        free(k), free(of), free(g), free(m);
-        *groups = NULL;
-        *members = NULL;
-        return 0;
-    }
-    for (size_t v = 0; v < nv; v++) {
-        int i = d->nplat + (int)v;
-        /* A lock holder is alone: a hash no other thread has. */
-        k[v] = (struct vt_key){holds_lock(d, i) ? UINT64_MAX - v : group_hash(d, i), i};
-    }
-    qsort(k, nv, sizeof *k, vt_key_cmp);
-    for (size_t a = 0, run = 0; a < nv; a++) {
-        if (a && k[a].hash != k[a - 1].hash)
-            run = ng;                          /* this hash's groups start here */
-        size_t gi = run;
-        while (gi < ng && !alike(d, g[gi].rep, k[a].i))
-            gi++;
-        if (gi == ng)
-            g[ng++] = (struct vt_group){k[a].i, 0, 0};
-        g[gi].count++;
-        of[k[a].i - d->nplat] = (int)gi;
-    }
-    for (size_t gi = 0, at = 0; gi < ng; gi++) {
-        g[gi].at = (int)at;
-        at += (size_t)g[gi].count;
-        g[gi].count = 0;
-    }
-    for (size_t v = 0; v < nv; v++) {
-        struct vt_group *x = &g[of[v]];
-        m[x->at + x->count++] = d->nplat + (int)v;
-    }
-    for (size_t gi = 0; gi < ng; gi++)
-        g[gi].rep = m[g[gi].at];
-    qsort(g, ng, sizeof *g, vt_group_cmp);
-    free(k);
-    free(of);
-    *groups = g;
-    *members = m;
-    return ng;
-}
-
-/* "virtual_threads": how many the containers held and how many were read,
- * then the groups: each with its count, what its threads have in common, and
- * their ids, names and carriers. Absent where the JVM has no virtual threads. */
-static void vthreads_json(struct rp_json *j, const struct dump *d)
-{
-    if (!d->vt_walked)
-        return;
-    struct vt_group *g;
-    int *m;
-    size_t ng = group_vthreads(d, &g, &m);
-    rp_json_key(j, "virtual_threads");
-    rp_json_object_begin(j);
-    rp_json_kv_u64(j, "total", d->vt.total);
-    rp_json_kv_u64(j, "listed", g ? (uint64_t)(d->n - d->nplat) : 0);
-    rp_json_kv_u64(j, "max", RP_THREADDUMP_VTHREADS_MAX);
-    if (d->vt_walked < 0)
-        rp_json_kv_bool(j, "incomplete", 1);
-    rp_json_key(j, "groups");
-    rp_json_array_begin(j);
-    for (size_t gi = 0; gi < ng; gi++) {
-        rp_json_object_begin(j);
-        rp_json_kv_u64(j, "count", (uint64_t)g[gi].count);
-        thread_body_json(j, d, g[gi].rep);
-        rp_json_key(j, "threads");
-        rp_json_array_begin(j);
-        for (int k = 0; k < g[gi].count; k++) {
-            const struct th *t = &d->t[m[g[gi].at + k]];
-            rp_json_object_begin(j);
-            rp_json_kv_i64(j, "id", t->id);
-            rp_json_kv_string(j, "name", t->name);
-            if (t->carrier >= 0)
-                rp_json_kv_string(j, "carrier", d->t[t->carrier].name);
-            rp_json_object_end(j);
-        }
-        rp_json_array_end(j);
-        rp_json_object_end(j);
-    }
-    rp_json_array_end(j);
-    rp_json_object_end(j);
-    free(g);
-    free(m);
-}
-
-static void deadlocks_json(struct rp_json *j, const struct dump *d)
-{
-    rp_json_key(j, "deadlocks");
-    rp_json_array_begin(j);
-    for (size_t c = 0; c < d->ncycles; c++) {
-        rp_json_array_begin(j);
-        for (const int *i = d->cycles[c]; *i >= 0; i++) {
-            const struct th *t = &d->t[*i];
-            rp_json_object_begin(j);
-            rp_json_kv_string(j, "thread", t->name);
-            rp_json_kv_i64(j, "id", t->id);
-            if (t->virtual)
-                rp_json_kv_bool(j, "virtual", 1);
-            if (t->wait_lock >= 0)
-                lock_json(j, d, "waits_for", t->wait_lock);
-            else
-                unknown_monitor_json(j, d, "waits_for", t);
-            rp_json_object_end(j);
-        }
-        rp_json_array_end(j);
-    }
-    rp_json_array_end(j);
-}
-
+/* What the reply leaves out for want of a capability or a field. */
 static void unavailable_json(struct rp_json *j)
 {
     rp_json_key(j, "unavailable");
@@ -843,69 +458,9 @@ static void unavailable_json(struct rp_json *j)
     rp_json_array_end(j);
 }
 
-/* Add thread i to the array open in j if it fits. @return 1, or 0 (nothing
- * written) when it would take the text past the writer's max. */
-static int thread_fits(struct rp_json *j, const struct dump *d, int i)
-{
-    struct rp_json_mark m;
-    rp_json_mark(j, &m);
-    thread_json(j, d, i);
-    if (rp_json_error(j) != RP_JSON_TOO_LONG)
-        return 1;
-    rp_json_rewind(j, &m);
-    return 0;
-}
-
-/* The platform threads, those in a deadlock first (in the order of the cycles),
- * then the others in the JVM's order, as many as fit in the reply: the dump of a
- * big JVM (10,000 threads of deep stacks) is cut rather than refused, and the
- * threads that matter most come first. @return how many were written. */
-static jint threads_json(struct rp_json *j, const struct dump *d)
-{
-    jint written = 0;
-    int room = 1;
-    rp_json_key(j, "threads");
-    rp_json_array_begin(j);
-    for (size_t c = 0; c < d->ncycles && room; c++)
-        for (const int *i = d->cycles[c]; *i >= 0 && room; i++) {
-            if (*i >= d->nplat)
-                continue;                     /* a virtual one: in its group */
-            room = thread_fits(j, d, *i);
-            written += room;
-        }
-    for (jint i = 0; i < d->nplat && room; i++)
-        if (!d->t[i].in_cycle) {
-            room = thread_fits(j, d, (int)i);
-            written += room;
-        }
-    rp_json_array_end(j);
-    return written;
-}
-
-/* The virtual threads' groups, if they fit after the platform threads; else
- * their count alone, with "omitted": the groups the reply had no room for. The
- * count is written with the writer's max raised to `most` (the tail's room). */
-static void vthreads_fit(struct rp_json *j, const struct dump *d, size_t most)
-{
-    struct rp_json_mark m;
-    rp_json_mark(j, &m);
-    vthreads_json(j, d);
-    if (rp_json_error(j) != RP_JSON_TOO_LONG)
-        return;
-    rp_json_rewind(j, &m);
-    rp_json_set_max(j, most);
-    rp_json_key(j, "virtual_threads");
-    rp_json_object_begin(j);
-    rp_json_kv_u64(j, "total", d->vt.total);
-    rp_json_kv_u64(j, "listed", 0);
-    rp_json_kv_u64(j, "max", RP_THREADDUMP_VTHREADS_MAX);
-    rp_json_kv_bool(j, "omitted", 1);
-    rp_json_object_end(j);
-}
-
 /* ------------------------------------------------------------- the call -- */
 
-static void dump_free(struct dump *d)
+static void dump_free(struct td_dump *d)
 {
     for (jint i = 0; d->t && i < d->n; i++) {
         free(d->t[i].name);
@@ -934,7 +489,7 @@ static void dump_free(struct dump *d)
 static int take(void *arg, char *err, size_t errlen)
 {
     (void)arg;
-    struct dump d = {0};
+    struct td_dump d = {0};
     rp_json_reset(&D.out);
     if ((*D.vm)->GetEnv(D.vm, (void **)&d.jni, JNI_VERSION_1_6) != JNI_OK) {
         snprintf(err, errlen, "the thread dump needs a thread attached to the JVM");
@@ -982,15 +537,10 @@ static int take(void *arg, char *err, size_t errlen)
     find_cycles(&d);
     match_waits(&d);
     const size_t most = RP_CONTROL_THREADS_REPLY_MAX - REPLY_HEAD_ROOM;
-    rp_json_set_max(&D.out, most - DUMP_TAIL_ROOM);
+    rp_json_set_max(&D.out, most - RP_THREADDUMP_TAIL_ROOM);
     rp_json_object_begin(&D.out);
     unavailable_json(&D.out);
-    deadlocks_json(&D.out, &d);
-    jint written = rp_json_error(&D.out) ? 0 : threads_json(&D.out, &d);
-    vthreads_fit(&D.out, &d, most);
-    rp_json_set_max(&D.out, most);
-    rp_json_kv_i64(&D.out, "threads_total", d.nplat);
-    rp_json_kv_i64(&D.out, "threads_omitted", d.nplat - written);
+    rp_threaddump_write(&D.out, &d, most);
     rp_json_object_end(&D.out);
     if (rp_json_error(&D.out) == RP_JSON_OK) {
         rc = 0;
@@ -1021,3 +571,4 @@ int rp_threaddump_reply(struct rp_json *out, char *err, size_t errlen)
     rp_json_free(&D.out);
     return 0;
 }
+

@@ -4,9 +4,15 @@
  * socket, the discovery files, and a few facts about a process read from /proc.
  *
  * The protocol and the discovery files are described in docs/control.md; the
- * agent side is src/control/control.c. What the tools believe of a discovery or attach
- * file and of a socket follows ringprof/trust.h, shared with the agent. Nothing
- * here needs a JVM.
+ * agent side is src/control/ (control.h). What the tools believe of a discovery
+ * or attach file and of a socket follows ringprof/trust.h, shared with the
+ * agent. Nothing here needs a JVM.
+ *
+ * One file for each job: ctl_json.c reads JSON, ctl_print.c prints it and
+ * untrusted text (rp_jv_print, rp_print_untrusted), ctl_client.c makes an
+ * exchange over the control socket, ctl_find.c finds an agent by pid (its
+ * discovery file, or the socket the process holds), ctl_proc.c reads /proc and
+ * finds the agent library.
  */
 #ifndef RINGPROF_TOOLS_CTL_CLIENT_H
 #define RINGPROF_TOOLS_CTL_CLIENT_H

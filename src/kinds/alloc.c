@@ -622,8 +622,8 @@ static uint64_t kind_period(void)
 
 static void kind_effective(struct rp_json *j)
 {
-    rp_json_kv_u64(j, "alloc_bytes", atomic_load(&G.base));
-    rp_json_kv_bool(j, "live", G.live);
+    rp_json_kv_u64(j, RP_KIND_ALLOC "_bytes", atomic_load(&G.base));
+    rp_json_kv_bool(j, RP_KIND_LIVE, G.live);
 }
 
 /* Its state, and what the callbacks counted (samples pushed; those then written
@@ -643,11 +643,11 @@ static void kind_status(struct rp_json *j)
     rp_json_kv_u64(j, "rate_max", a.rate_max);
     rp_json_kv_u64(j, "interval_changes", st.adaptations);
     rp_json_kv_u64(j, "callback_ns", st.callback_ns);
-    rp_json_kv_bool(j, "live", a.live);
+    rp_json_kv_bool(j, RP_KIND_LIVE, a.live);
     rp_json_kv_u64(j, "sampled", st.samples);
     rp_json_kv_u64(j, "ring_dropped", st.ring_dropped);
     rp_json_kv_u64(j, "no_thread", st.no_thread);
-    rp_json_kv_u64(j, "live_untracked", st.untracked);
+    rp_json_kv_u64(j, RP_KIND_LIVE "_untracked", st.untracked);
     rp_json_kv_u64(j, "freed", st.freed);
     rp_json_kv_u64(j, "gcs", rp_alloc_gc_count());
     rp_json_object_end(j);
@@ -662,9 +662,10 @@ static void kind_pass(const struct rp_sink *sk)
 
 /* The allocation counters, in the chunk's order (docs/format.md). */
 static const char *const ALLOC_COUNTERS[] = {
-    RP_COUNTER_LOST_PREFIX "alloc_no_thread", RP_COUNTER_LOST_PREFIX "gc_pause",
-    "live.untracked", "live.tag_failed", "alloc.agent_thread", "alloc.interval_changes",
-    "alloc.first_sample", RP_COUNTER_LOST_PREFIX "alloc_no_memory",
+    RP_COUNTER_LOST_PREFIX RP_KIND_ALLOC "_no_thread", RP_COUNTER_LOST_PREFIX RP_KIND_GC "_pause",
+    RP_KIND_LIVE ".untracked", RP_KIND_LIVE ".tag_failed", RP_KIND_ALLOC ".agent_thread",
+    RP_KIND_ALLOC ".interval_changes", RP_KIND_ALLOC ".first_sample",
+    RP_COUNTER_LOST_PREFIX RP_KIND_ALLOC "_no_memory",
 };
 
 static void alloc_counters_read(uint64_t *v)
@@ -688,7 +689,7 @@ static size_t alloc_gauges_read(struct rp_gauge_value *out, size_t max)
         return 0;
     struct rp_alloc_stats as;
     rp_alloc_stats(&as);
-    out[0] = (struct rp_gauge_value){"alloc.interval", st.effective};
+    out[0] = (struct rp_gauge_value){RP_KIND_ALLOC ".interval", st.effective};
     out[1] = (struct rp_gauge_value){RP_GAUGE_AGENT_ALLOC, as.callback_ns};
     return 2;
 }

@@ -271,8 +271,8 @@ void rp_gc_flush(const struct rp_sink *sk)
 /* -------------------------------------------------------------- counters -- */
 
 static const char *const WRITE_COUNTERS[] = {
-    RP_COUNTER_LOST_PREFIX "gc_pause", RP_COUNTER_LOST_PREFIX "live_snapshot",
-    "live.no_stack",
+    RP_COUNTER_LOST_PREFIX RP_KIND_GC "_pause", RP_COUNTER_LOST_PREFIX RP_KIND_LIVE "_snapshot",
+    RP_KIND_LIVE ".no_stack",
 };
 
 static void write_counters_read(uint64_t *v)

@@ -638,8 +638,8 @@ static uint64_t kind_period(void)
 static void kind_effective(struct rp_json *j)
 {
     int on = atomic_load(&L.on);
-    rp_json_kv_u64(j, "lock_ns", on ? atomic_load(&L.threshold) : 0);
-    rp_json_kv_bool(j, "lock", on);
+    rp_json_kv_u64(j, RP_KIND_LOCK "_ns", on ? atomic_load(&L.threshold) : 0);
+    rp_json_kv_bool(j, RP_KIND_LOCK, on);
 }
 
 /* Its state, what the callbacks counted, and the waits in progress that are
@@ -806,8 +806,9 @@ void rp_lock_flush_waiting(const struct rp_sink *sk)
 /* ------------------------------------------------- counters and gauges -- */
 
 static const char *const LOCK_COUNTERS[] = {
-    RP_COUNTER_LOST_PREFIX "lock_no_thread", "lock.below_threshold",
-    "lock.owner_unknown", "lock.agent_thread", "lock.owner_gone", "lock.waiting_unwritten",
+    RP_COUNTER_LOST_PREFIX RP_KIND_LOCK "_no_thread", RP_KIND_LOCK ".below_threshold",
+    RP_KIND_LOCK ".owner_unknown", RP_KIND_LOCK ".agent_thread", RP_KIND_LOCK ".owner_gone",
+    RP_KIND_LOCK ".waiting_unwritten",
 };
 
 static void lock_counters_read(uint64_t *v)

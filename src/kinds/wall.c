@@ -685,8 +685,8 @@ static int set_threads(uint64_t n, char *err, size_t errlen)
 
 static void kind_effective(struct rp_json *j)
 {
-    rp_json_kv_u64(j, "wall_ns", rp_wall_on() ? rp_wall_interval() : 0);
-    rp_json_kv_u64(j, "wallthreads", rp_wall_threads());
+    rp_json_kv_u64(j, RP_KIND_WALL "_ns", rp_wall_on() ? rp_wall_interval() : 0);
+    rp_json_kv_u64(j, RP_KIND_WALL "threads", rp_wall_threads());
 }
 
 /* Its state and what the sampler counted (visits pushed; those then written are
@@ -713,7 +713,8 @@ static void kind_status(struct rp_json *j)
 
 /* The wall sampler's counters, in the chunk's order (docs/format.md). */
 static const char *const WALL_COUNTERS[] = {
-    "wall.visits", "wall.walks", "wall.repeats", "wall.proc_failed",
+    RP_KIND_WALL ".visits", RP_KIND_WALL ".walks", RP_KIND_WALL ".repeats",
+    RP_KIND_WALL ".proc_failed",
 };
 
 static void wall_counters_read(uint64_t *v)
@@ -728,8 +729,9 @@ static void wall_counters_read(uint64_t *v)
 
 /* The ring's losses: lost.wall_<reason>, one per rp_ring_drop (ring.h). */
 static const char *const WALL_RING_COUNTERS[] = {
-    RP_COUNTER_LOST_PREFIX "wall_ring_full", RP_COUNTER_LOST_PREFIX "wall_nested",
-    RP_COUNTER_LOST_PREFIX "wall_too_big",
+    RP_COUNTER_LOST_PREFIX RP_KIND_WALL "_ring_full",
+    RP_COUNTER_LOST_PREFIX RP_KIND_WALL "_nested",
+    RP_COUNTER_LOST_PREFIX RP_KIND_WALL "_too_big",
 };
 _Static_assert(sizeof WALL_RING_COUNTERS / sizeof WALL_RING_COUNTERS[0] ==
                RP_RING_DROP_REASONS, "one name per rp_ring_drop");
@@ -751,8 +753,8 @@ static size_t wall_gauges_read(struct rp_gauge_value *out, size_t max)
         return 0;
     struct rp_wall_stats now;
     rp_wall_stats(&now);
-    out[0] = (struct rp_gauge_value){"wall.threads", now.tracked};
-    out[1] = (struct rp_gauge_value){"wall.round_ns", now.last_round_ns};
+    out[0] = (struct rp_gauge_value){RP_KIND_WALL ".threads", now.tracked};
+    out[1] = (struct rp_gauge_value){RP_KIND_WALL ".round_ns", now.last_round_ns};
     return 2;
 }
 

@@ -11,10 +11,13 @@
  * per-slot sample count (one relaxed atomic add per sample written).
  *
  * start, stop, set and the kinds' parts of status go through the engine table
- * (engine.h): each kind switches itself, applies its own `set` keys and writes
- * its own status section. A kind whose JVMTI calls need a thread attached to the
- * JVM, which this server's thread is not, makes them through the call the agent
- * gave it at start (the flusher's, rp_flusher_call). "start"/"stop" without a
+ * (engine.h; each entry is part of its kind's descriptor, flush/kind.h): each
+ * kind switches itself (rp_engine_switch), has its `set` keys applied and put
+ * back through its settings table (rp_engine_apply, rp_engine_restore), and
+ * writes its own status section; "samples" counts what each wrote, by chunk
+ * kind. A kind whose JVMTI calls need a thread attached to the JVM, which this
+ * server's thread is not, makes them through the call the agent gave it at start
+ * (the flusher's, rp_flusher_call). "start"/"stop" without a
  * kind, "all", and every kind named are the same request: every kind the agent
  * can sample. A `set` that succeeded finishes the current chunk and
  * names every setting changed since start in the next chunks' headers
@@ -47,8 +50,8 @@
 /* Threads listed in status, by samples; "threads_total" counts them all. */
 #define STATUS_THREADS_MAX 50
 
-/* The keys `set` takes, by enum rp_ctl_key (1 ... RP_CTL_KEY_WALLTHREADS). */
-#define SET_KEYS RP_CTL_KEY_WALLTHREADS
+/* The keys `set` takes, by enum rp_ctl_key (1 ... RP_CTL_KEYS - 1). */
+#define SET_KEYS (RP_CTL_KEYS - 1)
 
 static struct {
     struct rp_control *ctl;

@@ -53,7 +53,7 @@ static const struct setting_rule {
     uint64_t min, max;
     int zero_too;                    /* 0 is accepted besides min..max            */
     const char *accepted;            /* "accepted values are ..."                 */
-} SETTINGS[] = {
+} SETTINGS[RP_CTL_KEYS] = {
     [RP_CTL_KEY_INTERVAL] = {"interval", V_DURATION, RP_CTL_INTERVAL_MIN_NS,
         RP_CTL_INTERVAL_MAX_NS, 0, "a duration from 100us to 10s with a unit (ns, us, ms, "
         "s), e.g. 10ms, 500us"},
@@ -141,7 +141,7 @@ static int parse_setting(char *word, struct rp_ctl_setting *s, char *err, size_t
     *eq = '\0';
     const char *key = word, *val = eq + 1;
     size_t k = 1;
-    while (k < NSETTINGS && strcmp(key, SETTINGS[k].name) != 0)
+    while (k < NSETTINGS && (!SETTINGS[k].name || strcmp(key, SETTINGS[k].name) != 0))
         k++;
     if (k == NSETTINGS)
         return rp_fail(err, errlen, "unknown setting '%.*s%s': settings are %s", Q(key),

@@ -296,7 +296,7 @@ static void flush_kinds(struct flusher *f)
     size_t n;
     const struct rp_kind *const *k = rp_kinds(&n);
     struct rp_sink sk = sink_of(f);
-    for (unsigned place = 1; place < RP_KIND_PLACES; place++) {
+    for (unsigned place = 0; place < RP_KIND_PLACES; place++) {
         if (place == RP_KIND_PLACE_WALK_STATUS)
             rp_stacks_write_status(emit_counter, f);
         for (size_t i = 0; i < n; i++) {

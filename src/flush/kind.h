@@ -68,13 +68,13 @@ enum rp_kind_flags {
  * walk-status counters (RP_KIND_PLACE_WALK_STATUS), cpu 4, lock 5. A new kind
  * takes the next free place. */
 #define RP_KIND_PLACE_WALK_STATUS 3
-#define RP_KIND_PLACES 8
+#define RP_KIND_PLACES RP_COUNTER_KIND_PLACES
 
 struct rp_kind {
     struct rp_engine_entry engine;  /* engine.h: its name is the kind's           */
     struct rp_kind_record records[RP_KIND_RECORDS_MAX];
     unsigned flags;                 /* enum rp_kind_flags                          */
-    unsigned place;                 /* 1 .. RP_KIND_PLACES - 1, see above          */
+    unsigned place;                 /* 0 .. RP_KIND_PLACES - 1, see above          */
     /* A ring of its own (a sampler thread's), drained before the threads' rings;
      * NULL, or NULL returned: none (now). */
     struct rp_ring *(*ring)(void);

@@ -54,6 +54,7 @@
 #include "ringprof/recording.h"
 #include "kinds/alloc.h"
 #include "walk/callstack.h"
+#include "walk/stackwalk.h"
 #include "code/codecache.h"
 #include "code/codemap.h"
 #include "control/control.h"
@@ -62,6 +63,9 @@
 #include "core/engine.h"
 #include "kinds/cpu_async.h"
 #include "flush/flusher.h"
+#include "flush/kind.h"
+#include "kinds/cpu_jvmti.h"
+#include "kinds/wall.h"
 #include "threads/jthread.h"
 #include "kinds/lock.h"
 #include "core/log.h"
@@ -499,10 +503,15 @@ static int load(JavaVM *vm, const char *options, char *err, size_t errlen)
     A.async = A.opt.engine == RP_ENGINE_ASYNC || (A.opt.engine == RP_ENGINE_AUTO && agct);
     if (!A.async && A.opt.engine == RP_ENGINE_AUTO)
         rp_log("AsyncGetCallTrace not found: using engine=jvmti (safepoint-biased)");
-    const struct rp_engine_entry *engines[] = {
-        A.async ? &rp_engine_async : &rp_engine_jvmti, &rp_engine_alloc, &rp_engine_lock,
-        &rp_engine_wall};
-    rp_engines_set(engines, sizeof engines / sizeof engines[0]);
+    /* The event kinds (flush/kind.h), one line each: the cpu kind of the
+     * engine resolved, then the others, in the order of the control bits. */
+    const struct rp_kind *kinds[] = {
+        A.async ? &rp_kind_cpu_async : &rp_kind_cpu_jvmti,
+        &rp_kind_alloc,
+        &rp_kind_lock,
+        &rp_kind_wall,
+    };
+    rp_kinds_set(kinds, sizeof kinds / sizeof kinds[0]);
     if (A.async && rp_async_check_signal(A.opt.signal, err, errlen) != 0)
         return LOAD_REFUSED;
     /* Before the recording, whose metadata names the source. */
@@ -650,7 +659,8 @@ static void start_locked(JNIEnv *jni, jthread self)
      * failure leaves the recording ours to close. */
     if (start_engines(RP_ENGINE_PHASE_THREAD, err, sizeof err) != 0)
         goto fail;
-    struct rp_flusher_config fc = {A.rec, A.async, A.opt.interval_ns, A.opt.flush_ns,
+    rp_stackwalk_counters_register();     /* group RP_COUNTERS_WALK, counters.h */
+    struct rp_flusher_config fc = {A.rec, A.async, A.opt.flush_ns,
                                    A.opt.depth, A.opt.ring_bytes, A.opt.telemetry_ns};
     if (rp_flusher_start(A.jvmti, jni, &fc, err, sizeof err) != 0)
         goto fail;

@@ -11,10 +11,13 @@
  * per-slot sample count (one relaxed atomic add per sample written).
  *
  * start, stop, set and the kinds' parts of status go through the engine table
- * (engine.h): each kind switches itself, applies its own `set` keys and writes
- * its own status section. A kind whose JVMTI calls need a thread attached to the
- * JVM, which this server's thread is not, makes them through the call the agent
- * gave it at start (the flusher's, rp_flusher_call). "start"/"stop" without a
+ * (engine.h; each entry is part of its kind's descriptor, flush/kind.h): each
+ * kind switches itself (rp_engine_switch), has its `set` keys applied and put
+ * back through its settings table (rp_engine_apply, rp_engine_restore), and
+ * writes its own status section; "samples" counts what each wrote, by chunk
+ * kind. A kind whose JVMTI calls need a thread attached to the JVM, which this
+ * server's thread is not, makes them through the call the agent gave it at start
+ * (the flusher's, rp_flusher_call). "start"/"stop" without a
  * kind, "all", and every kind named are the same request: every kind the agent
  * can sample. A `set` that succeeded finishes the current chunk and
  * names every setting changed since start in the next chunks' headers
@@ -34,8 +37,8 @@
 #include "control/control.h"
 #include "control/control_ops.h"
 #include "core/counters.h"
-#include "kinds/cpu.h"
 #include "core/engine.h"
+#include "flush/kind.h"
 #include "flush/flusher.h"
 #include "core/log.h"
 #include "control/threaddump.h"
@@ -47,8 +50,8 @@
 /* Threads listed in status, by samples; "threads_total" counts them all. */
 #define STATUS_THREADS_MAX 50
 
-/* The keys `set` takes, by enum rp_ctl_key (1 ... RP_CTL_KEY_WALLTHREADS). */
-#define SET_KEYS RP_CTL_KEY_WALLTHREADS
+/* The keys `set` takes, by enum rp_ctl_key (1 ... RP_CTL_KEYS - 1). */
+#define SET_KEYS (RP_CTL_KEYS - 1)
 
 static struct {
     struct rp_control *ctl;
@@ -130,6 +133,19 @@ static int by_samples_desc(const void *a, const void *b)
          : (x->index > y->index) - (x->index < y->index);
 }
 
+/* The samples written for slot `s`'s occupant by the kinds that count them per
+ * thread (the cpu kind's). */
+static uint64_t thread_samples(const struct rp_slot *s)
+{
+    size_t n;
+    const struct rp_kind *const *k = rp_kinds(&n);
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k[i]->thread_samples)
+            total += k[i]->thread_samples(s);
+    return total;
+}
+
 /* The live threads with the most samples written, and how many live threads. */
 static void status_threads(struct rp_json *j)
 {
@@ -138,7 +154,7 @@ static void status_threads(struct rp_json *j)
     for (uint32_t i = 0; i < n && rows; i++) {
         struct rp_slot *s = rp_threads_slot(i);
         if (s && atomic_load(&s->state) == RP_SLOT_LIVE)
-            rows[live++] = (struct thread_row){rp_cpu_written(s), i};
+            rows[live++] = (struct thread_row){thread_samples(s), i};
     }
     if (rows)
         qsort(rows, live, sizeof *rows, by_samples_desc);
@@ -179,6 +195,23 @@ static void status_agent(struct rp_json *j)
     rp_json_object_end(j);
 }
 
+/* "samples": what each kind wrote, by chunk kind, in the table's order. */
+static void status_samples(struct rp_json *j, const struct rp_counter_totals *t)
+{
+    size_t n;
+    const struct rp_engine_entry *const *e = rp_engines(&n);
+    rp_json_key(j, "samples");
+    rp_json_object_begin(j);
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < RP_ENGINE_SAMPLES_MAX; k++) {
+            const char *kind = k == 0 && !e[i]->samples[0] ? e[i]->name : e[i]->samples[k];
+            if (!kind)
+                break;
+            rp_json_kv_u64(j, kind, rp_counter_totals_written(t, kind));
+        }
+    rp_json_object_end(j);
+}
+
 static int op_status(void *ctx, struct rp_json *j, char *err, size_t errlen)
 {
     (void)ctx; (void)err; (void)errlen;
@@ -198,15 +231,7 @@ static int op_status(void *ctx, struct rp_json *j, char *err, size_t errlen)
             rp_json_string(j, e[i]->name);
     rp_json_array_end(j);
     rp_json_kv_u64(j, "interval_ns", cpu->period());
-    rp_json_key(j, "samples");
-    rp_json_object_begin(j);
-    rp_json_kv_u64(j, "cpu", t.written[RP_WRITTEN_CPU]);
-    rp_json_kv_u64(j, "alloc", t.written[RP_WRITTEN_ALLOC]);
-    rp_json_kv_u64(j, "gc", t.written[RP_WRITTEN_GC]);
-    rp_json_kv_u64(j, "live", t.written[RP_WRITTEN_LIVE]);
-    rp_json_kv_u64(j, "lock", t.written[RP_WRITTEN_LOCK]);
-    rp_json_kv_u64(j, "wall", t.written[RP_WRITTEN_WALL]);
-    rp_json_object_end(j);
+    status_samples(j, &t);
     for (size_t i = 0; i < n; i++)
         if (e[i]->status)
             e[i]->status(j);
@@ -264,8 +289,9 @@ static int switch_kinds(unsigned kinds, int on, char *err, size_t errlen)
     if (kinds == 0)
         kinds = RP_CTL_KIND_ALL;
     for (size_t i = 0; i < n; i++)
-        if ((kinds & e[i]->kind) && (kinds != RP_CTL_KIND_ALL || e[i]->in_all(on)) &&
-            e[i]->switch_kind(on, err, errlen) != 0)
+        if ((kinds & e[i]->kind) &&
+            (kinds != RP_CTL_KIND_ALL || !e[i]->in_all || e[i]->in_all(on)) &&
+            rp_engine_switch(e[i], on, err, errlen) != 0)
             return -1;
     return 0;
 }
@@ -313,15 +339,12 @@ static int op_set(void *ctx, const struct rp_ctl_setting *set, size_t n, char *e
     struct rp_engine_saved saved[RP_ENGINES_MAX];
     size_t ne = request_order(e);
     for (size_t i = 0; i < ne; i++) {
-        if (!e[i]->set || e[i]->set(set, n, &saved[i], err, errlen) == 0)
+        if (rp_engine_apply(e[i], set, n, &saved[i], err, errlen) == 0)
             continue;
         while (i-- > 0)
-            if (e[i]->undo)
-                e[i]->undo(set, n, &saved[i]);
+            rp_engine_restore(e[i], &saved[i]);
         return -1;
     }
-    /* The cpu kind's period, for the chunks to come. */
-    rp_cpu_set_period(rp_engine_by_kind(RP_CTL_KIND_CPU)->period());
     settings_changed(set, n);
     return 0;
 }

@@ -7,6 +7,7 @@
  * agent: the parser only says what was asked, and the server decides what to do.
  */
 #include "ringprof/errbuf.h"
+#include "ringprof/events.h"
 #include "core/control_proto.h"
 
 #include <stdarg.h>
@@ -29,13 +30,51 @@ static const char *const cmd_names[] = {
 
 static const char commands_list[] =
     "status, flush, rotate, start, stop, set, version, threads, help";
-static const char kinds_list[] = "cpu, alloc, lock, wall";
+/* The kinds `start` and `stop` name (events.h), by control bit. */
+static const struct {
+    const char *name;
+    unsigned bit;
+} KINDS[] = {
+    {RP_KIND_CPU, RP_CTL_KIND_CPU},
+    {RP_KIND_ALLOC, RP_CTL_KIND_ALLOC},
+    {RP_KIND_LOCK, RP_CTL_KIND_LOCK},
+    {RP_KIND_WALL, RP_CTL_KIND_WALL},
+};
+#define NKINDS (sizeof KINDS / sizeof KINDS[0])
+static const char kinds_list[] = RP_KIND_CPU ", " RP_KIND_ALLOC ", " RP_KIND_LOCK ", "
+                                 RP_KIND_WALL;
+
+/* The keys `set` takes: a kind's name for its period or threshold, by enum
+ * rp_ctl_key, with their values' syntax and bounds (control_proto.h). */
+enum value_syntax { V_DURATION, V_SIZE, V_COUNT };
+static const struct setting_rule {
+    const char *name;
+    enum value_syntax syntax;
+    uint64_t min, max;
+    int zero_too;                    /* 0 is accepted besides min..max            */
+    const char *accepted;            /* "accepted values are ..."                 */
+} SETTINGS[RP_CTL_KEYS] = {
+    [RP_CTL_KEY_INTERVAL] = {"interval", V_DURATION, RP_CTL_INTERVAL_MIN_NS,
+        RP_CTL_INTERVAL_MAX_NS, 0, "a duration from 100us to 10s with a unit (ns, us, ms, "
+        "s), e.g. 10ms, 500us"},
+    [RP_CTL_KEY_ALLOC] = {RP_KIND_ALLOC, V_SIZE, RP_CTL_ALLOC_MIN, RP_CTL_ALLOC_MAX, 0,
+        "a size from 1 to 1g bytes (k, m, g binary), e.g. 512k, 1m"},
+    [RP_CTL_KEY_LOCK] = {RP_KIND_LOCK, V_DURATION, RP_CTL_LOCK_MIN_NS, RP_CTL_LOCK_MAX_NS, 1,
+        "a duration from 1us to 10s with a unit (ns, us, ms, s), e.g. 10ms, or 0ns for "
+        "every contended entry (stop " RP_KIND_LOCK " switches it off)"},
+    [RP_CTL_KEY_WALL] = {RP_KIND_WALL, V_DURATION, RP_CTL_WALL_MIN_NS, RP_CTL_WALL_MAX_NS, 0,
+        "a duration from 1ms to 10s with a unit (ns, us, ms, s), e.g. 10ms, 50ms (to stop "
+        "wall-clock sampling: stop " RP_KIND_WALL ")"},
+    [RP_CTL_KEY_WALLTHREADS] = {RP_KIND_WALL "threads", V_COUNT, 1, RP_CTL_WALLTHREADS_MAX, 0,
+        "a number from 1 to 65536"},
+};
+#define NSETTINGS (sizeof SETTINGS / sizeof SETTINGS[0])
 static const char keys_list[] =
     "interval (a duration from 100us to 10s, e.g. 10ms), "
-    "alloc (a size from 1 to 1g bytes, e.g. 512k), "
-    "lock (a duration from 1us to 10s, or 0ns, e.g. 10ms), "
-    "wall (a duration from 1ms to 10s, e.g. 50ms), "
-    "wallthreads (a number from 1 to 65536)";
+    RP_KIND_ALLOC " (a size from 1 to 1g bytes, e.g. 512k), "
+    RP_KIND_LOCK " (a duration from 1us to 10s, or 0ns, e.g. 10ms), "
+    RP_KIND_WALL " (a duration from 1ms to 10s, e.g. 50ms), "
+    RP_KIND_WALL "threads (a number from 1 to 65536)";
 
 const char *rp_ctl_cmd_name(enum rp_ctl_cmd cmd)
 {
@@ -44,25 +83,15 @@ const char *rp_ctl_cmd_name(enum rp_ctl_cmd cmd)
 
 const char *rp_ctl_kind_name(unsigned kind_bit)
 {
-    switch (kind_bit) {
-    case RP_CTL_KIND_CPU: return "cpu";
-    case RP_CTL_KIND_ALLOC: return "alloc";
-    case RP_CTL_KIND_LOCK: return "lock";
-    case RP_CTL_KIND_WALL: return "wall";
-    default: return NULL;
-    }
+    for (size_t i = 0; i < NKINDS; i++)
+        if (KINDS[i].bit == kind_bit)
+            return KINDS[i].name;
+    return NULL;
 }
 
 const char *rp_ctl_key_name(enum rp_ctl_key key)
 {
-    switch (key) {
-    case RP_CTL_KEY_INTERVAL: return "interval";
-    case RP_CTL_KEY_ALLOC: return "alloc";
-    case RP_CTL_KEY_LOCK: return "lock";
-    case RP_CTL_KEY_WALL: return "wall";
-    case RP_CTL_KEY_WALLTHREADS: return "wallthreads";
-    default: return NULL;
-    }
+    return key > 0 && (size_t)key < NSETTINGS ? SETTINGS[key].name : NULL;
 }
 
 /* Words are quoted in messages; a long one is cut so the sentence stays readable. */
@@ -76,21 +105,31 @@ static int parse_kinds(char **words, int n, struct rp_ctl_request *req,
         return 0;
     }
     for (int i = 0; i < n; i++) {
-        if (!strcmp(words[i], "cpu"))
-            req->kinds |= RP_CTL_KIND_CPU;
-        else if (!strcmp(words[i], "alloc"))
-            req->kinds |= RP_CTL_KIND_ALLOC;
-        else if (!strcmp(words[i], "lock"))
-            req->kinds |= RP_CTL_KIND_LOCK;
-        else if (!strcmp(words[i], "wall"))
-            req->kinds |= RP_CTL_KIND_WALL;
-        else if (!strcmp(words[i], "all"))
-            req->kinds |= RP_CTL_KIND_ALL;
-        else
+        unsigned bit = !strcmp(words[i], "all") ? RP_CTL_KIND_ALL : 0;
+        for (size_t k = 0; k < NKINDS && !bit; k++)
+            if (!strcmp(words[i], KINDS[k].name))
+                bit = KINDS[k].bit;
+        if (!bit)
             return rp_fail(err, errlen, "unknown event kind '%.*s%s': kinds are %s "
                         "(or none, or 'all', for every kind)", Q(words[i]), kinds_list);
+        req->kinds |= bit;
     }
     return 0;
+}
+
+/* The value `val` by the rule's syntax into *v. @return 0 if it is one and
+ * within the rule's bounds. */
+static int parse_value(const struct setting_rule *r, const char *val, uint64_t *v)
+{
+    if (r->syntax == V_COUNT) {
+        char *end;
+        *v = strtoull(val, &end, 10);
+        if (*val < '0' || *val > '9' || *end)
+            return -1;
+    } else if ((r->syntax == V_SIZE ? rp_parse_size(val, v) : rp_parse_duration(val, v)) != 0) {
+        return -1;
+    }
+    return (*v >= r->min && *v <= r->max) || (r->zero_too && *v == 0) ? 0 : -1;
 }
 
 static int parse_setting(char *word, struct rp_ctl_setting *s, char *err, size_t errlen)
@@ -101,47 +140,16 @@ static int parse_setting(char *word, struct rp_ctl_setting *s, char *err, size_t
                     "e.g. interval=10ms; keys are %s", Q(word), keys_list);
     *eq = '\0';
     const char *key = word, *val = eq + 1;
-    if (!strcmp(key, "interval")) {
-        s->key = RP_CTL_KEY_INTERVAL;
-        if (rp_parse_duration(val, &s->value) != 0 || s->value < RP_CTL_INTERVAL_MIN_NS ||
-            s->value > RP_CTL_INTERVAL_MAX_NS)
-            return rp_fail(err, errlen, "bad value '%.*s%s' for interval: accepted values "
-                        "are a duration from 100us to 10s with a unit (ns, us, ms, s), "
-                        "e.g. 10ms, 500us", Q(val));
-    } else if (!strcmp(key, "alloc")) {
-        s->key = RP_CTL_KEY_ALLOC;
-        if (rp_parse_size(val, &s->value) != 0 || s->value < RP_CTL_ALLOC_MIN ||
-            s->value > RP_CTL_ALLOC_MAX)
-            return rp_fail(err, errlen, "bad value '%.*s%s' for alloc: accepted values "
-                        "are a size from 1 to 1g bytes (k, m, g binary), e.g. 512k, "
-                        "1m", Q(val));
-    } else if (!strcmp(key, "lock")) {
-        s->key = RP_CTL_KEY_LOCK;
-        if (rp_parse_duration(val, &s->value) != 0 ||
-            (s->value && s->value < RP_CTL_LOCK_MIN_NS) || s->value > RP_CTL_LOCK_MAX_NS)
-            return rp_fail(err, errlen, "bad value '%.*s%s' for lock: accepted values are a "
-                        "duration from 1us to 10s with a unit (ns, us, ms, s), e.g. 10ms, "
-                        "or 0ns for every contended entry (stop lock switches it off)",
-                        Q(val));
-    } else if (!strcmp(key, "wall")) {
-        s->key = RP_CTL_KEY_WALL;
-        if (rp_parse_duration(val, &s->value) != 0 || s->value < RP_CTL_WALL_MIN_NS ||
-            s->value > RP_CTL_WALL_MAX_NS)
-            return rp_fail(err, errlen, "bad value '%.*s%s' for wall: accepted values are "
-                        "a duration from 1ms to 10s with a unit (ns, us, ms, s), e.g. "
-                        "10ms, 50ms (to stop wall-clock sampling: stop wall)", Q(val));
-    } else if (!strcmp(key, "wallthreads")) {
-        s->key = RP_CTL_KEY_WALLTHREADS;
-        char *end;
-        unsigned long long v = strtoull(val, &end, 10);
-        if (*val < '0' || *val > '9' || *end || v < 1 || v > RP_CTL_WALLTHREADS_MAX)
-            return rp_fail(err, errlen, "bad value '%.*s%s' for wallthreads: accepted "
-                        "values are a number from 1 to 65536", Q(val));
-        s->value = v;
-    } else {
+    size_t k = 1;
+    while (k < NSETTINGS && (!SETTINGS[k].name || strcmp(key, SETTINGS[k].name) != 0))
+        k++;
+    if (k == NSETTINGS)
         return rp_fail(err, errlen, "unknown setting '%.*s%s': settings are %s", Q(key),
                     keys_list);
-    }
+    s->key = (enum rp_ctl_key)k;
+    if (parse_value(&SETTINGS[k], val, &s->value) != 0)
+        return rp_fail(err, errlen, "bad value '%.*s%s' for %s: accepted values are %s",
+                    Q(val), key, SETTINGS[k].accepted);
     /* Checked above: both parsers accept only digits and a short unit, and the
      * words came from a line of at most RP_CONTROL_REQUEST_MAX bytes. */
     if (strlen(val) >= sizeof s->text)

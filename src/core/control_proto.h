@@ -75,7 +75,8 @@ enum rp_ctl_key {
     RP_CTL_KEY_ALLOC,          /* heap sampling interval, bytes                 */
     RP_CTL_KEY_LOCK,           /* lock-contention threshold, ns                 */
     RP_CTL_KEY_WALL,           /* wall-clock sampling interval, ns              */
-    RP_CTL_KEY_WALLTHREADS     /* threads visited per wall tick                 */
+    RP_CTL_KEY_WALLTHREADS,    /* threads visited per wall tick                 */
+    RP_CTL_KEYS                /* one past the last key                         */
 };
 
 struct rp_ctl_setting {

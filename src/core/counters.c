@@ -89,26 +89,40 @@ void rp_gauges_write(enum rp_counter_group group, rp_counters_emit_fn emit, void
 static pthread_mutex_t g_tot_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rp_counter_totals g_tot;
 
-void rp_counters_tally(const char *name, uint64_t v)
+/* Add `v` to the entry `name` of table `tab` (*n entries of at most `max`),
+ * made if there is room. */
+static void add_total(struct rp_counter_total *tab, uint32_t *n, uint32_t max,
+                      const char *name, uint64_t v)
 {
     pthread_mutex_lock(&g_tot_lock);
     uint32_t i = 0;
-    while (i < g_tot.n && strcmp(g_tot.counters[i].name, name) != 0)
+    while (i < *n && strcmp(tab[i].name, name) != 0)
         i++;
-    if (i == g_tot.n && i < RP_COUNTERS_TOTALS_MAX) {
-        snprintf(g_tot.counters[i].name, sizeof g_tot.counters[i].name, "%s", name);
-        g_tot.n++;
+    if (i == *n && i < max) {
+        snprintf(tab[i].name, sizeof tab[i].name, "%s", name);
+        (*n)++;
     }
-    if (i < g_tot.n)
-        g_tot.counters[i].total += v;
+    if (i < *n)
+        tab[i].total += v;
     pthread_mutex_unlock(&g_tot_lock);
 }
 
-void rp_counters_written(enum rp_written kind, uint64_t n)
+void rp_counters_tally(const char *name, uint64_t v)
 {
-    pthread_mutex_lock(&g_tot_lock);
-    g_tot.written[kind] += n;
-    pthread_mutex_unlock(&g_tot_lock);
+    add_total(g_tot.counters, &g_tot.n, RP_COUNTERS_TOTALS_MAX, name, v);
+}
+
+void rp_counters_written(const char *kind, uint64_t n)
+{
+    add_total(g_tot.written, &g_tot.nwritten, RP_COUNTERS_WRITTEN_MAX, kind, n);
+}
+
+uint64_t rp_counter_totals_written(const struct rp_counter_totals *t, const char *kind)
+{
+    for (uint32_t i = 0; i < t->nwritten; i++)
+        if (!strcmp(t->written[i].name, kind))
+            return t->written[i].total;
+    return 0;
 }
 
 void rp_counters_totals(struct rp_counter_totals *out)

@@ -22,8 +22,8 @@
  *
  * The totals. Every counter that reaches a chunk, registered or not (the
  * flusher's losses, the walk statuses), is also added to a table of totals by
- * name (rp_counters_tally), and the samples each kind wrote to another
- * (rp_counters_written): the status reply reads both (rp_counters_totals), so
+ * name (rp_counters_tally), and the samples written to another, by chunk
+ * kind (rp_counters_written): the status reply reads both (rp_counters_totals), so
  * status and files agree.
  *
  * Threads: rp_counters_register and rp_gauges_register at agent start, before
@@ -38,14 +38,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Where in a segment a group's counters go (the flusher's order). */
+/* Where in a segment a group's counters go (the flusher's order): the shared
+ * no-memory counters, then each kind's at its place (flush/kind.h: group
+ * RP_COUNTERS_KINDS + the kind's place), then telemetry's and the walk's. */
+#define RP_COUNTER_KIND_PLACES 8
 enum rp_counter_group {
     RP_COUNTERS_NOMEM,      /* threads.no_memory, methods.*                      */
-    RP_COUNTERS_ALLOC,      /* alloc.*, live.* and their losses                  */
-    RP_COUNTERS_WALL,       /* wall.* and its losses                             */
-    RP_COUNTERS_CPU,        /* the signal handler's (async engine)               */
-    RP_COUNTERS_LOCK,       /* lock.* and its losses                             */
-    RP_COUNTERS_TELEMETRY,  /* telemetry.*                                       */
+    RP_COUNTERS_KINDS,      /* + a kind's place: that kind's                     */
+    RP_COUNTERS_TELEMETRY = RP_COUNTERS_KINDS + RP_COUNTER_KIND_PLACES,
     RP_COUNTERS_WALK,       /* walk.* (stackwalk.h)                              */
     RP_COUNTER_GROUPS
 };
@@ -105,21 +105,23 @@ void rp_gauges_write(enum rp_counter_group group, rp_counters_emit_fn emit, void
 #define RP_COUNTERS_TOTALS_MAX 64
 void rp_counters_tally(const char *name, uint64_t v);
 
-/* What each kind wrote, for status' "samples". */
-enum rp_written {
-    RP_WRITTEN_CPU, RP_WRITTEN_ALLOC, RP_WRITTEN_GC, RP_WRITTEN_LIVE, RP_WRITTEN_LOCK,
-    RP_WRITTEN_WALL, RP_WRITTEN_KINDS
-};
-void rp_counters_written(enum rp_written kind, uint64_t n);
+/* Add `n` to the samples written of chunk kind `kind` (events.h: RP_KIND_*),
+ * for status' "samples". At most RP_COUNTERS_WRITTEN_MAX kinds. */
+#define RP_COUNTERS_WRITTEN_MAX 16
+void rp_counters_written(const char *kind, uint64_t n);
 
-struct rp_counter_totals {
-    uint64_t written[RP_WRITTEN_KINDS];
-    uint32_t n;
-    struct {
-        char name[48];
-        uint64_t total;
-    } counters[RP_COUNTERS_TOTALS_MAX];
+struct rp_counter_total {
+    char name[48];
+    uint64_t total;
 };
+struct rp_counter_totals {
+    uint32_t nwritten;
+    struct rp_counter_total written[RP_COUNTERS_WRITTEN_MAX];  /* by chunk kind    */
+    uint32_t n;
+    struct rp_counter_total counters[RP_COUNTERS_TOTALS_MAX];  /* by counter name  */
+};
+/* The samples of chunk kind `kind` among the totals `t` (0: none written). */
+uint64_t rp_counter_totals_written(const struct rp_counter_totals *t, const char *kind);
 /* A copy of the totals. Any thread. */
 void rp_counters_totals(struct rp_counter_totals *out);
 

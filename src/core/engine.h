@@ -3,14 +3,14 @@
  * sampled (cpu, alloc, lock, wall), so that the agent's lifecycle (agent.c) and
  * the control socket (control_ops.c) loop over the kinds instead of naming them.
  *
- * Each kind's module defines its own entry (rp_engine_async and rp_engine_jvmti
- * for cpu, whichever engine= resolved to; rp_engine_alloc, rp_engine_lock,
- * rp_engine_wall) and owns everything behind it: its configuration (read from
- * the options at start), its switch, its `set` keys and its part of the status
- * reply. The agent's lifecycle builds the table at load (rp_engines_set), with
- * the cpu entry of the engine it resolved; the table's order, cpu alloc lock
- * wall, is the order of the control protocol's kind bits and of the status
- * reply.
+ * Each kind's entry is part of its descriptor (flush/kind.h, struct rp_kind, one
+ * per module of src/kinds/), and its module owns everything behind it: its
+ * configuration (read from the options at start), its switch, its `set` keys
+ * (a table of settings, applied and put back by rp_engine_apply and
+ * rp_engine_restore) and its part of the status reply. The agent's lifecycle
+ * builds the table at load (rp_kinds_set, which calls rp_engines_set), with the
+ * cpu kind of the engine it resolved; the table's order, cpu alloc lock wall,
+ * is the order of the control protocol's kind bits and of the status reply.
  *
  * Engines never call up into the flusher or the lifecycle: what they need of
  * them is in struct rp_engine_env, which the lifecycle sets here before the
@@ -19,7 +19,7 @@
  * any engine calls through rp_engine_wake and rp_engine_call.
  *
  * Threads: start and stop from the agent's lifecycle (start and stop never
- * overlap); on, in_all, switch_kind, set, undo, period and the status hooks from
+ * overlap); on, in_all, switch_kind, the settings, period and the status hooks from
  * the control server's thread, one request at a time, and only between start
  * and stop. Nothing here is async-signal-safe.
  */
@@ -75,16 +75,35 @@ enum rp_engine_flags {
     /* Switched and set after the others: its switch and set are refused only
      * while the agent shuts down, so a request the others refuse leaves it as
      * it was (the cpu kind). */
-    RP_ENGINE_LAST = 1u << 0
+    RP_ENGINE_LAST = 1u << 0,
+    /* Its switch makes JVMTI calls: rp_engine_switch runs it through
+     * rp_engine_call, on a thread attached to the JVM. */
+    RP_ENGINE_SWITCH_ATTACHED = 1u << 1
 };
 
-/* What a `set` changed, for undo: the values it replaced. */
+/* One `set` key of a kind (control_proto.h parses and bounds its value). */
+struct rp_engine_setting {
+    enum rp_ctl_key key;           /* 0: no setting                                */
+    /* Applied at every `set` of any key, given or not (then with its present
+     * value): the cpu kind's timers, which only the agent's shutdown refuses. */
+    int always;
+    uint64_t (*get)(void);         /* the value in force                           */
+    /* Put `value` in force. @return 0, or -1 with one sentence in err and
+     * nothing changed. */
+    int (*set)(uint64_t value, char *err, size_t errlen);
+};
+#define RP_ENGINE_SETTINGS_MAX 2
+#define RP_ENGINE_SAMPLES_MAX 4
+
+/* What a `set` changed, for rp_engine_restore: the values it replaced, by
+ * setting. */
 struct rp_engine_saved {
-    uint64_t v[2];
+    uint64_t v[RP_ENGINE_SETTINGS_MAX];
+    int applied[RP_ENGINE_SETTINGS_MAX];
 };
 
 struct rp_engine_entry {
-    const char *name;              /* the kind: "cpu", "alloc", "lock", "wall"    */
+    const char *name;              /* the kind (events.h: RP_KIND_*)               */
     unsigned kind;                 /* its RP_CTL_KIND_* bit                       */
     enum rp_engine_phase phase;
     unsigned flags;                /* enum rp_engine_flags                         */
@@ -101,22 +120,19 @@ struct rp_engine_entry {
     int (*on)(void);
     /* Whether "start"/"stop" of every kind (no kind named, or "all") switches
      * it to `on`: a kind that is unavailable, or was never asked for, is left
-     * out rather than refused. */
+     * out rather than refused. NULL: always. */
     int (*in_all)(int on);
-    /* `start KIND` / `stop KIND`. @return 0, or -1 with one sentence in err;
-     * switching to the state it is in is not an error. */
+    /* `start KIND` / `stop KIND` (through rp_engine_switch). @return 0, or -1
+     * with one sentence in err; switching to the state it is in is not an
+     * error. */
     int (*switch_kind)(int on, char *err, size_t errlen);
-    /* `set`: apply the settings among set[0..n) whose key is this kind's, all
-     * or none, and leave in *saved what undo needs. @return 0, or -1 with one
-     * sentence in err and nothing changed. NULL: the kind has no keys. */
-    int (*set)(const struct rp_ctl_setting *set, size_t n, struct rp_engine_saved *saved,
-               char *err, size_t errlen);
-    /* Put back what a successful set changed, after a later engine refused the
-     * same request. */
-    void (*undo)(const struct rp_ctl_setting *set, size_t n,
-                 const struct rp_engine_saved *saved);
+    /* Its `set` keys, in order (key 0 ends them). */
+    struct rp_engine_setting settings[RP_ENGINE_SETTINGS_MAX];
     /* The period it samples at now, in its own unit (ns; bytes for alloc). */
     uint64_t (*period)(void);
+    /* The chunk kinds whose samples written status counts under "samples"
+     * (NULL ends them; none given: its name alone). */
+    const char *samples[RP_ENGINE_SAMPLES_MAX];
 
     /* Its keys in the status reply's "effective" object. */
     void (*effective)(struct rp_json *j);
@@ -129,12 +145,9 @@ struct rp_engine_entry {
     int (*thread_tid)(void);
 };
 
-extern const struct rp_engine_entry rp_engine_async, rp_engine_jvmti, rp_engine_alloc,
-                              rp_engine_lock, rp_engine_wall;
-
-/* Set the table (copied; at most RP_ENGINES_MAX entries). The lifecycle sets
- * it at load: the cpu kind by the resolved engine (async or jvmti), then alloc,
- * lock, wall. Lifecycle thread, before any other function here. */
+/* Set the table (copied; at most RP_ENGINES_MAX entries). rp_kinds_set sets it
+ * at load (flush/kind.h): the cpu kind by the resolved engine (async or jvmti),
+ * then alloc, lock, wall. Lifecycle thread, before any other function here. */
 #define RP_ENGINES_MAX 8
 void rp_engines_set(const struct rp_engine_entry *const *e, size_t n);
 
@@ -161,8 +174,18 @@ const struct rp_engine_entry *rp_engine_by_kind(unsigned kind);
  * tid 0), for the engines' own cost in status. Any thread. */
 uint64_t rp_engine_thread_cpu_ns(pid_t tid);
 
-/* The value of setting `key` among set[0..n) into *value. @return 1 if given. */
-int rp_engine_setting(const struct rp_ctl_setting *set, size_t n, enum rp_ctl_key key,
-                      uint64_t *value);
+/* `start`/`stop` of entry `e`: its switch_kind, through rp_engine_call if it is
+ * RP_ENGINE_SWITCH_ATTACHED. @return 0, or -1 with one sentence in err. */
+int rp_engine_switch(const struct rp_engine_entry *e, int on, char *err, size_t errlen);
+
+/* `set` for entry `e`: each of its settings given among set[0..n) (and each
+ * `always` one), in order, all or none; *saved gets what rp_engine_restore
+ * needs. @return 0, or -1 with one sentence in err and nothing changed. */
+int rp_engine_apply(const struct rp_engine_entry *e, const struct rp_ctl_setting *set,
+                    size_t n, struct rp_engine_saved *saved, char *err, size_t errlen);
+
+/* Put back what a successful rp_engine_apply changed (a later entry refused
+ * the same request). */
+void rp_engine_restore(const struct rp_engine_entry *e, const struct rp_engine_saved *saved);
 
 #endif

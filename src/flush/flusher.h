@@ -3,24 +3,27 @@
  *
  * One JVMTI agent thread (it must be attached to call JVMTI) that, every 100 ms,
  * drains every ring (so rings stay small) and hands each record to the writer
- * of its kind (sink.h: cpu.h, alloc.h, lock.h, wall.h), which appends it
- * to the chunk with stack and class ids from stacks.h. The flusher owns the
- * loop, the chunk writer and the thread records. Every flush interval it writes
- * each thread's cumulative CPU time, the rings' and its own losses
- * (lost.<reason>), the modules' registered counters and gauges in their groups'
- * order (counters.h), the walk-status counters (stacks.h), the live snapshot
- * (alloc.h), its own gauges (agent.cpu_ns.total without telemetry, threads,
- * slots), and ends the segment (rp_recording_flush). Every 500 ms it also
- * rescans /proc/self/task (async engine), and every pass it checks whether
- * objects were loaded (for the native walker) and whether the signal handler is
- * still ours (rp_async_watch). Threads that ended are drained one last time and
- * their slots released for reuse.
+ * its kind registered (kind.h, sink.h), which appends it to the chunk with
+ * stack and class ids from stacks.h. The flusher owns the loop and the chunk
+ * writer, and names no kind: it loops over the kinds agent.c listed
+ * (rp_kinds_set). Every flush interval it writes each thread's cumulative CPU
+ * time (threadrec.h), the rings' and its own losses (losses.h, lost.<reason>),
+ * the shared groups' and each kind's registered counters and gauges in the
+ * segment's order (counters.h, kind.h: with each kind's flush hook, a snapshot
+ * or the waits in progress), the walk-status counters (stacks.h), its own
+ * gauges (agent.cpu_ns.total without telemetry, threads, slots), and ends the
+ * segment (rp_recording_flush). Every pass it also runs each kind's pass hook
+ * (GC pauses, the allocation rate limit, the signal handler's check); every
+ * 500 ms it rescans /proc/self/task (async engine), and every pass it checks
+ * whether objects were loaded (for the native walker). Threads that ended are
+ * drained one last time and their slots released for reuse.
  *
  * Names of Java threads come from ThreadStart and are polled with GetThreadInfo,
  * once per flush, for threads that took samples, so renames show up.
  *
  * Threads: start/stop from the agent's lifecycle; everything else on the flusher
- * thread. Never blocks an application thread: producers never wait for it.
+ * thread; the control requests' side is requests.c's. Never blocks an
+ * application thread: producers never wait for it.
  */
 #ifndef RINGPROF_SRC_FLUSHER_H
 #define RINGPROF_SRC_FLUSHER_H
@@ -34,7 +37,6 @@
 struct rp_flusher_config {
     struct rp_recording *rec;      /* owned by the flusher from start on            */
     int async;                     /* 1: async engine (per-thread rings, scans)     */
-    uint64_t interval_ns;          /* the "cpu" kind's period                       */
     uint64_t flush_ns;             /* segment interval                              */
     uint32_t depth;
     size_t ring_bytes;             /* the largest record a ring can hold            */

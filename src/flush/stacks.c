@@ -14,6 +14,7 @@
 #include "code/classes.h"
 #include "code/codecache.h"
 #include "code/methods.h"
+#include "flush/kind.h"
 #include "flush/stacks.h"
 #include "walk/stackwalk.h"
 #include "code/symbols.h"
@@ -157,21 +158,18 @@ struct status_info {
     int marker_if_empty_only;
 };
 
-/* Who took the stack, for the counters' names: the signal handler (AGCT), the
- * jvmti sampler, the allocation callback, the monitor callback or the wall
- * sampler (GetStackTrace). */
-enum walk_source { SRC_AGCT = 0, SRC_JVMTI = 1, SRC_ALLOC = 2, SRC_LOCK = 3, SRC_WALL = 4 };
-static const char *const SRC_NAME[] = {"agct", "jvmti", "alloc", "lock", "wall"};
-
-static enum walk_source walk_source(const struct rp_sample_hdr *h)
+/* Who took the stack of a record of type `type`, for the counters' names: the
+ * prefix its kind registered (kind.h: the signal handler's "agct", the jvmti
+ * sampler's, the allocation and monitor callbacks', the wall sampler's). */
+static const char *walk_source(uint32_t type)
 {
-    return h->type == RP_SAMPLE_CPU ? SRC_AGCT
-         : h->type == RP_SAMPLE_CPU_JVMTI ? SRC_JVMTI
-         : h->type == RP_SAMPLE_LOCK ? SRC_LOCK
-         : h->type == RP_SAMPLE_WALL ? SRC_WALL : SRC_ALLOC;
+    const struct rp_kind *k;
+    size_t i;
+    const struct rp_kind_record *r = rp_kind_record(type, &k, &i);
+    return r && r->walk ? r->walk : "unknown";
 }
 
-static void status_describe(int status, enum walk_source src, struct status_info *o)
+static void status_describe(int status, uint32_t type, struct status_info *o)
 {
     static const char *const agct[] = {
         "no_class_load", "gc_active", "unknown_not_java", "not_walkable_not_java",
@@ -200,14 +198,14 @@ static void status_describe(int status, enum walk_source src, struct status_info
         o->marker_if_empty_only = 1;
         return;
     case RP_WALK_NO_JAVA_FRAMES:
-        snprintf(o->counter, sizeof o->counter, "%s.no_java_frames", SRC_NAME[src]);
+        snprintf(o->counter, sizeof o->counter, "%s.no_java_frames", walk_source(type));
         snprintf(o->marker, sizeof o->marker, "[no_java_frames]");
         o->error = 0;
         o->marker_if_empty_only = 1;
         return;
     case RP_WALK_JVMTI_ERROR:
         snprintf(o->counter, sizeof o->counter, "%s.get_stack_trace_failed",
-                 SRC_NAME[src == SRC_AGCT ? SRC_JVMTI : src]);
+                 walk_source(type));
         snprintf(o->marker, sizeof o->marker, "[jvmti:error]");
         return;
     default:
@@ -216,10 +214,9 @@ static void status_describe(int status, enum walk_source src, struct status_info
     }
 }
 
-static uint32_t marker_frame_id(int status, enum walk_source src,
-                                const struct status_info *si)
+static uint32_t marker_frame_id(int status, uint32_t type, const struct status_info *si)
 {
-    uint64_t key = (uint64_t)(uint32_t)status | (uint64_t)src << 32, v;
+    uint64_t key = (uint64_t)(uint32_t)status | (uint64_t)type << 32, v;
     if (rp_u64map_get(&S.markers, key, &v))
         return (uint32_t)v;
     uint32_t k = rp_chunk_class(S.w, str(""));
@@ -280,10 +277,9 @@ static uint32_t build_stack(const struct rp_sample_hdr *h)
     uint32_t flags = (h->flags & RP_SAMPLE_TRUNCATED) ? RP_STACK_TRUNCATED : 0;
     if (h->status != RP_WALK_OK) {
         struct status_info si;
-        enum walk_source src = walk_source(h);
-        status_describe(h->status, src, &si);
+        status_describe(h->status, h->type, &si);
         if (!si.marker_if_empty_only || n == 0) {
-            if (!(S.frames[n++] = marker_frame_id(h->status, src, &si)))
+            if (!(S.frames[n++] = marker_frame_id(h->status, h->type, &si)))
                 return 0;
         }
         if (si.error)
@@ -353,7 +349,7 @@ void rp_stacks_count_status(const struct rp_sample_hdr *h)
 {
     if (h->status == RP_WALK_OK)
         return;
-    uint64_t key = (uint64_t)(uint32_t)h->status | (uint64_t)walk_source(h) << 32, c = 0;
+    uint64_t key = (uint64_t)(uint32_t)h->status | (uint64_t)h->type << 32, c = 0;
     rp_u64map_get(&S.status, key, &c);
     rp_u64map_put(&S.status, key, c + 1);
 }
@@ -365,7 +361,7 @@ void rp_stacks_write_status(rp_counters_emit_fn emit, void *ctx)
             continue;
         struct status_info si;
         status_describe((int)(int32_t)(uint32_t)S.status.keys[i],
-                        (enum walk_source)(S.status.keys[i] >> 32), &si);
+                        (uint32_t)(S.status.keys[i] >> 32), &si);
         if (emit(ctx, si.counter, S.status.vals[i]) == 0)
             S.status.vals[i] = 0;
     }

@@ -20,8 +20,9 @@
  * type, interpreted or compiled or inlined, may differ now).
  *
  * Walk statuses: rp_stacks_count_status counts every record's status by who took
- * the stack (the signal handler's AGCT, the jvmti sampler, the alloc and lock
- * callbacks, the wall sampler); rp_stacks_write_status hands the counts to the
+ * the stack (the prefix the record type's kind registered, kind.h: the signal
+ * handler's AGCT, the jvmti sampler, the alloc and lock callbacks, the wall
+ * sampler); rp_stacks_write_status hands the counts to the
  * counter registry's emit (their names are in docs/format.md: agct.<reason>,
  * walk.crashed, <source>.no_java_frames, <source>.get_stack_trace_failed, ...).
  *

@@ -21,6 +21,7 @@
 #include "walk/callstack.h"
 #include "code/classes.h"
 #include "core/engine.h"
+#include "flush/kind.h"
 #include "core/log.h"
 #include "core/sample.h"
 #include "threads/slottab.h"
@@ -587,11 +588,11 @@ void rp_alloc_stats(struct rp_alloc_stats *out)
     out->no_memory = atomic_load(&G.no_memory);
 }
 
-/* -------------------------------------------------- the alloc kind's entry -- */
+/* -------------------------------------------------------- the alloc kind -- */
 
-/* The alloc kind (engine.h). Its switch and interval are JVMTI calls, which the
- * control server's thread may not make: they run through rp_engine_call, with the
- * argument as a value in the pointer (a call that times out still runs later). */
+/* The alloc kind (kind.h). Its switch and interval are JVMTI calls, which the
+ * control server's thread may not make: they run through rp_engine_call (the
+ * interval as a value in the pointer: a call that times out still runs later). */
 static int kind_on(void)
 {
     return atomic_load(&G.on);
@@ -604,38 +605,14 @@ static int kind_in_all(int on)
     return G.available;
 }
 
-static int call_switch(void *arg, char *err, size_t errlen)
-{
-    return rp_alloc_switch(arg != NULL, err, errlen);
-}
-
 static int call_interval(void *arg, char *err, size_t errlen)
 {
     return rp_alloc_set_interval((uint64_t)(uintptr_t)arg, err, errlen);
 }
 
-static int kind_switch(int on, char *err, size_t errlen)
+static int set_interval(uint64_t bytes, char *err, size_t errlen)
 {
-    return rp_engine_call(call_switch, on ? (void *)1 : NULL, err, errlen);
-}
-
-static int kind_set(const struct rp_ctl_setting *set, size_t n, struct rp_engine_saved *saved,
-                    char *err, size_t errlen)
-{
-    uint64_t bytes;
-    saved->v[0] = atomic_load(&G.base);
-    if (!rp_engine_setting(set, n, RP_CTL_KEY_ALLOC, &bytes))
-        return 0;
     return rp_engine_call(call_interval, (void *)(uintptr_t)bytes, err, errlen);
-}
-
-static void kind_undo(const struct rp_ctl_setting *set, size_t n,
-                      const struct rp_engine_saved *saved)
-{
-    uint64_t bytes;
-    char err[256];
-    if (rp_engine_setting(set, n, RP_CTL_KEY_ALLOC, &bytes))
-        rp_engine_call(call_interval, (void *)(uintptr_t)saved->v[0], err, sizeof err);
 }
 
 static uint64_t kind_period(void)
@@ -645,8 +622,8 @@ static uint64_t kind_period(void)
 
 static void kind_effective(struct rp_json *j)
 {
-    rp_json_kv_u64(j, "alloc_bytes", atomic_load(&G.base));
-    rp_json_kv_bool(j, "live", G.live);
+    rp_json_kv_u64(j, RP_KIND_ALLOC "_bytes", atomic_load(&G.base));
+    rp_json_kv_bool(j, RP_KIND_LIVE, G.live);
 }
 
 /* Its state, and what the callbacks counted (samples pushed; those then written
@@ -657,7 +634,7 @@ static void kind_status(struct rp_json *j)
     struct rp_alloc_stats st;
     rp_alloc_state(&a);
     rp_alloc_stats(&st);
-    rp_json_key(j, "alloc");
+    rp_json_key(j, RP_KIND_ALLOC);
     rp_json_object_begin(j);
     rp_json_kv_bool(j, "available", a.available);
     rp_json_kv_bool(j, "on", a.on);
@@ -666,36 +643,29 @@ static void kind_status(struct rp_json *j)
     rp_json_kv_u64(j, "rate_max", a.rate_max);
     rp_json_kv_u64(j, "interval_changes", st.adaptations);
     rp_json_kv_u64(j, "callback_ns", st.callback_ns);
-    rp_json_kv_bool(j, "live", a.live);
+    rp_json_kv_bool(j, RP_KIND_LIVE, a.live);
     rp_json_kv_u64(j, "sampled", st.samples);
     rp_json_kv_u64(j, "ring_dropped", st.ring_dropped);
     rp_json_kv_u64(j, "no_thread", st.no_thread);
-    rp_json_kv_u64(j, "live_untracked", st.untracked);
+    rp_json_kv_u64(j, RP_KIND_LIVE "_untracked", st.untracked);
     rp_json_kv_u64(j, "freed", st.freed);
     rp_json_kv_u64(j, "gcs", rp_alloc_gc_count());
     rp_json_object_end(j);
 }
 
-const struct rp_engine_entry rp_engine_alloc = {
-    .name = "alloc",
-    .kind = RP_CTL_KIND_ALLOC,
-    .phase = RP_ENGINE_PHASE_EVENTS,
-    .start = kind_start,
-    .stop = rp_alloc_stop,
-    .on = kind_on,
-    .in_all = kind_in_all,
-    .switch_kind = kind_switch,
-    .set = kind_set,
-    .undo = kind_undo,
-    .period = kind_period,
-    .effective = kind_effective,
-    .status = kind_status,
-};
+/* Every pass: the GC pauses queued since the last, and the rate limit. */
+static void kind_pass(const struct rp_sink *sk)
+{
+    rp_gc_flush(sk);
+    rp_alloc_adapt(sk->now);
+}
+
 /* The allocation counters, in the chunk's order (docs/format.md). */
 static const char *const ALLOC_COUNTERS[] = {
-    RP_COUNTER_LOST_PREFIX "alloc_no_thread", RP_COUNTER_LOST_PREFIX "gc_pause",
-    "live.untracked", "live.tag_failed", "alloc.agent_thread", "alloc.interval_changes",
-    "alloc.first_sample", RP_COUNTER_LOST_PREFIX "alloc_no_memory",
+    RP_COUNTER_LOST_PREFIX RP_KIND_ALLOC "_no_thread", RP_COUNTER_LOST_PREFIX RP_KIND_GC "_pause",
+    RP_KIND_LIVE ".untracked", RP_KIND_LIVE ".tag_failed", RP_KIND_ALLOC ".agent_thread",
+    RP_KIND_ALLOC ".interval_changes", RP_KIND_ALLOC ".first_sample",
+    RP_COUNTER_LOST_PREFIX RP_KIND_ALLOC "_no_memory",
 };
 
 static void alloc_counters_read(uint64_t *v)
@@ -719,15 +689,33 @@ static size_t alloc_gauges_read(struct rp_gauge_value *out, size_t max)
         return 0;
     struct rp_alloc_stats as;
     rp_alloc_stats(&as);
-    out[0] = (struct rp_gauge_value){"alloc.interval", st.effective};
+    out[0] = (struct rp_gauge_value){RP_KIND_ALLOC ".interval", st.effective};
     out[1] = (struct rp_gauge_value){RP_GAUGE_AGENT_ALLOC, as.callback_ns};
     return 2;
 }
 
-void rp_alloc_counters_register(void)
+static void kind_counters(enum rp_counter_group g)
 {
-    rp_counters_register(RP_COUNTERS_ALLOC, ALLOC_COUNTERS,
-                         sizeof ALLOC_COUNTERS / sizeof ALLOC_COUNTERS[0], alloc_counters_read);
-    rp_alloc_write_register();
-    rp_gauges_register(RP_COUNTERS_ALLOC, alloc_gauges_read);
+    rp_counters_register(g, ALLOC_COUNTERS, sizeof ALLOC_COUNTERS / sizeof ALLOC_COUNTERS[0],
+                         alloc_counters_read);
+    rp_alloc_write_register(g);
+    rp_gauges_register(g, alloc_gauges_read);
 }
+
+const struct rp_kind rp_kind_alloc = {
+    .engine = {
+        .name = RP_KIND_ALLOC, .kind = RP_CTL_KIND_ALLOC, .phase = RP_ENGINE_PHASE_EVENTS,
+        .flags = RP_ENGINE_SWITCH_ATTACHED,
+        .start = kind_start, .stop = rp_alloc_stop, .on = kind_on, .in_all = kind_in_all,
+        .switch_kind = rp_alloc_switch,
+        .settings = {{RP_CTL_KEY_ALLOC, 0, kind_period, set_interval}},
+        .period = kind_period, .effective = kind_effective, .status = kind_status,
+        .samples = {RP_KIND_ALLOC, RP_KIND_GC, RP_KIND_LIVE},
+    },
+    /* A tracked object is seen whether or not its record can be written. */
+    .records = {{RP_SAMPLE_ALLOC, rp_alloc_flush, rp_alloc_seen, RP_KIND_ALLOC}},
+    .place = 1,
+    .pass = kind_pass,
+    .flush = rp_live_flush,
+    .counters = kind_counters,
+};

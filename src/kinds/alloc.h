@@ -53,6 +53,7 @@
 #include <stdint.h>
 #include <jvmti.h>
 
+#include "core/counters.h"
 #include "flush/sink.h"
 
 struct rp_alloc_config {
@@ -164,10 +165,6 @@ int rp_alloc_live_adopt(uint32_t live, uint32_t gen, void *stack, uint32_t threa
 void rp_alloc_live_sweep(void (*live_fn)(void *arg, const struct rp_live_obj *o),
                          void (*dead_fn)(void *arg, void *stack), void *arg);
 
-/* Register the allocation and live counters and gauges (counters.h), group
- * RP_COUNTERS_ALLOC. Agent start, before the flusher runs. */
-void rp_alloc_counters_register(void);
-
 /* ------------------------------------- the kinds' writers (alloc_write.c) -- */
 
 /* An allocation record was drained (sink.h; sk->w may be NULL, `s` is NULL when
@@ -187,7 +184,12 @@ void rp_live_flush(const struct rp_sink *sk);
  * NULL: they are counted as lost.gc_pause). */
 void rp_gc_flush(const struct rp_sink *sk);
 /* Register the writers' counters (lost.gc_pause, lost.live_snapshot,
- * live.no_stack); rp_alloc_counters_register calls it. */
-void rp_alloc_write_register(void);
+ * live.no_stack) in group `g`, with the kind's others (its descriptor's
+ * counters hook). */
+void rp_alloc_write_register(enum rp_counter_group g);
+
+/* The alloc kind (and its live and gc chunk kinds): its descriptor (flush/kind.h), which agent.c lists. */
+struct rp_kind;
+extern const struct rp_kind rp_kind_alloc;
 
 #endif

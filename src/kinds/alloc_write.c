@@ -36,10 +36,9 @@ struct live_stack {
     uint64_t rec[];                 /* struct rp_sample_hdr + frames                */
 };
 
-static const char *const ALLOC_EXTRA[] = {"class", "size", "objects", "length"};
-static const char *const LIVE_EXTRA[] = {"class", "size", "objects", "length",
-                                         "age_gcs", "age_ms"};
-static const char *const GC_EXTRA[] = {"heap_used", "heap_committed", "id"};
+static const char *const ALLOC_EXTRA[] = RP_ALLOC_EXTRA_NAMES;
+static const char *const LIVE_EXTRA[] = RP_LIVE_EXTRA_NAMES;
+static const char *const GC_EXTRA[] = RP_GC_EXTRA_NAMES;
 
 static struct rp_u64map g_live_stacks;  /* stack hash → struct live_stack*         */
 static struct rp_sink_kind g_alloc_kind, g_live_kind, g_gc_kind;
@@ -117,14 +116,14 @@ enum rp_sink_result rp_alloc_flush(const struct rp_sink *sk, struct rp_slot *s,
     struct rp_alloc_tail t;
     memcpy(&t, (const uint8_t *)h + flen, sizeof t);
     uint32_t thread, stack;
-    uint64_t extra[4] = {0, t.size, t.objects, t.length1};
+    uint64_t extra[RP_ALLOC_NEXTRA] = {0, t.size, t.objects, t.length1};
     if (!rp_sink_ids(sk, s, h, flen, &thread, &stack) ||
-        !(extra[0] = rp_stacks_class(t.klass)))
+        !(extra[RP_ALLOC_X_CLASS] = rp_stacks_class(t.klass)))
         return RP_SINK_LOST;
     struct rp_alloc_state st;
     rp_alloc_state(&st);
-    if (!rp_sink_kind(sk, &g_alloc_kind, "alloc", "bytes", st.interval,
-                      ALLOC_EXTRA, 4) ||
+    if (!rp_sink_kind(sk, &g_alloc_kind, RP_KIND_ALLOC, RP_UNIT_BYTES, st.interval,
+                      ALLOC_EXTRA, RP_ALLOC_NEXTRA) ||
         rp_chunk_sample_vt(sk->w, g_alloc_kind.id, thread,
                            rp_vthreads_chunk_id(sk, s, h->vthread), h->time, stack,
                            h->weight, extra) != 0)
@@ -160,12 +159,12 @@ static void snapshot_live(void *arg, const struct rp_live_obj *o)
     uint32_t stack = o->stack ? live_stack_id(sk, o->stack) : 0;
     const struct live_stack *ls = o->stack;
     uint64_t vt = ls ? ((const struct rp_sample_hdr *)(const void *)ls->rec)->vthread : 0;
-    uint64_t extra[6] = {rp_stacks_class(o->klass), o->size, o->objects, o->length1,
-                         sn->gcs - o->gcs,
-                         sk->now > o->time ? (sk->now - o->time) / 1000000u : 0};
-    if (!extra[0] || rp_chunk_sample_vt(sk->w, sn->kind, thread,
-                                        rp_vthreads_chunk_id(sk, NULL, vt), sk->now, stack,
-                                        o->weight, extra) != 0) {
+    uint64_t extra[RP_LIVE_NEXTRA] = {
+        rp_stacks_class(o->klass), o->size, o->objects, o->length1, sn->gcs - o->gcs,
+        sk->now > o->time ? (sk->now - o->time) / 1000000u : 0};
+    if (!extra[RP_ALLOC_X_CLASS] ||
+        rp_chunk_sample_vt(sk->w, sn->kind, thread, rp_vthreads_chunk_id(sk, NULL, vt),
+                           sk->now, stack, o->weight, extra) != 0) {
         sn->failed++;
         return;
     }
@@ -189,16 +188,16 @@ void rp_live_flush(const struct rp_sink *sk)
         return;
     /* Without its kind (no memory) the sweep still runs: dead entries must be
      * recycled, and the objects that could not be written are counted. */
-    struct snapshot sn = {sk, rp_sink_kind(sk, &g_live_kind, "live", "bytes", 0,
-                                           LIVE_EXTRA, 6),
+    struct snapshot sn = {sk, rp_sink_kind(sk, &g_live_kind, RP_KIND_LIVE, RP_UNIT_BYTES, 0,
+                                           LIVE_EXTRA, RP_LIVE_NEXTRA),
                           rp_alloc_gc_count(), 0, 0, 0};
     rp_alloc_live_sweep(snapshot_live, snapshot_dead, &sn);
     if (sn.kind) {
-        rp_sink_gauge(sk, "live.objects", sn.objects);
-        rp_sink_gauge(sk, "live.bytes", sn.bytes);
+        rp_sink_gauge(sk, RP_GAUGE_LIVE_OBJECTS, sn.objects);
+        rp_sink_gauge(sk, RP_GAUGE_LIVE_BYTES, sn.bytes);
     }
     g_lost_live += sn.failed;
-    rp_counters_written(RP_WRITTEN_LIVE, sn.objects);
+    rp_counters_written(RP_KIND_LIVE, sn.objects);
 }
 
 /* --------------------------------------------------------------- gc kind -- */
@@ -254,9 +253,10 @@ void rp_gc_flush(const struct rp_sink *sk)
         heap_now(sk->jni, &used, &committed);
         for (int i = 0; i < n; i++) {
             int last = i == n - 1;
-            uint64_t extra[3] = {last ? used : 0, last ? committed : 0, batch[i].id};
+            uint64_t extra[RP_GC_NEXTRA] = {last ? used : 0, last ? committed : 0,
+                                            batch[i].id};
             if (!sk->w ||
-                !rp_sink_kind(sk, &g_gc_kind, "gc", "ns", 0, GC_EXTRA, 3) ||
+                !rp_sink_kind(sk, &g_gc_kind, RP_KIND_GC, RP_UNIT_NS, 0, GC_EXTRA, RP_GC_NEXTRA) ||
                 rp_chunk_sample(sk->w, g_gc_kind.id, 0, batch[i].start, 0,
                                 batch[i].end - batch[i].start, extra) != 0)
                 g_lost_gc++;
@@ -265,14 +265,14 @@ void rp_gc_flush(const struct rp_sink *sk)
         }
     } while (n == 32);
     if (written)
-        rp_counters_written(RP_WRITTEN_GC, written);
+        rp_counters_written(RP_KIND_GC, written);
 }
 
 /* -------------------------------------------------------------- counters -- */
 
 static const char *const WRITE_COUNTERS[] = {
-    RP_COUNTER_LOST_PREFIX "gc_pause", RP_COUNTER_LOST_PREFIX "live_snapshot",
-    "live.no_stack",
+    RP_COUNTER_LOST_PREFIX RP_KIND_GC "_pause", RP_COUNTER_LOST_PREFIX RP_KIND_LIVE "_snapshot",
+    RP_KIND_LIVE ".no_stack",
 };
 
 static void write_counters_read(uint64_t *v)
@@ -282,9 +282,9 @@ static void write_counters_read(uint64_t *v)
     v[2] = g_live_no_stack;
 }
 
-void rp_alloc_write_register(void)
+void rp_alloc_write_register(enum rp_counter_group g)
 {
-    rp_counters_register(RP_COUNTERS_ALLOC, WRITE_COUNTERS,
+    rp_counters_register(g, WRITE_COUNTERS,
                          sizeof WRITE_COUNTERS / sizeof WRITE_COUNTERS[0],
                          write_counters_read);
 }

@@ -3,6 +3,8 @@
  */
 #include <stdatomic.h>
 
+#include "ringprof/events.h"
+
 #include "kinds/cpu.h"
 #include "threads/slottab.h"
 #include "threads/threads.h"
@@ -34,8 +36,13 @@ void rp_cpu_set_period(uint64_t period_ns)
 
 uint32_t rp_cpu_kind(const struct rp_sink *sk)
 {
-    return rp_sink_kind(sk, &g_kind, "cpu", "ns", atomic_load(&g_period_ns),
+    return rp_sink_kind(sk, &g_kind, RP_KIND_CPU, RP_UNIT_NS, atomic_load(&g_period_ns),
                         NULL, 0);
+}
+
+int rp_cpu_chunk(const struct rp_sink *sk)
+{
+    return rp_cpu_kind(sk) ? 0 : -1;
 }
 
 enum rp_sink_result rp_cpu_flush(const struct rp_sink *sk, struct rp_slot *s,

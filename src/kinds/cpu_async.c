@@ -24,6 +24,9 @@
 #include "ringprof/format.h"
 #include "core/counters.h"
 #include "core/engine.h"
+#include "flush/kind.h"
+#include "kinds/cpu.h"
+#include "walk/callstack.h"
 #include "kinds/cpu_async.h"
 #include "core/sample.h"
 #include "code/codecache.h"
@@ -340,6 +343,11 @@ int rp_async_start(const struct rp_async_config *cfg, char *err, size_t errlen)
     atomic_store(&g_ever_installed, 1);
     signame(cfg->signo, g_signame, sizeof g_signame);
     g_installed = 1;
+    /* Before sampling is on: a sample held back in a callback is pushed by the
+     * callback (callstack.h). */
+    static const struct rp_callstack_async callbacks = {rp_async_callback_walk,
+                                                        rp_async_callback_stack};
+    rp_callstack_set_async(&callbacks);
     atomic_store(&g_on, 1);
     return 0;
 }
@@ -467,8 +475,12 @@ static int g_warned_guard, g_warned_foreign;
 /* Someone replaced the timer signal's handler (the application, another
  * profiler, or SIG_DFL, which would kill the JVM at our next timer): every timer
  * is deleted and sampling stops, so our signals go nowhere. */
-void rp_async_watch(void)
+/* The descriptor's pass hook: a replaced timer handler stops sampling (every
+ * timer deleted; counted once as agent.handler_replaced), and a foreign signal
+ * or a crash guard pushed aside is said once. */
+static void kind_watch(const struct rp_sink *sk)
 {
+    (void)sk;
     if (!g_handler_replaced && !rp_async_handler_intact()) {
         rp_threads_disarm_all();
         rp_async_stop(100);
@@ -525,17 +537,17 @@ static size_t async_gauges_read(struct rp_gauge_value *out, size_t max)
     return n;
 }
 
-void rp_async_counters_register(void)
+/* lost.no_slot, agent.handler_replaced, the handler's cost. */
+static void kind_counters(enum rp_counter_group g)
 {
-    rp_counters_register(RP_COUNTERS_CPU, ASYNC_COUNTERS,
-                         sizeof ASYNC_COUNTERS / sizeof ASYNC_COUNTERS[0],
+    rp_counters_register(g, ASYNC_COUNTERS, sizeof ASYNC_COUNTERS / sizeof ASYNC_COUNTERS[0],
                          async_counters_read);
-    rp_gauges_register(RP_COUNTERS_CPU, async_gauges_read);
+    rp_gauges_register(g, async_gauges_read);
 }
 
-/* ---------------------------------------------------- the cpu kind's entry -- */
+/* ---------------------------------------------------------- the cpu kind -- */
 
-/* The cpu kind with this engine (engine.h). "stop cpu" parks every thread's
+/* The cpu kind with this engine (kind.h). "stop cpu" parks every thread's
  * timer (threadtimer.h, rp_threads_set_timers), so no signal is sent at all; "set
  * interval" re-arms them with the new period. */
 static _Atomic int g_kind_on;
@@ -544,6 +556,7 @@ static int kind_start(const struct rp_engine_env *env, char *err, size_t errlen)
 {
     const struct rp_options *o = env->opt;
     struct rp_async_config ac = {o->interval_ns, o->depth, o->native, o->signal};
+    rp_cpu_set_period(o->interval_ns);
     if (rp_async_start(&ac, err, errlen) != 0)
         return -1;
     atomic_store(&g_kind_on, 1);
@@ -553,12 +566,6 @@ static int kind_start(const struct rp_engine_env *env, char *err, size_t errlen)
 static int kind_on(void)
 {
     return atomic_load(&g_kind_on);
-}
-
-static int kind_in_all(int on)
-{
-    (void)on;
-    return 1;
 }
 
 /* Apply the kind's state and period to the timers. */
@@ -580,27 +587,19 @@ static int kind_switch(int on, char *err, size_t errlen)
     return 0;
 }
 
-/* Every `set` re-applies the period (the one given, else the present one). */
-static int kind_set(const struct rp_ctl_setting *set, size_t n, struct rp_engine_saved *saved,
-                    char *err, size_t errlen)
-{
-    uint64_t interval = atomic_load(&g_interval_ns);
-    saved->v[0] = interval;
-    rp_engine_setting(set, n, RP_CTL_KEY_INTERVAL, &interval);
-    return kind_apply(atomic_load(&g_kind_on), interval, err, errlen);
-}
-
-static void kind_undo(const struct rp_ctl_setting *set, size_t n,
-                      const struct rp_engine_saved *saved)
-{
-    (void)set; (void)n;
-    char err[128];
-    kind_apply(atomic_load(&g_kind_on), saved->v[0], err, sizeof err);
-}
-
 static uint64_t kind_period(void)
 {
     return atomic_load(&g_interval_ns);
+}
+
+/* Every `set` re-applies the period (the one given, else the present one): the
+ * setting is `always`. */
+static int set_interval(uint64_t ns, char *err, size_t errlen)
+{
+    if (kind_apply(atomic_load(&g_kind_on), ns, err, errlen) != 0)
+        return -1;
+    rp_cpu_set_period(ns);
+    return 0;
 }
 
 static void kind_effective(struct rp_json *j)
@@ -640,20 +639,20 @@ static void kind_status_agent(struct rp_json *j)
     rp_json_kv_u64(j, "handler_ns_p99", rp_hist_quantile(&h, 0.99));
 }
 
-const struct rp_engine_entry rp_engine_async = {
-    .name = "cpu",
-    .kind = RP_CTL_KIND_CPU,
-    .phase = RP_ENGINE_PHASE_SIGNAL,
-    .flags = RP_ENGINE_LAST,
-    .start = kind_start,
-    .stop = rp_async_stop,
-    .on = kind_on,
-    .in_all = kind_in_all,
-    .switch_kind = kind_switch,
-    .set = kind_set,
-    .undo = kind_undo,
-    .period = kind_period,
-    .effective = kind_effective,
-    .status = kind_status,
-    .status_agent = kind_status_agent,
+const struct rp_kind rp_kind_cpu_async = {
+    .engine = {
+        .name = RP_KIND_CPU, .kind = RP_CTL_KIND_CPU, .phase = RP_ENGINE_PHASE_SIGNAL,
+        .flags = RP_ENGINE_LAST,
+        .start = kind_start, .stop = rp_async_stop, .on = kind_on, .switch_kind = kind_switch,
+        .settings = {{RP_CTL_KEY_INTERVAL, 1, kind_period, set_interval}},
+        .period = kind_period, .effective = kind_effective, .status = kind_status,
+        .status_agent = kind_status_agent,
+    },
+    /* Its records are in the threads' rings. */
+    .records = {{RP_SAMPLE_CPU, rp_cpu_flush, NULL, "agct"}},
+    .place = 4,
+    .thread_samples = rp_cpu_written,
+    .chunk = rp_cpu_chunk,
+    .pass = kind_watch,
+    .counters = kind_counters,
 };

@@ -8,7 +8,8 @@
  * Java frames by AsyncGetCallTrace with its recoveries) and pushes one record
  * (sample.h) to the thread's ring. A sample taken in one of the agent's own
  * callbacks before the callback has its thread's Java stack is held in the slot
- * and pushed by the callback with that stack (rp_async_callback_stack). The
+ * and pushed by the callback with that stack (rp_async_callback_stack, which
+ * the engine hands callstack.h at its start with rp_async_callback_walk). The
  * record weighs the CPU time the timer says the sample stands for
  * (rp_cputimer_sample: a perf counter's task clock since the thread's previous
  * sample; a POSIX timer's interval × (1 + overruns), since the kernel checks
@@ -127,15 +128,8 @@ void rp_async_stats(struct rp_async_stats *out);
 /* The handler-duration histogram (ns, entry to just before the push). */
 void rp_async_hist(struct rp_hist_snap *out);
 
-/* The flusher's check, every pass: a replaced timer handler stops sampling
- * (every timer deleted; counted once as agent.handler_replaced), and a foreign
- * signal or a crash guard pushed aside is said once. Flusher thread. */
-void rp_async_watch(void);
-
-/* Register the handler's counters and gauges (counters.h), group
- * RP_COUNTERS_CPU: lost.no_slot, agent.handler_replaced, the handler's cost
- * (agent.handler_ns.p50/p99 of the samples since the last flush, and
- * agent.handler). Agent start with the async engine, before the flusher runs. */
-void rp_async_counters_register(void);
+/* The cpu kind with this engine: its descriptor (flush/kind.h), which agent.c lists. */
+struct rp_kind;
+extern const struct rp_kind rp_kind_cpu_async;
 
 #endif

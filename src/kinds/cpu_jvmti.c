@@ -11,7 +11,10 @@
 
 #include "ringprof/clock.h"
 #include "walk/callstack.h"
+#include "ringprof/events.h"
 #include "core/engine.h"
+#include "flush/kind.h"
+#include "kinds/cpu.h"
 #include "kinds/cpu_jvmti.h"
 #include "threads/jthread.h"
 #include "core/log.h"
@@ -179,26 +182,21 @@ void rp_jvmti_set_interval(uint64_t interval_ns)
     atomic_store(&g_interval_ns, interval_ns);
 }
 
-/* ---------------------------------------------------- the cpu kind's entry -- */
+/* ---------------------------------------------------------- the cpu kind -- */
 
-/* The cpu kind with this engine (engine.h): "stop cpu" pauses the sampler
- * (rp_jvmti_pause), "set interval" changes its period. */
+/* The cpu kind with this engine (kind.h): "stop cpu" pauses the sampler
+ * (rp_jvmti_pause), "set interval" changes its period and the next chunks'. */
 static int kind_start(const struct rp_engine_env *env, char *err, size_t errlen)
 {
     const struct rp_options *o = env->opt;
     struct rp_jvmti_config jc = {o->interval_ns, o->depth, o->ring_bytes};
+    rp_cpu_set_period(o->interval_ns);
     return rp_jvmti_start(env->jvmti, env->jni, &jc, err, errlen);
 }
 
 static int kind_on(void)
 {
     return !atomic_load(&g_paused);
-}
-
-static int kind_in_all(int on)
-{
-    (void)on;
-    return 1;
 }
 
 static int kind_switch(int on, char *err, size_t errlen)
@@ -208,27 +206,17 @@ static int kind_switch(int on, char *err, size_t errlen)
     return 0;
 }
 
-static int kind_set(const struct rp_ctl_setting *set, size_t n, struct rp_engine_saved *saved,
-                    char *err, size_t errlen)
-{
-    (void)err; (void)errlen;
-    uint64_t interval = atomic_load(&g_interval_ns);
-    saved->v[0] = interval;
-    if (rp_engine_setting(set, n, RP_CTL_KEY_INTERVAL, &interval))
-        rp_jvmti_set_interval(interval);
-    return 0;
-}
-
-static void kind_undo(const struct rp_ctl_setting *set, size_t n,
-                      const struct rp_engine_saved *saved)
-{
-    (void)set; (void)n;
-    rp_jvmti_set_interval(saved->v[0]);
-}
-
 static uint64_t kind_period(void)
 {
     return atomic_load(&g_interval_ns);
+}
+
+static int set_interval(uint64_t ns, char *err, size_t errlen)
+{
+    (void)err; (void)errlen;
+    rp_jvmti_set_interval(ns);
+    rp_cpu_set_period(ns);
+    return 0;
 }
 
 static void kind_effective(struct rp_json *j)
@@ -239,19 +227,21 @@ static void kind_effective(struct rp_json *j)
     rp_json_kv_bool(j, "native", 0);
 }
 
-const struct rp_engine_entry rp_engine_jvmti = {
-    .name = "cpu",
-    .kind = RP_CTL_KIND_CPU,
-    .phase = RP_ENGINE_PHASE_THREAD,
-    .flags = RP_ENGINE_LAST,
-    .start = kind_start,
-    .stop = rp_jvmti_stop,
-    .on = kind_on,
-    .in_all = kind_in_all,
-    .switch_kind = kind_switch,
-    .set = kind_set,
-    .undo = kind_undo,
-    .period = kind_period,
-    .effective = kind_effective,
-    .thread_tid = rp_jvmti_sampler_tid,
+const struct rp_kind rp_kind_cpu_jvmti = {
+    .engine = {
+        .name = RP_KIND_CPU, .kind = RP_CTL_KIND_CPU, .phase = RP_ENGINE_PHASE_THREAD,
+        .flags = RP_ENGINE_LAST,
+        .start = kind_start, .stop = rp_jvmti_stop, .on = kind_on, .switch_kind = kind_switch,
+        .settings = {{RP_CTL_KEY_INTERVAL, 0, kind_period, set_interval}},
+        .period = kind_period, .effective = kind_effective,
+        .thread_tid = rp_jvmti_sampler_tid,
+    },
+    /* The sampler's own ring; its losses are counted as the threads' rings'. */
+    .records = {{RP_SAMPLE_CPU_JVMTI, rp_cpu_flush, NULL, "jvmti"}},
+    .flags = RP_KIND_RING_LOSSES,
+    .place = 4,
+    .ring = rp_jvmti_ring,
+    .thread_cpu = rp_jvmti_cpu_ns,
+    .chunk = rp_cpu_chunk,
+    .thread_samples = rp_cpu_written,
 };

@@ -60,4 +60,8 @@ void rp_jvmti_set_interval(uint64_t interval_ns);
 /* Ask the sampler to stop and wait up to `wait_ms` for it to leave its loop. */
 void rp_jvmti_stop(unsigned wait_ms);
 
+/* The cpu kind with this engine: its descriptor (flush/kind.h), which agent.c lists. */
+struct rp_kind;
+extern const struct rp_kind rp_kind_cpu_jvmti;
+
 #endif

@@ -35,6 +35,7 @@
 #include "walk/callstack.h"
 #include "code/classes.h"
 #include "core/engine.h"
+#include "flush/kind.h"
 #include "kinds/lock.h"
 #include "core/log.h"
 #include "core/sample.h"
@@ -609,9 +610,9 @@ void rp_lock_stats(struct rp_lock_stats *out)
     out->waiting_written = atomic_load(&L.waiting_written);
 }
 
-/* --------------------------------------------------- the lock kind's entry -- */
+/* --------------------------------------------------------- the lock kind -- */
 
-/* The lock kind (engine.h). Its switch makes JVMTI calls (the events, and the
+/* The lock kind (kind.h). Its switch makes JVMTI calls (the events, and the
  * capability the first time), which run through rp_engine_call; the threshold is
  * only stored, so `set lock=` is answered on the caller's thread. */
 static int kind_on(void)
@@ -629,35 +630,6 @@ static int kind_in_all(int on)
     return l.available && (l.configured || !on);
 }
 
-static int call_switch(void *arg, char *err, size_t errlen)
-{
-    return rp_lock_switch(arg != NULL, err, errlen);
-}
-
-static int kind_switch(int on, char *err, size_t errlen)
-{
-    return rp_engine_call(call_switch, on ? (void *)1 : NULL, err, errlen);
-}
-
-static int kind_set(const struct rp_ctl_setting *set, size_t n, struct rp_engine_saved *saved,
-                    char *err, size_t errlen)
-{
-    uint64_t ns;
-    saved->v[0] = atomic_load(&L.threshold);
-    if (!rp_engine_setting(set, n, RP_CTL_KEY_LOCK, &ns))
-        return 0;
-    return rp_lock_set_threshold(ns, err, errlen);
-}
-
-static void kind_undo(const struct rp_ctl_setting *set, size_t n,
-                      const struct rp_engine_saved *saved)
-{
-    uint64_t ns;
-    char err[256];
-    if (rp_engine_setting(set, n, RP_CTL_KEY_LOCK, &ns))
-        rp_lock_set_threshold(saved->v[0], err, sizeof err);
-}
-
 static uint64_t kind_period(void)
 {
     return atomic_load(&L.threshold);
@@ -666,8 +638,8 @@ static uint64_t kind_period(void)
 static void kind_effective(struct rp_json *j)
 {
     int on = atomic_load(&L.on);
-    rp_json_kv_u64(j, "lock_ns", on ? atomic_load(&L.threshold) : 0);
-    rp_json_kv_bool(j, "lock", on);
+    rp_json_kv_u64(j, RP_KIND_LOCK "_ns", on ? atomic_load(&L.threshold) : 0);
+    rp_json_kv_bool(j, RP_KIND_LOCK, on);
 }
 
 /* Its state, what the callbacks counted, and the waits in progress that are
@@ -681,7 +653,7 @@ static void kind_status(struct rp_json *j)
     struct rp_lock_stats st;
     rp_lock_state(&a);
     rp_lock_stats(&st);
-    rp_json_key(j, "lock");
+    rp_json_key(j, RP_KIND_LOCK);
     rp_json_object_begin(j);
     rp_json_kv_bool(j, "available", a.available);
     rp_json_kv_bool(j, "on", a.on);
@@ -703,21 +675,6 @@ static void kind_status(struct rp_json *j)
     rp_json_object_end(j);
 }
 
-const struct rp_engine_entry rp_engine_lock = {
-    .name = "lock",
-    .kind = RP_CTL_KIND_LOCK,
-    .phase = RP_ENGINE_PHASE_EVENTS,
-    .start = kind_start,
-    .stop = rp_lock_stop,
-    .on = kind_on,
-    .in_all = kind_in_all,
-    .switch_kind = kind_switch,
-    .set = kind_set,
-    .undo = kind_undo,
-    .period = kind_period,
-    .effective = kind_effective,
-    .status = kind_status,
-};
 /* The lock counters, in the chunk's order (docs/format.md). */
 /* ---------------------------------------------------- the kind's writer -- */
 
@@ -740,7 +697,7 @@ enum rp_sink_result rp_lock_flush(const struct rp_sink *sk, struct rp_slot *s,
     uint64_t extra[RP_LOCK_NEXTRA] = {rp_stacks_class(t.klass), owner, t.threshold_ns,
                                       t.reported};
     if (!ids || !extra[RP_LOCK_X_CLASS] ||
-        !rp_sink_kind(sk, &kind, RP_KIND_LOCK, "ns", 0, LOCK_EXTRA, RP_LOCK_NEXTRA) ||
+        !rp_sink_kind(sk, &kind, RP_KIND_LOCK, RP_UNIT_NS, 0, LOCK_EXTRA, RP_LOCK_NEXTRA) ||
         rp_chunk_sample_vt(sk->w, kind.id, thread, rp_vthreads_chunk_id(sk, s, h->vthread),
                            h->time, stack, h->weight, extra) != 0)
         return RP_SINK_LOST;
@@ -817,7 +774,7 @@ static int write_waiting(const struct rp_sink *sk, struct wait *w,
         lw->klass ? rp_stacks_class(lw->klass) : 0,
         lw->owner ? sk->thread_id(sk->ctx, lw->owner) : 0, threshold};
     if (!stack ||
-        !rp_sink_kind(sk, &kind, RP_KIND_LOCK_WAITING, "ns", 0, LOCK_EXTRA,
+        !rp_sink_kind(sk, &kind, RP_KIND_LOCK_WAITING, RP_UNIT_NS, 0, LOCK_EXTRA,
                       RP_LOCK_WAITING_NEXTRA) ||
         rp_chunk_sample(sk->w, kind.id, thread, lw->start_ns, stack, lw->age_ns, extra) != 0)
         return -1;
@@ -849,8 +806,9 @@ void rp_lock_flush_waiting(const struct rp_sink *sk)
 /* ------------------------------------------------- counters and gauges -- */
 
 static const char *const LOCK_COUNTERS[] = {
-    RP_COUNTER_LOST_PREFIX "lock_no_thread", "lock.below_threshold",
-    "lock.owner_unknown", "lock.agent_thread", "lock.owner_gone", "lock.waiting_unwritten",
+    RP_COUNTER_LOST_PREFIX RP_KIND_LOCK "_no_thread", RP_KIND_LOCK ".below_threshold",
+    RP_KIND_LOCK ".owner_unknown", RP_KIND_LOCK ".agent_thread", RP_KIND_LOCK ".owner_gone",
+    RP_KIND_LOCK ".waiting_unwritten",
 };
 
 static void lock_counters_read(uint64_t *v)
@@ -877,9 +835,25 @@ static size_t lock_gauges_read(struct rp_gauge_value *out, size_t max)
     return 1;
 }
 
-void rp_lock_counters_register(void)
+static void kind_counters(enum rp_counter_group g)
 {
-    rp_counters_register(RP_COUNTERS_LOCK, LOCK_COUNTERS,
-                         sizeof LOCK_COUNTERS / sizeof LOCK_COUNTERS[0], lock_counters_read);
-    rp_gauges_register(RP_COUNTERS_LOCK, lock_gauges_read);
+    rp_counters_register(g, LOCK_COUNTERS, sizeof LOCK_COUNTERS / sizeof LOCK_COUNTERS[0],
+                         lock_counters_read);
+    rp_gauges_register(g, lock_gauges_read);
 }
+
+const struct rp_kind rp_kind_lock = {
+    .engine = {
+        .name = RP_KIND_LOCK, .kind = RP_CTL_KIND_LOCK, .phase = RP_ENGINE_PHASE_EVENTS,
+        .flags = RP_ENGINE_SWITCH_ATTACHED,
+        .start = kind_start, .stop = rp_lock_stop, .on = kind_on, .in_all = kind_in_all,
+        .switch_kind = rp_lock_switch,
+        .settings = {{RP_CTL_KEY_LOCK, 0, kind_period, rp_lock_set_threshold}},
+        .period = kind_period, .effective = kind_effective, .status = kind_status,
+    },
+    .records = {{RP_SAMPLE_LOCK, rp_lock_flush, NULL, RP_KIND_LOCK}},
+    .place = 5,
+    /* The waits still in progress, before the kind's counters. */
+    .flush = rp_lock_flush_waiting,
+    .counters = kind_counters,
+};

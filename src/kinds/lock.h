@@ -140,13 +140,6 @@ struct rp_slot *rp_lock_pending_owner(JNIEnv *jni, jobject thread);
  * lock for the names). */
 void rp_lock_wait_json(struct rp_json *j, const struct rp_lock_wait *w, int thread);
 
-/* Register the lock counters and gauge (counters.h), group RP_COUNTERS_LOCK:
- * the lock records lost for want of a slot, the contended entries not
- * recorded, the owners no longer known when written, the waits in progress not
- * written; the callbacks' time.
- * Agent start, before the flusher runs. */
-void rp_lock_counters_register(void);
-
 /* The lock kind's writer (sink.h's rp_sink_flush_fn): record `h` of slot `s`,
  * then its struct rp_lock_tail. Flusher thread. */
 enum rp_sink_result rp_lock_flush(const struct rp_sink *sk, struct rp_slot *s,
@@ -167,5 +160,9 @@ enum rp_sink_result rp_lock_flush(const struct rp_sink *sk, struct rp_slot *s,
  * (lock.waiting_unwritten). Flusher thread; calls JVMTI.
  */
 void rp_lock_flush_waiting(const struct rp_sink *sk);
+
+/* The lock kind (and lock.waiting): its descriptor (flush/kind.h), which agent.c lists. */
+struct rp_kind;
+extern const struct rp_kind rp_kind_lock;
 
 #endif

@@ -23,6 +23,7 @@
 #include "ringprof/clock.h"
 #include "walk/callstack.h"
 #include "core/engine.h"
+#include "flush/kind.h"
 #include "core/counters.h"
 #include "kinds/wall.h"
 #include "code/classes.h"
@@ -663,34 +664,29 @@ static int kind_switch(int on, char *err, size_t errlen)
 
 /* Wall settings cannot be refused; they take effect at the sampler's next tick
  * (and the kind's period with the next chunk). */
-static int kind_set(const struct rp_ctl_setting *set, size_t n, struct rp_engine_saved *saved,
-                    char *err, size_t errlen)
+static int set_interval(uint64_t ns, char *err, size_t errlen)
 {
     (void)err; (void)errlen;
-    uint64_t v;
-    saved->v[0] = rp_wall_interval();
-    saved->v[1] = rp_wall_threads();
-    if (rp_engine_setting(set, n, RP_CTL_KEY_WALL, &v))
-        rp_wall_set_interval(v);
-    if (rp_engine_setting(set, n, RP_CTL_KEY_WALLTHREADS, &v))
-        rp_wall_set_threads((uint32_t)v);
+    rp_wall_set_interval(ns);
     return 0;
 }
 
-static void kind_undo(const struct rp_ctl_setting *set, size_t n,
-                      const struct rp_engine_saved *saved)
+static uint64_t kind_threads(void)
 {
-    uint64_t v;
-    if (rp_engine_setting(set, n, RP_CTL_KEY_WALL, &v))
-        rp_wall_set_interval(saved->v[0]);
-    if (rp_engine_setting(set, n, RP_CTL_KEY_WALLTHREADS, &v))
-        rp_wall_set_threads((uint32_t)saved->v[1]);
+    return rp_wall_threads();
+}
+
+static int set_threads(uint64_t n, char *err, size_t errlen)
+{
+    (void)err; (void)errlen;
+    rp_wall_set_threads((uint32_t)n);
+    return 0;
 }
 
 static void kind_effective(struct rp_json *j)
 {
-    rp_json_kv_u64(j, "wall_ns", rp_wall_on() ? rp_wall_interval() : 0);
-    rp_json_kv_u64(j, "wallthreads", rp_wall_threads());
+    rp_json_kv_u64(j, RP_KIND_WALL "_ns", rp_wall_on() ? rp_wall_interval() : 0);
+    rp_json_kv_u64(j, RP_KIND_WALL "threads", rp_wall_threads());
 }
 
 /* Its state and what the sampler counted (visits pushed; those then written are
@@ -699,7 +695,7 @@ static void kind_status(struct rp_json *j)
 {
     struct rp_wall_stats st;
     rp_wall_stats(&st);
-    rp_json_key(j, "wall");
+    rp_json_key(j, RP_KIND_WALL);
     rp_json_object_begin(j);
     rp_json_kv_bool(j, "on", rp_wall_on());
     rp_json_kv_u64(j, "interval_ns", rp_wall_interval());
@@ -715,25 +711,10 @@ static void kind_status(struct rp_json *j)
     rp_json_object_end(j);
 }
 
-const struct rp_engine_entry rp_engine_wall = {
-    .name = "wall",
-    .kind = RP_CTL_KIND_WALL,
-    .phase = RP_ENGINE_PHASE_THREAD,
-    .start = kind_start,
-    .stop = rp_wall_stop,
-    .on = rp_wall_on,
-    .in_all = kind_in_all,
-    .switch_kind = kind_switch,
-    .set = kind_set,
-    .undo = kind_undo,
-    .period = rp_wall_interval,
-    .effective = kind_effective,
-    .status = kind_status,
-    .thread_tid = rp_wall_sampler_tid,
-};
 /* The wall sampler's counters, in the chunk's order (docs/format.md). */
 static const char *const WALL_COUNTERS[] = {
-    "wall.visits", "wall.walks", "wall.repeats", "wall.proc_failed",
+    RP_KIND_WALL ".visits", RP_KIND_WALL ".walks", RP_KIND_WALL ".repeats",
+    RP_KIND_WALL ".proc_failed",
 };
 
 static void wall_counters_read(uint64_t *v)
@@ -748,8 +729,9 @@ static void wall_counters_read(uint64_t *v)
 
 /* The ring's losses: lost.wall_<reason>, one per rp_ring_drop (ring.h). */
 static const char *const WALL_RING_COUNTERS[] = {
-    RP_COUNTER_LOST_PREFIX "wall_ring_full", RP_COUNTER_LOST_PREFIX "wall_nested",
-    RP_COUNTER_LOST_PREFIX "wall_too_big",
+    RP_COUNTER_LOST_PREFIX RP_KIND_WALL "_ring_full",
+    RP_COUNTER_LOST_PREFIX RP_KIND_WALL "_nested",
+    RP_COUNTER_LOST_PREFIX RP_KIND_WALL "_too_big",
 };
 _Static_assert(sizeof WALL_RING_COUNTERS / sizeof WALL_RING_COUNTERS[0] ==
                RP_RING_DROP_REASONS, "one name per rp_ring_drop");
@@ -771,18 +753,18 @@ static size_t wall_gauges_read(struct rp_gauge_value *out, size_t max)
         return 0;
     struct rp_wall_stats now;
     rp_wall_stats(&now);
-    out[0] = (struct rp_gauge_value){"wall.threads", now.tracked};
-    out[1] = (struct rp_gauge_value){"wall.round_ns", now.last_round_ns};
+    out[0] = (struct rp_gauge_value){RP_KIND_WALL ".threads", now.tracked};
+    out[1] = (struct rp_gauge_value){RP_KIND_WALL ".round_ns", now.last_round_ns};
     return 2;
 }
 
-void rp_wall_counters_register(void)
+static void kind_counters(enum rp_counter_group g)
 {
-    rp_counters_register(RP_COUNTERS_WALL, WALL_COUNTERS,
-                         sizeof WALL_COUNTERS / sizeof WALL_COUNTERS[0], wall_counters_read);
-    rp_counters_register(RP_COUNTERS_WALL, WALL_RING_COUNTERS, RP_RING_DROP_REASONS,
+    rp_counters_register(g, WALL_COUNTERS, sizeof WALL_COUNTERS / sizeof WALL_COUNTERS[0],
+                         wall_counters_read);
+    rp_counters_register(g, WALL_RING_COUNTERS, RP_RING_DROP_REASONS,
                          wall_ring_counters_read);
-    rp_gauges_register(RP_COUNTERS_WALL, wall_gauges_read);
+    rp_gauges_register(g, wall_gauges_read);
 }
 
 static const char *const WALL_EXTRA[] = RP_WALL_EXTRA_NAMES;
@@ -804,7 +786,7 @@ enum rp_sink_result rp_wall_flush(const struct rp_sink *sk, struct rp_slot *s,
     extra[RP_WALL_X_BLOCKER_OWNER] = rp_sink_slot_thread(sk, tail.owner_slot, tail.owner_gen);
     uint32_t thread, stack;
     if (!rp_sink_ids(sk, s, h, flen, &thread, &stack) ||
-        !rp_sink_kind(sk, &kind, RP_KIND_WALL, "ns", rp_wall_interval(), WALL_EXTRA,
+        !rp_sink_kind(sk, &kind, RP_KIND_WALL, RP_UNIT_NS, rp_wall_interval(), WALL_EXTRA,
                       RP_WALL_NEXTRA) ||
         rp_chunk_sample(sk->w, kind.id, thread, h->time, stack, h->weight, extra) != 0)
         return RP_SINK_LOST;
@@ -813,3 +795,23 @@ enum rp_sink_result rp_wall_flush(const struct rp_sink *sk, struct rp_slot *s,
      * cost 2000 GetThreadInfo calls a second. */
     return tail.repeat ? RP_SINK_IDLE : RP_SINK_WRITTEN;
 }
+
+const struct rp_kind rp_kind_wall = {
+    .engine = {
+        .name = RP_KIND_WALL, .kind = RP_CTL_KIND_WALL, .phase = RP_ENGINE_PHASE_THREAD,
+        .start = kind_start, .stop = rp_wall_stop, .on = rp_wall_on, .in_all = kind_in_all,
+        .switch_kind = kind_switch,
+        .settings = {{RP_CTL_KEY_WALL, 0, rp_wall_interval, set_interval},
+                     {RP_CTL_KEY_WALLTHREADS, 0, kind_threads, set_threads}},
+        .period = rp_wall_interval, .effective = kind_effective, .status = kind_status,
+        .thread_tid = rp_wall_sampler_tid,
+    },
+    /* The sampler's own ring, drained again before ended threads' slots are
+     * released; its losses are its own counters (lost.wall_<reason>), and so
+     * are those of its records that reach no writer. */
+    .records = {{RP_SAMPLE_WALL, rp_wall_flush, NULL, RP_KIND_WALL}},
+    .flags = RP_KIND_LOST_APART | RP_KIND_RING_AGAIN,
+    .place = 2,
+    .ring = rp_wall_ring,
+    .counters = kind_counters,
+};

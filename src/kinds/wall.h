@@ -105,12 +105,6 @@ void rp_wall_stats(struct rp_wall_stats *out);
 /* Ask the sampler to stop and wait up to `wait_ms` for it to leave its loop. */
 void rp_wall_stop(unsigned wait_ms);
 
-/* Register the wall sampler's counters and gauges (counters.h), group
- * RP_COUNTERS_WALL: wall.*, its ring's losses as lost.wall_<reason> (apart from
- * the CPU samples' lost.<reason>), wall.threads and wall.round_ns. Agent start,
- * before the flusher runs. */
-void rp_wall_counters_register(void);
-
 /*
  * rp_wall_flush: the wall kind's writer (sink.h's rp_sink_flush_fn): record `h`
  * of slot `s` (`flen` bytes of header and frames, then its struct rp_wall_tail)
@@ -120,5 +114,9 @@ void rp_wall_counters_register(void);
  */
 enum rp_sink_result rp_wall_flush(const struct rp_sink *sk, struct rp_slot *s,
                                   const struct rp_sample_hdr *h, size_t flen);
+
+/* The wall kind: its descriptor (flush/kind.h), which agent.c lists. */
+struct rp_kind;
+extern const struct rp_kind rp_kind_wall;
 
 #endif

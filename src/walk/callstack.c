@@ -6,12 +6,31 @@
 #include <string.h>
 
 #include "walk/callstack.h"
-#include "kinds/cpu_async.h"
 #include "threads/threads.h"
 #include "code/vmstructs.h"
 
 static jvmtiEnv *g_jvmti;
 static _Atomic uint64_t g_agct, g_jvmti_count;
+static const struct rp_callstack_async *_Atomic g_async;
+
+void rp_callstack_set_async(const struct rp_callstack_async *a)
+{
+    atomic_store_explicit(&g_async, a, memory_order_release);
+}
+
+static const struct rp_callstack_async *async_part(void)
+{
+    return atomic_load_explicit(&g_async, memory_order_acquire);
+}
+
+/* A CPU sample the handler held back for want of this callback's stack, now
+ * pushed with `frames` (n of them; 0: none). */
+static void push_held(struct rp_slot *s, const struct rp_java_frame *frames, uint32_t n)
+{
+    const struct rp_callstack_async *a = async_part();
+    if (a)
+        a->push_held(s, frames, n);
+}
 
 void rp_callstack_init(jvmtiEnv *jvmti)
 {
@@ -68,14 +87,15 @@ void rp_callstack_leave(struct rp_slot *s, int outer)
 {
     s->cb_njava = 0;
     atomic_signal_fence(memory_order_seq_cst);
-    rp_async_callback_stack(s, NULL, 0);
+    push_held(s, NULL, 0);
     s->in_agent = outer;
 }
 
 static int32_t take(struct rp_slot *s, JNIEnv *jni, struct rp_java_frame *out,
                     uint32_t depth, uint32_t *n, uint16_t *flags)
 {
-    int k = rp_async_callback_walk(s, jni, out, (int)depth);
+    const struct rp_callstack_async *a = async_part();
+    int k = a ? a->walk(s, jni, out, (int)depth) : 0;
     if (k > 0) {
         atomic_fetch_add_explicit(&g_agct, 1, memory_order_relaxed);
         *n = (uint32_t)k;
@@ -100,7 +120,7 @@ int32_t rp_callstack_here(struct rp_slot *s, JNIEnv *jni, struct rp_java_frame *
     atomic_signal_fence(memory_order_seq_cst);
     s->cb_njava = (sig_atomic_t)*n;
     s->cb_kept = (sig_atomic_t)*n;
-    rp_async_callback_stack(s, out, *n);
+    push_held(s, out, *n);
     return status;
 }
 

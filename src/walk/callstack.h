@@ -30,6 +30,19 @@
 /* The JVMTI environment GetStackTrace uses. Agent start. */
 void rp_callstack_init(jvmtiEnv *jvmti);
 
+/* The signal handler's part in a callback's stack (cpu_async.h), which its
+ * engine hands here when it starts (the pointer is kept): `walk` takes the
+ * calling thread's Java frames by AsyncGetCallTrace under the crash guard
+ * (@return their count, <= 0 if not taken), `push_held` pushes a CPU sample the
+ * handler held back for want of them. Unset (engine=jvmti, or before the
+ * start): every stack by GetStackTrace, nothing held. */
+struct rp_slot;
+struct rp_callstack_async {
+    int (*walk)(struct rp_slot *s, JNIEnv *jni, struct rp_java_frame *out, int depth);
+    void (*push_held)(struct rp_slot *s, const struct rp_java_frame *frames, uint32_t n);
+};
+void rp_callstack_set_async(const struct rp_callstack_async *a);
+
 /*
  * rp_callstack_here: the calling thread's Java frames, leaf first, into
  * out[0..depth), from inside a JVMTI callback (`jni` is its JNIEnv, `s` its
@@ -39,7 +52,6 @@ void rp_callstack_init(jvmtiEnv *jvmti);
  * stack for the signal handler (threads.h: cb_njava, cb_kept) until the next
  * call, and a CPU sample held back for want of them is pushed with them.
  */
-struct rp_slot;
 int32_t rp_callstack_here(struct rp_slot *s, JNIEnv *jni, struct rp_java_frame *out,
                           uint32_t depth, uint32_t *n, uint16_t *flags);
 
@@ -51,7 +63,7 @@ struct rp_java_frame *rp_callstack_buffer(struct rp_slot *s, uint32_t depth);
  * rp_callstack_enter / rp_callstack_leave: bracket a JVMTI callback of the
  * thread's own in which the agent works (`work`, enum rp_agent_work): CPU
  * samples taken in between show [ringprof:<work>] above the Java caller, which
- * rp_callstack_here provides (cpu_async.h). enter returns the work it
+ * rp_callstack_here provides (rp_callstack_async's push_held). enter returns the work it
  * replaces, for leave.
  */
 int rp_callstack_enter(struct rp_slot *s, int work);

@@ -40,12 +40,12 @@
 
 #include "../check.h"
 #include "ringprof/chunk.h"
+#include "ringprof/events.h"
 #include "ringprof/recording.h"
 #include "ringprof/ring.h"
 #include "../../src/core/counters.h"
-#include "../../src/kinds/cpu.h"
-#include "../../src/kinds/cpu_async.h"
 #include "../../src/flush/flusher.h"
+#include "../../src/flush/kind.h"
 #include "../../src/threads/jthread.h"
 #include "../../src/code/methods.h"
 #include "../../src/core/sample.h"
@@ -229,6 +229,76 @@ int rp_jthread_run(jvmtiEnv *jvmti, JNIEnv *jni, const char *name,
     return 0;
 }
 
+/* ------------------------------------------------------ the test's kind -- */
+
+/* The one event kind the flusher is given (src/flush/kind.h): its records are
+ * RP_SAMPLE_CPU, its writer this file's, its chunk hook makes its KIND first in
+ * every chunk (at the period the waker keeps setting), and its pass, flush and
+ * counter hooks count that they ran. So the flusher is tested through the
+ * registration alone, and links none of src/kinds/. */
+#define TEST_KIND "test"
+static _Atomic uint64_t g_test_period = 1000000;
+static _Atomic unsigned g_test_passes;
+static unsigned g_test_flushes;              /* the flusher's only                 */
+static struct rp_sink_kind g_test_sink_kind;
+static uint64_t g_test_flush_count;
+
+static uint32_t test_kind_id(const struct rp_sink *sk)
+{
+    return rp_sink_kind(sk, &g_test_sink_kind, TEST_KIND, RP_UNIT_NS, atomic_load(&g_test_period),
+                        NULL, 0);
+}
+
+static int test_chunk(const struct rp_sink *sk)
+{
+    return test_kind_id(sk) ? 0 : -1;
+}
+
+static enum rp_sink_result test_write(const struct rp_sink *sk, struct rp_slot *s,
+                                      const struct rp_sample_hdr *h, size_t flen)
+{
+    uint32_t thread, stack, kind;
+    if (!rp_sink_ids(sk, s, h, flen, &thread, &stack) || !(kind = test_kind_id(sk)) ||
+        rp_chunk_sample(sk->w, kind, thread, h->time, stack, h->weight, NULL) != 0)
+        return RP_SINK_LOST;
+    return RP_SINK_WRITTEN;
+}
+
+static void test_pass(const struct rp_sink *sk)
+{
+    (void)sk;
+    atomic_fetch_add(&g_test_passes, 1);
+}
+
+static void test_flush(const struct rp_sink *sk)
+{
+    (void)sk;
+    g_test_flushes++;
+    g_test_flush_count++;
+}
+
+static const char *const TEST_COUNTERS[] = {"test.flushes"};
+
+static void test_counters_read(uint64_t *v)
+{
+    v[0] = g_test_flush_count;
+}
+
+static void test_counters(enum rp_counter_group g)
+{
+    rp_counters_register(g, TEST_COUNTERS, 1, test_counters_read);
+}
+
+static const struct rp_kind g_test_kind = {
+    .engine = {.name = TEST_KIND},
+    .records = {{RP_SAMPLE_CPU, test_write, NULL, "agct"}},
+    .place = 4,
+    .chunk = test_chunk,
+    .pass = test_pass,
+    .flush = test_flush,
+    .counters = test_counters,
+};
+
 /* -------------------------------------------------------------- producers -- */
 
 /* Record q of producer p: weight (p << 32 | q) names it; the frames follow. */
@@ -353,7 +423,7 @@ static void *waker(void *arg)
         rp_flusher_wake();
         rp_counters_totals(&t);
         rp_flusher_recording(&r);
-        rp_cpu_set_period(1000000);
+        atomic_store(&g_test_period, 1000000);
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
@@ -363,7 +433,7 @@ static void *waker(void *arg)
 /* -------------------------------------------------------------- read back -- */
 
 struct readback {
-    uint64_t samples, lost, bad_samples, bad_files;
+    uint64_t samples, lost, bad_samples, bad_files, bad_kinds, test_counter;
     uint8_t *seen[MAX_PRODUCERS];
     uint64_t duplicates;
 };
@@ -413,8 +483,14 @@ static void read_file(const char *path, struct readback *b)
         if (ev.type == RP_EV_COUNTER && ev.u.counter.name &&
             strncmp(ev.u.counter.name, "lost.", 5) == 0) {
             b->lost += ev.u.counter.value;
+        } else if (ev.type == RP_EV_COUNTER && ev.u.counter.name &&
+                   strcmp(ev.u.counter.name, TEST_COUNTERS[0]) == 0) {
+            b->test_counter += ev.u.counter.value;
         } else if (ev.type == RP_EV_SAMPLE) {
             b->samples++;
+            const struct rp_kind_info *k = rp_reader_kind(r, ev.u.sample.kind);
+            if (ev.u.sample.kind != 1 || !k || !k->name || strcmp(k->name, TEST_KIND) != 0)
+                b->bad_kinds++;
             uint32_t p = (uint32_t)(ev.u.sample.weight >> 32);
             uint32_t q = (uint32_t)ev.u.sample.weight;
             if (p >= MAX_PRODUCERS || q >= g_count[p] || !check_sample(r, &ev, p, q)) {
@@ -532,14 +608,13 @@ int main(int argc, char **argv)
      * the refusals are part of what must balance. No timers (interval 0). */
     struct rp_threads_config tc = {DEPTH, 16384, 0};
     REQUIRE(rp_threads_init(&tc, err, sizeof err) == 0, "threads: %s", err);
-    /* The async engine's handler is installed (no timer ever fires it) so the
-     * flusher finds it intact, as in an agent with engine=async. */
-    struct rp_async_config ac = {1000000, DEPTH, 0, SIGPROF};
-    REQUIRE(rp_async_start(&ac, err, sizeof err) == 0, "async engine: %s", err);
+    /* The flusher knows only the kinds it is given: this file's own. */
+    const struct rp_kind *kinds[] = {&g_test_kind};
+    rp_kinds_set(kinds, 1);
     struct rp_recording_limits lim = {0, 0, 256 << 10, 0};   /* rotate at 256 KiB too */
     struct rp_recording *rec = rp_recording_open(dir, &lim, NULL, 0, err, sizeof err);
     REQUIRE(rec != NULL, "recording: %s", err);
-    struct rp_flusher_config fc = {rec, 1, 1000000, 50 * 1000000ull, DEPTH, 16384};
+    struct rp_flusher_config fc = {rec, 1, 50 * 1000000ull, DEPTH, 16384};
     REQUIRE(rp_flusher_start(&g_jvmti_obj, &g_jni_obj, &fc, err, sizeof err) == 0,
             "flusher: %s", err);
 
@@ -561,7 +636,6 @@ int main(int argc, char **argv)
     CHECK(lanes_ok, "a producer could not start or got no slot with a ring");
     /* The agent's order: sampling stops, then the flusher's final drain. The
      * control thread goes on posting through and after the stop. */
-    rp_async_stop(100);
     atomic_store(&g_stopped, 1);
     CHECK(rp_flusher_stop(20000) == 0, "the flusher did not close the recording cleanly");
     struct timespec pause = {0, 100 * 1000000};
@@ -615,8 +689,14 @@ int main(int argc, char **argv)
     CHECK(b.samples + b.lost == pushed, "pushed %llu, in files %llu + lost %llu",
           (unsigned long long)pushed, (unsigned long long)b.samples,
           (unsigned long long)b.lost);
-    CHECK(tot.written[RP_WRITTEN_CPU] == b.samples, "totals say %llu samples, files %llu",
-          (unsigned long long)tot.written[RP_WRITTEN_CPU], (unsigned long long)b.samples);
+    uint64_t written = rp_counter_totals_written(&tot, TEST_KIND);
+    CHECK(written == b.samples, "totals say %llu samples, files %llu",
+          (unsigned long long)written, (unsigned long long)b.samples);
+    CHECK(b.bad_kinds == 0, "%llu samples not of the kind its chunk hook made first",
+          (unsigned long long)b.bad_kinds);
+    CHECK(atomic_load(&g_test_passes) > 0 && g_test_flushes > 0 && b.test_counter > 0,
+          "the kind's hooks: %u passes, %u flushes, counter %llu in the files",
+          atomic_load(&g_test_passes), g_test_flushes, (unsigned long long)b.test_counter);
     CHECK(atomic_load(&g_requests_ok) > 0 && atomic_load(&g_calls_ok) > 0,
           "no request or no call succeeded");
     CHECK(atomic_load(&g_call_runs) == atomic_load(&g_calls_ok), "calls ran %u times, %u succeeded",

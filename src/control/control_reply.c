@@ -57,11 +57,8 @@ static void reply_help(struct rp_json *j)
     kinds_array(j, RP_CTL_KIND_ALL);
     rp_json_key(j, "settings");
     rp_json_array_begin(j);
-    rp_json_string(j, rp_ctl_key_name(RP_CTL_KEY_INTERVAL));
-    rp_json_string(j, rp_ctl_key_name(RP_CTL_KEY_ALLOC));
-    rp_json_string(j, rp_ctl_key_name(RP_CTL_KEY_LOCK));
-    rp_json_string(j, rp_ctl_key_name(RP_CTL_KEY_WALL));
-    rp_json_string(j, rp_ctl_key_name(RP_CTL_KEY_WALLTHREADS));
+    for (int k = 1; k < RP_CTL_KEYS; k++)
+        rp_json_string(j, rp_ctl_key_name((enum rp_ctl_key)k));
     rp_json_array_end(j);
 }
 
@@ -71,11 +68,7 @@ static void reply_settings(struct rp_json *j, const struct rp_ctl_request *req)
     rp_json_object_begin(j);
     for (size_t i = 0; i < req->nsettings; i++) {
         const struct rp_ctl_setting *s = &req->settings[i];
-        rp_json_kv_u64(j, s->key == RP_CTL_KEY_INTERVAL ? "interval_ns"
-                        : s->key == RP_CTL_KEY_ALLOC ? "alloc_bytes"
-                        : s->key == RP_CTL_KEY_LOCK ? "lock_ns"
-                        : s->key == RP_CTL_KEY_WALL ? "wall_ns" : "wallthreads",
-                       s->value);
+        rp_json_kv_u64(j, rp_ctl_key_reply_name(s->key), s->value);
     }
     rp_json_object_end(j);
 }

@@ -49,23 +49,28 @@ static const char kinds_list[] = RP_KIND_CPU ", " RP_KIND_ALLOC ", " RP_KIND_LOC
 enum value_syntax { V_DURATION, V_SIZE, V_COUNT };
 static const struct setting_rule {
     const char *name;
+    const char *reply;               /* its member in the reply to `set`          */
     enum value_syntax syntax;
     uint64_t min, max;
     int zero_too;                    /* 0 is accepted besides min..max            */
     const char *accepted;            /* "accepted values are ..."                 */
 } SETTINGS[RP_CTL_KEYS] = {
-    [RP_CTL_KEY_INTERVAL] = {"interval", V_DURATION, RP_CTL_INTERVAL_MIN_NS,
-        RP_CTL_INTERVAL_MAX_NS, 0, "a duration from 100us to 10s with a unit (ns, us, ms, "
+    [RP_CTL_KEY_INTERVAL] = {"interval", "interval_ns", V_DURATION,
+        RP_CTL_INTERVAL_MIN_NS, RP_CTL_INTERVAL_MAX_NS, 0, "a duration from 100us to 10s with a unit (ns, us, ms, "
         "s), e.g. 10ms, 500us"},
-    [RP_CTL_KEY_ALLOC] = {RP_KIND_ALLOC, V_SIZE, RP_CTL_ALLOC_MIN, RP_CTL_ALLOC_MAX, 0,
+    [RP_CTL_KEY_ALLOC] = {RP_KIND_ALLOC, RP_KIND_ALLOC "_bytes", V_SIZE,
+        RP_CTL_ALLOC_MIN, RP_CTL_ALLOC_MAX, 0,
         "a size from 1 to 1g bytes (k, m, g binary), e.g. 512k, 1m"},
-    [RP_CTL_KEY_LOCK] = {RP_KIND_LOCK, V_DURATION, RP_CTL_LOCK_MIN_NS, RP_CTL_LOCK_MAX_NS, 1,
+    [RP_CTL_KEY_LOCK] = {RP_KIND_LOCK, RP_KIND_LOCK "_ns", V_DURATION,
+        RP_CTL_LOCK_MIN_NS, RP_CTL_LOCK_MAX_NS, 1,
         "a duration from 1us to 10s with a unit (ns, us, ms, s), e.g. 10ms, or 0ns for "
         "every contended entry (stop " RP_KIND_LOCK " switches it off)"},
-    [RP_CTL_KEY_WALL] = {RP_KIND_WALL, V_DURATION, RP_CTL_WALL_MIN_NS, RP_CTL_WALL_MAX_NS, 0,
+    [RP_CTL_KEY_WALL] = {RP_KIND_WALL, RP_KIND_WALL "_ns", V_DURATION,
+        RP_CTL_WALL_MIN_NS, RP_CTL_WALL_MAX_NS, 0,
         "a duration from 1ms to 10s with a unit (ns, us, ms, s), e.g. 10ms, 50ms (to stop "
         "wall-clock sampling: stop " RP_KIND_WALL ")"},
-    [RP_CTL_KEY_WALLTHREADS] = {RP_KIND_WALL "threads", V_COUNT, 1, RP_CTL_WALLTHREADS_MAX, 0,
+    [RP_CTL_KEY_WALLTHREADS] = {RP_KIND_WALL "threads", RP_KIND_WALL "threads", V_COUNT,
+        1, RP_CTL_WALLTHREADS_MAX, 0,
         "a number from 1 to 65536"},
 };
 #define NSETTINGS (sizeof SETTINGS / sizeof SETTINGS[0])
@@ -92,6 +97,11 @@ const char *rp_ctl_kind_name(unsigned kind_bit)
 const char *rp_ctl_key_name(enum rp_ctl_key key)
 {
     return key > 0 && (size_t)key < NSETTINGS ? SETTINGS[key].name : NULL;
+}
+
+const char *rp_ctl_key_reply_name(enum rp_ctl_key key)
+{
+    return key > 0 && (size_t)key < NSETTINGS ? SETTINGS[key].reply : NULL;
 }
 
 /* Words are quoted in messages; a long one is cut so the sentence stays readable. */

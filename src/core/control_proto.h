@@ -109,5 +109,7 @@ int rp_ctl_parse(const char *line, size_t len, struct rp_ctl_request *req,
 const char *rp_ctl_cmd_name(enum rp_ctl_cmd cmd);
 const char *rp_ctl_kind_name(unsigned kind_bit);
 const char *rp_ctl_key_name(enum rp_ctl_key key);
+/* A key's member in the reply to `set`, with its unit: "interval_ns". */
+const char *rp_ctl_key_reply_name(enum rp_ctl_key key);
 
 #endif

@@ -56,8 +56,8 @@ static const struct setting_rule {
     const char *accepted;            /* "accepted values are ..."                 */
 } SETTINGS[RP_CTL_KEYS] = {
     [RP_CTL_KEY_INTERVAL] = {"interval", "interval_ns", V_DURATION,
-        RP_CTL_INTERVAL_MIN_NS, RP_CTL_INTERVAL_MAX_NS, 0, "a duration from 100us to 10s with a unit (ns, us, ms, "
-        "s), e.g. 10ms, 500us"},
+        RP_CTL_INTERVAL_MIN_NS, RP_CTL_INTERVAL_MAX_NS, 0,
+        "a duration from 100us to 10s with a unit (ns, us, ms, s), e.g. 10ms, 500us"},
     [RP_CTL_KEY_ALLOC] = {RP_KIND_ALLOC, RP_KIND_ALLOC "_bytes", V_SIZE,
         RP_CTL_ALLOC_MIN, RP_CTL_ALLOC_MAX, 0,
         "a size from 1 to 1g bytes (k, m, g binary), e.g. 512k, 1m"},

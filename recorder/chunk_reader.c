@@ -63,7 +63,9 @@ void rp_rd_report(struct rp_reader *r, uint64_t off, int fatal, const char *fmt,
 
 /* ------------------------------------------------------------ the header -- */
 
-static int read_file_header(struct rp_reader *r)
+/* Read and check the fixed part of the file header: magic, major, length.
+ * @return 0 with the header's length in *len, or -1 (reported). */
+static int read_fixed(struct rp_reader *r, uint32_t *len)
 {
     uint8_t fixed[RP_FILE_HEADER_FIXED];
     ssize_t n = rp_rd_pread_full(r->fd, fixed, sizeof fixed, 0);
@@ -87,36 +89,25 @@ static int read_file_header(struct rp_reader *r)
     }
     uint16_t major = rp_get_le16(fixed + 8);
     r->minor = rp_get_le16(fixed + 10);
-    uint32_t len = rp_get_le32(fixed + 12);
+    *len = rp_get_le32(fixed + 12);
     if (major != RP_FORMAT_MAJOR) {
         rp_rd_report(r, 8, 1, "format major %u not supported (this reader reads %u)",
                      major, RP_FORMAT_MAJOR);
         return -1;
     }
-    if (len < RP_FILE_HEADER_FIXED + 4 || len > RP_FILE_HEADER_MAX) {
-        rp_rd_report(r, 12, 1, "file header length %u out of range [%u, %u]", len,
+    if (*len < RP_FILE_HEADER_FIXED + 4 || *len > RP_FILE_HEADER_MAX) {
+        rp_rd_report(r, 12, 1, "file header length %u out of range [%u, %u]", *len,
                      RP_FILE_HEADER_FIXED + 4, RP_FILE_HEADER_MAX);
         return -1;
     }
-    uint8_t *h = malloc(len);
-    if (!h) {
-        rp_rd_report(r, RP_READER_NO_OFFSET, 1, "out of memory");
-        return -1;
-    }
-    n = rp_rd_pread_full(r->fd, h, len, 0);
-    if (n < (ssize_t)len) {
-        rp_rd_report(r, 12, 1, "file header cut short: its length field says %u bytes, "
-                     "the file has %zd", len, n);
-        free(h);
-        return -1;
-    }
-    if (rp_crc32c(0, h, len - 4) != rp_get_le32(h + len - 4)) {
-        rp_rd_report(r, len - 4, 1, "file header checksum mismatch");
-        free(h);
-        return -1;
-    }
-    /* Metadata: count, then copy. */
-    const uint8_t *p = h + RP_FILE_HEADER_FIXED, *end = h + len - 4;
+    return 0;
+}
+
+/* The metadata of the header h (len bytes, crc checked) into r->meta: counted,
+ * then copied into the arena. @return 0, or -1 (reported). */
+static int read_meta(struct rp_reader *r, const uint8_t *h, uint32_t len)
+{
+    const uint8_t *p, *end = h + len - 4;
     size_t cap = 0;
     for (int pass = 0; pass < 2; pass++) {
         p = h + RP_FILE_HEADER_FIXED;
@@ -128,7 +119,6 @@ static int read_file_header(struct rp_reader *r)
                 if (rp_varint_get32(&p, end, &l[j]) < 0 || l[j] > (size_t)(end - p)) {
                     rp_rd_report(r, (uint64_t)(p - h), 1,
                                  "file header metadata malformed");
-                    free(h);
                     return -1;
                 }
                 kv[j] = p;
@@ -139,7 +129,6 @@ static int read_file_header(struct rp_reader *r)
                 r->meta[i].value = rp_rd_arena_str(r, kv[1], l[1]);
                 if (!r->meta[i].key || !r->meta[i].value) {
                     rp_rd_report(r, RP_READER_NO_OFFSET, 1, "out of memory");
-                    free(h);
                     return -1;
                 }
             }
@@ -150,14 +139,41 @@ static int read_file_header(struct rp_reader *r)
             r->meta = calloc(cap ? cap : 1, sizeof *r->meta);
             if (!r->meta) {
                 rp_rd_report(r, RP_READER_NO_OFFSET, 1, "out of memory");
-                free(h);
                 return -1;
             }
         }
     }
     r->nmeta = cap;
-    r->off = len;
+    return 0;
+}
+
+static int read_file_header(struct rp_reader *r)
+{
+    uint32_t len;
+    if (read_fixed(r, &len) < 0)
+        return -1;
+    uint8_t *h = malloc(len);
+    if (!h) {
+        rp_rd_report(r, RP_READER_NO_OFFSET, 1, "out of memory");
+        return -1;
+    }
+    ssize_t n = rp_rd_pread_full(r->fd, h, len, 0);
+    if (n < (ssize_t)len) {
+        rp_rd_report(r, 12, 1, "file header cut short: its length field says %u bytes, "
+                     "the file has %zd", len, n);
+        free(h);
+        return -1;
+    }
+    if (rp_crc32c(0, h, len - 4) != rp_get_le32(h + len - 4)) {
+        rp_rd_report(r, len - 4, 1, "file header checksum mismatch");
+        free(h);
+        return -1;
+    }
+    int rc = read_meta(r, h, len);
     free(h);
+    if (rc < 0)
+        return -1;
+    r->off = len;
     const char *mono = rp_reader_meta(r, RP_META_START_MONO);
     if (rp_meta_parse_u64(mono, &r->start_mono) < 0) {
         r->start_mono = 0;

@@ -52,6 +52,7 @@
 #include <jvmti.h>
 
 #include "ringprof/recording.h"
+#include "ringprof/options.h"
 #include "kinds/alloc.h"
 #include "walk/callstack.h"
 #include "walk/stackwalk.h"
@@ -70,7 +71,6 @@
 #include "kinds/lock.h"
 #include "core/log.h"
 #include "code/methods.h"
-#include "core/options.h"
 #include "threads/threadadopt.h"
 #include "control/threaddump.h"
 #include "threads/threads.h"

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "../src/core/options.h"
 #include "ringprof/labels.h"
+#include "ringprof/options.h"
 #include "ringprof/units.h"
 
 static void test_defaults(void)

@@ -15,7 +15,7 @@
 #ifndef RINGPROF_SRC_CONTROL_OPS_H
 #define RINGPROF_SRC_CONTROL_OPS_H
 
-#include "core/options.h"
+#include "ringprof/options.h"
 
 struct rp_control_ops_config {
     const struct rp_options *opt;  /* copied                                      */

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/options.h"
+#include "ringprof/options.h"
 #include "ringprof/units.h"
 
 /* More words than any valid request has: "set" plus RP_CTL_SET_MAX pairs. */

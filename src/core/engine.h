@@ -33,7 +33,7 @@
 
 #include "core/control_proto.h"
 #include "core/json.h"
-#include "core/options.h"
+#include "ringprof/options.h"
 
 /* A function run on a thread attached to the JVM; @return 0, or -1 with one
  * sentence in err. */

@@ -44,7 +44,7 @@
 #include <stdint.h>
 #include <jvmti.h>
 
-#include "core/options.h"
+#include "ringprof/options.h"
 #include "flush/sink.h"
 #include "threads/threads.h"
 

@@ -66,7 +66,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "core/options.h"            /* enum rp_timer_source */
+#include "ringprof/options.h"            /* enum rp_timer_source */
 
 struct rp_cputimer {
     _Atomic int kind;    /* RP_TIMER_PERF or RP_TIMER_POSIX; 0: none (deleted:

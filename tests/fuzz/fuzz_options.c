@@ -1,5 +1,5 @@
 /*
- * tests/fuzz/fuzz_options.c — the agent's option parser (src/core/options.c).
+ * tests/fuzz/fuzz_options.c — the agent's option parser (recorder/options.c).
  *
  * The input is the option string after "-agentpath:libringprof.so=" (any bytes;
  * the JVM hands the agent a C string, so the input is cut at its first NUL). The
@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "../../src/core/options.h"
+#include "ringprof/options.h"
 #include "fuzz_common.h"
 
 #define MS 1000000ull

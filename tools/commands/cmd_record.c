@@ -51,8 +51,8 @@
 #include "commands.h"
 #include "ctl_client.h"
 #include "model/outfile.h"
-#include "options.h"
 #include "query.h"
+#include "ringprof/options.h"
 #include "ringprof/trust.h"
 #include "usage.h"
 

@@ -1,5 +1,5 @@
 /*
- * src/core/options.c — parsing and validating the agent's option string.
+ * recorder/options.c — parsing and validating the agent's option string.
  *
  * The string is "key=value,key=value,...". Each key is looked up in one table that
  * also holds its default, its help text and its parser, so the parser, `help` and
@@ -11,7 +11,7 @@
  * Values: durations need a unit (ns, us, ms, s, m or min, h, d), so "interval=10"
  * is refused rather than guessed; sizes take k, m, g (binary) or plain bytes.
  */
-#include "core/options.h"
+#include "ringprof/options.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * src/core/options.h — the agent's options: "-agentpath:libringprof.so=key=value,...".
+ * ringprof/options.h — the agent's options: "-agentpath:libringprof.so=key=value,...".
  *
  * rp_options_parse turns the option string into a struct rp_options, or refuses it
  * with one line that names the option and what it accepts, so Agent_OnLoad can fail
@@ -9,8 +9,8 @@
  * Pure C, no JVM: the parser is unit-tested and fuzzed on its own. Not
  * async-signal-safe (it allocates nothing, but uses snprintf).
  */
-#ifndef RINGPROF_SRC_OPTIONS_H
-#define RINGPROF_SRC_OPTIONS_H
+#ifndef RINGPROF_OPTIONS_H
+#define RINGPROF_OPTIONS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -14,7 +14,7 @@
  *
  * rp_ctl_parse is a pure function: no I/O, no allocation, no global state, so it
  * can be fuzzed alone. Every refusal comes with one sentence that says what was
- * wrong and what is accepted. Values use the agent options' syntax (options.h:
+ * wrong and what is accepted. Values use the agent options' syntax (ringprof/units.h:
  * rp_parse_duration, rp_parse_size), so `set interval=5ms` means what
  * `interval=5ms` means on the command line.
  *

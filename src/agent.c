@@ -19,6 +19,13 @@
  * so far, compiled methods replayed (attach), threads that already run adopted
  * (vmstructs.h), the flusher (and, for engine=jvmti, the sampler) started.
  *
+ * The event kinds are a list of descriptors (flush/kind.h), one line each in
+ * load(). What load asks of them (whether threads get rings, their JVMTI
+ * capabilities, given up kind by kind when the JVM refuses, their callbacks)
+ * and each thread registered reach them through that list (rp_kinds_*), so a
+ * new kind needs nothing here but its line. Only the cpu kind is named, where
+ * the engine is resolved (AsyncGetCallTrace, the timer signal).
+ *
  * Events: ThreadStart/ThreadEnd register and retire threads (threads.h);
  * ClassPrepare creates jmethodIDs; ClassLoad is enabled only because
  * AsyncGetCallTrace refuses to walk without it; CompiledMethodLoad/Unload feed the
@@ -101,8 +108,7 @@ static struct {
     _Atomic int state;
     jfieldID thread_tid;              /* java.lang.Thread.tid, or NULL              */
     jvmtiCapabilities got;            /* what AddCapabilities granted               */
-    struct rp_alloc_config alloc;
-    struct rp_lock_config lock;
+    struct rp_kind_load kinds;        /* what the kinds' load-time hooks get       */
     pthread_mutex_t lifecycle_lock;   /* held through start() and stop()            */
     int code_may_run;                 /* an event was enabled: our code may run on
                                        * other threads from then on                */
@@ -215,7 +221,7 @@ static void JNICALL on_thread_start(jvmtiEnv *jvmti, JNIEnv *jni, jthread thread
     jweak ref = (*jni)->NewWeakGlobalRef(jni, thread);
     struct rp_slot *s = rp_threads_attach_current(jni, ref, name, daemon,
                                                   java_tid(jni, thread));
-    rp_lock_learn_thread(s, jni, thread);
+    rp_kinds_thread_start(s, jni, thread);
     free(name);
 }
 
@@ -323,25 +329,18 @@ static int add_capabilities(char *err, size_t errlen)
     want.can_get_source_file_name = pot.can_get_source_file_name;
     want.can_get_thread_cpu_time = pot.can_get_thread_cpu_time;
     rp_vthreads_want(A.opt.vthreads, &pot, &want);
-    jvmtiCapabilities base = want;
-    rp_lock_want(&A.lock, &pot, &want);
-    jvmtiCapabilities with_lock = want;
-    rp_alloc_want(&A.alloc, &pot, &want);
-    /* Allocation sampling is never worth refusing the load for: if its
-     * capabilities cannot be had (another agent holds one), go on without, but
-     * keep lock contention's (monitor events, and the class tags it shares). */
-    int added = (*A.jvmti)->AddCapabilities(A.jvmti, &want) == JVMTI_ERROR_NONE;
-    if (!added) {
-        want = with_lock;
-        added = (*A.jvmti)->AddCapabilities(A.jvmti, &want) == JVMTI_ERROR_NONE;
+    /* No kind's capabilities are worth refusing the load for: when the JVM
+     * refuses (another agent holds one), the kinds give theirs up one at a
+     * time (kind.h's caps_keep), and only the agent's own are required. */
+    jvmtiCapabilities tries[RP_ENGINES_MAX + 1];
+    size_t n = rp_kinds_capabilities(&A.kinds, &pot, &want, tries), t = 0;
+    while (t < n && (*A.jvmti)->AddCapabilities(A.jvmti, &tries[t]) != JVMTI_ERROR_NONE)
+        t++;
+    if (t == n) {
+        snprintf(err, errlen, "JVMTI AddCapabilities failed");
+        return -1;
     }
-    if (!added) {
-        want = base;
-        if ((*A.jvmti)->AddCapabilities(A.jvmti, &want) != JVMTI_ERROR_NONE) {
-            snprintf(err, errlen, "JVMTI AddCapabilities failed");
-            return -1;
-        }
-    }
+    want = tries[t];
     A.got = want;
     A.have_cpu_time = want.can_get_thread_cpu_time;
     if (!A.async && !A.have_cpu_time) {
@@ -371,8 +370,7 @@ static int set_events(char *err, size_t errlen)
     cb.CompiledMethodLoad = on_compiled_load;
     cb.CompiledMethodUnload = on_compiled_unload;
     cb.DynamicCodeGenerated = on_code_generated;
-    rp_alloc_init(A.jvmti, &A.alloc, &A.got, &cb);
-    rp_lock_init(A.jvmti, &A.lock, &A.got, &cb);
+    rp_kinds_init(&A.kinds, &A.got, &cb);
     if ((*A.jvmti)->SetEventCallbacks(A.jvmti, &cb, sizeof cb) != JVMTI_ERROR_NONE) {
         snprintf(err, errlen, "JVMTI SetEventCallbacks failed");
         return -1;
@@ -518,14 +516,9 @@ static int load(JavaVM *vm, const char *options, char *err, size_t errlen)
     if (A.async && rp_cputimer_init(A.opt.timer, A.opt.signal, A.opt.interval_ns, err,
                                     errlen) != 0)
         return errno == ENOMEM ? LOAD_NO_MEMORY : LOAD_REFUSED;
-    /* Allocation and lock records go to the thread's own ring: with engine=jvmti,
-     * threads have rings only for them (alloc=off and lock=off at start: none, so
-     * `ctl start alloc` and `ctl start lock` are refused). */
-    int rings = A.async || A.opt.alloc_bytes || A.opt.lock;
-    A.alloc = (struct rp_alloc_config){A.opt.alloc_bytes, A.opt.live,
-                                       (uint32_t)A.opt.live_max, A.opt.depth, rings,
-                                       A.opt.alloc_rate};
-    A.lock = (struct rp_lock_config){A.opt.lock, A.opt.lock_ns, A.opt.depth, rings};
+    /* Threads have rings only if some kind's records go to them (kind.h). */
+    int rings = rp_kinds_rings(&A.opt);
+    A.kinds = (struct rp_kind_load){A.jvmti, &A.opt, rings};
     struct rp_threads_config tc = {
         A.opt.depth, rings ? A.opt.ring_bytes : 0, A.async ? A.opt.interval_ns : 0};
     if (add_capabilities(err, errlen) != 0)
@@ -567,7 +560,7 @@ static void adopt_threads(JNIEnv *jni, int vmstructs)
                 rp_threads_adopt(jni, tid, env, (*jni)->NewWeakGlobalRef(jni, t), name,
                                  daemon, java_tid(jni, t));
             if (tid)
-                rp_lock_learn_thread(rp_threads_by_tid(tid), jni, t);
+                rp_kinds_thread_start(rp_threads_by_tid(tid), jni, t);
             free(name);
         }
         (*jni)->DeleteLocalRef(jni, t);
@@ -649,7 +642,7 @@ static void start_locked(JNIEnv *jni, jthread self)
         char *name = thread_info(jni, self, &daemon);
         struct rp_slot *s = rp_threads_attach_current(jni, (*jni)->NewWeakGlobalRef(jni, self),
                                                       name, daemon, java_tid(jni, self));
-        rp_lock_learn_thread(s, jni, self);
+        rp_kinds_thread_start(s, jni, self);
         free(name);
     }
     rp_methods_prepare_loaded(jni);

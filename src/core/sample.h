@@ -15,6 +15,11 @@
  * the jvmti engine pushes samples of every thread into the sampler's one ring. A
  * record whose generation no longer matches its slot (the thread ended and the
  * slot was reused before the flusher saw the record) is dropped and counted.
+ *
+ * What a kind's records carry after their frames (its tail) is the kind's own:
+ * its struct is declared in the kind's header and its size is in the record
+ * entry of the kind's descriptor (flush/kind.h), against which the flusher
+ * checks each record's length. A new record type is one enumerator here.
  */
 #ifndef RINGPROF_SRC_SAMPLE_H
 #define RINGPROF_SRC_SAMPLE_H
@@ -26,13 +31,15 @@ enum rp_sample_type {
     RP_SAMPLE_CPU = 1,     /* async engine: CPU-timer signal                       */
     RP_SAMPLE_CPU_JVMTI,   /* jvmti engine: GetStackTrace on a thread that ran     */
     RP_SAMPLE_ALLOC,       /* SampledObjectAlloc: frames from GetStackTrace, then
-                            * a struct rp_alloc_tail                             */
+                            * a struct rp_alloc_tail (alloc.h)                   */
     RP_SAMPLE_WALL,        /* wall-clock sampler (wall.c): frames from
                             * GetStackTrace (or the thread's previous ones, for a
-                            * repeat), then a struct rp_wall_tail; weight = wall ns */
+                            * repeat), then a struct rp_wall_tail (wall.h);
+                            * weight = wall ns                                   */
     RP_SAMPLE_LOCK         /* MonitorContendedEntered after a wait >= lock= (lock.c):
-                            * the waiting stack, then a struct rp_lock_tail;
-                            * time = the wait's start, weight = ns waited         */
+                            * the waiting stack, then a struct rp_lock_tail
+                            * (lock.h); time = the wait's start, weight = ns
+                            * waited                                             */
 };
 
 /* Why a walk produced no (or only part of a) Java stack. 0 is success. The
@@ -104,6 +111,14 @@ static inline const char *rp_agent_work_name(uint32_t w)
     return w < RP_AGENT_WORKS ? names[w] : "[ringprof]";
 }
 
+/* Whether work `w`'s callback takes its thread's Java stack and pushes the CPU
+ * sample the handler held back meanwhile (rp_async_callback_stack).
+ * Async-signal-safe. */
+static inline int rp_agent_work_takes_stack(uint32_t w)
+{
+    return w == RP_AGENT_ALLOC || w == RP_AGENT_LOCK;
+}
+
 static inline const uint64_t *rp_sample_pcs(const struct rp_sample_hdr *h)
 {
     return (const uint64_t *)(const void *)(h + 1);
@@ -119,53 +134,6 @@ static inline uint64_t rp_sample_size(uint64_t nnative, uint64_t njava)
 {
     return sizeof(struct rp_sample_hdr) + nnative * sizeof(uint64_t) +
            njava * sizeof(struct rp_java_frame);
-}
-
-/* What an allocation record (RP_SAMPLE_ALLOC) carries after its frames; the
- * header's weight is the estimated bytes (alloc.h). */
-struct rp_alloc_tail {
-    uint64_t size;          /* the sampled object's size, bytes                    */
-    uint64_t objects;       /* estimated objects the sample stands for             */
-    uint32_t klass;         /* classes.h class id (rp_class_name)                  */
-    uint32_t length1;       /* array length + 1; 0 for a non-array object          */
-    uint32_t live;          /* live-table entry + 1, 0: not tracked (alloc.h)      */
-    uint32_t live_gen;      /* that entry's generation                             */
-};
-
-/* What a wall-clock record (RP_SAMPLE_WALL) carries after its frames: the
- * extras of kind `wall` (include/ringprof/events.h), the owner as a slot and
- * generation that the flusher turns into a THREAD id (rp_sink_slot_thread). */
-struct rp_wall_tail {
-    uint32_t state;         /* enum rp_thread_state                                */
-    uint32_t jvmti_state;   /* GetThreadState's bits                               */
-    uint32_t os_state;      /* /proc task state letter, 0: not read                */
-    uint32_t repeat;        /* 1: frames copied from the previous sample, no walk  */
-    uint64_t cpu_ns;        /* the thread's CPU over the sample's weight           */
-    uint32_t blocker_class; /* parked: class id of the parkBlocker's class, 0      */
-    uint32_t owner_slot;    /* parked: the blocker's owner's thread slot + 1, 0:
-                             * none or unknown                                    */
-    uint32_t owner_gen;     /* that slot's generation                              */
-    uint32_t pad;
-};
-
-/* What a lock record (RP_SAMPLE_LOCK) carries after its frames. */
-struct rp_lock_tail {
-    uint32_t klass;         /* class id of the monitor's class (rp_class_name), 0  */
-    uint32_t owner_slot;    /* the owner's thread slot + 1 when the wait began, 0:
-                             * unknown                                            */
-    uint32_t owner_gen;     /* that slot's generation                              */
-    uint32_t reported;      /* 1: the flusher may have written the wait in progress
-                             * (kind lock.waiting) before it ended (lock.c)       */
-    uint64_t threshold_ns;  /* lock= in force                                      */
-};
-
-/* Bytes of a whole record of this type and frame counts. */
-static inline uint64_t rp_record_size(uint32_t type, uint64_t nnative, uint64_t njava)
-{
-    uint64_t tail = type == RP_SAMPLE_ALLOC ? sizeof(struct rp_alloc_tail)
-                  : type == RP_SAMPLE_WALL  ? sizeof(struct rp_wall_tail)
-                  : type == RP_SAMPLE_LOCK  ? sizeof(struct rp_lock_tail) : 0;
-    return rp_sample_size(nnative, njava) + tail;
 }
 
 #endif

@@ -170,7 +170,7 @@ static int on_record(void *arg, const void *p, size_t len)
     size_t ki;
     const struct rp_kind_record *r = rp_kind_record(h->type, &k, &ki);
     if (!r || (uint64_t)h->nnative + h->njava > f->cfg.depth ||
-        rp_record_size(h->type, h->nnative, h->njava) != len) {
+        rp_kind_record_size(r, h->nnative, h->njava) != len) {
         rp_losses_bad(1);
         return 0;
     }

@@ -44,6 +44,16 @@ struct live_entry {
     struct rp_live_obj obj;
 };
 
+/* The configuration, from the options at load. */
+struct rp_alloc_config {
+    uint64_t interval;      /* mean bytes between samples; 0: off at start        */
+    int live;               /* live=on                                            */
+    uint32_t live_max;      /* live-table entries                                 */
+    uint32_t depth;         /* frames per stack                                   */
+    int rings;              /* 1: threads have rings (else nothing can be pushed) */
+    uint64_t rate_max;      /* allocrate: most samples a second; 0: no limit       */
+};
+
 static struct {
     jvmtiEnv *jvmti;
     struct rp_alloc_config cfg;
@@ -372,23 +382,54 @@ uint64_t rp_alloc_gc_count(void)
 
 /* ---------------------------------------------------------------- lifecycle -- */
 
-void rp_alloc_want(const struct rp_alloc_config *cfg, const jvmtiCapabilities *pot,
-                   jvmtiCapabilities *want)
+/* live=on: the live table of `n` entries, all free; without the memory, no
+ * live profile (said once). */
+static void live_table_init(uint32_t n)
+{
+    G.entries = calloc(n, sizeof *G.entries);
+    G.next = calloc(n, sizeof *G.next);
+    if (!G.entries || !G.next) {
+        free(G.entries);
+        free((void *)G.next);
+        G.entries = NULL;
+        G.next = NULL;
+        rp_log("live=on: no memory for %u live entries; no live profile", n);
+        return;
+    }
+    for (uint32_t i = n; i-- > 0;)
+        free_push(i);
+    G.live = 1;
+}
+
+/* The descriptor's rings_wanted (flush/kind.h): alloc= asks for them. */
+static int kind_rings_wanted(const struct rp_options *opt)
+{
+    return opt->alloc_bytes != 0;
+}
+
+/* The descriptor's capabilities: sampled allocations, tags (class ids, live
+ * entries), GC pauses, ObjectFree for live=on. */
+static void kind_capabilities(const struct rp_kind_load *ld, const jvmtiCapabilities *pot,
+                              jvmtiCapabilities *want)
 {
     want->can_generate_sampled_object_alloc_events =
         pot->can_generate_sampled_object_alloc_events;
     want->can_tag_objects = pot->can_tag_objects;
     want->can_generate_garbage_collection_events =
         pot->can_generate_garbage_collection_events;
-    if (cfg->live)
+    if (ld->opt->live)
         want->can_generate_object_free_events = pot->can_generate_object_free_events;
 }
 
-void rp_alloc_init(jvmtiEnv *jvmti, const struct rp_alloc_config *cfg,
-                   const jvmtiCapabilities *got, jvmtiEventCallbacks *cb)
+/* The descriptor's init: the configuration, the live table, the callbacks. */
+static void kind_init(const struct rp_kind_load *ld, const jvmtiCapabilities *got,
+                      jvmtiEventCallbacks *cb)
 {
-    G.jvmti = jvmti;
-    G.cfg = *cfg;
+    const struct rp_options *o = ld->opt;
+    const struct rp_alloc_config *cfg = &G.cfg;
+    G.jvmti = ld->jvmti;
+    G.cfg = (struct rp_alloc_config){o->alloc_bytes, o->live, (uint32_t)o->live_max, o->depth,
+                                     ld->rings, o->alloc_rate};
     G.available = got->can_generate_sampled_object_alloc_events && cfg->rings;
     G.can_tag = got->can_tag_objects;
     G.can_free = got->can_generate_object_free_events;
@@ -408,22 +449,8 @@ void rp_alloc_init(jvmtiEnv *jvmti, const struct rp_alloc_config *cfg,
     if (cfg->live && G.available && !(G.can_tag && G.can_free))
         rp_log("live=on is unavailable: this JVM does not grant object tagging and "
                "ObjectFree events; allocations are sampled without the live profile");
-    if (cfg->live && G.available && G.can_tag && G.can_free && cfg->live_max) {
-        G.entries = calloc(cfg->live_max, sizeof *G.entries);
-        G.next = calloc(cfg->live_max, sizeof *G.next);
-        if (!G.entries || !G.next) {
-            free(G.entries);
-            free((void *)G.next);
-            G.entries = NULL;
-            G.next = NULL;
-            rp_log("live=on: no memory for %u live entries; no live profile",
-                   cfg->live_max);
-        } else {
-            for (uint32_t i = cfg->live_max; i-- > 0;)
-                free_push(i);
-            G.live = 1;
-        }
-    }
+    if (cfg->live && G.available && G.can_tag && G.can_free && cfg->live_max)
+        live_table_init(cfg->live_max);
     if (G.available)
         cb->SampledObjectAlloc = on_sampled_alloc;
     if (G.live)
@@ -713,9 +740,16 @@ const struct rp_kind rp_kind_alloc = {
         .samples = {RP_KIND_ALLOC, RP_KIND_GC, RP_KIND_LIVE},
     },
     /* A tracked object is seen whether or not its record can be written. */
-    .records = {{RP_SAMPLE_ALLOC, rp_alloc_flush, rp_alloc_seen, RP_KIND_ALLOC}},
+    .records = {{RP_SAMPLE_ALLOC, rp_alloc_flush, rp_alloc_seen, RP_KIND_ALLOC,
+                 sizeof(struct rp_alloc_tail)}},
     .place = 1,
     .pass = kind_pass,
     .flush = rp_live_flush,
     .counters = kind_counters,
+    .rings_wanted = kind_rings_wanted,
+    /* Never worth refusing the load for, and given up before lock contention's
+     * (monitor events, and the class tags it shares). */
+    .capabilities = kind_capabilities,
+    .caps_keep = 1,
+    .init = kind_init,
 };

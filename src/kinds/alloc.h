@@ -56,28 +56,23 @@
 #include "core/counters.h"
 #include "flush/sink.h"
 
-struct rp_alloc_config {
-    uint64_t interval;      /* mean bytes between samples; 0: off at start        */
-    int live;               /* live=on                                            */
-    uint32_t live_max;      /* live-table entries                                 */
-    uint32_t depth;         /* frames per stack                                   */
-    int rings;              /* 1: threads have rings (else nothing can be pushed) */
-    uint64_t rate_max;      /* allocrate: most samples a second; 0: no limit       */
+/* What an allocation record (RP_SAMPLE_ALLOC) carries after its frames; the
+ * header's weight is the estimated bytes. */
+struct rp_alloc_tail {
+    uint64_t size;          /* the sampled object's size, bytes                    */
+    uint64_t objects;       /* estimated objects the sample stands for             */
+    uint32_t klass;         /* classes.h class id (rp_class_name)                  */
+    uint32_t length1;       /* array length + 1; 0 for a non-array object          */
+    uint32_t live;          /* live-table entry + 1, 0: not tracked                */
+    uint32_t live_gen;      /* that entry's generation                             */
 };
 
-/* Load time, before AddCapabilities: what allocation sampling asks for, from
- * what the JVM offers (`pot`). */
-void rp_alloc_want(const struct rp_alloc_config *cfg, const jvmtiCapabilities *pot,
-                   jvmtiCapabilities *want);
-
-/* Load time, after AddCapabilities (`got` is what the environment now holds):
- * keeps the configuration, allocates the live table, warns (once, clearly) about
- * what cannot be had — e.g. another agent holds the sampled-allocation
- * capability — and adds the callbacks to `cb`. Never fails the load: without the
+/* Load time (the descriptor's hooks, flush/kind.h): allocation sampling's
+ * capabilities are asked for whatever alloc= says (`ctl start alloc` may come
+ * later), and given up first when the JVM refuses; init allocates the live
+ * table and warns (once, clearly) about what cannot be had — e.g. another agent
+ * holds the sampled-allocation capability. Never fails the load: without the
  * capability the agent samples CPU only. */
-void rp_alloc_init(jvmtiEnv *jvmti, const struct rp_alloc_config *cfg,
-                   const jvmtiCapabilities *got, jvmtiEventCallbacks *cb);
-
 
 /* Shutdown: disable sampling and wait (bounded) for callbacks in progress. */
 void rp_alloc_stop(unsigned wait_ms);

@@ -249,7 +249,7 @@ static void take_sample(struct rp_slot *s, siginfo_t *si, ucontext_t *uc)
      * hold the sample back; the callback pushes it with its stack
      * (rp_async_callback_stack). A second such sample only adds its weight to
      * the held one. Only those callbacks: they alone push what is held. */
-    int takes = s->in_agent == RP_AGENT_ALLOC || s->in_agent == RP_AGENT_LOCK;
+    int takes = rp_agent_work_takes_stack((uint32_t)s->in_agent);
     if (takes && nj == 0 && status != RP_WALK_CRASHED && !s->cb_njava) {
         if (s->held == 0) {
             s->held_hdr = h;
@@ -639,6 +639,14 @@ static void kind_status_agent(struct rp_json *j)
     rp_json_kv_u64(j, "handler_ns_p99", rp_hist_quantile(&h, 0.99));
 }
 
+/* The descriptor's rings_wanted (flush/kind.h): the handler pushes into the
+ * sampled thread's own ring, so with engine=async every thread has one. */
+static int kind_rings_wanted(const struct rp_options *opt)
+{
+    (void)opt;
+    return 1;
+}
+
 const struct rp_kind rp_kind_cpu_async = {
     .engine = {
         .name = RP_KIND_CPU, .kind = RP_CTL_KIND_CPU, .phase = RP_ENGINE_PHASE_SIGNAL,
@@ -648,11 +656,11 @@ const struct rp_kind rp_kind_cpu_async = {
         .period = kind_period, .effective = kind_effective, .status = kind_status,
         .status_agent = kind_status_agent,
     },
-    /* Its records are in the threads' rings. */
     .records = {{RP_SAMPLE_CPU, rp_cpu_flush, NULL, "agct"}},
     .place = 4,
     .thread_samples = rp_cpu_written,
     .chunk = rp_cpu_chunk,
     .pass = kind_watch,
     .counters = kind_counters,
+    .rings_wanted = kind_rings_wanted,
 };

@@ -43,6 +43,14 @@
 #include "code/vmstructs.h"
 #include "flush/vthreads.h"
 
+/* The configuration, from the options at load. */
+struct rp_lock_config {
+    int on;                 /* lock= given at start                               */
+    uint64_t threshold_ns;  /* its threshold (0: every contended entry)            */
+    uint32_t depth;         /* frames per stack                                   */
+    int rings;              /* 1: threads have rings (else nothing can be pushed) */
+};
+
 static struct {
     jvmtiEnv *jvmti;
     struct rp_lock_config cfg;
@@ -443,25 +451,35 @@ size_t rp_lock_waits(struct rp_lock_wait *out, size_t max, uint64_t min_age_ns)
 
 /* -------------------------------------------------------------- lifecycle -- */
 
-void rp_lock_want(const struct rp_lock_config *cfg, const jvmtiCapabilities *pot,
-                  jvmtiCapabilities *want)
+/* The descriptor's rings_wanted (flush/kind.h): lock= asks for them. */
+static int kind_rings_wanted(const struct rp_options *opt)
+{
+    return opt->lock != 0;
+}
+
+/* The descriptor's capabilities: notes what the JVM offers and, if lock= is on,
+ * asks for monitor events and tags. */
+static void kind_capabilities(const struct rp_kind_load *ld, const jvmtiCapabilities *pot,
+                              jvmtiCapabilities *want)
 {
     L.potential = pot->can_generate_monitor_events;
-    if (cfg->on) {
+    if (ld->opt->lock) {
         want->can_generate_monitor_events = pot->can_generate_monitor_events;
         want->can_tag_objects = pot->can_tag_objects;       /* class ids (classes.h) */
     }
 }
 
-void rp_lock_init(jvmtiEnv *jvmti, const struct rp_lock_config *cfg,
-                  const jvmtiCapabilities *got, jvmtiEventCallbacks *cb)
+/* The descriptor's init: the configuration and the callbacks. */
+static void kind_init(const struct rp_kind_load *ld, const jvmtiCapabilities *got,
+                      jvmtiEventCallbacks *cb)
 {
-    L.jvmti = jvmti;
-    L.cfg = *cfg;
+    const struct rp_options *o = ld->opt;
+    L.jvmti = ld->jvmti;
+    L.cfg = (struct rp_lock_config){o->lock, o->lock_ns, o->depth, ld->rings};
     L.have_cap = got->can_generate_monitor_events;
     L.have_tags = got->can_tag_objects;
-    atomic_store(&L.threshold, cfg->on ? cfg->threshold_ns : RP_LOCK_DEFAULT_THRESHOLD_NS);
-    atomic_store(&L.configured, cfg->on);
+    atomic_store(&L.threshold, L.cfg.on ? L.cfg.threshold_ns : RP_LOCK_DEFAULT_THRESHOLD_NS);
+    atomic_store(&L.configured, L.cfg.on);
     cb->MonitorContendedEnter = on_contended_enter;
     cb->MonitorContendedEntered = on_contended_entered;
 }
@@ -851,9 +869,16 @@ const struct rp_kind rp_kind_lock = {
         .settings = {{RP_CTL_KEY_LOCK, 0, kind_period, rp_lock_set_threshold}},
         .period = kind_period, .effective = kind_effective, .status = kind_status,
     },
-    .records = {{RP_SAMPLE_LOCK, rp_lock_flush, NULL, RP_KIND_LOCK}},
+    .records = {{RP_SAMPLE_LOCK, rp_lock_flush, NULL, RP_KIND_LOCK,
+                 sizeof(struct rp_lock_tail)}},
     .place = 5,
     /* The waits still in progress, before the kind's counters. */
     .flush = rp_lock_flush_waiting,
     .counters = kind_counters,
+    .rings_wanted = kind_rings_wanted,
+    /* Kept when allocation sampling's are given up (alloc's caps_keep 1). */
+    .capabilities = kind_capabilities,
+    .caps_keep = 2,
+    .init = kind_init,
+    .thread_start = rp_lock_learn_thread,
 };

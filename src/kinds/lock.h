@@ -50,30 +50,29 @@
 /* The default threshold of `ctl start lock` when none was ever given. */
 #define RP_LOCK_DEFAULT_THRESHOLD_NS 10000000ull
 
-struct rp_lock_config {
-    int on;                 /* lock= given at start                               */
-    uint64_t threshold_ns;  /* its threshold (0: every contended entry)            */
-    uint32_t depth;         /* frames per stack                                   */
-    int rings;              /* 1: threads have rings (else nothing can be pushed) */
+/* What a lock record (RP_SAMPLE_LOCK) carries after its frames. */
+struct rp_lock_tail {
+    uint32_t klass;         /* class id of the monitor's class (rp_class_name), 0  */
+    uint32_t owner_slot;    /* the owner's thread slot + 1 when the wait began, 0:
+                             * unknown                                            */
+    uint32_t owner_gen;     /* that slot's generation                              */
+    uint32_t reported;      /* 1: the flusher may have written the wait in progress
+                             * (kind lock.waiting) before it ended (lock.c)       */
+    uint64_t threshold_ns;  /* lock= in force                                      */
 };
 
-/* Load time, before AddCapabilities: notes what the JVM offers (`pot`) and, if
- * lock= is on, asks for can_generate_monitor_events in `want`. */
-void rp_lock_want(const struct rp_lock_config *cfg, const jvmtiCapabilities *pot,
-                  jvmtiCapabilities *want);
-
-/* Load time, after AddCapabilities: keeps the configuration, adds the callbacks
- * to `cb` (always: the capability may come later). Never fails the load. */
-void rp_lock_init(jvmtiEnv *jvmti, const struct rp_lock_config *cfg,
-                  const jvmtiCapabilities *got, jvmtiEventCallbacks *cb);
-
+/* Load time (the descriptor's hooks, flush/kind.h): notes what the JVM offers
+ * and, if lock= is on, asks for can_generate_monitor_events (kept when
+ * allocation sampling's are given up); init adds the callbacks (always: the
+ * capability may come later). Never fails the load. */
 
 /* Shutdown: disable the events and wait (bounded) for callbacks in progress. */
 void rp_lock_stop(unsigned wait_ms);
 
-/* A thread registered (ThreadStart, adoption, the VMInit thread): learn its
- * JavaThread* and stack bounds so that it can be named as a lock owner. `jni`
- * is the caller's JNIEnv, `thread` the java.lang.Thread. Any Java thread. */
+/* A thread registered (ThreadStart, adoption, the VMInit thread; the
+ * descriptor's thread_start hook): learn its JavaThread* and stack bounds so
+ * that it can be named as a lock owner. `jni` is the caller's JNIEnv, `thread`
+ * the java.lang.Thread. Any Java thread. */
 void rp_lock_learn_thread(struct rp_slot *s, JNIEnv *jni, jobject thread);
 
 /* The control socket: switch recording on or off, set the threshold. @return 0,

@@ -491,7 +491,7 @@ static size_t ring_size(void)
 {
     uint32_t frames = W.cfg.depth < RING_FRAMES ? W.cfg.depth : RING_FRAMES;
     uint64_t need = (uint64_t)RING_TICKS * W.cfg.threads *
-                    (rp_record_size(RP_SAMPLE_WALL, 0, frames) + 8);
+                    (rp_sample_size(0, frames) + sizeof(struct rp_wall_tail) + 8);
     size_t size = W.cfg.ring_bytes;
     while (size < need && size < (64u << 20))
         size *= 2;
@@ -809,7 +809,8 @@ const struct rp_kind rp_kind_wall = {
     /* The sampler's own ring, drained again before ended threads' slots are
      * released; its losses are its own counters (lost.wall_<reason>), and so
      * are those of its records that reach no writer. */
-    .records = {{RP_SAMPLE_WALL, rp_wall_flush, NULL, RP_KIND_WALL}},
+    .records = {{RP_SAMPLE_WALL, rp_wall_flush, NULL, RP_KIND_WALL,
+                 sizeof(struct rp_wall_tail)}},
     .flags = RP_KIND_LOST_APART | RP_KIND_RING_AGAIN,
     .place = 2,
     .ring = rp_wall_ring,

@@ -105,6 +105,22 @@ void rp_wall_stats(struct rp_wall_stats *out);
 /* Ask the sampler to stop and wait up to `wait_ms` for it to leave its loop. */
 void rp_wall_stop(unsigned wait_ms);
 
+/* What a wall-clock record (RP_SAMPLE_WALL) carries after its frames: the
+ * extras of kind `wall` (include/ringprof/events.h), the owner as a slot and
+ * generation that the flusher turns into a THREAD id (rp_sink_slot_thread). */
+struct rp_wall_tail {
+    uint32_t state;         /* enum rp_thread_state                                */
+    uint32_t jvmti_state;   /* GetThreadState's bits                               */
+    uint32_t os_state;      /* /proc task state letter, 0: not read                */
+    uint32_t repeat;        /* 1: frames copied from the previous sample, no walk  */
+    uint64_t cpu_ns;        /* the thread's CPU over the sample's weight           */
+    uint32_t blocker_class; /* parked: class id of the parkBlocker's class, 0      */
+    uint32_t owner_slot;    /* parked: the blocker's owner's thread slot + 1, 0:
+                             * none or unknown                                    */
+    uint32_t owner_gen;     /* that slot's generation                              */
+    uint32_t pad;
+};
+
 /*
  * rp_wall_flush: the wall kind's writer (sink.h's rp_sink_flush_fn): record `h`
  * of slot `s` (`flen` bytes of header and frames, then its struct rp_wall_tail)

@@ -282,35 +282,19 @@ void rp_json_null(struct rp_json *j)
     scalar(j, "null", 4);
 }
 
-void rp_json_kv_string(struct rp_json *j, const char *key, const char *s)
-{
-    rp_json_key(j, key);
-    rp_json_string(j, s);
-}
-
-void rp_json_kv_u64(struct rp_json *j, const char *key, uint64_t v)
-{
-    rp_json_key(j, key);
-    rp_json_u64(j, v);
-}
-
-void rp_json_kv_i64(struct rp_json *j, const char *key, int64_t v)
-{
-    rp_json_key(j, key);
-    rp_json_i64(j, v);
-}
-
-void rp_json_kv_double(struct rp_json *j, const char *key, double v)
-{
-    rp_json_key(j, key);
-    rp_json_double(j, v);
-}
-
-void rp_json_kv_bool(struct rp_json *j, const char *key, int v)
-{
-    rp_json_key(j, key);
-    rp_json_bool(j, v);
-}
+/* A member: its key, then its value written by rp_json_<type>. */
+#define KV(type, ctype)                                                         \
+    void rp_json_kv_##type(struct rp_json *j, const char *key, ctype v)         \
+    {                                                                           \
+        rp_json_key(j, key);                                                    \
+        rp_json_##type(j, v);                                                   \
+    }
+KV(string, const char *)
+KV(u64, uint64_t)
+KV(i64, int64_t)
+KV(double, double)
+KV(bool, int)
+#undef KV
 
 void rp_json_set_max(struct rp_json *j, size_t max)
 {

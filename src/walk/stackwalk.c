@@ -153,11 +153,7 @@ static int take_step(struct rp_frame_regs *r, uint64_t ra, uint64_t sp, uint64_t
 {
     if (sp <= r->sp || sp - r->sp > MAX_STEP_BYTES || (sp & 7) || !after_call(ra))
         return 0;
-    r->pc = ra;
-    r->sp = sp;
-    r->bp = bp;
-    r->is_return = 1;
-    return 1;
+    return rp_frame_return_to(r, ra, sp, bp);
 }
 
 /* The target of the call instruction before `ra` if it is a call rel32, else 0. */

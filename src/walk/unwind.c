@@ -84,11 +84,7 @@ static int step(uint32_t rule, struct rp_frame_regs *r)
         bp = 0;
     if (ra == 0)
         return 0;
-    r->pc = ra;
-    r->sp = cfa;
-    r->bp = bp;
-    r->is_return = 1;
-    return 1;
+    return rp_frame_return_to(r, ra, cfa, bp);
 }
 
 void rp_frame_regs_from_uc(const ucontext_t *uc, struct rp_frame_regs *r)

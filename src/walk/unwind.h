@@ -79,6 +79,18 @@ static inline uint64_t rp_frame_lookup_pc(const struct rp_frame_regs *r)
     return r->is_return ? r->pc - 1 : r->pc;
 }
 
+/* One step up: the caller's frame, entered at return address `ra`. Returns 1.
+ * Async-signal-safe. */
+static inline int rp_frame_return_to(struct rp_frame_regs *r, uint64_t ra, uint64_t sp,
+                                     uint64_t bp)
+{
+    r->pc = ra;
+    r->sp = sp;
+    r->bp = bp;
+    r->is_return = 1;
+    return 1;
+}
+
 /* The interrupted frame of a signal's context. Async-signal-safe. */
 void rp_frame_regs_from_uc(const ucontext_t *uc, struct rp_frame_regs *r);
 

@@ -157,10 +157,9 @@ struct rp_prof_build {
     struct frame_filter *ffilt; size_t cap_ffilt;
 
     /* per chunk */
-    struct rp_reader *r;
+    struct rp_stream st;        /* the chunk's clock, recording and kinds       */
+    struct rp_reader *r;        /* st.r                                         */
     uint32_t source;
-    int clock_ok;
-    uint64_t wall0, mono0;
     int instant_ok;             /* options.instant: this chunk's instant, if any */
     uint64_t instant_mono;
     double interval_ns;         /* from agent.options, 0: unknown               */
@@ -645,14 +644,6 @@ void rp_prof_thread_name(char *buf, size_t cap, const struct rp_prof_thread *t)
         snprintf(buf, cap, "virtual #%llu", (unsigned long long)t->vthread);
     else
         rp_thread_display(buf, cap, t->name, t->renamed);
-}
-
-void rp_thread_display(char *buf, size_t cap, const char *name, const char *renamed)
-{
-    if (renamed && renamed[0])
-        snprintf(buf, cap, "%s (renamed %s)", name, renamed);
-    else
-        snprintf(buf, cap, "%s", name);
 }
 
 /* A chunk's thread definition (RP_EV_THREAD) of a thread the profile already has
@@ -1190,8 +1181,8 @@ static void add_sample(struct rp_profile *p, const struct rp_event *ev)
     p->stats.weight_read_kind += weight;
 
     uint64_t wall = 0;
-    if (b->clock_ok) {
-        wall = b->wall0 + (ev->u.sample.time - b->mono0);
+    if (b->st.clock.ok) {
+        wall = rp_stream_wall(&b->st, ev->u.sample.time);
         if ((b->o.from_wall && wall < b->o.from_wall) ||
             (b->o.to_wall && wall >= b->o.to_wall)) {
             p->stats.samples_time_filtered++;
@@ -1334,13 +1325,9 @@ void rp_prof_add_reader(struct rp_profile *p, struct rp_reader *r)
 {
     struct rp_prof_build *b = p->b;
     chunk_reset(b);
+    rp_stream_begin(&b->st, r);
     b->r = r;
     b->source = source_for(p, r);
-    const char *w = rp_reader_meta(r, RP_META_START_WALL);
-    const char *m = rp_reader_meta(r, RP_META_START_MONO);
-    b->clock_ok = w && m;
-    b->wall0 = w ? strtoull(w, NULL, 10) : 0;
-    b->mono0 = m ? strtoull(m, NULL, 10) : 0;
     b->interval_ns = parse_interval(rp_reader_meta(r, RP_META_OPTIONS));
     if (b->o.instant)
         b->instant_ok = b->o.instant(b->o.instant_arg, p->sources[b->source].recording,
@@ -1381,7 +1368,13 @@ void rp_prof_add_reader(struct rp_profile *p, struct rp_reader *r)
     p->stats.segments_bad += st.segments_bad;
     p->stats.segments_partial += st.segments_partial;
     p->stats.records_bad += st.records_bad;
+    rp_stream_end(&b->st);
     b->r = NULL;
+}
+
+struct rp_stream *rp_prof_stream(const struct rp_profile *p)
+{
+    return p->b && p->b->r ? &p->b->st : NULL;
 }
 
 const struct rp_vthread_info *rp_prof_chunk_vthread(const struct rp_profile *p,
@@ -1510,6 +1503,7 @@ void rp_prof_finish(struct rp_profile *p)
     free(b->pathbuf);
     free(b->kind_of_str);
     free(b->event);
+    rp_stream_free(&b->st);
     /* The strings (the arena) live on with the profile. */
     struct sblock *arena = b->arena;
     memset(b, 0, sizeof *b);

@@ -8,7 +8,7 @@
  * from its thread ids to the model's threads, filled when an id is first used
  * and reset at every chunk. A THREAD record
  * (a rename) forgets the thread's entry, so the --thread filter sees the name
- * each sample was taken under, as in profile.c.
+ * each sample was taken under, as in profile_build.c.
  *
  * Threads across chunks are one row when they share recording and os tid: a
  * hash table on that pair. Spans are appended in file order and merged on the

@@ -19,19 +19,6 @@
 #include "timespec.h"
 #include "xalloc.h"
 
-const char *rp_recording_key(const struct rp_reader *r, char *buf, size_t cap)
-{
-    const char *id = rp_reader_meta(r, RP_META_RECORDING);
-    if (id) {
-        snprintf(buf, cap, "%s", id);
-    } else {
-        const char *pid = rp_reader_meta(r, RP_META_PID);
-        const char *host = rp_reader_meta(r, RP_META_HOST);
-        snprintf(buf, cap, "pid %s on %s", pid ? pid : "?", host ? host : "?");
-    }
-    return buf;
-}
-
 size_t rp_scan_rec(const struct rp_scan *sc, const char *key)
 {
     for (size_t i = 0; i < sc->nrecs; i++)

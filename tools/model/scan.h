@@ -24,6 +24,7 @@
 
 #include "ringprof/chunk.h"
 #include "ringprof/events.h"
+#include "stream.h"
 #include "waits.h"
 
 
@@ -72,10 +73,6 @@ void rp_scan_file(struct rp_scan *sc, const char *path, unsigned what);
  * rp_scan_file. */
 void rp_scan_finish(struct rp_scan *sc);
 void rp_scan_free(struct rp_scan *sc);
-
-/* The key that groups chunks into recordings, as tools/model/profile.c does: the
- * recording.id, or "pid P on H" when a chunk has none. Written to buf. */
-const char *rp_recording_key(const struct rp_reader *r, char *buf, size_t cap);
 
 /* The index of recording `key` in sc->recs, or SIZE_MAX. */
 size_t rp_scan_rec(const struct rp_scan *sc, const char *key);

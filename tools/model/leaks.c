@@ -6,7 +6,9 @@
  * (whose path is the stack and the class), or with by_method the allocating
  * method and the class packed into 64 bits. A sample's snapshot is found by
  * binary search over the recording's snapshots, which the look-ahead listed in
- * time order. Theil-Sen, the costly estimate, runs only where it can matter.
+ * time order; its kind and extras come from the builder's recording stream
+ * (rp_prof_stream, stream.h). Theil-Sen, the costly estimate, runs only where it
+ * can matter.
  */
 #include "leaks.h"
 
@@ -126,10 +128,7 @@ static struct rp_leak_site *site_of(struct rp_leaks *l, const struct rp_profile 
     uint32_t i = rp_idmap_put(&l->site_of, key, (uint32_t)l->nsites);
     if (i < l->nsites)
         return &l->sites[i];
-    if (l->nsites == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 64;
-        l->sites = rp_xrealloc(l->sites, l->cap * sizeof *l->sites);
-    }
+    rp_xgrow((void **)&l->sites, &l->cap, l->nsites, sizeof *l->sites, 64);
     struct rp_leak_site *s = &l->sites[l->nsites++];
     memset(s, 0, sizeof *s);
     s->leaf = leaf;
@@ -138,26 +137,17 @@ static struct rp_leak_site *site_of(struct rp_leaks *l, const struct rp_profile 
     return s;
 }
 
-/* Where the live kind's extras are: looked up once per kind. */
-static void find_fields(struct rp_leaks *l, const struct rp_kind_info *kind)
-{
-    l->kind = kind;
-    l->gcs_x = kind ? rp_extra_index(kind->extra, kind->nextra, RP_X_AGE_GCS) : -1;
-    l->objects_x = kind ? rp_extra_index(kind->extra, kind->nextra, RP_X_OBJECTS) : -1;
-    if (l->gcs_x < 0)
-        l->no_age = 1;
-}
-
 /* on_sample: one live object of one snapshot, into its site's series. */
 static void on_live(void *arg, const struct rp_profile *p, uint32_t leaf,
                     const struct rp_event *ev, const struct rp_kind_info *kind)
 {
+    (void)kind;   /* the stream's kind says more */
     struct rp_leaks *l = arg;
-    if (kind != l->kind)
-        find_fields(l, kind);
-    const uint64_t *x = ev->u.sample.extra;
-    uint32_t nx = ev->u.sample.nextra;
-    if (l->gcs_x >= 0 && (uint32_t)l->gcs_x < nx && x[l->gcs_x] < l->min_gcs) {
+    const struct rp_stream_kind *kd = rp_stream_kind(rp_prof_stream(p), ev->u.sample.kind);
+    if (kd->x[RP_SX_AGE_GCS] < 0)
+        l->no_age = 1;
+    if (rp_sx_has(kd, ev, RP_SX_AGE_GCS) &&
+        rp_sx_value(kd, ev, RP_SX_AGE_GCS, 0) < l->min_gcs) {
         l->young++;
         return;
     }
@@ -173,8 +163,7 @@ static void on_live(void *arg, const struct rp_profile *p, uint32_t leaf,
         s->first += w;
     if (k == l->nsnaps - 1) {
         s->last += w;
-        s->objs_last += l->objects_x >= 0 && (uint32_t)l->objects_x < nx ? x[l->objects_x]
-                                                                         : 1;
+        s->objs_last += rp_sx_value(kd, ev, RP_SX_OBJECTS, 1);
     }
     l->kept++;
 }

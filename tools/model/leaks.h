@@ -83,8 +83,6 @@ struct rp_leaks {
     struct rp_idmap site_of; /* site key -> index into sites                      */
     size_t growing;
     /* the live pass */
-    const struct rp_kind_info *kind;
-    int gcs_x, objects_x;
     uint64_t young, kept, off_snapshot;   /* samples: too young, counted, at no  */
                                           /* snapshot instant                    */
     int no_age;              /* the live kind has no age_gcs: nothing filtered   */

@@ -22,17 +22,11 @@
 #define JUC_LOCKS "java.util.concurrent.locks."
 #define LOCK_SUPPORT "java.util.concurrent.locks.LockSupport"
 
-/* Room for element n of `a`, doubling from one: a file may give hundreds of
- * thousands of monitors and sites an owner, a blocker or a stack each, and lists
- * that started at 16 entries took 420 MiB of the 1.4 GB `locks` needed for
- * 300 000 of each. */
-static void *xgrow(void *a, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap)
-        return a;
-    *cap = *cap ? *cap * 2 : 1;
-    return rp_xrealloc(a, *cap * size);
-}
+/* Room for element n of *a, doubling from one (rp_xgrow): a file may give
+ * hundreds of thousands of monitors and sites an owner, a blocker or a stack
+ * each, and lists that started at 16 entries took 420 MiB of the 1.4 GB `locks`
+ * needed for 300 000 of each. */
+#define GROW(a, cap, n) rp_xgrow((void **)&(a), &(cap), (n), sizeof *(a), 1)
 
 /* --------------------------------------------------------------- monitors -- */
 
@@ -49,7 +43,7 @@ static struct rp_lock_monitor *monitor_of(struct rp_locks *l, uint32_t method)
     uint32_t i = rp_idmap_put(&l->mon_of, method, (uint32_t)l->nmons);
     if (i < l->nmons)
         return &l->mons[i];
-    l->mons = xgrow(l->mons, &l->cap_mons, l->nmons, sizeof *l->mons);
+    GROW(l->mons, l->cap_mons, l->nmons);
     struct rp_lock_monitor *m = &l->mons[l->nmons++];
     memset(m, 0, sizeof *m);
     m->method = method;
@@ -75,7 +69,7 @@ static void owner_add(struct rp_idmap *tids, struct rp_idmap *of, size_t holder,
     uint64_t key = (uint64_t)holder << 32 | owner_number(tids, ti);
     uint32_t i = rp_idmap_put(of, key, (uint32_t)*n);
     if (i == *n) {
-        *owners = xgrow(*owners, cap, *n, sizeof **owners);
+        GROW(*owners, *cap, *n);
         struct rp_lock_owner *o = &(*owners)[(*n)++];
         memset(o, 0, sizeof *o);
         o->os_tid = tid;
@@ -90,36 +84,17 @@ static void owner_add(struct rp_idmap *tids, struct rp_idmap *of, size_t holder,
     o->wait_ns += ns;
 }
 
-/* The index of extra `name` in `kind`, or -1 (no such extra, no kind). */
-static int extra_of_kind(const struct rp_kind_info *kind, const char *name)
-{
-    return kind ? rp_extra_index(kind->extra, kind->nextra, name) : -1;
-}
-
-/* Extra `x` of the sample (0 when absent: -1, or an older layout with fewer). */
-static uint64_t extra_value(const struct rp_event *ev, int x)
-{
-    return x >= 0 && (uint32_t)x < ev->u.sample.nextra ? ev->u.sample.extra[x] : 0;
-}
-
-/* The thread extra `x` of the sample names, or NULL (0, unknown). */
-static const struct rp_thread_info *extra_thread(const struct rp_profile *p,
-                                                 const struct rp_event *ev, int x)
-{
-    uint64_t id = extra_value(ev, x);
-    return id && id <= UINT32_MAX ? rp_prof_chunk_thread(p, (uint32_t)id) : NULL;
-}
-
 
 /* A wait still in progress: its thread, owner, monitor class and wait so far. */
 static void stuck_add(struct rp_locks *l, const struct rp_thread_info *ti,
                       const struct rp_thread_info *owner, uint32_t method, uint64_t ns)
 {
-    l->stuck = xgrow(l->stuck, &l->cap_stuck, l->nstuck, sizeof *l->stuck);
+    GROW(l->stuck, l->cap_stuck, l->nstuck);
     struct rp_lock_stuck *st = &l->stuck[l->nstuck++];
     *st = (struct rp_lock_stuck){rp_xstrdup(ti && ti->name ? ti->name : ""),
-                         owner ? rp_xstrdup(owner->name ? owner->name : "") : NULL,
-                         ti ? ti->os_tid : 0, owner ? owner->os_tid : 0, ns, method};
+                                 owner ? rp_xstrdup(owner->name ? owner->name : "") : NULL,
+                                 ti ? ti->os_tid : 0, owner ? owner->os_tid : 0, ns,
+                                 method};
     l->stuck_ns += ns;
 }
 
@@ -127,24 +102,22 @@ static void stuck_add(struct rp_locks *l, const struct rp_thread_info *ti,
 static void on_lock(void *arg, const struct rp_profile *p, uint32_t leaf,
                     const struct rp_event *ev, const struct rp_kind_info *kind)
 {
+    (void)kind;   /* the stream's kind says more */
     struct rp_locks *l = arg;
-    if (kind != l->f.kind) {
-        l->f.kind = kind;
-        l->f.owner_x = extra_of_kind(kind, RP_X_OWNER);
-        l->f.waiting = kind && kind->name && !strcmp(kind->name, RP_KIND_LOCK_WAITING);
-    }
+    struct rp_stream *st = rp_prof_stream(p);
+    const struct rp_stream_kind *k = rp_stream_kind(st, ev->u.sample.kind);
     struct rp_lock_monitor *m = monitor_of(l, leaf_monitor(p, leaf));
     uint64_t ns = ev->u.sample.weight;
     m->waits++;
     m->wait_ns += ns;
     if (ns > m->max_ns)
         m->max_ns = ns;
-    const struct rp_thread_info *owner = extra_thread(p, ev, l->f.owner_x);
+    const struct rp_thread_info *owner = rp_stream_x_thread(st, k, ev, RP_SX_OWNER);
     owner_add(&l->tid_number, &l->mon_owner_of, (size_t)(m - l->mons), &m->owners,
               &m->nowners, &m->cap_owners, owner, ns);
-    if (l->f.waiting) {
+    if (k->kind == RP_SK_LOCK_WAITING) {
         m->unfinished++;
-        stuck_add(l, rp_prof_chunk_thread(p, ev->u.sample.thread), owner, m->method, ns);
+        stuck_add(l, rp_stream_thread(st, ev->u.sample.thread), owner, m->method, ns);
     }
 }
 
@@ -193,7 +166,7 @@ static int collect_stack(const struct rp_profile *p, uint32_t leaf, const uint32
     (void)depth;
     struct rp_locks *l = arg;
     struct rp_lock_monitor *m = monitor_of(l, leaf_monitor(p, leaf));
-    m->stacks = xgrow(m->stacks, &m->cap_stacks, m->nstacks, sizeof *m->stacks);
+    GROW(m->stacks, m->cap_stacks, m->nstacks);
     m->stacks[m->nstacks++] = leaf;
     return 0;
 }
@@ -275,7 +248,7 @@ static size_t site_of(struct rp_lock_sites *t, const struct rp_profile *p, uint3
     (t->blocked ? blocked_site : parked_site)(p, path, depth, &site, &via);
     uint32_t i = rp_idmap_put(&t->by_methods, (uint64_t)site << 32 | via, (uint32_t)t->n);
     if (i == t->n) {
-        t->s = xgrow(t->s, &t->cap, t->n, sizeof *t->s);
+        GROW(t->s, t->cap, t->n);
         struct rp_lock_site *s = &t->s[t->n++];
         memset(s, 0, sizeof *s);
         s->site = site;
@@ -296,7 +269,7 @@ static void blocker_add(struct rp_lock_sites *t, size_t si, const char *name, ui
     uint32_t i = rp_idmap_put(&t->blocker_of, (uint64_t)si << 32 | number,
                               (uint32_t)s->nblockers);
     if (i == s->nblockers) {
-        s->blockers = xgrow(s->blockers, &s->cap_blockers, s->nblockers, sizeof *s->blockers);
+        GROW(s->blockers, s->cap_blockers, s->nblockers);
         struct rp_lock_owner *b = &s->blockers[s->nblockers++];
         memset(b, 0, sizeof *b);
         b->name = name ? rp_xstrdup(name) : NULL;
@@ -312,13 +285,10 @@ static void blocker_add(struct rp_lock_sites *t, size_t si, const char *name, ui
 static void on_parked(void *arg, const struct rp_profile *p, uint32_t leaf,
                       const struct rp_event *ev, const struct rp_kind_info *kind)
 {
+    (void)kind;   /* the stream's kind says more */
     struct rp_lock_sites *t = arg;
-    if (kind != t->f.kind) {
-        const struct rp_kind_vocab *wall = rp_kind_vocab(RP_KIND_WALL);
-        t->f.kind = kind;
-        t->f.class_x = extra_of_kind(kind, wall->extra[RP_WALL_X_BLOCKER_CLASS]);
-        t->f.owner_x = extra_of_kind(kind, wall->extra[RP_WALL_X_BLOCKER_OWNER]);
-    }
+    struct rp_stream *st = rp_prof_stream(p);
+    const struct rp_stream_kind *k = rp_stream_kind(st, ev->u.sample.kind);
     size_t depth = 0;
     if (leaf >= t->cap_leaf || !t->leaf_site[leaf]) {
         while ((depth = rp_prof_path(p, leaf, t->path, t->cap_path)) > t->cap_path) {
@@ -327,12 +297,12 @@ static void on_parked(void *arg, const struct rp_profile *p, uint32_t leaf,
         }
     }
     size_t i = site_of(t, p, leaf, t->path, depth);   /* may move the sites */
-    uint64_t ns = ev->u.sample.weight, klass = extra_value(ev, t->f.class_x);
-    blocker_add(t, i, klass && klass <= UINT32_MAX ? rp_prof_chunk_class(p, (uint32_t)klass)
-                                                   : NULL, ns);
+    uint64_t ns = ev->u.sample.weight;
+    /* The class as the profile shows class names (rp_prof_chunk_class). */
+    blocker_add(t, i, rp_prof_chunk_class(p, rp_sx_id(k, ev, RP_SX_BLOCKER_CLASS)), ns);
     struct rp_lock_site *s = &t->s[i];
     owner_add(t->tids, &t->owner_of, i, &s->owners, &s->nowners, &s->cap_owners,
-              extra_thread(p, ev, t->f.owner_x), ns);
+              rp_stream_x_thread(st, k, ev, RP_SX_BLOCKER_OWNER), ns);
 }
 
 static int collect_sites(const struct rp_profile *p, uint32_t leaf, const uint32_t *path,
@@ -401,7 +371,6 @@ void rp_locks_lock_pass(struct rp_locks *l, struct rp_prof_options *po, struct r
 {
     po->waiting = rp_scan_wait_keep;
     po->waiting_arg = sc;
-    l->f = (struct rp_lock_fields){NULL, -1, 0};
     po->on_sample = on_lock;
     po->on_sample_arg = l;
 }
@@ -424,7 +393,6 @@ void rp_locks_sites_pass(struct rp_locks *l, struct rp_prof_options *po, unsigne
     po->event = RP_KIND_WALL;
     po->state_mask = 1u << state;
     po->per_thread = 1;   /* to count a site's threads */
-    t->f = (struct rp_lock_wall_fields){NULL, -1, -1};
     po->on_sample = on_parked;
     po->on_sample_arg = t;
     po->diag = NULL;

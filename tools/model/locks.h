@@ -29,7 +29,9 @@
  * interned once and memory is proportional to distinct stacks, monitors, sites
  * and owners, never to samples: the lock profile's leaves are (stack, monitor
  * class) pairs already, and only the owners, the longest wait and the sites'
- * blockers need the per-sample callbacks this model sets in the options.
+ * blockers need the per-sample callbacks this model sets in the options. The
+ * callbacks read a sample's kind, extras and threads from the builder's
+ * recording stream (rp_prof_stream, stream.h).
  *
  * The passes, in order: rp_locks_lock_pass sets the lock pass's options and the
  * caller builds l->p with them; rp_locks_rank; then for each wall pass,
@@ -76,12 +78,6 @@ struct rp_lock_site {
     size_t nblockers, cap_blockers;
 };
 
-/* Where the per-sample callback of a wall pass finds a kind's extras. */
-struct rp_lock_wall_fields {
-    const struct rp_kind_info *kind;
-    int class_x, owner_x;
-};
-
 /* The sites of the wall samples of one state: parked (java.util.concurrent
  * waits), or blocked (monitor waits, when the inputs have no lock samples). */
 struct rp_lock_sites {
@@ -98,9 +94,7 @@ struct rp_lock_sites {
     struct rp_idmap by_methods, owner_of, blocker_of;
     struct rp_strtab blocker_names;
     struct rp_idmap *tids;       /* the locks' tid numbering                     */
-    /* the per-sample callback's state, during the pass */
-    struct rp_lock_wall_fields f;
-    uint32_t *path;
+    uint32_t *path;              /* the per-sample callback's, during the pass   */
     size_t cap_path;
 };
 
@@ -109,13 +103,6 @@ struct rp_lock_stuck {
     char *thread, *owner;        /* owner NULL: unknown                           */
     uint64_t tid, owner_tid, waited_ns;
     uint32_t method;             /* its monitor's class frame, RP_PROF_NONE      */
-};
-
-/* Where the lock pass's callback finds a kind's extras. */
-struct rp_lock_fields {
-    const struct rp_kind_info *kind;
-    int owner_x;
-    int waiting;                 /* the kind is lock.waiting                      */
 };
 
 /* A zeroed struct is an empty model. */
@@ -130,7 +117,6 @@ struct rp_locks {
     struct rp_lock_stuck *stuck; /* the longest wait first                       */
     size_t nstuck, cap_stuck;
     uint64_t stuck_ns;
-    struct rp_lock_fields f;
     /* wall samples: parked; blocked when there is no lock sample */
     struct rp_profile *w, *b;    /* the profiles of parked and blocked           */
     uint64_t wall_samples;       /* of kind wall in the inputs, before filters    */

@@ -5,8 +5,9 @@
  * Each event goes to the few figures it feeds: a sample to its kind's total, its
  * thread's column and, by its kind, the heap, wait or live figures; a counter to
  * its total; a THREAD record to the thread's names and flags; a gauge to the
- * telemetry and live-snapshot figures. Where a kind's extras are is looked up
- * once per kind (struct kind_fields), not per sample. Nothing here prints.
+ * telemetry and live-snapshot figures. The chunk's clock, recording, kinds
+ * (which kind a sample is, where its extras are) and threads come from the
+ * recording stream (stream.h), derived once per chunk. Nothing here prints.
  */
 #include "summary.h"
 
@@ -26,38 +27,23 @@ static const char *const telemetry_names[RP_SUM_GAUGES] = {
     RP_GAUGE_HEAP_COMMITTED, RP_GAUGE_GC_COUNT, RP_GAUGE_GC_TIME, RP_GAUGE_THREADS,
     RP_GAUGE_THREADS_RUNNABLE, RP_GAUGE_CLASSES, RP_GAUGE_AGENT_CPU};
 
-static void *grow(void *p, size_t n, size_t size)
-{
-    /* Arrays here grow one element at a time but double their storage. */
-    if (n & (n - 1))
-        return p;
-    return rp_xreallocarray(p, n ? n * 2 : 1, size);
-}
-
 static char *dup_or(const char *s, const char *fallback)
 {
     return rp_xstrdup(s ? s : fallback);
 }
 
-static struct rp_sum_recording *recording_for(struct rp_summary *s, struct rp_reader *r)
+/* The recording of the chunk the stream has begun: the stream numbers
+ * recordings in the order it first sees them, as the summary adds them. */
+static struct rp_sum_recording *recording_for(struct rp_summary *s)
 {
-    const char *id = rp_reader_meta(r, RP_META_RECORDING);
-    const char *pid = rp_reader_meta(r, RP_META_PID);
-    char fallback[128];
-    if (!id) {   /* no id: one recording per (pid, host) */
-        snprintf(fallback, sizeof fallback, "pid %s on %s", pid ? pid : "?",
-                 rp_reader_meta(r, RP_META_HOST) ? rp_reader_meta(r, RP_META_HOST)
-                                                 : "?");
-        id = fallback;
-    }
-    for (size_t i = 0; i < s->nrecs; i++)
-        if (!strcmp(s->recs[i].id, id))
-            return &s->recs[i];
-    s->recs = grow(s->recs, s->nrecs, sizeof *s->recs);
+    struct rp_reader *r = s->st.r;
+    if (s->st.rec < s->nrecs)
+        return &s->recs[s->st.rec];
+    rp_xgrow((void **)&s->recs, &s->cap, s->nrecs, sizeof *s->recs, 1);
     struct rp_sum_recording *rec = &s->recs[s->nrecs++];
     memset(rec, 0, sizeof *rec);
-    rec->id = rp_xstrdup(id);
-    rec->pid = dup_or(pid, "?");
+    rec->id = rp_xstrdup(rp_stream_recording(&s->st));
+    rec->pid = dup_or(rp_reader_meta(r, RP_META_PID), "?");
     rec->host = dup_or(rp_reader_meta(r, RP_META_HOST), "?");
     rec->jvm = dup_or(rp_reader_meta(r, RP_META_JVM_NAME), "?");
     rec->producer = dup_or(rp_reader_meta(r, RP_META_PRODUCER), "?");
@@ -70,7 +56,7 @@ static struct rp_sum_total *total_for(struct rp_sum_totals *tot, const char *nam
     uint32_t i = rp_strtab_cstr(&tot->names, name);
     if (i < tot->n)
         return &tot->t[i];
-    tot->t = grow(tot->t, tot->n, sizeof *tot->t);
+    rp_xgrow((void **)&tot->t, &tot->cap, tot->n, sizeof *tot->t, 1);
     struct rp_sum_total *t = &tot->t[tot->n++];
     t->name = rp_xstrdup(name);
     t->unit = rp_xstrdup(unit ? unit : "");
@@ -84,101 +70,39 @@ static struct rp_sum_thread *thread_for(struct rp_sum_recording *rec, uint64_t o
     uint32_t i = rp_idmap_put(&rec->thread_of_tid, os_tid, (uint32_t)rec->nthreads);
     if (i < rec->nthreads)
         return &rec->threads[i];
-    rec->threads = grow(rec->threads, rec->nthreads, sizeof *rec->threads);
+    rp_xgrow((void **)&rec->threads, &rec->cap_threads, rec->nthreads,
+             sizeof *rec->threads, 1);
     struct rp_sum_thread *t = &rec->threads[rec->nthreads++];
     memset(t, 0, sizeof *t);
     t->os_tid = os_tid;
-    t->name = dup_or(name, "?");
+    rp_thread_names_init(&t->names, name ? name : "?");
     return t;
 }
 
-/* Thread th is now called `name` (rp_thread_display's rule): before its first
- * sample the newest name is its name; after it, the newest is `renamed`. */
+/* Thread th is now called `name`: before its first sample the newest name is
+ * its name (a rename before it is not shown); after it, the stream's rule. */
 static void thread_renamed(struct rp_sum_thread *th, const char *name)
 {
     if (!name)
         return;
-    if (!th->sampled) {
-        free(th->name);
-        th->name = rp_xstrdup(name);
+    if (th->sampled) {
+        rp_thread_names_see(&th->names, name);
         return;
     }
-    free(th->renamed);
-    th->renamed = strcmp(name, th->name) ? rp_xstrdup(name) : NULL;
+    rp_thread_names_free(&th->names);
+    rp_thread_names_init(&th->names, name);
 }
 
-/* Per-chunk clock mapping: monotonic event times to wall-clock ns. */
-struct clock_map {
-    uint64_t wall0, mono0;
-    int valid;
-};
-
-static struct clock_map clock_map_of(struct rp_reader *r)
-{
-    struct clock_map m = {0, 0, 0};
-    const char *w = rp_reader_meta(r, RP_META_START_WALL);
-    const char *mo = rp_reader_meta(r, RP_META_START_MONO);
-    if (w && mo) {
-        m.wall0 = strtoull(w, NULL, 10);
-        m.mono0 = strtoull(mo, NULL, 10);
-        m.valid = 1;
-    }
-    return m;
-}
-
-static void note_time(struct rp_sum_recording *rec, const struct clock_map *m,
+static void note_time(struct rp_sum_recording *rec, const struct rp_stream *st,
                       uint64_t mono)
 {
-    if (!m->valid || !mono)
+    if (!st->clock.ok || !mono)
         return;
-    uint64_t wall = m->wall0 + (mono - m->mono0);
+    uint64_t wall = rp_stream_wall(st, mono);
     if (!rec->wall_first || wall < rec->wall_first)
         rec->wall_first = wall;
     if (wall > rec->wall_last)
         rec->wall_last = wall;
-}
-
-/* Where a kind's extra fields are: looked up once per kind, not per sample. */
-struct kind_fields {
-    const struct rp_kind_info *kind;
-    int is_alloc, is_gc, is_wall, is_lock, is_live;
-    int objects, heap_used, heap_committed, id, age_gcs;   /* extra indexes, -1: absent */
-    int state, repeat, klass;
-};
-
-static int is_kind(const struct rp_kind_info *k, const char *name)
-{
-    return k && k->name && !strcmp(k->name, name);
-}
-
-static int extra_of_kind(const struct rp_kind_info *k, const char *name)
-{
-    return k ? rp_extra_index(k->extra, k->nextra, name) : -1;
-}
-
-static void kind_fields_of(struct kind_fields *kf, const struct rp_kind_info *k)
-{
-    const struct rp_kind_vocab *wall = rp_kind_vocab(RP_KIND_WALL);
-    memset(kf, 0, sizeof *kf);
-    kf->kind = k;
-    kf->is_alloc = is_kind(k, RP_KIND_ALLOC);
-    kf->is_gc = is_kind(k, RP_KIND_GC);
-    kf->is_live = is_kind(k, RP_KIND_LIVE);
-    kf->is_wall = is_kind(k, RP_KIND_WALL);
-    kf->is_lock = is_kind(k, RP_KIND_LOCK);
-    kf->objects = extra_of_kind(k, RP_X_OBJECTS);
-    kf->heap_used = extra_of_kind(k, RP_X_HEAP_USED);
-    kf->heap_committed = extra_of_kind(k, RP_X_HEAP_COMMITTED);
-    kf->id = extra_of_kind(k, RP_X_ID);
-    kf->age_gcs = extra_of_kind(k, RP_X_AGE_GCS);
-    kf->state = extra_of_kind(k, RP_X_STATE);
-    kf->repeat = extra_of_kind(k, wall->extra[RP_WALL_X_REPEAT]);
-    kf->klass = extra_of_kind(k, RP_X_CLASS);
-}
-
-static uint64_t extra_of(const struct rp_event *ev, int x)
-{
-    return x >= 0 && (uint32_t)x < ev->u.sample.nextra ? ev->u.sample.extra[x] : 0;
 }
 
 /* A live sample at `wall`: the figures of the latest snapshot instant. */
@@ -202,63 +126,63 @@ static void on_live_sample(struct rp_sum_heap *h, uint64_t wall, uint64_t age_gc
 }
 
 /* A GC pause: its count and length, its id's range, the heap after it. */
-static void on_gc_sample(struct rp_sum_heap *h, const struct kind_fields *kf,
-                         const struct clock_map *m, const struct rp_event *ev)
+static void on_gc_sample(struct rp_sum_heap *h, const struct rp_stream *st,
+                         const struct rp_stream_kind *k, const struct rp_event *ev)
 {
     uint64_t w = ev->u.sample.weight;
     h->gcs++;
     h->pause_total += w;
     h->pause_max = w > h->pause_max ? w : h->pause_max;
-    uint64_t id = extra_of(ev, kf->id), used = extra_of(ev, kf->heap_used);
+    uint64_t id = rp_sx_value(k, ev, RP_SX_ID, 0);
+    uint64_t used = rp_sx_value(k, ev, RP_SX_HEAP_USED, 0);
     if (id && (!h->gc_id_min || id < h->gc_id_min))
         h->gc_id_min = id;
     h->gc_id_max = id > h->gc_id_max ? id : h->gc_id_max;
     h->heap_used_max = used > h->heap_used_max ? used : h->heap_used_max;
-    uint64_t wall = m->valid ? m->wall0 + (ev->u.sample.time - m->mono0) : 0;
+    uint64_t wall = rp_stream_wall(st, ev->u.sample.time);
     if (used && wall >= h->last_gc_wall) {   /* 0: the agent could not read it */
         h->last_gc_wall = wall;
         h->heap_used_last = used;
-        h->heap_committed_last = extra_of(ev, kf->heap_committed);
+        h->heap_committed_last = rp_sx_value(k, ev, RP_SX_HEAP_COMMITTED, 0);
     }
 }
 
-/* An alloc, gc or live sample (kf set for its kind). */
-static void on_heap_sample(struct rp_sum_heap *h, const struct kind_fields *kf,
-                           const struct clock_map *m, const struct rp_event *ev)
+/* An alloc, gc or live sample. */
+static void on_heap_sample(struct rp_sum_heap *h, const struct rp_stream *st,
+                           const struct rp_stream_kind *k, const struct rp_event *ev)
 {
     uint64_t w = ev->u.sample.weight;
-    if (kf->is_alloc) {
+    if (k->kind == RP_SK_ALLOC) {
         h->alloc_samples++;
         h->alloc_bytes += w;
-        h->alloc_objects += kf->objects >= 0 ? extra_of(ev, kf->objects) : 1;
-    } else if (kf->is_gc) {
-        on_gc_sample(h, kf, m, ev);
-    } else if (kf->is_live && kf->age_gcs >= 0 && m->valid) {
-        on_live_sample(h, m->wall0 + (ev->u.sample.time - m->mono0),
-                       extra_of(ev, kf->age_gcs), w);
+        h->alloc_objects += k->x[RP_SX_OBJECTS] >= 0 ? rp_sx_value(k, ev, RP_SX_OBJECTS, 0)
+                                                     : 1;
+    } else if (k->kind == RP_SK_GC) {
+        on_gc_sample(h, st, k, ev);
+    } else if (k->kind == RP_SK_LIVE && k->x[RP_SX_AGE_GCS] >= 0 && st->clock.ok) {
+        on_live_sample(h, rp_stream_wall(st, ev->u.sample.time),
+                       rp_sx_value(k, ev, RP_SX_AGE_GCS, 0), w);
     }
 }
 
-/* A wall or lock sample (kf set for its kind). */
-static void on_wait_sample(struct rp_sum_waits *wf, const struct kind_fields *kf,
-                           struct rp_reader *r, const struct rp_event *ev)
+/* A wall or lock sample. */
+static void on_wait_sample(struct rp_sum_waits *wf, const struct rp_stream *st,
+                           const struct rp_stream_kind *k, const struct rp_event *ev)
 {
     uint64_t w = ev->u.sample.weight;
-    if (kf->is_wall) {
-        uint64_t st = extra_of(ev, kf->state);
-        if (st >= RP_TS_COUNT)
-            st = RP_TS_UNKNOWN;
+    if (k->kind == RP_SK_WALL) {
+        uint64_t s = rp_sx_value(k, ev, RP_SX_STATE, 0);   /* 0: RP_TS_UNKNOWN */
+        if (s >= RP_TS_COUNT)
+            s = RP_TS_UNKNOWN;
         wf->wall_samples++;
         wf->wall_ns += w;
-        wf->state_samples[st]++;
-        wf->state_ns[st] += w;
-        wf->repeats += extra_of(ev, kf->repeat) != 0;
-    } else if (kf->is_lock) {
+        wf->state_samples[s]++;
+        wf->state_ns[s] += w;
+        wf->repeats += rp_sx_value(k, ev, RP_SX_REPEAT, 0) != 0;
+    } else if (k->kind == RP_SK_LOCK) {
         wf->lock_samples++;
         wf->lock_ns += w;
-        uint64_t cls = extra_of(ev, kf->klass);
-        const char *name = cls && cls <= UINT32_MAX ? rp_reader_class(r, (uint32_t)cls)
-                                                    : NULL;
+        const char *name = rp_stream_x_class(st, k, ev, RP_SX_CLASS);
         struct rp_sum_total *t = total_for(&wf->monitors,
                                            name ? name : "[no class recorded]",
                                            RP_UNIT_NS);
@@ -268,7 +192,7 @@ static void on_wait_sample(struct rp_sum_waits *wf, const struct kind_fields *kf
 }
 
 /* A telemetry gauge: extremes in time, sum and maximum. */
-static void on_telemetry(struct rp_sum_gauge *g, const struct clock_map *m,
+static void on_telemetry(struct rp_sum_gauge *g, const struct rp_stream *st,
                          const struct rp_event *ev)
 {
     const char *name = ev->u.gauge.name;
@@ -276,7 +200,7 @@ static void on_telemetry(struct rp_sum_gauge *g, const struct clock_map *m,
         if (strcmp(name, telemetry_names[i]))
             continue;
         struct rp_sum_gauge *f = &g[i];
-        uint64_t t = m->valid ? m->wall0 + (ev->u.gauge.time - m->mono0) : ev->u.gauge.time;
+        uint64_t t = rp_clock_time(&st->clock, ev->u.gauge.time);
         uint64_t v = ev->u.gauge.value;
         if (!f->n || t < f->t_first) {
             f->t_first = t;
@@ -295,13 +219,13 @@ static void on_telemetry(struct rp_sum_gauge *g, const struct clock_map *m,
 }
 
 /* A live snapshot's gauges: count the snapshots, keep the latest's figures. */
-static void on_gauge(struct rp_sum_heap *h, const struct clock_map *m,
+static void on_gauge(struct rp_sum_heap *h, const struct rp_stream *st,
                      const struct rp_event *ev)
 {
     const char *name = ev->u.gauge.name;
     if (!name || (strcmp(name, RP_GAUGE_LIVE_OBJECTS) && strcmp(name, RP_GAUGE_LIVE_BYTES)))
         return;
-    uint64_t wall = m->valid ? m->wall0 + (ev->u.gauge.time - m->mono0) : 0;
+    uint64_t wall = rp_stream_wall(st, ev->u.gauge.time);
     if (!strcmp(name, RP_GAUGE_LIVE_OBJECTS)) {
         h->snapshots++;
         if (wall >= h->last_snap_wall) {
@@ -315,12 +239,16 @@ static void on_gauge(struct rp_sum_heap *h, const struct clock_map *m,
 }
 
 /* The thread table's column of a kind (RP_SUM_*). */
-static int thread_column(const char *kind)
+static int thread_column(enum rp_skind kind)
 {
-    for (int c = 0; kind && c < RP_SUM_OTHER; c++)
-        if (!strcmp(kind, rp_sum_column_names[c]))
-            return c;
-    return RP_SUM_OTHER;
+    switch (kind) {
+    case RP_SK_CPU: return RP_SUM_CPU;
+    case RP_SK_ALLOC: return RP_SUM_ALLOC;
+    case RP_SK_LIVE: return RP_SUM_LIVE;
+    case RP_SK_WALL: return RP_SUM_WALL;
+    case RP_SK_LOCK: return RP_SUM_LOCK;
+    default: return RP_SUM_OTHER;
+    }
 }
 
 /* A live sample of thread th at `t` (the snapshot's instant): its column counts
@@ -340,52 +268,51 @@ static void thread_live(struct rp_sum_recording *rec, struct rp_sum_thread *th, 
 }
 
 /* A sample's thread: its row, its column, its time that counts as CPU. */
-static void on_thread_sample(struct rp_sum_recording *rec, struct rp_reader *r,
-                             const struct clock_map *m, const struct rp_kind_info *k,
-                             const struct rp_event *ev)
+static void on_thread_sample(struct rp_sum_recording *rec, const struct rp_stream *st,
+                             const struct rp_stream_kind *k, const struct rp_event *ev)
 {
-    const struct rp_thread_info *ti = rp_reader_thread(r, ev->u.sample.thread);
+    const struct rp_thread_info *ti = rp_stream_thread(st, ev->u.sample.thread);
     struct rp_sum_thread *th = thread_for(rec, ti ? ti->os_tid : 0, ti ? ti->name : NULL);
     if (!th->sampled && ti)
         thread_renamed(th, ti->name);
     th->sampled = 1;
     /* Readings of lock waits in progress (lock.waiting) are not samples of the
      * thread: `ringprof locks` counts each wait once, by the rule of events.h. */
-    if (is_kind(k, RP_KIND_LOCK_WAITING))
+    if (k->kind == RP_SK_LOCK_WAITING)
         return;
-    int col = thread_column(k ? k->name : NULL);
+    int col = thread_column(k->kind);
     if (col == RP_SUM_LIVE)
-        thread_live(rec, th, m->valid ? m->wall0 + (ev->u.sample.time - m->mono0)
-                                      : ev->u.sample.time);
+        thread_live(rec, th, rp_clock_time(&st->clock, ev->u.sample.time));
     else
         th->samples[col]++;
     /* Wall and lock samples weigh time spent waiting as well as running: in
      * "sampled" they would pass for CPU. */
-    if (col != RP_SUM_WALL && col != RP_SUM_LOCK && k && k->unit &&
-        !strcmp(k->unit, RP_UNIT_NS))
+    if (col != RP_SUM_WALL && col != RP_SUM_LOCK && !strcmp(k->unit, RP_UNIT_NS))
         th->weight_ns += ev->u.sample.weight;
 }
 
-static void on_sample(struct rp_sum_recording *rec, struct rp_reader *r,
-                      struct rp_sum_chunk *ch, const struct clock_map *m,
-                      const struct rp_kind_info *k, const struct rp_event *ev)
+static void on_sample(struct rp_sum_recording *rec, struct rp_stream *st,
+                      struct rp_sum_chunk *ch, const struct rp_event *ev)
 {
+    const struct rp_stream_kind *k = rp_stream_kind(st, ev->u.sample.kind);
     /* A KIND record whose name or unit string was lost to damage leaves those
-     * NULL (chunk.h); strcmp must not see them (found by tests/fuzz:
-     * kind-without-name.rpc). */
-    struct rp_sum_total *t = total_for(&rec->kinds, k && k->name ? k->name : "(unknown)",
-                                       k && k->unit ? k->unit : "");
+     * NULL (chunk.h) (found by tests/fuzz: kind-without-name.rpc). */
+    struct rp_sum_total *t = total_for(&rec->kinds,
+                                       k->info && k->info->name ? k->name : "(unknown)",
+                                       k->unit);
     t->count++;
     t->sum += ev->u.sample.weight;
     ch->samples++;
-    if (!ev->u.sample.thread && is_kind(k, RP_KIND_GC))
-        return;   /* a GC pause is the JVM's, not a thread's: no thread row */
-    on_thread_sample(rec, r, m, k, ev);
+    if (ev->u.sample.thread || k->kind != RP_SK_GC)   /* a GC pause is the JVM's */
+        on_thread_sample(rec, st, k, ev);
+    on_heap_sample(&rec->heap, st, k, ev);
+    on_wait_sample(&rec->waits, st, k, ev);
+    note_time(rec, st, ev->u.sample.time);
 }
 
-static void on_thread(struct rp_sum_recording *rec, struct rp_reader *r, uint32_t id)
+static void on_thread(struct rp_sum_recording *rec, const struct rp_stream *st, uint32_t id)
 {
-    const struct rp_thread_info *ti = rp_reader_thread(r, id);
+    const struct rp_thread_info *ti = rp_stream_thread(st, id);
     if (!ti)
         return;
     struct rp_sum_thread *th = thread_for(rec, ti->os_tid, ti->name);
@@ -394,10 +321,10 @@ static void on_thread(struct rp_sum_recording *rec, struct rp_reader *r, uint32_
     th->ended = !!(ti->flags & RP_THREAD_ENDED);
 }
 
-static void on_thread_cpu(struct rp_sum_recording *rec, struct rp_reader *r,
+static void on_thread_cpu(struct rp_sum_recording *rec, const struct rp_stream *st,
                           const struct rp_event *ev)
 {
-    const struct rp_thread_info *ti = rp_reader_thread(r, ev->u.thread_cpu.thread);
+    const struct rp_thread_info *ti = rp_stream_thread(st, ev->u.thread_cpu.thread);
     struct rp_sum_thread *th = thread_for(rec, ti ? ti->os_tid : 0, ti ? ti->name : NULL);
     if (ev->u.thread_cpu.cpu_ns > th->cpu_ns)
         th->cpu_ns = ev->u.thread_cpu.cpu_ns;
@@ -423,7 +350,7 @@ static uint32_t chunk_options(struct rp_sum_recording *rec, struct rp_reader *r)
 static struct rp_sum_chunk *chunk_new(struct rp_sum_recording *rec, struct rp_reader *r,
                                       const char *path)
 {
-    rec->chunks = grow(rec->chunks, rec->nchunks, sizeof *rec->chunks);
+    rp_xgrow((void **)&rec->chunks, &rec->cap_chunks, rec->nchunks, sizeof *rec->chunks, 1);
     struct rp_sum_chunk *ch = &rec->chunks[rec->nchunks++];
     memset(ch, 0, sizeof *ch);
     ch->path = rp_xstrdup(path);
@@ -433,49 +360,47 @@ static struct rp_sum_chunk *chunk_new(struct rp_sum_recording *rec, struct rp_re
     return ch;
 }
 
+/* One event of the chunk into its recording's figures. */
+static void on_event(struct rp_sum_recording *rec, struct rp_stream *st,
+                     struct rp_sum_chunk *ch, const struct rp_event *ev)
+{
+    switch (ev->type) {
+    case RP_EV_SEGMENT:
+        ch->bytes = ev->u.seg.offset + RP_SEG_HEADER_LEN + ev->u.seg.comp_len;
+        break;
+    case RP_EV_SAMPLE:
+        on_sample(rec, st, ch, ev);
+        break;
+    case RP_EV_COUNTER:
+        /* The name is NULL when its string was lost to damage. */
+        total_for(&rec->counters, ev->u.counter.name ? ev->u.counter.name : "(unresolved)",
+                  "")->sum += ev->u.counter.value;
+        break;
+    case RP_EV_THREAD:
+        on_thread(rec, st, ev->u.thread.id);
+        break;
+    case RP_EV_THREAD_CPU:
+        on_thread_cpu(rec, st, ev);
+        break;
+    case RP_EV_GAUGE:
+        on_gauge(&rec->heap, st, ev);
+        on_telemetry(rec->gauges, st, ev);
+        break;
+    }
+}
+
 void rp_summary_read(struct rp_summary *s, const char *path, struct rp_diag_counts *diag)
 {
     struct rp_reader *r = rp_reader_open(path, rp_diag_print, diag);
     if (!r)
         return;
-    struct rp_sum_recording *rec = recording_for(s, r);
+    rp_stream_begin(&s->st, r);
+    struct rp_sum_recording *rec = recording_for(s);
     struct rp_sum_chunk *ch = chunk_new(rec, r, path);
-    struct clock_map m = clock_map_of(r);
-    struct kind_fields kf = {0};
     struct rp_event ev;
-    while (rp_reader_next(r, &ev) == 1) {
-        switch (ev.type) {
-        case RP_EV_SEGMENT:
-            ch->bytes = ev.u.seg.offset + RP_SEG_HEADER_LEN + ev.u.seg.comp_len;
-            break;
-        case RP_EV_SAMPLE: {
-            const struct rp_kind_info *k = rp_reader_kind(r, ev.u.sample.kind);
-            on_sample(rec, r, ch, &m, k, &ev);
-            if (k != kf.kind)
-                kind_fields_of(&kf, k);
-            on_heap_sample(&rec->heap, &kf, &m, &ev);
-            on_wait_sample(&rec->waits, &kf, r, &ev);
-            note_time(rec, &m, ev.u.sample.time);
-            break;
-        }
-        case RP_EV_COUNTER:
-            /* The name is NULL when its string was lost to damage. */
-            total_for(&rec->counters,
-                      ev.u.counter.name ? ev.u.counter.name : "(unresolved)", "")->sum +=
-                ev.u.counter.value;
-            break;
-        case RP_EV_THREAD:
-            on_thread(rec, r, ev.u.thread.id);
-            break;
-        case RP_EV_THREAD_CPU:
-            on_thread_cpu(rec, r, &ev);
-            break;
-        case RP_EV_GAUGE:
-            on_gauge(&rec->heap, &m, &ev);
-            on_telemetry(rec->gauges, &m, &ev);
-            break;
-        }
-    }
+    while (rp_reader_next(r, &ev) == 1)
+        on_event(rec, &s->st, ch, &ev);
+    rp_stream_end(&s->st);
     rp_reader_stats(r, &ch->st);
     ch->being_written = !ch->st.clean_close && rp_reader_being_written(r);
     rp_reader_close(r);
@@ -583,10 +508,8 @@ static void free_recording(struct rp_sum_recording *rec)
     free_totals(&rec->counters);
     free_totals(&rec->waits.monitors);
     rp_idmap_free(&rec->thread_of_tid);
-    for (size_t k = 0; k < rec->nthreads; k++) {
-        free(rec->threads[k].name);
-        free(rec->threads[k].renamed);
-    }
+    for (size_t k = 0; k < rec->nthreads; k++)
+        rp_thread_names_free(&rec->threads[k].names);
     free(rec->threads);
     for (size_t k = 0; k < rec->nchunks; k++) {
         free(rec->chunks[k].path);
@@ -600,6 +523,6 @@ void rp_summary_free(struct rp_summary *s)
     for (size_t i = 0; i < s->nrecs; i++)
         free_recording(&s->recs[i]);
     free(s->recs);
-    s->recs = NULL;
-    s->nrecs = 0;
+    rp_stream_free(&s->st);
+    memset(s, 0, sizeof *s);
 }

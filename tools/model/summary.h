@@ -13,7 +13,9 @@
  * that have their own lines: allocation, GC and live objects, wall-clock and
  * lock samples, telemetry gauges.
  *
- * Memory is proportional to threads, chunks, kinds, counters and monitor
+ * Every chunk is read through the recording stream (stream.h): its clock, its
+ * recording, its kinds and their extras, its threads and the rule of their
+ * names. Memory is proportional to threads, chunks, kinds, counters and monitor
  * classes, never to samples; each is found through a hash table (idmap.h,
  * strtab.h), as a file decides how many it holds. Single-threaded; allocation
  * failure exits (xalloc.h).
@@ -26,6 +28,7 @@
 
 #include "idmap.h"
 #include "inputs.h"
+#include "stream.h"
 #include "strtab.h"
 
 #include "ringprof/events.h"
@@ -41,7 +44,7 @@ struct rp_sum_total {
 /* Totals by name, in first-seen order (until rp_summary_rank sorts the monitors). */
 struct rp_sum_totals {
     struct rp_sum_total *t;
-    size_t n;
+    size_t n, cap;
     struct rp_strtab names;   /* name -> row, while the rows are in first-seen order */
 };
 
@@ -57,8 +60,9 @@ extern const char *const rp_sum_column_names[RP_SUM_COLUMNS];
 
 struct rp_sum_thread {
     uint64_t os_tid;
-    char *name;               /* at its first sample (before it: the newest)      */
-    char *renamed;            /* the newest name since, when it differs; or NULL  */
+    /* Its name at its first sample (before it: the newest; "?" when no record
+     * named it), then the stream's rule (rp_thread_names_see). */
+    struct rp_thread_names names;
     int sampled;
     uint64_t samples[RP_SUM_COLUMNS];
     uint64_t live_time;       /* the snapshot instant samples[RP_SUM_LIVE] counts */
@@ -121,16 +125,19 @@ struct rp_sum_recording {
     struct rp_sum_gauge gauges[RP_SUM_GAUGES];
     struct rp_sum_totals kinds, counters;
     struct rp_sum_thread *threads;
-    size_t nthreads;
+    size_t nthreads, cap_threads;
     struct rp_idmap thread_of_tid;   /* os tid -> index into threads, until ranked */
     struct rp_sum_chunk *chunks;
-    size_t nchunks;
+    size_t nchunks, cap_chunks;
 };
 
-/* The recordings read so far. A zeroed struct is empty. */
+/* The recordings read so far, in the order of the stream's recordings (a
+ * recording is the stream's recording key, stream.h). A zeroed struct is
+ * empty. */
 struct rp_summary {
     struct rp_sum_recording *recs;
-    size_t nrecs;
+    size_t nrecs, cap;
+    struct rp_stream st;      /* the chunk's clock, recording, kinds, threads   */
 };
 
 /* Read the chunk file at `path` into s (its recording's figures, a row for the

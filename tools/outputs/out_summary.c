@@ -15,7 +15,6 @@
 #include <time.h>
 
 #include "model/inputs.h"
-#include "model/profile.h"
 
 #include "ringprof/format.h"
 
@@ -432,7 +431,7 @@ static void print_threads(FILE *out, const struct rp_sum_recording *rec, size_t 
     for (size_t i = 0; i < rec->nthreads && i < top; i++) {
         const struct rp_sum_thread *t = &rec->threads[i];
         char name[1024];
-        rp_thread_display(name, sizeof name, t->name, t->renamed);
+        rp_thread_names_show(&t->names, name, sizeof name);
         fprintf(out, "    %8llu  %-28s", (unsigned long long)t->os_tid, name);
         for (int c = 0; c < RP_SUM_COLUMNS; c++)
             if (shown[c])

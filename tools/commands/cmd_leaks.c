@@ -172,23 +172,14 @@ static int run(void *cmd, int argc, char **argv)
     rp_query_problems(&l->q, NULL, "the figures hold");
     rp_leaks_analyse(&l->m);
     (l->json ? out_leaks_json : out_leaks_text)(stdout, &l->m, l->top);
-    if (rp_query_flush_stdout(&l->q))
-        return 1;
-    return rp_query_status(&l->q);
+    return rp_query_flush_stdout(&l->q) ? 1 : rp_query_status(&l->q);
 }
 
 int rp_cmd_leaks(int argc, char **argv)
 {
-    struct leaks l;
-    memset(&l, 0, sizeof l);
-    l.m.min_gcs = 1;
-    l.m.alpha = 0.01;
-    l.m.min_growth = 1u << 20;
-    l.top = 20;
-    l.q.cmd = "leaks";
-    l.q.usage = usage;
+    struct leaks l = {.top = 20, .q = {.cmd = "leaks", .usage = usage},
+                      .m = {.min_gcs = 1, .alpha = 0.01, .min_growth = 1u << 20}};
     int rc = rp_query_main(&l.q, argc, argv, longopts, parse_one, run, &l);
     rp_leaks_free(&l.m);
-    rp_query_free(&l.q);
     return rc;
 }

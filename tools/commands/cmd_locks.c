@@ -11,7 +11,6 @@
  */
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "commands.h"
 #include "model/locks.h"
@@ -127,23 +126,16 @@ static int run(void *cmd, int argc, char **argv)
                 l->m.blocked.samples ? "; showing the wall-clock samples in state blocked "
                                        "instead" : "");
     (l->json ? out_locks_json : out_locks_text)(stdout, &l->m, &l->o);
-    if (rp_query_flush_stdout(&l->q))
-        return 1;
-    if (!have_locks && !l->m.wall_samples)
+    if (rp_query_flush_stdout(&l->q) || (!have_locks && !l->m.wall_samples))
         return 1;
     return rp_query_status(&l->q);
 }
 
 int rp_cmd_locks(int argc, char **argv)
 {
-    struct locks l;
-    memset(&l, 0, sizeof l);
-    l.o.top = 10;
-    l.o.nstacks = 5;
-    l.q.cmd = "locks";
-    l.q.usage = usage;
+    struct locks l = {.o = {.top = 10, .nstacks = 5},
+                      .q = {.cmd = "locks", .usage = usage}};
     int rc = rp_query_main(&l.q, argc, argv, longopts, parse_one, run, &l);
     rp_locks_free(&l.m);
-    rp_query_free(&l.q);
     return rc;
 }

@@ -108,9 +108,9 @@ int rp_query_main(struct rp_query *q, int argc, char **argv, const struct option
                   rp_query_own_fn own, rp_query_run_fn run, void *cmd)
 {
     int rc = rp_query_parse(q, argc, argv, ":h", longopts, own, cmd);
-    if (rc)
-        return rc == 3 ? 0 : rc;
-    return run(cmd, argc, argv);
+    rc = rc ? (rc == 3 ? 0 : rc) : run(cmd, argc, argv);
+    rp_query_free(q);
+    return rc;
 }
 
 int rp_query_inputs(struct rp_query *q, int argc, char **argv)

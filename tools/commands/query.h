@@ -106,8 +106,9 @@ int rp_query_parse(struct rp_query *q, int argc, char **argv, const char *shorto
 typedef int (*rp_query_run_fn)(void *cmd, int argc, char **argv);
 
 /* A query command from argv to its exit status: rp_query_parse with shortopts
- * ":h", `longopts` and `own`, then run(cmd, argc, argv) when they parse. @return
- * run's status, 0 after --help, 2 after a usage error (printed). */
+ * ":h", `longopts` and `own`, then run(cmd, argc, argv) when they parse; q is
+ * released (rp_query_free) before it returns. @return run's status, 0 after
+ * --help, 2 after a usage error (printed). */
 int rp_query_main(struct rp_query *q, int argc, char **argv, const struct option *longopts,
                   rp_query_own_fn own, rp_query_run_fn run, void *cmd);
 

@@ -48,8 +48,9 @@ struct rp_scan {
     char *kind;                   /* the first kind named in the inputs          */
     int has_cpu, has_alloc;
     size_t opened;                /* files whose header could be read            */
-    char **recs;                  /* recording keys (rp_recording_key)           */
-    size_t nrecs;
+    char **recs;                  /* recording keys (rp_recording_key): the      */
+    size_t nrecs;                 /* stream's, first appearance first            */
+    struct rp_stream st;          /* the chunk being read                        */
     /* RP_SCAN_SNAPSHOTS: sorted by (rec, mono), one entry each, after
      * rp_scan_finish. */
     struct rp_snapshot *snaps;

@@ -131,7 +131,7 @@ def self_test(root):
         ('src/core/log.c', '#include "kinds/lock.h"', 'kinds/ is above core/'),
         ('src/flush/flusher.c', '#include "control/control.h"', 'control/ is above flush/'),
         ('src/walk/unwind.c', '#include "log.h"', 'by its path below src/'),
-        ('tools/model/profile.c', '#include "outputs/formats.h"', 'outputs/ is above model/'),
+        ('tools/model/profile_build.c', '#include "outputs/formats.h"', 'outputs/ is above model/'),
         ('tools/outputs/formats.c', '#include "core/log.h"', 'the tool includes the agent'),
         ('recorder/ring.c', '#include "../src/core/log.h"', 'includes only ringprof/'),
     ]

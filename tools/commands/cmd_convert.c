@@ -3,7 +3,7 @@
  * profile in one of the formats of tools/outputs/formats.c.
  *
  * The command parses options, expands INPUT (files, directories, globs; several
- * recordings merge), streams every chunk into one profile (tools/model/profile.c) and
+ * recordings merge), streams every chunk into one profile (tools/model/profile.h) and
  * hands it to the chosen format's writer. Some things need a look at the inputs
  * before the real pass (tools/model/scan.c): with no --event, which kinds exist (the
  * first segment of each file tells, cheaply); with --from/--to relative to the

@@ -104,6 +104,15 @@ int rp_query_parse(struct rp_query *q, int argc, char **argv, const char *shorto
     return 0;
 }
 
+int rp_query_main(struct rp_query *q, int argc, char **argv, const struct option *longopts,
+                  rp_query_own_fn own, rp_query_run_fn run, void *cmd)
+{
+    int rc = rp_query_parse(q, argc, argv, ":h", longopts, own, cmd);
+    rc = rc ? (rc == 3 ? 0 : rc) : run(cmd, argc, argv);
+    rp_query_free(q);
+    return rc;
+}
+
 int rp_query_inputs(struct rp_query *q, int argc, char **argv)
 {
     q->in.cmd = q->cmd;

@@ -102,6 +102,16 @@ typedef int (*rp_query_own_fn)(void *cmd, int opt, const char *arg);
 int rp_query_parse(struct rp_query *q, int argc, char **argv, const char *shortopts,
                    const struct option *longopts, rp_query_own_fn own, void *cmd);
 
+/* A query command's run once its options are parsed: @return its exit status. */
+typedef int (*rp_query_run_fn)(void *cmd, int argc, char **argv);
+
+/* A query command from argv to its exit status: rp_query_parse with shortopts
+ * ":h", `longopts` and `own`, then run(cmd, argc, argv) when they parse; q is
+ * released (rp_query_free) before it returns. @return run's status, 0 after
+ * --help, 2 after a usage error (printed). */
+int rp_query_main(struct rp_query *q, int argc, char **argv, const struct option *longopts,
+                  rp_query_own_fn own, rp_query_run_fn run, void *cmd);
+
 /* Expand INPUT... (argv[optind...]) into q->in, each chunk once (model/inputs.h:
  * copies are left out with one line, "ringprof CMD: left out ...", unless
  * --quiet), and with q->recording keep only that recording's chunks, saying in

@@ -10,9 +10,9 @@
  * (`_ZN...17h<hash>E`, printed without the hash) and v0 (`_R`) manglings, and
  * leaves out the parameters on request, which __cxa_demangle cannot.
  *
- * profile.c calls rp_demangle once per distinct name (it caches the result per
- * interned string), for native, C++ and kernel frames only: a Java method's name
- * is never a mangled symbol, even when it looks like one.
+ * profile_intern.c calls rp_demangle once per distinct name (it caches the
+ * result per interned string), for native, C++ and kernel frames only: a Java
+ * method's name is never a mangled symbol, even when it looks like one.
  *
  * Threads: any (libiberty's demangler keeps no state), one call at a time per
  * name. Allocates; never prints.

@@ -1,7 +1,7 @@
 /*
  * tools/model/frame_norm.c — the string side of frame normalisation (frame_norm.h):
  * hidden-class names without their addresses, the package of a class, and a
- * method descriptor's parameter list. The profile (profile.c) calls these once
+ * method descriptor's parameter list. The profile (profile_build.c) calls these once
  * per distinct method, never per sample.
  */
 #include "frame_norm.h"

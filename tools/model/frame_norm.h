@@ -25,9 +25,9 @@
  *                   each named with its parameter list as Java writes it:
  *                   "java.util.Arrays.fill(long[], long)".
  *
- * profile.c applies them while it reads stacks (rp_prof_options.norm); the
- * helpers below are the pure string parts, callable from any thread, allocating
- * nothing.
+ * The profile builder (profile_build.c) applies them while it reads stacks
+ * (rp_prof_options.norm); the helpers below are the pure string parts, callable
+ * from any thread, allocating nothing.
  */
 #ifndef RINGPROF_TOOLS_FRAME_NORM_H
 #define RINGPROF_TOOLS_FRAME_NORM_H

@@ -64,6 +64,7 @@
 
 #include "demangle.h"
 #include "frame_norm.h"
+#include "stream.h"
 
 #define RP_PROF_NONE UINT32_MAX
 
@@ -420,14 +421,11 @@ const char *rp_prof_fmt_time(const struct rp_profile *p, uint64_t weight, char *
  * (native, C++, markers, classes). */
 const char *rp_prof_frame_suffix(int type);
 
-/*
- * rp_thread_display: the one name a thread is shown by in every command (docs/
- * profiles.md, "Thread names"): the name it had when first sampled, then, when
- * the recording renamed it after that, the newest name:
- * "main (renamed DestroyJavaVM)". `renamed` may be NULL or "". Writes at most
- * cap bytes, always terminated.
- */
-void rp_thread_display(char *buf, size_t cap, const char *name, const char *renamed);
+/* The recording stream of the chunk being read (stream.h): for the options'
+ * callbacks (on_sample, on_event, on_chunk), which read the chunk's clock,
+ * recording and kinds from it rather than derive them again. NULL outside a
+ * chunk. */
+struct rp_stream *rp_prof_stream(const struct rp_profile *p);
 
 /* The name thread `t` is shown by (rp_thread_display), or for a virtual thread
  * that has none, "virtual #ID"; "" for an unnamed OS thread. */

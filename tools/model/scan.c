@@ -19,48 +19,21 @@
 #include "timespec.h"
 #include "xalloc.h"
 
-const char *rp_recording_key(const struct rp_reader *r, char *buf, size_t cap)
-{
-    const char *id = rp_reader_meta(r, RP_META_RECORDING);
-    if (id) {
-        snprintf(buf, cap, "%s", id);
-    } else {
-        const char *pid = rp_reader_meta(r, RP_META_PID);
-        const char *host = rp_reader_meta(r, RP_META_HOST);
-        snprintf(buf, cap, "pid %s on %s", pid ? pid : "?", host ? host : "?");
-    }
-    return buf;
-}
-
 size_t rp_scan_rec(const struct rp_scan *sc, const char *key)
 {
-    for (size_t i = 0; i < sc->nrecs; i++)
-        if (!strcmp(sc->recs[i], key))
-            return i;
-    return SIZE_MAX;
+    return rp_stream_rec(&sc->st, key);
 }
 
-static uint32_t rec_of(struct rp_scan *sc, const struct rp_reader *r)
-{
-    char key[512];
-    rp_recording_key(r, key, sizeof key);
-    size_t i = rp_scan_rec(sc, key);
-    if (i != SIZE_MAX)
-        return (uint32_t)i;
-    sc->recs = rp_xrealloc(sc->recs, (sc->nrecs + 1) * sizeof *sc->recs);
-    size_t len = strlen(key) + 1;
-    sc->recs[sc->nrecs] = memcpy(rp_xmalloc(len), key, len);
-    return (uint32_t)sc->nrecs++;
-}
-
+/* The first kind named, and whether cpu and alloc are among them. */
 static void scan_kinds(struct rp_scan *sc, const struct rp_reader *r)
 {
     for (uint32_t k = 1; k <= rp_reader_kind_count(r); k++) {
         const struct rp_kind_info *ki = rp_reader_kind(r, k);
         if (!ki || !ki->name)
             continue;
-        sc->has_cpu |= !strcmp(ki->name, "cpu");
-        sc->has_alloc |= !strcmp(ki->name, "alloc");
+        enum rp_skind sk = rp_skind_of(ki->name);
+        sc->has_cpu |= sk == RP_SK_CPU;
+        sc->has_alloc |= sk == RP_SK_ALLOC;
         if (!sc->kind)
             sc->kind = strdup(ki->name);
     }
@@ -76,10 +49,7 @@ static struct rp_snapshot *snap_at(struct rp_scan *sc, uint32_t rec, uint64_t mo
         if (s->rec == rec && s->mono == mono)
             return s;
     }
-    if (sc->nsnaps == sc->cap) {
-        sc->cap = sc->cap ? sc->cap * 2 : 64;
-        sc->snaps = rp_xrealloc(sc->snaps, sc->cap * sizeof *sc->snaps);
-    }
+    rp_xgrow((void **)&sc->snaps, &sc->cap, sc->nsnaps, sizeof *sc->snaps, 64);
     struct rp_snapshot *s = &sc->snaps[sc->nsnaps++];
     memset(s, 0, sizeof *s);
     s->rec = rec;
@@ -88,31 +58,55 @@ static struct rp_snapshot *snap_at(struct rp_scan *sc, uint32_t rec, uint64_t mo
     return s;
 }
 
-struct chunk_clock {
-    int ok;
-    uint64_t wall0, mono0;
-};
-
-static uint64_t wall_of(const struct chunk_clock *c, uint64_t mono)
-{
-    return c->ok ? c->wall0 + (mono - c->mono0) : 0;
-}
-
-static void on_gauge(struct rp_scan *sc, uint32_t rec, const struct chunk_clock *c,
-                     const struct rp_event *ev)
+static void on_gauge(struct rp_scan *sc, const struct rp_event *ev)
 {
     const char *name = ev->u.gauge.name;
     unsigned bit = !name ? 0 : !strcmp(name, RP_GAUGE_LIVE_OBJECTS) ? 1
                              : !strcmp(name, RP_GAUGE_LIVE_BYTES) ? 2 : 0;
     if (!bit)
         return;
-    struct rp_snapshot *s = snap_at(sc, rec, ev->u.gauge.time,
-                                    wall_of(c, ev->u.gauge.time));
+    struct rp_snapshot *s = snap_at(sc, sc->st.rec, ev->u.gauge.time,
+                                    rp_stream_wall(&sc->st, ev->u.gauge.time));
     s->gauges |= bit;
     if (bit == 1)
         s->gauge_objects = ev->u.gauge.value;
     else
         s->gauge_bytes = ev->u.gauge.value;
+}
+
+/* A live sample: its snapshot's figures. */
+static void on_live(struct rp_scan *sc, const struct rp_stream_kind *k,
+                    const struct rp_event *ev, uint64_t wall)
+{
+    struct rp_snapshot *s = snap_at(sc, sc->st.rec, ev->u.sample.time, wall);
+    s->samples++;
+    s->bytes += ev->u.sample.weight;
+    if (rp_sx_has(k, ev, RP_SX_AGE_GCS)) {
+        s->aged = 1;
+        if (rp_sx_value(k, ev, RP_SX_AGE_GCS, 0) >= 1) {
+            s->old_samples++;
+            s->old_bytes += ev->u.sample.weight;
+        }
+    }
+}
+
+/* A sample: the range, the waits, the snapshots, as `what` asks. */
+static void on_sample(struct rp_scan *sc, const struct rp_event *ev, unsigned what)
+{
+    if (what & RP_SCAN_WAITS)
+        rp_waits_sample(&sc->waits, &sc->st, ev);
+    uint64_t t = rp_stream_wall(&sc->st, ev->u.sample.time);
+    if ((what & RP_SCAN_RANGE) && sc->st.clock.ok) {
+        if (!sc->first || t < sc->first)
+            sc->first = t;
+        if (t > sc->last)
+            sc->last = t;
+    }
+    if (!(what & RP_SCAN_SNAPSHOTS))
+        return;
+    const struct rp_stream_kind *k = rp_stream_kind(&sc->st, ev->u.sample.kind);
+    if (k->kind == RP_SK_LIVE)
+        on_live(sc, k, ev, t);
 }
 
 void rp_scan_file(struct rp_scan *sc, const char *path, unsigned what)
@@ -121,55 +115,16 @@ void rp_scan_file(struct rp_scan *sc, const char *path, unsigned what)
     if (!r)
         return;
     sc->opened++;
-    const char *w = rp_reader_meta(r, RP_META_START_WALL);
-    const char *m = rp_reader_meta(r, RP_META_START_MONO);
-    struct chunk_clock c = {w && m, w ? strtoull(w, NULL, 10) : 0,
-                            m ? strtoull(m, NULL, 10) : 0};
-    uint32_t rec = rec_of(sc, r);
-    uint32_t live_kind = 0;   /* the chunk's id of the live kind, once seen */
-    int age_x = -1;           /* its age_gcs extra                           */
+    rp_stream_begin(&sc->st, r);
+    sc->recs = sc->st.recs;
+    sc->nrecs = sc->st.nrecs;
     struct rp_event ev;
     const unsigned all = RP_SCAN_RANGE | RP_SCAN_SNAPSHOTS | RP_SCAN_WAITS;
-    rp_waits_chunk(&sc->waits);
     while (what & all && rp_reader_next(r, &ev)) {
-        if (ev.type == RP_EV_GAUGE && (what & RP_SCAN_SNAPSHOTS)) {
-            on_gauge(sc, rec, &c, &ev);
-            continue;
-        }
-        if (ev.type != RP_EV_SAMPLE)
-            continue;
-        if (what & RP_SCAN_WAITS)
-            rp_waits_sample(&sc->waits, r, rec, &ev);
-        uint64_t t = wall_of(&c, ev.u.sample.time);
-        if ((what & RP_SCAN_RANGE) && c.ok) {
-            if (!sc->first || t < sc->first)
-                sc->first = t;
-            if (t > sc->last)
-                sc->last = t;
-        }
-        if (!(what & RP_SCAN_SNAPSHOTS))
-            continue;
-        if (!live_kind) {
-            const struct rp_kind_info *ki = rp_reader_kind(r, ev.u.sample.kind);
-            if (!ki || !ki->name || strcmp(ki->name, RP_KIND_LIVE))
-                continue;
-            live_kind = ev.u.sample.kind;
-            for (uint32_t i = 0; i < ki->nextra; i++)
-                if (ki->extra[i] && !strcmp(ki->extra[i], RP_X_AGE_GCS))
-                    age_x = (int)i;
-        }
-        if (ev.u.sample.kind != live_kind)
-            continue;
-        struct rp_snapshot *s = snap_at(sc, rec, ev.u.sample.time, t);
-        s->samples++;
-        s->bytes += ev.u.sample.weight;
-        if (age_x >= 0 && (uint32_t)age_x < ev.u.sample.nextra) {
-            s->aged = 1;
-            if (ev.u.sample.extra[age_x] >= 1) {
-                s->old_samples++;
-                s->old_bytes += ev.u.sample.weight;
-            }
-        }
+        if (ev.type == RP_EV_GAUGE && (what & RP_SCAN_SNAPSHOTS))
+            on_gauge(sc, &ev);
+        else if (ev.type == RP_EV_SAMPLE)
+            on_sample(sc, &ev, what);
     }
     if (what & RP_SCAN_KINDS) {
         /* Without a full read: up to the first sample, whose segment defines
@@ -179,6 +134,7 @@ void rp_scan_file(struct rp_scan *sc, const char *path, unsigned what)
             ;
         scan_kinds(sc, r);
     }
+    rp_stream_end(&sc->st);
     rp_reader_close(r);
 }
 
@@ -218,9 +174,7 @@ void rp_scan_finish(struct rp_scan *sc)
 
 void rp_scan_free(struct rp_scan *sc)
 {
-    for (size_t i = 0; i < sc->nrecs; i++)
-        free(sc->recs[i]);
-    free(sc->recs);
+    rp_stream_free(&sc->st);   /* and with it recs */
     free(sc->snaps);
     free(sc->kind);
     rp_waits_free(&sc->waits);

@@ -24,6 +24,7 @@
 
 #include "ringprof/chunk.h"
 #include "ringprof/events.h"
+#include "stream.h"
 #include "waits.h"
 
 
@@ -47,8 +48,9 @@ struct rp_scan {
     char *kind;                   /* the first kind named in the inputs          */
     int has_cpu, has_alloc;
     size_t opened;                /* files whose header could be read            */
-    char **recs;                  /* recording keys (rp_recording_key)           */
-    size_t nrecs;
+    char **recs;                  /* recording keys (rp_recording_key): the      */
+    size_t nrecs;                 /* stream's, first appearance first            */
+    struct rp_stream st;          /* the chunk being read                        */
     /* RP_SCAN_SNAPSHOTS: sorted by (rec, mono), one entry each, after
      * rp_scan_finish. */
     struct rp_snapshot *snaps;
@@ -72,10 +74,6 @@ void rp_scan_file(struct rp_scan *sc, const char *path, unsigned what);
  * rp_scan_file. */
 void rp_scan_finish(struct rp_scan *sc);
 void rp_scan_free(struct rp_scan *sc);
-
-/* The key that groups chunks into recordings, as tools/model/profile.c does: the
- * recording.id, or "pid P on H" when a chunk has none. Written to buf. */
-const char *rp_recording_key(const struct rp_reader *r, char *buf, size_t cap);
 
 /* The index of recording `key` in sc->recs, or SIZE_MAX. */
 size_t rp_scan_rec(const struct rp_scan *sc, const char *key);

@@ -2,12 +2,13 @@
  * tools/model/timeline.c — reading the inputs into the timeline model (timeline.h)
  * and cutting it into columns for the writers (out_timeline.c).
  *
- * One pass over every chunk. Chunk ids are per chunk, so each chunk gets small
- * tables from its thread and kind ids to the model's threads and to what the
- * kind is (wall, lock, gc, other, with the positions of the extras read here),
- * filled when an id is first used and reset at every chunk. A THREAD record
+ * One pass over every chunk, through the recording stream (stream.h), which
+ * says what each kind id is and where its extras are, the chunk's clock and
+ * its recording. Chunk ids are per chunk, so each chunk also gets a small table
+ * from its thread ids to the model's threads, filled when an id is first used
+ * and reset at every chunk. A THREAD record
  * (a rename) forgets the thread's entry, so the --thread filter sees the name
- * each sample was taken under, as in profile.c.
+ * each sample was taken under, as in profile_build.c.
  *
  * Threads across chunks are one row when they share recording and os tid: a
  * hash table on that pair. Spans are appended in file order and merged on the
@@ -22,7 +23,8 @@
 #include <string.h>
 
 #include "profile.h"
-#include "scan.h"
+#include "ringprof/hash.h"
+#include "stream.h"
 #include "xalloc.h"
 
 const struct rp_tl_gauge_def rp_tl_gauges[RP_TL_G_COUNT] = {
@@ -48,110 +50,78 @@ char rp_tl_letter(unsigned state)
 
 /* ------------------------------------------------------ building state -- */
 
-enum { K_UNSEEN = 0, K_OTHER, K_WALL, K_LOCK, K_GC };
 #define T_UNSEEN 0u
 #define T_FILTERED UINT32_MAX
 
-struct kind_slot {
-    int what;
-    int x_state, x_class, x_owner, x_id, x_heap;   /* extras, -1: absent */
-};
-
 struct build {
     const struct rp_prof_options *po;
-    struct rp_reader *r;
-    uint32_t source;
-    int clock_ok;
-    uint64_t wall0, mono0;
-    struct kind_slot *kinds;  size_t nkinds;
+    struct rp_stream st;
     uint32_t *thr;            size_t nthr;   /* chunk id -> thread index + 1 */
     uint32_t *hash;           size_t hmask;  /* thread index + 1, 0: empty   */
 };
 
-static void *grow(void *a, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap)
-        return a;
-    *cap = *cap ? *cap * 2 : 64;
-    return rp_xrealloc(a, *cap * size);
-}
-
 static char *xstrdup(const char *s)
 {
-    size_t n = strlen(s ? s : "") + 1;
-    char *d = rp_xmalloc(n);
-    memcpy(d, s ? s : "", n);
-    return d;
+    return rp_xstrdup(s ? s : "");
 }
 
-static uint64_t mix(uint64_t x)
+/* The model's recordings follow the stream's (first appearance first). */
+static void sources_follow(struct rp_tl *tl, const struct rp_stream *st)
 {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
-}
-
-static uint32_t source_of(struct rp_tl *tl, struct rp_reader *r)
-{
-    char buf[512];
-    const char *key = rp_recording_key(r, buf, sizeof buf);
-    for (size_t i = 0; i < tl->nsources; i++)
-        if (!strcmp(tl->sources[i], key))
-            return (uint32_t)i;
-    tl->sources = rp_xrealloc(tl->sources, (tl->nsources + 1) * sizeof *tl->sources);
-    tl->sources[tl->nsources] = xstrdup(key);
-    return (uint32_t)tl->nsources++;
+    for (; tl->nsources < st->nrecs; tl->nsources++) {
+        tl->sources = rp_xreallocarray(tl->sources, tl->nsources + 1, sizeof *tl->sources);
+        tl->sources[tl->nsources] = xstrdup(st->recs[tl->nsources]);
+    }
 }
 
 /* Thread t is now called `name`: its shown name follows rp_thread_display. */
 static void thread_named(struct rp_tl_thread *t, const char *name)
 {
-    if (!name || !*name)
+    if (rp_thread_names_see(&t->names, name) == RP_RENAME_NONE)
         return;
     char shown[1024];
-    if (!t->first_name[0]) {
-        free(t->first_name);
-        t->first_name = xstrdup(name);
-    }
-    rp_thread_display(shown, sizeof shown, t->first_name,
-                      strcmp(name, t->first_name) ? name : NULL);
+    rp_thread_names_show(&t->names, shown, sizeof shown);
     free((char *)t->name);
     t->name = xstrdup(shown);
+}
+
+static size_t thread_hash(uint64_t tid, uint32_t source)
+{
+    return rp_mix64(tid ^ rp_mix64(source + 1));
 }
 
 /* The model's thread for (source, os tid), created on first use. */
 static uint32_t thread_row(struct rp_tl *tl, struct build *b, uint64_t tid,
                            const char *name)
 {
+    uint32_t source = b->st.rec;
     if (tl->nthreads * 2 >= b->hmask) {   /* keep the table at most half full */
         size_t n = b->hmask ? (b->hmask + 1) * 2 : 256;
         free(b->hash);
-        b->hash = rp_xmalloc(n * sizeof *b->hash);
-        memset(b->hash, 0, n * sizeof *b->hash);
+        b->hash = rp_xcalloc(n, sizeof *b->hash);
         b->hmask = n - 1;
         for (size_t i = 0; i < tl->nthreads; i++) {
-            size_t h = mix(tl->threads[i].os_tid ^ mix(tl->threads[i].source + 1)) & b->hmask;
+            size_t h = thread_hash(tl->threads[i].os_tid, tl->threads[i].source) & b->hmask;
             while (b->hash[h])
                 h = (h + 1) & b->hmask;
             b->hash[h] = (uint32_t)i + 1;
         }
     }
-    size_t h = mix(tid ^ mix(b->source + 1)) & b->hmask;
+    size_t h = thread_hash(tid, source) & b->hmask;
     for (; b->hash[h]; h = (h + 1) & b->hmask) {
         struct rp_tl_thread *t = &tl->threads[b->hash[h] - 1];
-        if (t->os_tid == tid && t->source == b->source) {
+        if (t->os_tid == tid && t->source == source) {
             thread_named(t, name);
             return b->hash[h] - 1;
         }
     }
-    tl->threads = grow(tl->threads, &tl->cap_threads, tl->nthreads, sizeof *tl->threads);
+    rp_xgrow((void **)&tl->threads, &tl->cap_threads, tl->nthreads, sizeof *tl->threads, 64);
     struct rp_tl_thread *t = &tl->threads[tl->nthreads];
     memset(t, 0, sizeof *t);
     t->name = xstrdup(name);
-    t->first_name = xstrdup(name);
+    rp_thread_names_init(&t->names, name);
     t->os_tid = tid;
-    t->source = b->source;
+    t->source = source;
     b->hash[h] = (uint32_t)tl->nthreads + 1;
     return (uint32_t)tl->nthreads++;
 }
@@ -162,7 +132,7 @@ static uint32_t thread_row(struct rp_tl *tl, struct build *b, uint64_t tid,
 static void thread_redefined(struct rp_tl *tl, struct build *b, uint32_t id)
 {
     uint32_t row = b->thr[id];
-    const struct rp_thread_info *ti = rp_reader_thread(b->r, id);
+    const struct rp_thread_info *ti = rp_stream_thread(&b->st, id);
     if (row != T_UNSEEN && row != T_FILTERED && ti)
         thread_named(&tl->threads[row - 1], ti->name);
     b->thr[id] = T_UNSEEN;
@@ -173,7 +143,7 @@ static uint32_t chunk_thread(struct rp_tl *tl, struct build *b, uint32_t id)
 {
     if (id < b->nthr && b->thr[id] != T_UNSEEN)
         return b->thr[id] == T_FILTERED ? T_FILTERED : b->thr[id] - 1;
-    const struct rp_thread_info *ti = id ? rp_reader_thread(b->r, id) : NULL;
+    const struct rp_thread_info *ti = rp_stream_thread(&b->st, id);
     if (!ti)   /* none, or never defined: the table grows for defined ids only */
         return T_FILTERED;
     rp_xgrow_map((void **)&b->thr, &b->nthr, id, sizeof *b->thr, 64, 0);
@@ -187,50 +157,10 @@ static uint32_t chunk_thread(struct rp_tl *tl, struct build *b, uint32_t id)
     return row;
 }
 
-static int extra_index(const struct rp_kind_info *k, const char *name)
-{
-    for (uint32_t i = 0; i < k->nextra; i++)
-        if (k->extra[i] && !strcmp(k->extra[i], name))
-            return (int)i;
-    return -1;
-}
-
-static const struct kind_slot *chunk_kind(struct build *b, uint32_t id)
-{
-    static const struct kind_slot undefined = {K_OTHER, -1, -1, -1, -1, -1};
-    if (id < b->nkinds && b->kinds[id].what != K_UNSEEN)
-        return &b->kinds[id];
-    const struct rp_kind_info *k = rp_reader_kind(b->r, id);
-    if (!k)   /* never defined: the table grows for defined ids only */
-        return &undefined;
-    rp_xgrow_map((void **)&b->kinds, &b->nkinds, id, sizeof *b->kinds, 16, 0);
-    struct kind_slot *s = &b->kinds[id];
-    s->what = K_OTHER;
-    if (!k->name)
-        return s;
-    if (!strcmp(k->name, RP_KIND_WALL))
-        s->what = K_WALL;
-    else if (!strcmp(k->name, RP_KIND_LOCK))
-        s->what = K_LOCK;
-    else if (!strcmp(k->name, "gc"))
-        s->what = K_GC;
-    s->x_state = extra_index(k, "state");
-    s->x_class = extra_index(k, "class");
-    s->x_owner = extra_index(k, "owner");
-    s->x_id = extra_index(k, "id");
-    s->x_heap = extra_index(k, "heap_used");
-    return s;
-}
-
-static uint64_t extra(const struct rp_event *ev, int x)
-{
-    return x >= 0 && (uint32_t)x < ev->u.sample.nextra ? ev->u.sample.extra[x] : 0;
-}
-
 /* Chunk time to the model's (wall-clock when the chunk says how). */
 static uint64_t wall_of(const struct build *b, uint64_t mono)
 {
-    return b->clock_ok ? b->wall0 + (mono - b->mono0) : mono;
+    return rp_clock_time(&b->st.clock, mono);
 }
 
 /* Cut [*t0, *t1) to the --from/--to range. @return 0 when nothing is left:
@@ -238,7 +168,7 @@ static uint64_t wall_of(const struct build *b, uint64_t mono)
  * wait, a gauge reading) is in when its instant is. */
 static int clip(const struct build *b, uint64_t *t0, uint64_t *t1)
 {
-    if (!b->clock_ok)
+    if (!b->st.clock.ok)
         return 1;   /* monotonic times: the range cannot be placed */
     uint64_t from = b->po->from_wall, to = b->po->to_wall;
     if (*t0 == *t1)
@@ -258,29 +188,30 @@ static void add_span(struct rp_tl_thread *t, uint64_t t0, uint64_t t1, unsigned 
             last->t1 = t1;
         return;
     }
-    t->spans = grow(t->spans, &t->cap, t->nspans, sizeof *t->spans);
+    rp_xgrow((void **)&t->spans, &t->cap, t->nspans, sizeof *t->spans, 64);
     t->spans[t->nspans++] = (struct rp_tl_span){t0, t1, (uint8_t)state};
 }
 
 static void on_sample(struct rp_tl *tl, struct build *b, const struct rp_event *ev)
 {
-    const struct kind_slot *k = chunk_kind(b, ev->u.sample.kind);
-    if (k->what == K_OTHER)
+    const struct rp_stream_kind *k = rp_stream_kind(&b->st, ev->u.sample.kind);
+    if (k->kind != RP_SK_WALL && k->kind != RP_SK_LOCK && k->kind != RP_SK_GC)
         return;
-    if (k->what == K_WALL)
+    int wall = k->kind == RP_SK_WALL;
+    if (wall)
         tl->have_wall_kind = 1;
     uint64_t w = ev->u.sample.weight, at = wall_of(b, ev->u.sample.time);
     /* wall: [time - weight, time]; lock and gc: [time, time + weight] */
-    uint64_t t0 = k->what == K_WALL ? (at > w ? at - w : 0) : at;
-    uint64_t t1 = k->what == K_WALL ? at : at + w;
+    uint64_t t0 = wall ? (at > w ? at - w : 0) : at;
+    uint64_t t1 = wall ? at : at + w;
     if (!clip(b, &t0, &t1)) {
         tl->samples_time_filtered++;
         return;
     }
-    if (k->what == K_GC) {
-        tl->gcs = grow(tl->gcs, &tl->cap_gcs, tl->ngcs, sizeof *tl->gcs);
-        tl->gcs[tl->ngcs++] = (struct rp_tl_gc){t0, t1, extra(ev, k->x_id),
-                                                extra(ev, k->x_heap)};
+    if (k->kind == RP_SK_GC) {
+        rp_xgrow((void **)&tl->gcs, &tl->cap_gcs, tl->ngcs, sizeof *tl->gcs, 64);
+        tl->gcs[tl->ngcs++] = (struct rp_tl_gc){t0, t1, rp_sx_value(k, ev, RP_SX_ID, 0),
+                                                rp_sx_value(k, ev, RP_SX_HEAP_USED, 0)};
         tl->gc_samples++;
         return;
     }
@@ -289,19 +220,14 @@ static void on_sample(struct rp_tl *tl, struct build *b, const struct rp_event *
         tl->samples_thread_filtered++;
         return;
     }
-    if (k->what == K_WALL) {
-        uint64_t s = extra(ev, k->x_state);
-        add_span(&tl->threads[row], t0, t1, s < RP_TS_COUNT ? (unsigned)s : RP_TS_UNKNOWN);
+    if (wall) {
+        add_span(&tl->threads[row], t0, t1, rp_sx_state(k, ev));
         tl->wall_samples++;
         return;
     }
-    uint64_t class_id = extra(ev, k->x_class);
-    const char *klass = k->x_class >= 0 && class_id <= UINT32_MAX   /* ids are 32 bits */
-        ? rp_reader_class(b->r, (uint32_t)class_id) : NULL;
-    uint64_t owner_id = extra(ev, k->x_owner);
-    const struct rp_thread_info *oi = owner_id && owner_id <= UINT32_MAX
-        ? rp_reader_thread(b->r, (uint32_t)owner_id) : NULL;
-    tl->locks = grow(tl->locks, &tl->cap_locks, tl->nlocks, sizeof *tl->locks);
+    const char *klass = rp_stream_x_class(&b->st, k, ev, RP_SX_CLASS);
+    const struct rp_thread_info *oi = rp_stream_x_thread(&b->st, k, ev, RP_SX_OWNER);
+    rp_xgrow((void **)&tl->locks, &tl->cap_locks, tl->nlocks, sizeof *tl->locks, 64);
     tl->locks[tl->nlocks++] = (struct rp_tl_lock){t0, t1, row, xstrdup(klass),
                                                   xstrdup(oi ? oi->name : NULL)};
     tl->lock_samples++;
@@ -309,7 +235,7 @@ static void on_sample(struct rp_tl *tl, struct build *b, const struct rp_event *
 
 static void on_gauge(struct rp_tl *tl, struct build *b, const struct rp_event *ev)
 {
-    if (b->source != 0 || !ev->u.gauge.name)   /* one process's telemetry: the first */
+    if (b->st.rec != 0 || !ev->u.gauge.name)   /* one process's telemetry: the first */
         return;
     for (int g = 0; g < RP_TL_G_COUNT; g++) {
         if (strcmp(ev->u.gauge.name, rp_tl_gauges[g].name))
@@ -317,7 +243,7 @@ static void on_gauge(struct rp_tl *tl, struct build *b, const struct rp_event *e
         /* Every reading is kept for now: the rates at the edges of a --from/--to
          * range need the readings just outside it (trim_series). */
         struct rp_tl_series *s = &tl->gauges[g];
-        s->p = grow(s->p, &s->cap, s->n, sizeof *s->p);
+        rp_xgrow((void **)&s->p, &s->cap, s->n, sizeof *s->p, 64);
         s->p[s->n++] = (struct rp_tl_point){wall_of(b, ev->u.gauge.time), ev->u.gauge.value};
         s->total = rp_tl_gauges[g].total;
         return;
@@ -330,15 +256,8 @@ static void load_file(struct rp_tl *tl, struct build *b, const char *path)
     if (!r)
         return;
     tl->files_read++;
-    b->r = r;
-    b->source = source_of(tl, r);
-    const char *w = rp_reader_meta(r, RP_META_START_WALL);
-    const char *m = rp_reader_meta(r, RP_META_START_MONO);
-    b->clock_ok = w && m;
-    b->wall0 = w ? strtoull(w, NULL, 10) : 0;
-    b->mono0 = m ? strtoull(m, NULL, 10) : 0;
-    if (b->kinds)
-        memset(b->kinds, 0, b->nkinds * sizeof *b->kinds);
+    rp_stream_begin(&b->st, r);
+    sources_follow(tl, &b->st);
     if (b->thr)
         memset(b->thr, 0, b->nthr * sizeof *b->thr);
     struct rp_event ev;
@@ -350,8 +269,8 @@ static void load_file(struct rp_tl *tl, struct build *b, const char *path)
         else if (ev.type == RP_EV_THREAD && ev.u.thread.id < b->nthr)
             thread_redefined(tl, b, ev.u.thread.id);
     }
+    rp_stream_end(&b->st);
     rp_reader_close(r);
-    b->r = NULL;
 }
 
 /* ------------------------------------------------------------ finishing -- */
@@ -447,7 +366,7 @@ void rp_tl_load(struct rp_tl *tl, const struct rp_inputs *in,
         load_file(tl, &b, in->paths[i]);
     }
     rp_progress_done();
-    free(b.kinds);
+    rp_stream_free(&b.st);
     free(b.thr);
     free(b.hash);
 
@@ -484,7 +403,7 @@ void rp_tl_free(struct rp_tl *tl)
 {
     for (size_t i = 0; i < tl->nthreads; i++) {
         free((char *)tl->threads[i].name);
-        free(tl->threads[i].first_name);
+        rp_thread_names_free(&tl->threads[i].names);
         free(tl->threads[i].spans);
     }
     free(tl->threads);

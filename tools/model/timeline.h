@@ -60,7 +60,7 @@ struct rp_tl_thread {
     const char *name;      /* as every command shows it (rp_thread_display): the   */
                            /* first name, then a later one, "main (renamed        */
                            /* DestroyJavaVM)"; "" if never named (owned)          */
-    char *first_name;      /* its name when first seen (owned)                    */
+    struct rp_thread_names names;   /* its first and newest names (stream.h)    */
     uint64_t os_tid;
     uint32_t source;       /* index into rp_tl.sources                             */
     struct rp_tl_span *spans;

@@ -10,59 +10,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ringprof/events.h"
 #include "xalloc.h"
-
-enum { WAITS_KIND_OTHER = 1, WAITS_KIND_LOCK, WAITS_KIND_WAITING };
-
-void rp_waits_chunk(struct rp_waits *ws)
-{
-    memset(ws->kinds, 0, sizeof ws->kinds);
-    ws->reported_x = -1;
-}
-
-/* What the chunk's kind `id` is (WAITS_KIND_*), looked up once per chunk for
- * the first RP_WAITS_KINDS ids (a chunk defines a handful). */
-static int kind_of(struct rp_waits *ws, const struct rp_reader *r, uint32_t id)
-{
-    if (id < RP_WAITS_KINDS && ws->kinds[id])
-        return ws->kinds[id];
-    const struct rp_kind_info *ki = rp_reader_kind(r, id);
-    int k = WAITS_KIND_OTHER;
-    if (ki && ki->name && !strcmp(ki->name, RP_KIND_LOCK_WAITING)) {
-        k = WAITS_KIND_WAITING;
-    } else if (ki && ki->name && !strcmp(ki->name, RP_KIND_LOCK)) {
-        k = WAITS_KIND_LOCK;
-        for (uint32_t i = 0; i < ki->nextra; i++)
-            if (ki->extra[i] && !strcmp(ki->extra[i], "reported"))
-                ws->reported_x = (int)i;
-    }
-    if (id < RP_WAITS_KINDS && ki)
-        ws->kinds[id] = (uint8_t)k;
-    return k;
-}
 
 static void add(struct rp_waits *ws, uint32_t rec, uint64_t os_tid, uint64_t start,
                 uint64_t latest, int finished)
 {
-    if (ws->n == ws->cap) {
-        ws->cap = ws->cap ? ws->cap * 2 : 64;
-        ws->w = rp_xrealloc(ws->w, ws->cap * sizeof *ws->w);
-    }
+    rp_xgrow((void **)&ws->w, &ws->cap, ws->n, sizeof *ws->w, 64);
     ws->w[ws->n++] = (struct rp_wait){rec, os_tid, start, latest, (uint8_t)finished, 0};
 }
 
-void rp_waits_sample(struct rp_waits *ws, const struct rp_reader *r, uint32_t rec,
-                     const struct rp_event *ev)
+void rp_waits_sample(struct rp_waits *ws, struct rp_stream *st, const struct rp_event *ev)
 {
-    int k = kind_of(ws, r, ev->u.sample.kind);
-    int waiting = k == WAITS_KIND_WAITING;
-    if (!waiting && !(k == WAITS_KIND_LOCK && ws->reported_x >= 0 &&
-                      (uint32_t)ws->reported_x < ev->u.sample.nextra &&
-                      ev->u.sample.extra[ws->reported_x]))
+    const struct rp_stream_kind *k = rp_stream_kind(st, ev->u.sample.kind);
+    int waiting = k->kind == RP_SK_LOCK_WAITING;
+    if (!waiting && !(k->kind == RP_SK_LOCK && rp_sx_value(k, ev, RP_SX_REPORTED, 0)))
         return;
-    const struct rp_thread_info *ti = rp_reader_thread(r, ev->u.sample.thread);
-    add(ws, rec, ti ? ti->os_tid : 0, ev->u.sample.time, waiting ? ev->u.sample.weight : 0,
+    const struct rp_thread_info *ti = rp_stream_thread(st, ev->u.sample.thread);
+    add(ws, st->rec, ti ? ti->os_tid : 0, ev->u.sample.time, waiting ? ev->u.sample.weight : 0,
         !waiting);
 }
 

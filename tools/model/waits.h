@@ -28,9 +28,10 @@
 #include <stdint.h>
 
 #include "ringprof/chunk.h"
+#include "stream.h"
 
 struct rp_wait {
-    uint32_t rec;                 /* the recording: index into rp_scan.recs      */
+    uint32_t rec;                 /* the recording: index into the stream's recs */
     uint64_t os_tid, start;       /* the waiting thread, the wait's start (mono) */
     uint64_t latest;              /* the greatest in-progress weight, 0: none    */
     uint8_t finished;             /* a reported finished record was seen         */
@@ -40,20 +41,11 @@ struct rp_wait {
 struct rp_waits {
     struct rp_wait *w;
     size_t n, cap;
-    /* the chunk being read (rp_waits_chunk): what its kind ids are (WAITS_KIND_*
-     * in waits.c; 0: not looked at yet), for the first RP_WAITS_KINDS ids */
-#define RP_WAITS_KINDS 64
-    uint8_t kinds[RP_WAITS_KINDS];
-    int reported_x;               /* the lock kind's "reported" extra, -1: none  */
 };
 
-/* A new chunk's reading begins: forget the previous chunk's kind ids. */
-void rp_waits_chunk(struct rp_waits *ws);
-
-/* A sample of the chunk `r` of recording `rec`: noted if it is a wait's
+/* A sample of the chunk the stream is reading: noted if it is a wait's
  * in-progress record or a reported finished one. */
-void rp_waits_sample(struct rp_waits *ws, const struct rp_reader *r, uint32_t rec,
-                     const struct rp_event *ev);
+void rp_waits_sample(struct rp_waits *ws, struct rp_stream *st, const struct rp_event *ev);
 
 /* Sort and merge the entries. Call once after the last sample. */
 void rp_waits_finish(struct rp_waits *ws);

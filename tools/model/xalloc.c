@@ -44,6 +44,17 @@ void *rp_xreallocarray(void *q, size_t n, size_t size)
     return rp_xrealloc(q, n * size);
 }
 
+void rp_xgrow(void **arr, size_t *cap, size_t n, size_t size, size_t first)
+{
+    if (n < *cap)
+        return;
+    size_t c = *cap ? *cap : first;
+    while (c <= n)
+        c *= 2;
+    *arr = rp_xreallocarray(*arr, c, size);
+    *cap = c;
+}
+
 void rp_xgrow_map(void **arr, size_t *n, size_t id, size_t size, size_t first, int fill)
 {
     if (id < *n)

@@ -29,6 +29,11 @@ char *rp_xstrdup(const char *s);
  * out of memory. */
 void *rp_xreallocarray(void *q, size_t n, size_t size);
 
+/* An array *arr (capacity *cap elements of `size` bytes, n of them used) made
+ * large enough to hold n + 1: its capacity doubles, from `first`. Nothing is
+ * done if n < *cap. The one way the tool grows an array it appends to. */
+void rp_xgrow(void **arr, size_t *cap, size_t n, size_t size, size_t first);
+
 /* A map indexed by id (*arr, *n elements of `size` bytes) made large enough to
  * hold index `id`: doubled from *n (or `first`) until it does, new bytes set to
  * `fill`. Nothing is done if id < *n. */

@@ -66,7 +66,7 @@
 #include <string.h>
 
 #include "formats.h"
-#include "model/scan.h"
+#include "model/stream.h"
 #include "model/strtab.h"
 #include "model/xalloc.h"
 #include "out_common.h"
@@ -117,10 +117,9 @@ struct okind {
     char *unit;                 /* the OTLP unit of a kind not in the table     */
 };
 
-/* A chunk's kind id: its slot (+1; 0: not looked at yet) and extras. */
+/* A chunk's kind id: its slot (+1; 0: not looked at yet). */
 struct ckind {
     int slot1;
-    int objects_x, state_x;
 };
 
 /* The figures of one (leaf, kind, state); next chains a leaf's entries. */
@@ -153,9 +152,8 @@ struct otlp {
     const struct rp_profile *p;
 
     /* the chunk being read */
-    uint32_t src;
-    int clock_ok;
-    uint64_t wall0, mono0;
+    struct rp_stream *st;                      /* the builder's (rp_prof_stream) */
+    uint32_t src;                              /* its recording: p->sources     */
     struct ckind *ck;  size_t n_ck;
 
     struct okind *kinds; size_t nkinds;
@@ -192,12 +190,13 @@ static uint32_t kind_slot(struct otlp *x, const struct rp_kind_info *ki, int obj
     memset(k, 0, sizeof *k);
     k->name = rp_xstrdup(ki->name);
     k->period = ki->period;
-    k->live = !strcmp(ki->name, RP_KIND_LIVE);
+    enum rp_skind sk = rp_skind_of(ki->name);
+    k->live = sk == RP_SK_LIVE;
     const char *unit = ki->unit ? ki->unit : "";
-    k->unit = rp_xstrdup(!strcmp(unit, "ns") ? "nanoseconds"
+    k->unit = rp_xstrdup(!strcmp(unit, RP_UNIT_NS) ? "nanoseconds"
                          : (!*unit || !strcmp(unit, "samples")) ? "count" : unit);
-    int alloc = !strcmp(ki->name, "alloc");
-    if (!strcmp(ki->name, RP_KIND_LOCK)) {
+    int alloc = sk == RP_SK_ALLOC;
+    if (sk == RP_SK_LOCK) {
         k->pt[k->npt++] = (struct ptype){"delay", "nanoseconds", V_WEIGHT};
         k->pt[k->npt++] = (struct ptype){"contentions", "count", V_SAMPLES};
     } else if (alloc || k->live) {
@@ -213,20 +212,13 @@ static uint32_t kind_slot(struct otlp *x, const struct rp_kind_info *ki, int obj
 }
 
 static const struct ckind *chunk_kind(struct otlp *x, uint32_t id,
-                                      const struct rp_kind_info *ki)
+                                      const struct rp_kind_info *ki,
+                                      const struct rp_stream_kind *k)
 {
     rp_xgrow_map((void **)&x->ck, &x->n_ck, id, sizeof *x->ck, 8, 0);
     struct ckind *c = &x->ck[id];
-    if (c->slot1)
-        return c;
-    c->objects_x = c->state_x = -1;
-    for (uint32_t i = 0; i < ki->nextra && i < RP_MAX_EXTRA; i++) {
-        if (ki->extra[i] && !strcmp(ki->extra[i], "objects"))
-            c->objects_x = (int)i;
-        if (ki->extra[i] && !strcmp(ki->extra[i], "state"))
-            c->state_x = (int)i;
-    }
-    c->slot1 = (int)kind_slot(x, ki, c->objects_x >= 0) + 1;
+    if (!c->slot1)
+        c->slot1 = (int)kind_slot(x, ki, k->x[RP_SX_OBJECTS] >= 0) + 1;
     return c;
 }
 
@@ -282,12 +274,8 @@ static void on_chunk(void *arg, const struct rp_profile *p, const struct rp_read
     struct otlp *x = arg;
     if (end)
         return;
-    char buf[512];
-    const char *key = rp_recording_key(r, buf, sizeof buf);
-    x->src = 0;
-    for (size_t i = 0; i < p->nsources; i++)
-        if (!strcmp(p->sources[i].recording, key))
-            x->src = (uint32_t)i;
+    x->st = rp_prof_stream(p);
+    x->src = x->st->rec;
     struct osrc *s = src_at(x, x->src);
     if (!s->seen) {
         s->seen = 1;
@@ -299,19 +287,14 @@ static void on_chunk(void *arg, const struct rp_profile *p, const struct rp_read
             s->runtime_version = meta_dup(r, RP_META_JVM_VERSION);
         s->description = runtime_description(r);
     }
-    const char *w = rp_reader_meta(r, RP_META_START_WALL);
-    const char *m = rp_reader_meta(r, RP_META_START_MONO);
-    x->clock_ok = w && m;
-    x->wall0 = w ? strtoull(w, NULL, 10) : 0;
-    x->mono0 = m ? strtoull(m, NULL, 10) : 0;
-    span(s, x->wall0);
+    span(s, x->st->clock.wall0);
     if (x->ck)
         memset(x->ck, 0, x->n_ck * sizeof *x->ck);
 }
 
 static uint64_t wall_of(const struct otlp *x, uint64_t mono)
 {
-    return x->clock_ok ? x->wall0 + (mono - x->mono0) : 0;
+    return rp_stream_wall(x->st, mono);
 }
 
 static void on_event(void *arg, const struct rp_profile *p, const struct rp_event *ev)
@@ -350,17 +333,15 @@ static void on_sample(void *arg, const struct rp_profile *p, uint32_t leaf,
     struct otlp *x = arg;
     if (!kind || !kind->name)
         return;
-    const struct ckind *c = chunk_kind(x, ev->u.sample.kind, kind);
+    const struct rp_stream_kind *k = rp_stream_kind(x->st, ev->u.sample.kind);
+    const struct ckind *c = chunk_kind(x, ev->u.sample.kind, kind, k);
     uint32_t slot = (uint32_t)c->slot1 - 1;
     struct osrc *s = src_at(x, x->src);
     const uint64_t t = ev->u.sample.time;
     span(s, wall_of(x, t));
     uint8_t state = 0;
-    if (c->state_x >= 0) {
-        uint64_t st = (uint32_t)c->state_x < ev->u.sample.nextra
-                          ? ev->u.sample.extra[c->state_x] : RP_TS_UNKNOWN;
-        state = (uint8_t)(1 + (st < RP_TS_COUNT ? st : RP_TS_UNKNOWN));
-    }
+    if (k->x[RP_SX_STATE] >= 0)
+        state = (uint8_t)(1 + rp_sx_state(k, ev));
     if (x->kinds[slot].live) {
         if (t < s->live_t)
             return;                     /* an older snapshot than one seen */
@@ -373,8 +354,7 @@ static void on_sample(void *arg, const struct rp_profile *p, uint32_t leaf,
     }
     e->v[V_SAMPLES]++;
     e->v[V_WEIGHT] += ev->u.sample.weight;
-    if (c->objects_x >= 0 && (uint32_t)c->objects_x < ev->u.sample.nextra)
-        e->v[V_OBJECTS] += ev->u.sample.extra[c->objects_x];
+    e->v[V_OBJECTS] += rp_sx_value(k, ev, RP_SX_OBJECTS, 0);
 }
 
 /* -------------------------------------------------------- dictionary -- */

@@ -20,6 +20,7 @@
 
 #include "legend.h"
 #include "out_common.h"
+#include "ringprof/hash.h"
 
 #define BT_THREAD 0x80000000u
 
@@ -40,19 +41,12 @@ struct bt {
 
 static uint64_t bt_hash(uint32_t parent, uint32_t key)
 {
-    uint64_t x = (uint64_t)parent << 32 | key;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
+    return rp_mix64((uint64_t)parent << 32 | key);
 }
 
 static uint32_t bt_new(struct bt *t, uint32_t parent, uint32_t key)
 {
-    if (t->nn == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 64;
-        t->n = rp_xrealloc(t->n, t->cap * sizeof *t->n);
-    }
+    rp_xgrow((void **)&t->n, &t->cap, t->nn, sizeof *t->n, 64);
     struct bt_node *n = &t->n[t->nn];
     memset(n, 0, sizeof *n);
     n->key = key;
@@ -171,10 +165,7 @@ static void bt_sort(struct bt *t)
     for (size_t i = 0; i < t->nn; i++) {
         size_t k = 0;
         for (uint32_t c = t->n[i].first_child; c != RP_PROF_NONE; c = t->n[c].next_sibling) {
-            if (k == cap) {
-                cap = cap ? cap * 2 : 16;
-                kids = rp_xrealloc(kids, cap * sizeof *kids);
-            }
+            rp_xgrow((void **)&kids, &cap, k, sizeof *kids, 16);
             kids[k++] = c;
         }
         if (k < 2)

@@ -141,10 +141,7 @@ struct site_list {
 
 static struct site *site_add(struct site_list *l, const struct rp_profile *p, uint32_t leaf)
 {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 64;
-        l->s = rp_xrealloc(l->s, l->cap * sizeof *l->s);
-    }
+    rp_xgrow((void **)&l->s, &l->cap, l->n, sizeof *l->s, 64);
     const struct rp_prof_frame *f = rp_prof_node_frame(p, leaf);
     struct site *s = &l->s[l->n++];
     memset(s, 0, sizeof *s);

@@ -25,10 +25,8 @@ static uint64_t kid_hash(uint32_t parent, uint32_t ref)
     return rp_mix64((uint64_t)parent << 32 | ref);
 }
 
-void prof_kids_grow(struct rp_prof_build *b)
+static void kids_rehash(struct rp_prof_build *b)
 {
-    if (b->kids && (b->kids_used + 1) * 2 <= b->kids_mask)
-        return;
     size_t ocap = b->kids ? b->kids_mask + 1 : 0, cap = ocap ? ocap * 2 : 4096;
     struct kid_entry *old = b->kids;
     b->kids = rp_xrealloc(NULL, cap * sizeof *b->kids);
@@ -43,6 +41,12 @@ void prof_kids_grow(struct rp_prof_build *b)
         b->kids[j] = old[i];
     }
     free(old);
+}
+
+void prof_kids_grow(struct rp_prof_build *b)
+{
+    if (!b->kids || (b->kids_used + 1) * 2 > b->kids_mask)
+        kids_rehash(b);
 }
 
 uint32_t prof_node_new(struct rp_profile *p, uint32_t parent, uint16_t kind,
@@ -68,7 +72,8 @@ uint32_t prof_node_new(struct rp_profile *p, uint32_t parent, uint16_t kind,
         n->next_sibling = pn->first_child;
         pn->first_child = i;
         uint32_t key = kind == RP_PNODE_THREAD ? ref | KID_THREAD : ref;
-        prof_kids_grow(b);
+        if ((b->kids_used + 1) * 2 > b->kids_mask)   /* b->kids exists (rp_prof_new) */
+            kids_rehash(b);
         size_t j = kid_hash(parent, key) & b->kids_mask;
         while (b->kids[j].parent != RP_PROF_NONE)
             j = (j + 1) & b->kids_mask;

@@ -14,7 +14,7 @@
  * (model/inputs.h); two INPUTs that share a chunk are refused unless --overlap
  * allows it, since a profile compared with itself shows no change.
  *
- * The two profiles are joined by name (tools/outputs/diff.h) and written as a
+ * The two profiles are joined by name (tools/model/diff.h) and written as a
  * flat table (or JSON), two-column collapsed stacks, or a differential flame
  * graph; pprof writes the two profiles side by side for go tool pprof's own
  * -diff_base. Both -o forms are written through model/outfile.h (pprof's
@@ -31,7 +31,7 @@
 #include "commands.h"
 #include "model/live.h"
 #include "model/outfile.h"
-#include "outputs/diff.h"
+#include "model/diff.h"
 #include "outputs/formats.h"
 #include "query.h"
 #include "usage.h"

@@ -421,6 +421,32 @@ const char *rp_prof_fmt_time(const struct rp_profile *p, uint64_t weight, char *
  * (native, C++, markers, classes). */
 const char *rp_prof_frame_suffix(int type);
 
+/* Per-method figures over the whole profile. self[v]: samples whose leaf frame is
+ * the method (for an allocation, the frame above the allocated class's).
+ * total[v]: samples with the method anywhere on the stack, each sample counted
+ * once however often the method recurs in it. */
+struct rp_prof_method_row {
+    uint32_t method;
+    uint64_t self[RP_PV_MAX], total[RP_PV_MAX];
+};
+/* @return an array of p->nmethods rows, indexed by method. Caller frees. */
+struct rp_prof_method_row *rp_prof_method_rows(const struct rp_profile *p);
+/* The same with methods merged into rows by key[method] (< nkeys): a sample is
+ * in a row's total once however many of its methods are on the stack (two
+ * native symbols of one name in two libraries, a C++ overload). @return nkeys
+ * rows indexed by key, .method being the key. Caller frees. */
+struct rp_prof_method_row *rp_prof_method_rows_keyed(const struct rp_profile *p,
+                                             const uint32_t *key, size_t nkeys);
+
+/* Depth-first walk of the subtree of `start`: enter(node) in pre-order, leave(node)
+ * after its subtree. No recursion. */
+typedef void (*rp_prof_node_fn)(const struct rp_profile *p, uint32_t node, void *arg);
+void rp_prof_walk2(const struct rp_profile *p, uint32_t start, rp_prof_node_fn enter,
+               rp_prof_node_fn leave, void *arg);
+
+/* The method of a frame node, RP_PROF_NONE for root and thread nodes. */
+uint32_t rp_prof_node_method(const struct rp_profile *p, uint32_t node);
+
 /* The recording stream of the chunk being read (stream.h): for the options'
  * callbacks (on_sample, on_event, on_chunk), which read the chunk's clock,
  * recording and kinds from it rather than derive them again. NULL outside a

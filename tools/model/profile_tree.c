@@ -25,10 +25,8 @@ static uint64_t kid_hash(uint32_t parent, uint32_t ref)
     return rp_mix64((uint64_t)parent << 32 | ref);
 }
 
-void prof_kids_grow(struct rp_prof_build *b)
+static void kids_rehash(struct rp_prof_build *b)
 {
-    if (b->kids && (b->kids_used + 1) * 2 <= b->kids_mask)
-        return;
     size_t ocap = b->kids ? b->kids_mask + 1 : 0, cap = ocap ? ocap * 2 : 4096;
     struct kid_entry *old = b->kids;
     b->kids = rp_xrealloc(NULL, cap * sizeof *b->kids);
@@ -43,6 +41,12 @@ void prof_kids_grow(struct rp_prof_build *b)
         b->kids[j] = old[i];
     }
     free(old);
+}
+
+void prof_kids_grow(struct rp_prof_build *b)
+{
+    if (!b->kids || (b->kids_used + 1) * 2 > b->kids_mask)
+        kids_rehash(b);
 }
 
 uint32_t prof_node_new(struct rp_profile *p, uint32_t parent, uint16_t kind,
@@ -68,7 +72,8 @@ uint32_t prof_node_new(struct rp_profile *p, uint32_t parent, uint16_t kind,
         n->next_sibling = pn->first_child;
         pn->first_child = i;
         uint32_t key = kind == RP_PNODE_THREAD ? ref | KID_THREAD : ref;
-        prof_kids_grow(b);
+        if ((b->kids_used + 1) * 2 > b->kids_mask)   /* b->kids exists (rp_prof_new) */
+            kids_rehash(b);
         size_t j = kid_hash(parent, key) & b->kids_mask;
         while (b->kids[j].parent != RP_PROF_NONE)
             j = (j + 1) & b->kids_mask;
@@ -306,3 +311,96 @@ const char *rp_prof_frame_suffix(int type)
     }
 }
 
+/* ------------------------------------------------------ method rows -- */
+
+uint32_t rp_prof_node_method(const struct rp_profile *p, uint32_t node)
+{
+    const struct rp_prof_frame *f = rp_prof_node_frame(p, node);
+    return f ? f->method : RP_PROF_NONE;
+}
+
+void rp_prof_walk2(const struct rp_profile *p, uint32_t start, rp_prof_node_fn enter,
+               rp_prof_node_fn leave, void *arg)
+{
+    uint32_t n = start;
+    enter(p, n, arg);
+    for (;;) {
+        if (p->nodes[n].first_child != RP_PROF_NONE) {
+            n = p->nodes[n].first_child;
+            enter(p, n, arg);
+            continue;
+        }
+        leave(p, n, arg);
+        while (n != start && p->nodes[n].next_sibling == RP_PROF_NONE) {
+            n = p->nodes[n].parent;
+            leave(p, n, arg);
+        }
+        if (n == start)
+            return;
+        n = p->nodes[n].next_sibling;
+        enter(p, n, arg);
+    }
+}
+
+struct mrows {
+    struct rp_prof_method_row *rows;
+    uint32_t *onpath;          /* per row: occurrences on the current path    */
+    const uint32_t *key;       /* method -> row; NULL: the method's own       */
+};
+
+/* The row of a node's method, RP_PROF_NONE for root and thread nodes. */
+static uint32_t row_of(const struct mrows *m, const struct rp_profile *p, uint32_t node)
+{
+    uint32_t meth = rp_prof_node_method(p, node);
+    return meth == RP_PROF_NONE || !m->key ? meth : m->key[meth];
+}
+
+static void rows_enter(const struct rp_profile *p, uint32_t node, void *arg)
+{
+    struct mrows *m = arg;
+    uint32_t row = row_of(m, p, node);
+    if (row == RP_PROF_NONE)
+        return;
+    struct rp_prof_method_row *r = &m->rows[row];
+    const struct rp_prof_node *n = &p->nodes[node];
+    for (int v = 0; v < RP_PV_MAX; v++)
+        r->self[v] += n->self[v];
+    /* An allocated class is the leaf below the allocating frame: what it holds is
+     * also the allocating method's self. */
+    uint32_t caller = row_of(m, p, n->parent);
+    if (p->frames[n->ref].type == RP_PFRAME_CLASS && caller != RP_PROF_NONE)
+        for (int v = 0; v < RP_PV_MAX; v++)
+            m->rows[caller].self[v] += n->self[v];
+    if (m->onpath[row]++ == 0)   /* outermost: its total holds every sample once */
+        for (int v = 0; v < RP_PV_MAX; v++)
+            r->total[v] += n->total[v];
+}
+
+static void rows_leave(const struct rp_profile *p, uint32_t node, void *arg)
+{
+    struct mrows *m = arg;
+    uint32_t row = row_of(m, p, node);
+    if (row != RP_PROF_NONE)
+        m->onpath[row]--;
+}
+
+struct rp_prof_method_row *rp_prof_method_rows_keyed(const struct rp_profile *p,
+                                             const uint32_t *key, size_t nkeys)
+{
+    size_t n = key ? nkeys : p->nmethods;
+    struct mrows m = {.key = key};
+    m.rows = rp_xmalloc((n + 1) * sizeof *m.rows);
+    memset(m.rows, 0, (n + 1) * sizeof *m.rows);
+    m.onpath = rp_xmalloc((n + 1) * sizeof *m.onpath);
+    memset(m.onpath, 0, (n + 1) * sizeof *m.onpath);
+    for (size_t i = 0; i < n; i++)
+        m.rows[i].method = (uint32_t)i;
+    rp_prof_walk2(p, 0, rows_enter, rows_leave, &m);
+    free(m.onpath);
+    return m.rows;
+}
+
+struct rp_prof_method_row *rp_prof_method_rows(const struct rp_profile *p)
+{
+    return rp_prof_method_rows_keyed(p, NULL, 0);
+}

@@ -223,7 +223,9 @@ static inline const char *rp_stream_recording(const struct rp_stream *s)
 /* The index of recording `key` among s->recs, or SIZE_MAX. */
 size_t rp_stream_rec(const struct rp_stream *s, const char *key);
 
-/* What KIND id `id` of the chunk is (never NULL; info NULL: undefined). */
+/* What KIND id `id` of the chunk is (never NULL; info NULL: undefined). The
+ * entry stays valid until the next rp_stream_begin or the first look-up of an
+ * id not looked up before in the chunk (the map may move then). */
 const struct rp_stream_kind *rp_stream_kind(struct rp_stream *s, uint32_t id);
 
 /* Event time `mono` of the chunk as wall-clock ns (rp_clock_wall: 0 unknown). */

@@ -63,8 +63,7 @@ uint32_t rp_strtab_add(struct rp_strtab *t, const char *s, size_t len)
             return i;
     }
     if (t->n == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 64;
-        t->s = rp_xreallocarray(t->s, t->cap, sizeof *t->s);
+        rp_xgrow((void **)&t->s, &t->cap, t->n, sizeof *t->s, 64);
         t->len = rp_xreallocarray(t->len, t->cap, sizeof *t->len);
     }
     char *copy = rp_xreallocarray(NULL, len + 1, 1);

@@ -44,10 +44,8 @@ void *rp_xreallocarray(void *q, size_t n, size_t size)
     return rp_xrealloc(q, n * size);
 }
 
-void rp_xgrow(void **arr, size_t *cap, size_t n, size_t size, size_t first)
+void rp_xgrow_past(void **arr, size_t *cap, size_t n, size_t size, size_t first)
 {
-    if (n < *cap)
-        return;
     size_t c = *cap ? *cap : first;
     while (c <= n)
         c *= 2;

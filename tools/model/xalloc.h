@@ -31,8 +31,14 @@ void *rp_xreallocarray(void *q, size_t n, size_t size);
 
 /* An array *arr (capacity *cap elements of `size` bytes, n of them used) made
  * large enough to hold n + 1: its capacity doubles, from `first`. Nothing is
- * done if n < *cap. The one way the tool grows an array it appends to. */
-void rp_xgrow(void **arr, size_t *cap, size_t n, size_t size, size_t first);
+ * done if n < *cap, which is checked inline: appends call this per element.
+ * The one way the tool grows an array it appends to. */
+void rp_xgrow_past(void **arr, size_t *cap, size_t n, size_t size, size_t first);
+static inline void rp_xgrow(void **arr, size_t *cap, size_t n, size_t size, size_t first)
+{
+    if (n >= *cap)
+        rp_xgrow_past(arr, cap, n, size, first);
+}
 
 /* A map indexed by id (*arr, *n elements of `size` bytes) made large enough to
  * hold index `id`: doubled from *n (or `first`) until it does, new bytes set to

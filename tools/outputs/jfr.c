@@ -22,13 +22,8 @@ void rp_jfr_buf_free(struct rp_jfr_buf *b)
 
 static void reserve(struct rp_jfr_buf *b, size_t n)
 {
-    if (b->cap - b->n >= n)
-        return;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap - b->n < n)
-        cap *= 2;
-    b->p = rp_xrealloc(b->p, cap);
-    b->cap = cap;
+    if (b->cap - b->n < n)
+        rp_xgrow((void **)&b->p, &b->cap, b->n + n - 1, 1, 256);
 }
 
 void rp_jfr_u8(struct rp_jfr_buf *b, uint8_t v)

@@ -20,6 +20,7 @@
 
 #include "legend.h"
 #include "out_common.h"
+#include "ringprof/hash.h"
 
 #define BT_THREAD 0x80000000u
 
@@ -40,19 +41,12 @@ struct bt {
 
 static uint64_t bt_hash(uint32_t parent, uint32_t key)
 {
-    uint64_t x = (uint64_t)parent << 32 | key;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return x;
+    return rp_mix64((uint64_t)parent << 32 | key);
 }
 
 static uint32_t bt_new(struct bt *t, uint32_t parent, uint32_t key)
 {
-    if (t->nn == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 64;
-        t->n = rp_xrealloc(t->n, t->cap * sizeof *t->n);
-    }
+    rp_xgrow((void **)&t->n, &t->cap, t->nn, sizeof *t->n, 64);
     struct bt_node *n = &t->n[t->nn];
     memset(n, 0, sizeof *n);
     n->key = key;
@@ -99,12 +93,12 @@ static void bt_enter(const struct rp_profile *p, uint32_t node, void *arg)
 {
     struct bt *t = arg;
     const struct rp_prof_node *n = &p->nodes[node];
-    if (out_node_method(p, node) != t->target) {
+    if (rp_prof_node_method(p, node) != t->target) {
         /* An allocated class below M: M allocated it, so it is M's self (as in
          * the flat table). */
         if (*t->onpath && n->kind == RP_PNODE_FRAME &&
             p->frames[n->ref].type == RP_PFRAME_CLASS &&
-            out_node_method(p, n->parent) == t->target)
+            rp_prof_node_method(p, n->parent) == t->target)
             for (int v = 0; v < RP_PV_MAX; v++)
                 t->occ_self[v] += n->self[v];
         return;
@@ -131,7 +125,7 @@ static void bt_enter(const struct rp_profile *p, uint32_t node, void *arg)
 static void bt_leave(const struct rp_profile *p, uint32_t node, void *arg)
 {
     struct bt *t = arg;
-    if (out_node_method(p, node) != t->target || --(*t->onpath) != 0)
+    if (rp_prof_node_method(p, node) != t->target || --(*t->onpath) != 0)
         return;
     for (uint32_t b = t->occ_leaf; b != RP_PROF_NONE; b = t->n[b].parent)
         for (int v = 0; v < RP_PV_MAX; v++)
@@ -171,10 +165,7 @@ static void bt_sort(struct bt *t)
     for (size_t i = 0; i < t->nn; i++) {
         size_t k = 0;
         for (uint32_t c = t->n[i].first_child; c != RP_PROF_NONE; c = t->n[c].next_sibling) {
-            if (k == cap) {
-                cap = cap ? cap * 2 : 16;
-                kids = rp_xrealloc(kids, cap * sizeof *kids);
-            }
+            rp_xgrow((void **)&kids, &cap, k, sizeof *kids, 16);
             kids[k++] = c;
         }
         if (k < 2)
@@ -265,15 +256,15 @@ static void bt_print_tree(struct bt_print *c, const struct bt *t)
 
 struct root_sort {
     const struct rp_profile *p;
-    const struct out_method_row *rows;
+    const struct rp_prof_method_row *rows;
     int by_total;
 };
 static struct root_sort rs;
 
 static int cmp_roots(const void *a, const void *b)
 {
-    const struct out_method_row *x = &rs.rows[*(const uint32_t *)a];
-    const struct out_method_row *y = &rs.rows[*(const uint32_t *)b];
+    const struct rp_prof_method_row *x = &rs.rows[*(const uint32_t *)a];
+    const struct rp_prof_method_row *y = &rs.rows[*(const uint32_t *)b];
     const uint64_t *xa = rs.by_total ? x->total : x->self, *ya = rs.by_total ? y->total : y->self;
     const uint64_t *xb = rs.by_total ? x->self : x->total, *yb = rs.by_total ? y->self : y->total;
     if (xa[RP_PV_WEIGHT] != ya[RP_PV_WEIGHT])
@@ -288,7 +279,7 @@ static int cmp_roots(const void *a, const void *b)
 
 int rp_out_backtrace(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)
 {
-    struct out_method_row *rows = out_method_rows(p);
+    struct rp_prof_method_row *rows = rp_prof_method_rows(p);
     uint32_t *pick = rp_xmalloc((p->nmethods + 1) * sizeof *pick);
     size_t n = 0;
     for (size_t m = 0; m < p->nmethods; m++) {
@@ -328,7 +319,7 @@ int rp_out_backtrace(FILE *out, const struct rp_profile *p, const struct rp_out_
         *onpath = 0;
         t.onpath = onpath;
         bt_new(&t, RP_PROF_NONE, RP_PROF_NONE);
-        out_walk2(p, 0, bt_enter, bt_leave, &t);
+        rp_prof_walk2(p, 0, bt_enter, bt_leave, &t);
         bt_sort(&t);
         fprintf(out, "\n--- %zu: ", k + 1);
         out_text(out, p->methods[t.target].display);

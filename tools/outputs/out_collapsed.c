@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "out_common.h"
+#include "ringprof/hash.h"
 
 /* Equal lines are found by a 64-bit hash of their text (two passes: sum, then print
  * each at its first stack), so memory is 16 bytes per distinct stack rather than
@@ -77,10 +78,7 @@ static uint64_t hash_bytes(const char *s, size_t n)
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < n; i++)
         h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    return h;
+    return rp_mix64(h);
 }
 
 static struct dup *dup_find(struct fold *f, uint64_t h)

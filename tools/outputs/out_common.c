@@ -198,98 +198,6 @@ void out_node_text(FILE *out, const struct rp_profile *p, uint32_t node)
     }
 }
 
-uint32_t out_node_method(const struct rp_profile *p, uint32_t node)
-{
-    const struct rp_prof_frame *f = rp_prof_node_frame(p, node);
-    return f ? f->method : RP_PROF_NONE;
-}
-
-void out_walk2(const struct rp_profile *p, uint32_t start, out_node_fn enter,
-               out_node_fn leave, void *arg)
-{
-    uint32_t n = start;
-    enter(p, n, arg);
-    for (;;) {
-        if (p->nodes[n].first_child != RP_PROF_NONE) {
-            n = p->nodes[n].first_child;
-            enter(p, n, arg);
-            continue;
-        }
-        leave(p, n, arg);
-        while (n != start && p->nodes[n].next_sibling == RP_PROF_NONE) {
-            n = p->nodes[n].parent;
-            leave(p, n, arg);
-        }
-        if (n == start)
-            return;
-        n = p->nodes[n].next_sibling;
-        enter(p, n, arg);
-    }
-}
-
-struct mrows {
-    struct out_method_row *rows;
-    uint32_t *onpath;          /* per row: occurrences on the current path    */
-    const uint32_t *key;       /* method -> row; NULL: the method's own       */
-};
-
-/* The row of a node's method, RP_PROF_NONE for root and thread nodes. */
-static uint32_t row_of(const struct mrows *m, const struct rp_profile *p, uint32_t node)
-{
-    uint32_t meth = out_node_method(p, node);
-    return meth == RP_PROF_NONE || !m->key ? meth : m->key[meth];
-}
-
-static void rows_enter(const struct rp_profile *p, uint32_t node, void *arg)
-{
-    struct mrows *m = arg;
-    uint32_t row = row_of(m, p, node);
-    if (row == RP_PROF_NONE)
-        return;
-    struct out_method_row *r = &m->rows[row];
-    const struct rp_prof_node *n = &p->nodes[node];
-    for (int v = 0; v < RP_PV_MAX; v++)
-        r->self[v] += n->self[v];
-    /* An allocated class is the leaf below the allocating frame: what it holds is
-     * also the allocating method's self. */
-    uint32_t caller = row_of(m, p, n->parent);
-    if (p->frames[n->ref].type == RP_PFRAME_CLASS && caller != RP_PROF_NONE)
-        for (int v = 0; v < RP_PV_MAX; v++)
-            m->rows[caller].self[v] += n->self[v];
-    if (m->onpath[row]++ == 0)   /* outermost: its total holds every sample once */
-        for (int v = 0; v < RP_PV_MAX; v++)
-            r->total[v] += n->total[v];
-}
-
-static void rows_leave(const struct rp_profile *p, uint32_t node, void *arg)
-{
-    struct mrows *m = arg;
-    uint32_t row = row_of(m, p, node);
-    if (row != RP_PROF_NONE)
-        m->onpath[row]--;
-}
-
-struct out_method_row *out_method_rows_keyed(const struct rp_profile *p,
-                                             const uint32_t *key, size_t nkeys)
-{
-    size_t n = key ? nkeys : p->nmethods;
-    struct mrows m = {.key = key};
-    m.rows = rp_xmalloc((n + 1) * sizeof *m.rows);
-    memset(m.rows, 0, (n + 1) * sizeof *m.rows);
-    m.onpath = rp_xmalloc((n + 1) * sizeof *m.onpath);
-    memset(m.onpath, 0, (n + 1) * sizeof *m.onpath);
-    for (size_t i = 0; i < n; i++)
-        m.rows[i].method = (uint32_t)i;
-    out_walk2(p, 0, rows_enter, rows_leave, &m);
-    free(m.onpath);
-    return m.rows;
-}
-
-struct out_method_row *out_method_rows(const struct rp_profile *p)
-{
-    return out_method_rows_keyed(p, NULL, 0);
-}
-
 /* One TRACE frame, HPROF style: "name(File.java:123)", the line in the
  * parenthesis only (the display of a line-granularity frame has it too), a bci
  * as the frame's display shows it. */
@@ -419,7 +327,7 @@ const char *out_fmt_weight(const struct rp_profile *p, int have, double w, int s
     char t[48];
     if (p->ns_per_unit > 0)
         rp_prof_fmt_time(p, (uint64_t)llround(a), t, sizeof t);
-    else if (!strcmp(p->unit, "bytes"))
+    else if (!strcmp(p->unit, RP_UNIT_BYTES))
         out_fmt_bytes(a, t, sizeof t);
     else
         snprintf(t, sizeof t, "%.0f", a);

@@ -32,33 +32,6 @@ double out_pct(uint64_t part, uint64_t whole);
 void out_figures(FILE *out, const struct rp_profile *p, const uint64_t *total,
                  const uint64_t *self, uint64_t whole, int times);
 
-/* "600000000" -> the weight as an integer; time columns use rp_prof_fmt_time. */
-
-/* Per-method figures over the whole profile. self[v]: samples whose leaf frame is
- * the method (for an allocation, the frame above the allocated class's). total[v]: samples with the method anywhere on the stack, each
- * sample counted once however often the method recurs in it. */
-struct out_method_row {
-    uint32_t method;
-    uint64_t self[RP_PV_MAX], total[RP_PV_MAX];
-};
-/* @return an array of p->nmethods rows, indexed by method. Caller frees. */
-struct out_method_row *out_method_rows(const struct rp_profile *p);
-/* The same with methods merged into rows by key[method] (< nkeys): a sample is
- * in a row's total once however many of its methods are on the stack (two
- * native symbols of one name in two libraries, a C++ overload). @return nkeys
- * rows indexed by key, .method being the key. Caller frees. */
-struct out_method_row *out_method_rows_keyed(const struct rp_profile *p,
-                                             const uint32_t *key, size_t nkeys);
-
-/* Depth-first walk of the subtree of `start`: enter(node) in pre-order, leave(node)
- * after its subtree. No recursion. */
-typedef void (*out_node_fn)(const struct rp_profile *p, uint32_t node, void *arg);
-void out_walk2(const struct rp_profile *p, uint32_t start, out_node_fn enter,
-               out_node_fn leave, void *arg);
-
-/* The method of a frame node, RP_PROF_NONE for root and thread nodes. */
-uint32_t out_node_method(const struct rp_profile *p, uint32_t node);
-
 /* A function's identity for the formats that carry one beside its name
  * (pprof's and OTLP's Function.system_name): a native, C++ or kernel frame's
  * symbol as recorded; a Java method's class, name and JVM descriptor

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diff.h"
+#include "model/diff.h"
 #include "legend.h"
 #include "model/timespec.h"
 #include "out_common.h"

@@ -31,13 +31,13 @@
 
 #define TRACE_BASE 300000u   /* HPROF numbers traces from 300001 */
 
-static const struct out_method_row *sort_rows;
+static const struct rp_prof_method_row *sort_rows;
 static const struct rp_profile *sort_p;
 
 static int cmp_methods(const void *a, const void *b)
 {
-    const struct out_method_row *x = &sort_rows[*(const uint32_t *)a];
-    const struct out_method_row *y = &sort_rows[*(const uint32_t *)b];
+    const struct rp_prof_method_row *x = &sort_rows[*(const uint32_t *)a];
+    const struct rp_prof_method_row *y = &sort_rows[*(const uint32_t *)b];
     if (x->self[RP_PV_WEIGHT] != y->self[RP_PV_WEIGHT])
         return x->self[RP_PV_WEIGHT] > y->self[RP_PV_WEIGHT] ? -1 : 1;
     if (x->self[RP_PV_SAMPLES] != y->self[RP_PV_SAMPLES])
@@ -56,7 +56,7 @@ static void method_table(FILE *out, const struct rp_profile *p,
                          const struct rp_out_options *o, const char *title,
                          int skip_classes, struct out_legend *legend)
 {
-    struct out_method_row *rows = out_method_rows(p);
+    struct rp_prof_method_row *rows = rp_prof_method_rows(p);
     uint32_t *order = rp_xmalloc((p->nmethods + 1) * sizeof *order);
     size_t n = 0;
     uint8_t *is_class = rp_xmalloc(p->nmethods + 1);
@@ -83,7 +83,7 @@ static void method_table(FILE *out, const struct rp_profile *p,
     double accum = 0;
     size_t shown = o->top && o->top < n ? o->top : n;
     for (size_t i = 0; i < shown; i++) {
-        const struct out_method_row *r = &rows[order[i]];
+        const struct rp_prof_method_row *r = &rows[order[i]];
         double self = out_pct(r->self[RP_PV_WEIGHT], whole);
         accum += self;
         fprintf(out, "%4zu %6.2f%% %6.2f%% %7llu %14llu %6.2f%% %14llu ", i + 1, self,
@@ -141,10 +141,7 @@ struct site_list {
 
 static struct site *site_add(struct site_list *l, const struct rp_profile *p, uint32_t leaf)
 {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 64;
-        l->s = rp_xrealloc(l->s, l->cap * sizeof *l->s);
-    }
+    rp_xgrow((void **)&l->s, &l->cap, l->n, sizeof *l->s, 64);
     const struct rp_prof_frame *f = rp_prof_node_frame(p, leaf);
     struct site *s = &l->s[l->n++];
     memset(s, 0, sizeof *s);
@@ -436,7 +433,7 @@ static int is_alloc_profile(const struct rp_profile *p)
     /* A lock profile's class frames are monitors, not allocations. */
     if (!strcmp(p->kind, RP_KIND_LOCK))
         return 0;
-    if (!strcmp(p->unit, "bytes"))
+    if (!strcmp(p->unit, RP_UNIT_BYTES))
         return 1;
     for (size_t f = 0; f < p->nframes; f++)
         if (p->frames[f].type == RP_PFRAME_CLASS)

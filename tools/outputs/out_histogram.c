@@ -39,12 +39,7 @@ struct histogram {
 static struct class_row *row_of(struct histogram *h, const char *name)
 {
     uint32_t i = rp_strtab_cstr(&h->names, name);
-    if (i >= h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 64;
-        h->rows = rp_xrealloc(h->rows, cap * sizeof *h->rows);
-        memset(h->rows + h->cap, 0, (cap - h->cap) * sizeof *h->rows);
-        h->cap = cap;
-    }
+    rp_xgrow_map((void **)&h->rows, &h->cap, i, sizeof *h->rows, 64, 0);
     h->rows[i].name = i;
     return &h->rows[i];
 }

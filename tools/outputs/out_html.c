@@ -38,7 +38,7 @@
 #include "model/live.h"
 #include "model/scan.h"
 #include "model/strtab.h"
-#include "diff.h"
+#include "model/diff.h"
 #include "legend.h"
 #include "out_common.h"
 
@@ -114,7 +114,7 @@ static void write_info(FILE *out, const struct rp_profile *p, const struct rp_li
     if (p->ns_per_unit > 0)
         n += snprintf(info + n, sizeof info - (size_t)n, ", %s",
                       rp_prof_fmt_time(p, root->total[RP_PV_WEIGHT], t, sizeof t));
-    else if (!strcmp(p->unit, "bytes"))
+    else if (!strcmp(p->unit, RP_UNIT_BYTES))
         n += snprintf(info + n, sizeof info - (size_t)n, ", %.2f MiB",
                       (double)root->total[RP_PV_WEIGHT] / (1024.0 * 1024.0));
     else
@@ -166,7 +166,7 @@ static void data_head(FILE *out, const struct rp_profile *p, const char *title)
     out_json_cstring(out, p->unit);
     /* For count-like units the page shows an estimated time beside the count. */
     fprintf(out, ",\"ns_per_unit\":%.17g",
-            strcmp(p->unit, "ns") && p->ns_per_unit > 0 ? p->ns_per_unit : 0.0);
+            strcmp(p->unit, RP_UNIT_NS) && p->ns_per_unit > 0 ? p->ns_per_unit : 0.0);
     fputs(",\"info\":", out);
 }
 

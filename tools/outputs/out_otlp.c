@@ -311,10 +311,7 @@ static struct entry *entry_for(struct otlp *x, uint32_t leaf, uint32_t slot, uin
     for (uint32_t i = x->head[leaf]; i; i = x->e[i - 1].next)
         if (x->e[i - 1].slot == slot && x->e[i - 1].state == state)
             return &x->e[i - 1];
-    if (x->ne == x->cap_e) {
-        x->cap_e = x->cap_e ? x->cap_e * 2 : 4096;
-        x->e = rp_xreallocarray(x->e, x->cap_e, sizeof *x->e);
-    }
+    rp_xgrow((void **)&x->e, &x->cap_e, x->ne, sizeof *x->e, 4096);
     struct entry *e = &x->e[x->ne++];
     memset(e, 0, sizeof *e);
     e->leaf = leaf;

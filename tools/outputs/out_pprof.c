@@ -114,13 +114,13 @@ static void write_header(struct pprof *x)
     const char *kind = p->kind[0] ? p->kind : "samples";
     const char *wtype = kind, *wunit = p->unit;
     x->weight_scale = 1.0;
-    if (!strcmp(p->unit, "ns")) {
+    if (!strcmp(p->unit, RP_UNIT_NS)) {
         wunit = "nanoseconds";
     } else if (is_count_unit(p->unit) && p->ns_per_unit > 0) {
         wunit = "nanoseconds";
         x->weight_scale = p->ns_per_unit;
-    } else if (!strcmp(p->unit, "bytes")) {
-        wtype = !strcmp(kind, "alloc") ? "alloc_space"
+    } else if (!strcmp(p->unit, RP_UNIT_BYTES)) {
+        wtype = !strcmp(kind, RP_KIND_ALLOC) ? "alloc_space"
               : !strcmp(kind, RP_KIND_LIVE) ? "inuse_space" : kind;
     } else if (is_count_unit(p->unit)) {
         wunit = "count";
@@ -136,7 +136,7 @@ static void write_header(struct pprof *x)
     types[x->nv][0] = lock ? "contentions" : "samples", types[x->nv][1] = "count";
     x->vsrc[x->nv++] = V_SAMPLES;
     if (p->nvalues > RP_PV_OBJECTS) {
-        types[x->nv][0] = !strcmp(kind, "alloc") ? "alloc_objects"
+        types[x->nv][0] = !strcmp(kind, RP_KIND_ALLOC) ? "alloc_objects"
                         : !strcmp(kind, RP_KIND_LIVE) ? "inuse_objects" : "objects";
         types[x->nv][1] = "count";
         x->vsrc[x->nv++] = V_OBJECTS;

@@ -1,10 +1,10 @@
 /*
- * tools/outputs/diff.c — joining two profiles for `ringprof diff` (diff.h).
+ * tools/model/diff.c — joining two profiles for `ringprof diff` (diff.h).
  *
  * Rows: each profile's per-method figures, with methods keyed by display name
- * (out_method_rows_keyed), so methods match by what the user reads, and
- * overloads or one symbol in two libraries are one row, counted once a stack. Tree: each profile is walked in
- * pre-order with a map from its nodes to merged nodes; a node's merged node is
+ * (rp_prof_method_rows_keyed), so methods match by what the user reads, and
+ * overloads or one symbol in two libraries are one row, counted once a stack.
+ * Tree: each profile is walked in pre-order with a map from its nodes to merged nodes; a node's merged node is
  * the child of its parent's merged node with the same name and frame type,
  * found in an open-addressing table of (parent, name, type). Then totals come
  * from selfs in one backward pass (a merged node is created after its parent)
@@ -15,8 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/xalloc.h"
-#include "out_common.h"
+#include "xalloc.h"
 
 static uint64_t kid_hash(uint32_t parent, uint32_t name, int type)
 {
@@ -117,7 +116,7 @@ static void add_rows(struct rp_diff *d, int side, const struct rp_profile *p)
     for (size_t i = 0; i < p->nmethods; i++)
         key[i] = rp_strtab_cstr(&d->names, p->methods[i].display);
     rows_grow(d);
-    struct out_method_row *mr = out_method_rows_keyed(p, key, d->nrows);
+    struct rp_prof_method_row *mr = rp_prof_method_rows_keyed(p, key, d->nrows);
     for (size_t i = 0; i < d->nrows; i++) {
         d->rows[i].self[side] += mr[i].self[RP_PV_WEIGHT];
         d->rows[i].total[side] += mr[i].total[RP_PV_WEIGHT];

@@ -1,12 +1,12 @@
 /*
- * tools/outputs/diff.h — two finished profiles of one event kind (model/profile.h), BASE
+ * tools/model/diff.h — two finished profiles of one event kind (profile.h), BASE
  * and NEW, joined for `ringprof diff`.
  *
  * Two views, both keyed by the names the profiles show (never by their indexes,
  * which each profile numbers its own way):
  *   - rows: one per method display name (or class, package with --group), its
  *     self and total weight in each profile, total counted once per stack as the
- *     flat format counts it (out_method_rows). What the flat table ranks.
+ *     flat format counts it (rp_prof_method_rows). What the flat table ranks.
  *   - a merged calling context tree: a node per call path (frame names and frame
  *     types from the root down) present in either profile, with the self and
  *     total weight of each. What the collapsed and html outputs draw.
@@ -15,8 +15,7 @@
  * compared with a NEW one: 1, or with normalisation NEW's total over BASE's, so
  * that equal shares compare equal (rp_diff_base).
  *
- * It lives beside the writers, not in model/, because its rows are the flat
- * format's per-method figures (out_common.h).
+ * A model, not a format: the writers (outputs/out_diff.c, out_html.c) draw it.
  *
  * Memory is proportional to the distinct names and call paths of the two
  * profiles. Single-threaded; allocation failure exits (model/xalloc.h).
@@ -27,8 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/profile.h"
-#include "model/strtab.h"
+#include "profile.h"
+#include "strtab.h"
 
 struct rp_diff_row {
     uint32_t name;               /* into rp_diff.names                          */

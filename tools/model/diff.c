@@ -49,14 +49,9 @@ static uint32_t node_new(struct rp_diff *d, uint32_t parent, uint32_t name, int 
 {
     if (d->nnodes % 1024 == 0)
         d->nodes = rp_xreallocarray(d->nodes, d->nnodes + 1024, sizeof *d->nodes);
-    uint32_t i = (uint32_t)d->nnodes++;
-    struct rp_diff_node *n = &d->nodes[i];
-    memset(n, 0, sizeof *n);
-    n->name = name;
-    n->type = type;
-    n->parent = parent;
-    n->first_child = n->next_sibling = RP_PROF_NONE;
-    return i;
+    d->nodes[d->nnodes] = (struct rp_diff_node){.name = name, .type = type,
+        .parent = parent, .first_child = RP_PROF_NONE, .next_sibling = RP_PROF_NONE};
+    return (uint32_t)d->nnodes++;
 }
 
 /* The child of `parent` named `name` with frame type `type`, made if new. */

@@ -215,6 +215,15 @@ struct rp_prof_kind_seen {
 
 struct rp_profile;
 
+/* The callbacks of a build (struct rp_prof_options: on_sample, on_chunk,
+ * on_event, which say when each is called). */
+typedef void rp_prof_sample_fn(void *arg, const struct rp_profile *p, uint32_t leaf,
+                               const struct rp_event *ev, const struct rp_kind_info *kind);
+typedef void rp_prof_chunk_fn(void *arg, const struct rp_profile *p,
+                              const struct rp_reader *r, int end);
+typedef void rp_prof_event_fn(void *arg, const struct rp_profile *p,
+                              const struct rp_event *ev);
+
 struct rp_prof_options {
     /* The kind to aggregate, by name. NULL: the first kind that has a sample. */
     const char *event;
@@ -247,17 +256,15 @@ struct rp_prof_options {
      * its kind as the chunk defines it (to find extra fields by name; NULL when
      * the KIND record was lost). For figures the tree cannot hold (ages, series
      * over time). NULL: none. */
-    void (*on_sample)(void *arg, const struct rp_profile *p, uint32_t leaf,
-                      const struct rp_event *ev, const struct rp_kind_info *kind);
+    rp_prof_sample_fn *on_sample;
     void *on_sample_arg;
     /* With on_sample_arg, for a writer that streams every event (the JFR
      * writer): on_chunk is called when a chunk's reading begins (end 0, before
      * its first event) and ends (end 1, its reader's stats complete); on_event
      * for every event that is not a sample or a THREAD record (segments,
      * counters, gauges, thread CPU readings), unfiltered. NULL: none. */
-    void (*on_chunk)(void *arg, const struct rp_profile *p, const struct rp_reader *r,
-                     int end);
-    void (*on_event)(void *arg, const struct rp_profile *p, const struct rp_event *ev);
+    rp_prof_chunk_fn *on_chunk;
+    rp_prof_event_fn *on_event;
     /* Keep the samples of every kind, not only `event`'s (the profile's kind and
      * values are then the first kind's; only on_sample can tell them apart). */
     int all_kinds;

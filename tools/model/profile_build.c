@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "ringprof/hash.h"
+#include "ringprof/units.h"
 #include "xalloc.h"
 
 /*
@@ -334,22 +335,25 @@ static uint32_t leaf_for(struct rp_profile *p, uint32_t root, uint32_t stack,
 
 static double parse_interval(const char *opts)
 {
-    const char *s = opts ? strstr(opts, "interval=") : NULL;
-    if (!s)
-        return 0;
-    char *end;
-    double v = strtod(s + 9, &end);
-    if (v <= 0)
-        return 0;
-    if (!strncmp(end, "ns", 2))
-        return v;
-    if (!strncmp(end, "us", 2))
-        return v * 1e3;
-    if (!strncmp(end, "ms", 2))
-        return v * 1e6;
-    if (*end == 's')
-        return v * 1e9;
-    return v;   /* a bare number: ns, as the agent writes it */
+    /* The option `interval=` of the agent's option string, in the agent's own
+     * grammar (ringprof/units.h); a bare number is ns, as older agents wrote it. */
+    for (const char *s = opts; s && *s; s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL) {
+        if (strncmp(s, "interval=", 9))
+            continue;
+        char val[64];
+        size_t n = strcspn(s + 9, ",");
+        if (n == 0 || n >= sizeof val)
+            return 0;
+        memcpy(val, s + 9, n);
+        val[n] = 0;
+        uint64_t ns;
+        char *end;
+        if (rp_parse_duration(val, &ns) == 0)
+            return (double)ns;
+        ns = strtoull(val, &end, 10);
+        return val[0] >= '0' && val[0] <= '9' && !*end ? (double)ns : 0;
+    }
+    return 0;
 }
 
 static int unit_is_count(const char *unit)

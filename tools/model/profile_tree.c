@@ -9,6 +9,7 @@
  * descending; then name, frame type and index, so no output depends on hash
  * order.
  */
+#include "duration.h"
 #include "profile_impl.h"
 
 #include <stdio.h>
@@ -288,16 +289,7 @@ const char *rp_prof_fmt_time(const struct rp_profile *p, uint64_t weight, char *
             buf[0] = 0;
         return buf;
     }
-    double ns = (double)weight * p->ns_per_unit;
-    if (ns >= 1e9)
-        snprintf(buf, cap, "%.3f s", ns / 1e9);
-    else if (ns >= 1e6)
-        snprintf(buf, cap, "%.3f ms", ns / 1e6);
-    else if (ns >= 1e3)
-        snprintf(buf, cap, "%.3f us", ns / 1e3);
-    else
-        snprintf(buf, cap, "%.0f ns", ns);
-    return buf;
+    return rp_fmt_duration((double)weight * p->ns_per_unit, buf, cap);
 }
 
 const char *rp_prof_frame_suffix(int type)

@@ -402,3 +402,14 @@ void out_each_label(const struct rp_prof_source *s, const struct rp_out_options 
         fn(k, o->labels[i] + klen + (o->labels[i][klen] == '='), arg);
     }
 }
+
+void out_events_hooks(struct rp_prof_options *po, void *arg, rp_prof_sample_fn *on_sample,
+                      rp_prof_event_fn *on_event, rp_prof_chunk_fn *on_chunk)
+{
+    po->granularity = RP_GRAN_FULL;
+    po->state_frames = 0;
+    po->on_sample = on_sample;
+    po->on_event = on_event;
+    po->on_chunk = on_chunk;
+    po->on_sample_arg = arg;
+}

@@ -56,6 +56,12 @@ void out_each_label(const struct rp_prof_source *s, const struct rp_out_options 
 const char *out_title(const struct rp_profile *p, const char *fallback, char *buf,
                       size_t cap);
 
+/* What an events writer (jfr, otlp) asks of the build: every method at its full
+ * granularity (lines and bcis kept), states as attributes never frames, and its
+ * three callbacks with `arg` (profile.h, on_sample, on_event, on_chunk). */
+void out_events_hooks(struct rp_prof_options *po, void *arg, rp_prof_sample_fn *on_sample,
+                      rp_prof_event_fn *on_event, rp_prof_chunk_fn *on_chunk);
+
 /* Print a name for a text format: control characters (newline, tab, ...) become
  * '?', so every entry stays on its line. */
 void out_text(FILE *out, const char *s);

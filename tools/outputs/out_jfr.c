@@ -67,6 +67,7 @@
 #include "formats.h"
 #include "jfr_writer.h"
 #include "model/xalloc.h"
+#include "out_common.h"
 
 /* The most events one CPU sample becomes: 1000 intervals is 10 s of CPU at the
  * default 10 ms that no timer signal interrupted; only a damaged chunk weighs
@@ -635,15 +636,10 @@ int rp_out_jfr(FILE *out, rp_jfr_build_fn build, void *build_arg,
          * methods, as by default in the other formats. A method carries its
          * descriptor, as the JDK writes it, so overloads stay apart (their
          * readers show the parameter lists). */
-        po->granularity = RP_GRAN_FULL;
+        out_events_hooks(po, &j, on_sample, on_event, on_chunk);
         if (po->norm.signatures == RP_SIG_MERGE)
             po->norm.signatures = RP_SIG_KEEP;
         po->per_thread = 0;
-        po->state_frames = 0;
-        po->on_sample = on_sample;
-        po->on_event = on_event;
-        po->on_chunk = on_chunk;
-        po->on_sample_arg = &j;
         struct rp_profile *p = build(build_arg, po);
         *built = p;
         jfr_drain(&j);

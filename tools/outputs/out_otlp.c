@@ -892,13 +892,8 @@ int rp_out_otlp(FILE *out, rp_jfr_build_fn build, void *build_arg,
     /* Lines and bcis kept, frames shown (and filtered) by their method, as
      * collapsed shows them; threads apart, for their attributes; the state
      * is an attribute, never a frame. */
-    po->granularity = RP_GRAN_FULL;
+    out_events_hooks(po, &x, on_sample, on_event, on_chunk);
     po->per_thread = 1;
-    po->state_frames = 0;
-    po->on_sample = on_sample;
-    po->on_event = on_event;
-    po->on_chunk = on_chunk;
-    po->on_sample_arg = &x;
     struct rp_profile *p = build(build_arg, po);
     *built = p;
     x.p = p;

@@ -5,7 +5,7 @@
  * Agent_OnAttach (and Agent_OnLoad) print "rp-test-agent: options=[OPTIONS]" on the
  * JVM's stdout and return 0. With the option string "fail" the agent refuses, the
  * way the real one does: it leaves its reason with rp_discovery_attach_error
- * (src/control/control.c), for `ringprof attach` to print, and returns 7 (not JNI_ERR, so
+ * (src/control/control_discovery.c), for `ringprof attach` to print, and returns 7 (not JNI_ERR, so
  * the test can tell the agent's own code came through).
  */
 #include <stdio.h>

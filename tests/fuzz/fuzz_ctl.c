@@ -10,7 +10,7 @@
  *     documented bounds, its text NUL-terminated;
  *   - refusal: one sentence in err, NUL-terminated, and req->cmd NONE or known;
  *   - no state: the same line parses the same way twice.
- * Then a reply is built the way src/control/control.c builds one (the error reply with
+ * Then a reply is built the way src/control/control_reply.c builds one (the error reply with
  * the refusal, which quotes the client's bytes; or the command's members), with
  * the raw request added as a string, and the text must be one line of strict
  * JSON in valid UTF-8 whatever the request held.

@@ -5,7 +5,7 @@
  * The writer is checked against exact expected text (escaping, UTF-8 repair,
  * commas, the sticky errors, taking an element back at the reply limit), the parser against every command, every refusal and
  * every byte value at every position of a short line. Also the path rules of
- * src/control/control_path.c and control_discovery.c that need no server: the default socket path and its fallback,
+ * src/control/control_discovery.c that need no server: the default socket path and its fallback,
  * and the discovery directory's ownership check.
  */
 #include <stdint.h>

@@ -575,6 +575,12 @@ out:
     return rc;
 }
 
+void rp_alloc_live_settle(void)
+{
+    if (G.live)
+        enable(JVMTI_EVENT_OBJECT_FREE, 1);
+}
+
 void rp_alloc_stop(unsigned wait_ms)
 {
     pthread_mutex_lock(&G.switch_lock);

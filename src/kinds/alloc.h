@@ -155,6 +155,15 @@ struct rp_live_obj {
 int rp_alloc_live_adopt(uint32_t live, uint32_t gen, void *stack, uint32_t thread,
                         uint64_t thread_chunk);
 
+/* Before a snapshot: have the JVM post the ObjectFree events it still holds.
+ * HotSpot (JDK 16 and later) posts them lazily, from its service thread, some
+ * time after the GC that freed the objects; setting the event's mode posts the
+ * pending ones first (on the VM thread, to this module's callback), so that the
+ * snapshot that follows holds no object a finished GC freed. ObjectFree stays
+ * enabled: it is only ever enabled. No-op without live=on, or outside the live
+ * phase. Flusher thread (attached to the JVM), holding no lock of this module. */
+void rp_alloc_live_settle(void);
+
 /* The flush's sweep: call `live_fn` for every LIVE entry and `dead_fn` for every
  * DEAD one before it is freed (to drop its stack). Flusher only. */
 void rp_alloc_live_sweep(void (*live_fn)(void *arg, const struct rp_live_obj *o),

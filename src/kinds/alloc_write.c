@@ -186,6 +186,7 @@ void rp_live_flush(const struct rp_sink *sk)
     rp_alloc_state(&st);
     if (!st.live)
         return;
+    rp_alloc_live_settle();
     /* Without its kind (no memory) the sweep still runs: dead entries must be
      * recycled, and the objects that could not be written are counted. */
     struct snapshot sn = {sk, rp_sink_kind(sk, &g_live_kind, RP_KIND_LIVE, RP_UNIT_BYTES, 0,

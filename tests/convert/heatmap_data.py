@@ -11,7 +11,8 @@ converter and the format, not the page against itself.
     page = Page.read(path)
     page.meta                      the META object
     page.path(node)                frame names from the root's child to `node`
-    page.entries["cpu"]            [(bucket, leaf, samples, weight), ...]
+    page.entries["cpu"]            [(bucket, leaf, thread, samples, weight), ...]
+    page.thread_names[thread]      the thread's label ("[worker-1]")
     page.bucket_of(wall_ns)        the bucket a time stamp falls in
 """
 import base64
@@ -48,6 +49,7 @@ class Page:
         self.blob = zlib.decompress(base64.b64decode(b.group(1), validate=True))
         self.sections = {name: (off, off + n) for name, off, n in self.meta["sections"]}
         self._nodes()
+        self.thread_names = [t["name"] for t in self.meta["threads"]]
         self.entries = {}
         for k in self.meta["kinds"]:
             self.entries[k["name"]] = self._kind(k["section"])
@@ -85,7 +87,11 @@ class Page:
                 raise ValueError("an empty bucket group")
             for _ in range(m):
                 leaf += next(it)
-                out.append((bucket, leaf, next(it), next(it)))
+                thread = next(it)
+                if thread >= len(self.thread_names):
+                    raise ValueError("entry names thread %d of %d" % (thread,
+                                                                      len(self.thread_names)))
+                out.append((bucket, leaf, thread, next(it), next(it)))
         return out
 
     def name(self, node):
@@ -95,7 +101,7 @@ class Page:
         return self.frame_types[self.frame[node]]
 
     def path(self, node):
-        """Names from the root's child (the thread node) down to node."""
+        """Frame names from the root's child (the root-most frame) down to node."""
         out = []
         while node > 0:
             out.append(self.name(node))

@@ -54,8 +54,8 @@ def manifest_paths(m, bucket_of):
 def page_paths(page, kinds):
     got = collections.defaultdict(lambda: [0, 0])
     for k in kinds:
-        for bucket, leaf, n, w in page.entries[k]:
-            key = (k, bucket, tuple(page.path(leaf)))
+        for bucket, leaf, thread, n, w in page.entries[k]:
+            key = (k, bucket, tuple([page.thread_names[thread]] + page.path(leaf)))
             got[key][0] += n
             got[key][1] += w
     return got
@@ -78,7 +78,7 @@ def check_samples(page, m, label):
 def check_cells(page, m):
     """Per bucket sums, and where the burst's stack is."""
     cells = collections.Counter()
-    for bucket, leaf, n, w in page.entries["cpu"]:
+    for bucket, leaf, thread, n, w in page.entries["cpu"]:
         cells[bucket] += n
     want = collections.Counter(page.bucket_of(s["t"]) for s in m["samples"]
                                if s["kind"] == "cpu")
@@ -88,8 +88,8 @@ def check_cells(page, m):
     hot = [display(f) for f in m["stacks"][burst["stack"]]["frames"]]
     lo, hi = page.bucket_of(burst["from"]), page.bucket_of(burst["to"])
     inside = outside = 0
-    for bucket, leaf, n, w in page.entries["cpu"]:
-        if page.path(leaf)[1:] == hot:
+    for bucket, leaf, thread, n, w in page.entries["cpu"]:
+        if page.path(leaf) == hot:
             if lo <= bucket < hi:
                 inside += w
             else:
@@ -164,10 +164,11 @@ def main():
     check_lanes(page)
     c.check(all(page.parent[i] < i for i in range(1, len(page.parent))),
             "every node's parent comes before it")
-    threads = {page.name(i) for i in range(1, len(page.parent)) if page.parent[i] == 0}
-    c.check({"[worker-1]", "[worker-2]"} <= threads and all(
-        page.type(i) == 8 for i in range(1, len(page.parent)) if page.parent[i] == 0
-        and page.name(i) != "[no thread]"), "the root's children are thread nodes", threads)
+    roots = {page.name(i) for i in range(1, len(page.parent)) if page.parent[i] == 0}
+    c.check("java.lang.Thread.run" in roots and not any(r.startswith("[worker") for r in roots),
+            "the tree merges threads: the root's children are frames", roots)
+    c.check(sorted(page.thread_names) == ["[no thread]", "[worker-1]", "[worker-2]"],
+            "the threads table (gc pauses have none)", page.thread_names)
 
     out1 = os.path.join(T, "one.html")
     r = convert("--format", "heatmap", "--resolution", "1s", "-o", out1, rec)
@@ -175,7 +176,7 @@ def main():
     p1 = check_page(out1, "1 s")
     c.check(p1.meta["bucket_ms"] == 1000, "1 s buckets", p1.meta["bucket_ms"])
     check_samples(p1, m, "1 s")
-    per_s = collections.Counter(b for b, l, n, w in p1.entries["cpu"] for _ in range(n))
+    per_s = collections.Counter(b for b, l, t, n, w in p1.entries["cpu"] for _ in range(n))
     c.check(set(per_s.values()) == {200} and len(per_s) == 60, "200 cpu samples a second",
             sorted(set(per_s.values())))
 

@@ -66,7 +66,8 @@ static int entries_match(const struct rp_heatmap *h, const struct sample *s, siz
         const struct rp_hm_entry *e = &h->e[i];
         uint64_t ns = 0, nw = 0;
         for (size_t k = 0; k < n; k++)
-            if ((int64_t)(s[k].t / h->width) - h->base == e->bucket && s[k].leaf == e->leaf) {
+            if ((int64_t)(s[k].t / h->width) - h->base == e->bucket && s[k].leaf == e->leaf &&
+                s[k].leaf % 2 == e->thread) {
                 ns++;
                 nw += s[k].w;
             }
@@ -89,7 +90,7 @@ static void many_entries(void)
     int within = 1;
     for (size_t i = 0; i < n; i++) {
         s[i] = (struct sample){T0 + i * 3 * MS, (uint32_t)(i % 7), 1000 + i};
-        rp_hm_add(&h, k, s[i].t, s[i].leaf, s[i].w);
+        rp_hm_add(&h, k, s[i].t, s[i].leaf, s[i].leaf % 2, s[i].w);
         within &= h.n <= 50;
     }
     rp_hm_finish(&h);
@@ -114,7 +115,7 @@ static void many_buckets(void)
         /* a second apart, in a shuffled order, some before the first */
         size_t j = (i * 7919) % n;
         s[i] = (struct sample){T0 + j * S, (uint32_t)(j % 3), 524288};
-        rp_hm_add(&h, k, s[i].t, s[i].leaf, s[i].w);
+        rp_hm_add(&h, k, s[i].t, s[i].leaf, s[i].leaf % 2, s[i].w);
     }
     rp_hm_finish(&h);
     CHECK((uint64_t)(h.hi - h.lo) < 1000, "buckets within the bound: %d..%d", h.lo, h.hi);
@@ -124,7 +125,7 @@ static void many_buckets(void)
     for (size_t i = 1; i < h.n; i++)
         sorted &= h.e[i - 1].bucket < h.e[i].bucket ||
                   (h.e[i - 1].bucket == h.e[i].bucket && h.e[i - 1].leaf < h.e[i].leaf);
-    CHECK(sorted, "entries sorted by bucket, then leaf, each once");
+    CHECK(sorted, "entries sorted by bucket, then leaf, each once (one thread a leaf)");
     free(s);
     rp_hm_free(&h);
 }

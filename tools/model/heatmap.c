@@ -39,9 +39,16 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 33);
 }
 
-static uint64_t key_hash(uint32_t kind, int32_t bucket, uint32_t leaf)
+static uint64_t key_hash(const struct rp_hm_entry *e)
 {
-    return mix(((uint64_t)(uint32_t)bucket << 32 | leaf) ^ ((uint64_t)kind << 56));
+    return mix(mix((uint64_t)(uint32_t)e->bucket << 32 | e->leaf) ^
+               ((uint64_t)e->kind << 40 | e->thread));
+}
+
+static int same_key(const struct rp_hm_entry *a, const struct rp_hm_entry *b)
+{
+    return a->bucket == b->bucket && a->leaf == b->leaf && a->thread == b->thread &&
+           a->kind == b->kind;
 }
 
 static void table_build(struct rp_heatmap *h)
@@ -56,8 +63,7 @@ static void table_build(struct rp_heatmap *h)
     } else
         memset(h->slot, 0, want * sizeof *h->slot);
     for (size_t i = 0; i < h->n; i++) {
-        const struct rp_hm_entry *e = &h->e[i];
-        size_t s = key_hash(e->kind, e->bucket, e->leaf) & (h->nslots - 1);
+        size_t s = key_hash(&h->e[i]) & (h->nslots - 1);
         while (h->slot[s])
             s = (s + 1) & (h->nslots - 1);
         h->slot[s] = (uint32_t)i + 1;
@@ -71,7 +77,9 @@ static int cmp_entry(const void *a, const void *b)
         return x->kind < y->kind ? -1 : 1;
     if (x->bucket != y->bucket)
         return x->bucket < y->bucket ? -1 : 1;
-    return x->leaf < y->leaf ? -1 : x->leaf > y->leaf;
+    if (x->leaf != y->leaf)
+        return x->leaf < y->leaf ? -1 : 1;
+    return x->thread < y->thread ? -1 : x->thread > y->thread;
 }
 
 /* Sort the entries and add together those with the same key. */
@@ -173,7 +181,8 @@ int rp_hm_kind(struct rp_heatmap *h, const char *name, const char *unit, uint64_
     return (int)h->nkinds++;
 }
 
-void rp_hm_add(struct rp_heatmap *h, int kind, uint64_t t, uint32_t leaf, uint64_t weight)
+void rp_hm_add(struct rp_heatmap *h, int kind, uint64_t t, uint32_t leaf, uint32_t thread,
+               uint64_t weight)
 {
     if (kind < 0 || (size_t)kind >= h->nkinds)
         return;
@@ -195,18 +204,19 @@ void rp_hm_add(struct rp_heatmap *h, int kind, uint64_t t, uint32_t leaf, uint64
     int32_t b = (int32_t)rel;
     if (!h->n)
         h->lo = h->hi = b;
-    size_t s = key_hash((uint32_t)kind, b, leaf) & (h->nslots - 1);
+    struct rp_hm_entry key = {.weight = weight, .leaf = leaf, .bucket = b, .samples = 1,
+                              .thread = thread, .kind = (uint32_t)kind};
+    size_t s = key_hash(&key) & (h->nslots - 1);
     for (; h->slot[s]; s = (s + 1) & (h->nslots - 1)) {
         struct rp_hm_entry *e = &h->e[h->slot[s] - 1];
-        if (e->bucket == b && e->leaf == leaf && e->kind == (uint32_t)kind) {
+        if (same_key(e, &key)) {
             e->samples++;
             e->weight += weight;
             return;
         }
     }
     rp_xgrow((void **)&h->e, &h->cap, h->n, sizeof *h->e, 4096);
-    h->e[h->n] = (struct rp_hm_entry){.weight = weight, .leaf = leaf, .bucket = b,
-                                      .samples = 1, .kind = (uint32_t)kind};
+    h->e[h->n] = key;
     h->slot[s] = (uint32_t)++h->n;
     if (b < h->lo)
         h->lo = b;

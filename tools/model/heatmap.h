@@ -3,17 +3,20 @@
  * many samples of each kind, on which stack, fell into each time bucket of the
  * recording, and the telemetry over the same time.
  *
- * The stacks are the nodes of one calling context tree of every kind, built per
- * thread with the wall kind's state as a leaf frame (profile.h: all_kinds,
- * per_thread, state_frames), so a stack is one node id: its leaf. The heatmap
- * keeps, per (kind, bucket, leaf), the samples and their summed weight
- * (rp_hm_add, from the build's on_sample); a sample counts in the bucket of its
+ * The stacks are the nodes of one calling context tree of every kind, threads
+ * merged, with the wall kind's state as a leaf frame (profile.h: all_kinds,
+ * state_frames), so a stack is one node id: its leaf. The heatmap keeps, per
+ * (kind, bucket, leaf, thread), the samples and their summed weight (rp_hm_add,
+ * from the build's on_sample); the thread is the writer's index (a thread is
+ * not a level of the tree: the tree of 12 threads doing the same work would be
+ * 12 times larger, and the page puts a thread level back when asked). A sample
+ * counts in the bucket of its
  * time stamp (CLOCK_REALTIME ns; a chunk without the mapping keeps its own
  * monotonic axis, as everywhere in the tool). Buckets are aligned to the epoch,
  * bucket b covering [b * width, (b + 1) * width).
  *
- * Memory follows distinct (kind, bucket, leaf) triples, never samples, and is
- * bounded: when the triples pass max_entries, or the buckets between the first
+ * Memory follows distinct (kind, bucket, leaf, thread) entries, never samples,
+ * and is bounded: when the entries pass max_entries, or the buckets between the first
  * and the last pass max_buckets, the bucket width steps up the ladder of
  * rp_hm_widths (each a multiple of the one before) and the entries of the
  * buckets that merge are added together. So a long recording gets coarser
@@ -55,12 +58,13 @@ struct rp_hm_kind {
     uint64_t samples, weight;      /* every sample added                            */
 };
 
-/* One (kind, bucket, leaf): bucket relative to rp_heatmap.base. */
+/* One (kind, bucket, leaf, thread): bucket relative to rp_heatmap.base. */
 struct rp_hm_entry {
     uint64_t weight;
     uint32_t leaf;
     int32_t bucket;
     uint32_t samples;
+    uint32_t thread;
     uint32_t kind;
 };
 
@@ -99,15 +103,17 @@ void rp_hm_free(struct rp_heatmap *h);
  * heatmap does not show (live: a snapshot is an instant, not a rate). */
 int rp_hm_kind(struct rp_heatmap *h, const char *name, const char *unit, uint64_t period);
 
-/* One sample: kind index, wall ns, its leaf node, its weight. */
-void rp_hm_add(struct rp_heatmap *h, int kind, uint64_t t, uint32_t leaf, uint64_t weight);
+/* One sample: kind index, wall ns, its leaf node, its thread (the caller's
+ * index), its weight. */
+void rp_hm_add(struct rp_heatmap *h, int kind, uint64_t t, uint32_t leaf, uint32_t thread,
+               uint64_t weight);
 
 /* One gauge reading of recording `rec`; gauges the timeline does not show are
  * ignored. */
 void rp_hm_gauge(struct rp_heatmap *h, uint32_t rec, const char *name, uint64_t t,
                  uint64_t v);
 
-/* Sort the entries by (kind, bucket, leaf) and each series by time, and set
+/* Sort the entries by (kind, bucket, leaf, thread) and each series by time, and set
  * `why`. Call once, after the last add. */
 void rp_hm_finish(struct rp_heatmap *h);
 

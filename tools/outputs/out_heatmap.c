@@ -5,15 +5,16 @@
  * one) of any window selected on it (how to read it: docs/profiles.md,
  * "heatmap"; the data: the same section, "The page's data").
  *
- * The build runs once over the inputs, every kind at once, per thread, the wall
- * kind's state as the leaf frame (profile.h); on_sample adds each sample to the
- * heatmap model (model/heatmap.h) under its leaf node and its time bucket,
- * on_event each telemetry reading. Then the page is the template
+ * The build runs once over the inputs, every kind at once, threads merged, the
+ * wall kind's state as the leaf frame (profile.h); on_sample adds each sample
+ * to the heatmap model (model/heatmap.h) under its leaf node, its thread and its
+ * time bucket, on_event each telemetry reading. Threads are numbered here, by
+ * (recording, os tid, virtual thread), once per chunk and thread id. Then the page is the template
  * (tools/outputs/heatmap.html, compiled in by embed.py) with
  *   - META, a JSON object: the time axis, the kinds, the string, frame and
  *     marker tables, the binned telemetry and where each section lies in BLOB;
  *   - BLOB: the call tree's nodes (parent, frame) and each kind's (bucket, leaf,
- *     samples, weight) entries as LEB128 varints, deflated (zlib) and written as
+ *     thread, samples, weight) entries as LEB128 varints, deflated (zlib) and written as
  *     base64, so the page inflates it with DecompressionStream("deflate");
  *   - the flame graph page's renderer (flame.js), which the page reuses.
  * Memory: the profile's nodes and the model's bounded entries; the varint
@@ -42,10 +43,21 @@ extern const unsigned long rp_heatmap_html_len;
 
 /* ------------------------------------------------------------ the build -- */
 
+struct hm_thread {
+    char *label;               /* "[name]", "[tid N]", "[virtual #ID on CARRIER]"  */
+    uint32_t rec;
+    uint64_t tid, vthread;     /* os tid; a virtual thread's Java id, 0: none     */
+};
+
 struct hm {
     struct rp_heatmap h;
     int *kmap;                 /* the chunk's KIND id -> heatmap kind + 2; 0: unset */
     size_t nkmap;
+    struct rp_idmap tcache;    /* the chunk's (THREAD id << 32 | VTHREAD id) ->     */
+                               /* index into threads                               */
+    struct rp_strtab tkeys;    /* "rec/tid/vthread" -> index into threads           */
+    struct hm_thread *threads;
+    size_t nthreads, capthreads;
 };
 
 static int hm_kind_of(struct hm *x, struct rp_stream *st, uint32_t id)
@@ -66,6 +78,51 @@ static int hm_kind_of(struct hm *x, struct rp_stream *st, uint32_t id)
     return hk;
 }
 
+/* A thread's label, as the profile names its thread nodes (profile.h). */
+static char *thread_label(const struct rp_thread_info *t, const struct rp_vthread_info *v)
+{
+    char buf[600];
+    const char *carrier = t && t->name && *t->name ? t->name : NULL;
+    if (v && v->name && *v->name)
+        snprintf(buf, sizeof buf, "[%s (virtual #%llu) on %s]", v->name,
+                 (unsigned long long)v->java_tid, carrier ? carrier : "?");
+    else if (v)
+        snprintf(buf, sizeof buf, "[virtual #%llu on %s]", (unsigned long long)v->java_tid,
+                 carrier ? carrier : "?");
+    else if (carrier)
+        snprintf(buf, sizeof buf, "[%s]", carrier);
+    else if (t)
+        snprintf(buf, sizeof buf, "[tid %llu]", (unsigned long long)t->os_tid);
+    else
+        snprintf(buf, sizeof buf, "[no thread]");
+    return rp_xstrdup(buf);
+}
+
+/* The index of the sample's thread: the chunk's cache, else by its identity. */
+static uint32_t hm_thread_of(struct hm *x, const struct rp_profile *p,
+                             const struct rp_stream *st, const struct rp_event *ev)
+{
+    uint64_t ck = (uint64_t)ev->u.sample.thread << 32 | ev->u.sample.vthread;
+    uint32_t i = rp_idmap_get(&x->tcache, ck);
+    if (i != RP_IDMAP_NONE)
+        return i;
+    const struct rp_thread_info *t = rp_prof_chunk_thread(p, ev->u.sample.thread);
+    const struct rp_vthread_info *v =
+        ev->u.sample.vthread ? rp_prof_chunk_vthread(p, ev->u.sample.vthread) : NULL;
+    char key[96];
+    snprintf(key, sizeof key, "%u/%llu/%llu/%d", st->rec,
+             (unsigned long long)(t ? t->os_tid : 0), (unsigned long long)(v ? v->java_tid : 0),
+             t != NULL);
+    i = rp_strtab_cstr(&x->tkeys, key);
+    if (i == x->nthreads) {
+        rp_xgrow((void **)&x->threads, &x->capthreads, x->nthreads, sizeof *x->threads, 64);
+        x->threads[x->nthreads++] = (struct hm_thread){
+            thread_label(t, v), st->rec, t ? t->os_tid : 0, v ? v->java_tid : 0};
+    }
+    rp_idmap_put(&x->tcache, ck, i);
+    return i;
+}
+
 static void on_sample(void *arg, const struct rp_profile *p, uint32_t leaf,
                       const struct rp_event *ev, const struct rp_kind_info *ki)
 {
@@ -75,7 +132,7 @@ static void on_sample(void *arg, const struct rp_profile *p, uint32_t leaf,
     int k = hm_kind_of(x, st, ev->u.sample.kind);
     if (k >= 0)
         rp_hm_add(&x->h, k, rp_clock_time(&st->clock, ev->u.sample.time), leaf,
-                  ev->u.sample.weight);
+                  hm_thread_of(x, p, st, ev), ev->u.sample.weight);
 }
 
 static void on_event(void *arg, const struct rp_profile *p, const struct rp_event *ev)
@@ -93,8 +150,11 @@ static void on_chunk(void *arg, const struct rp_profile *p, const struct rp_read
     struct hm *x = arg;
     (void)p;
     (void)r;
-    if (!end && x->nkmap)
+    if (end)
+        return;
+    if (x->nkmap)
         memset(x->kmap, 0, x->nkmap * sizeof *x->kmap);   /* ids are per chunk */
+    rp_idmap_free(&x->tcache);
 }
 
 /* ----------------------------------------------------------- the blob -- */
@@ -122,6 +182,7 @@ struct section {
 struct page {
     const struct rp_profile *p;
     struct rp_heatmap *h;
+    const struct hm *x;
     const struct rp_out_options *o;
     struct buf blob;
     struct section *sec;
@@ -162,7 +223,8 @@ static uint32_t frame_of(struct page *g, uint32_t node)
 }
 
 /* Node i: (i - parent, frame). Nodes are made root first, so a parent's index is
- * below its children's (the page relies on it). @return -1 if that fails. */
+ * below its children's (the page relies on it). @return -1 if that fails. The
+ * tree has no thread level: the threads are the entries'. */
 static int write_nodes(struct page *g)
 {
     section_begin(g, "nodes");
@@ -182,7 +244,7 @@ static int write_nodes(struct page *g)
     return 0;
 }
 
-/* Kind k's entries (sorted by kind, bucket, leaf), from entry *at on. */
+/* Kind k's entries (sorted by kind, bucket, leaf, thread), from entry *at on. */
 static void write_kind(struct page *g, uint32_t k, size_t *at)
 {
     char name[64];
@@ -200,6 +262,7 @@ static void write_kind(struct page *g, uint32_t k, size_t *at)
         uint32_t leaf = 0;
         for (size_t m = i; m < j; m++) {
             put_varint(&g->blob, e[m].leaf - leaf);
+            put_varint(&g->blob, e[m].thread);
             put_varint(&g->blob, e[m].samples);
             put_varint(&g->blob, e[m].weight);
             leaf = e[m].leaf;
@@ -348,6 +411,19 @@ static void write_telemetry(FILE *out, const struct page *g, uint64_t t0, uint64
     fputc(']', out);
 }
 
+static void write_threads(FILE *out, const struct hm *x)
+{
+    fputs(",\n\"threads\":[", out);
+    for (size_t i = 0; i < x->nthreads; i++) {
+        const struct hm_thread *t = &x->threads[i];
+        fputs(i ? ",\n{\"name\":" : "{\"name\":", out);
+        out_json_cstring(out, t->label);
+        fprintf(out, ",\"rec\":%u,\"tid\":%llu,\"vthread\":%llu}", t->rec,
+                (unsigned long long)t->tid, (unsigned long long)t->vthread);
+    }
+    fputc(']', out);
+}
+
 static void write_recordings(FILE *out, const struct rp_profile *p)
 {
     fputs(",\n\"recordings\":[", out);
@@ -404,6 +480,7 @@ static void meta_slot(FILE *out, void *arg)
     fprintf(out, ",\"nnodes\":%zu", g->p->nnodes);
     write_kinds(out, g);
     write_telemetry(out, g, t0, nb * h->width);
+    write_threads(out, g->x);
     write_recordings(out, g->p);
     write_tables(out, g);
     fputc('}', out);
@@ -506,7 +583,8 @@ int rp_out_heatmap(FILE *out, rp_jfr_build_fn build, void *build_arg,
     struct hm x;
     memset(&x, 0, sizeof x);
     rp_hm_init(&x.h, o->resolution_ns, 0, 0);
-    po->per_thread = 1;
+    rp_strtab_init(&x.tkeys);
+    po->per_thread = 0;
     po->state_frames = 1;
     po->on_sample = on_sample;
     po->on_event = on_event;
@@ -523,7 +601,7 @@ int rp_out_heatmap(FILE *out, rp_jfr_build_fn build, void *build_arg,
     }
     if (!o->quiet)
         fprintf(stderr, "ringprof convert: heatmap: %s; %zu stack counts\n", x.h.why, x.h.n);
-    struct page g = {.p = p, .h = &x.h, .o = o};
+    struct page g = {.p = p, .h = &x.h, .x = &x, .o = o};
     rp_strtab_init(&g.names);
     out_legend_init(&g.legend);
     if (build_blob(&g) == 0) {
@@ -538,6 +616,11 @@ int rp_out_heatmap(FILE *out, rp_jfr_build_fn build, void *build_arg,
     page_free(&g);
 done:
     free(x.kmap);
+    rp_idmap_free(&x.tcache);
+    rp_strtab_free(&x.tkeys);
+    for (size_t i = 0; i < x.nthreads; i++)
+        free(x.threads[i].label);
+    free(x.threads);
     rp_hm_free(&x.h);
     return rc;
 }

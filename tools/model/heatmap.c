@@ -23,8 +23,8 @@
 #define S  1000000000ull
 
 const uint64_t rp_hm_widths[] = {
-    10 * MS, 20 * MS, 100 * MS, 200 * MS, 1 * S, 2 * S, 10 * S, 20 * S, 60 * S,
-    120 * S, 600 * S, 1200 * S, 3600 * S, 7200 * S, 86400 * S,
+    10 * MS, 20 * MS, 100 * MS, 200 * MS, 1 * S, 2 * S, 10 * S, 30 * S, 60 * S,
+    300 * S, 600 * S, 1200 * S, 3600 * S, 7200 * S, 86400 * S,
 };
 const size_t rp_hm_nwidths = sizeof rp_hm_widths / sizeof rp_hm_widths[0];
 
@@ -322,7 +322,7 @@ void rp_hm_finish(struct rp_heatmap *h)
     fmt_width(h->width, w, sizeof w);
     if (h->coarsened)
         snprintf(h->why, sizeof h->why, "buckets of %s: the finest that keeps the page "
-                 "within %zu stack counts and %zu buckets (convert a shorter --from/--to "
+                 "within %zu entries and %zu buckets (convert a shorter --from/--to "
                  "range for finer ones)", w, h->max_entries, h->max_buckets);
     else
         snprintf(h->why, sizeof h->why, "buckets of %s", w);

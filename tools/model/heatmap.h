@@ -89,6 +89,7 @@ struct rp_heatmap {
     struct rp_hm_kind *kinds;      size_t nkinds;
     struct rp_hm_entry *e;         size_t n, cap;
     uint32_t *slot;                size_t nslots;   /* hash: entry index + 1, 0 free */
+    uint32_t last;                 /* the entry added to last, + 1; 0: none        */
     struct rp_hm_series *series;   size_t nseries;
     uint64_t coarsened;            /* how many times the width stepped up           */
     char why[256];                 /* the width chosen, in words                    */

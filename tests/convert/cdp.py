@@ -60,6 +60,11 @@ import zlib
 
 SHIFT, CTRL, ALT, META = 8, 2, 1, 4   # Input.dispatch*Event modifiers
 
+# An expression: a promise of performance.now() two frames on (the frame that
+# paints what was drawn when it was evaluated has begun by then).
+DOUBLE_FRAME = ("new Promise(r => requestAnimationFrame(() => "
+                "requestAnimationFrame(() => r(performance.now()))))")
+
 # The flags the project runs Chromium with: no sandbox (containers), no GPU, no
 # network of its own, nothing from a profile, and no throttling of pages that
 # are not in front (a bench opens several); sRGB so a colour reads back exact.
@@ -276,8 +281,11 @@ class Browser:
 
     # --------------------------------------------------------------- pages --
     def new_page(self, url="about:blank"):
-        """A new tab at width x height, its events collected (Page)."""
-        target = self.call("Target.createTarget", {"url": url})["targetId"]
+        """A new page at width x height, its events collected (Page). Each is
+        in a window of its own, so every page is visible and draws frames
+        (a second tab in one window would hide the first: no
+        requestAnimationFrame there)."""
+        target = self.call("Target.createTarget", {"url": url, "newWindow": True})["targetId"]
         session = self.call("Target.attachToTarget",
                             {"targetId": target, "flatten": True})["sessionId"]
         page = Page(self, target, session)
@@ -685,7 +693,15 @@ def self_test(chromium_name):
                 page.evaluate("window.restored") == hash_before,
                 "reload keeps the fragment the page set", (hash_before,
                                                           page.evaluate("window.restored")))
-        check_deadlines(c, b, page)
+        other = b.new_page()
+        try:
+            seen = page.evaluate(DOUBLE_FRAME + ".then(() => document.visibilityState)",
+                                 timeout=5)
+        except CDPTimeout as e:
+            seen = e
+        c.check(seen == "visible",
+                "a page opened later leaves the first one visible, drawing frames", seen)
+        check_deadlines(c, page, other)
         pid, root = b.proc.pid, b.root
     c.check(b.proc.returncode is not None and not os.path.exists(root) and
             not group_alive(pid), "close: no browser process left, its profile removed")
@@ -717,12 +733,11 @@ def check_screenshot(c, page, layout):
             "count_pixels: none above the canvas, the line's along the drag")
 
 
-def check_deadlines(c, b, page):
+def check_deadlines(c, page, stuck):
     """Calls fail at their deadline (a hang would be meson's timeout): a
     condition never true, a page in an endless loop."""
     expect_timeout(c, "wait_for a condition never true", "window.never",
                    lambda: page.wait_for("window.never === true", timeout=0.5))
-    stuck = b.new_page()
     expect_timeout(c, "a call to a page in an endless loop", "Runtime.evaluate",
                    lambda: stuck.evaluate("for (;;) {}", timeout=0.5))
 

@@ -119,4 +119,10 @@ const char *out_fmt_weight(const struct rp_profile *p, int have, double w, int s
 void out_json_string(FILE *out, const char *s, size_t len);
 void out_json_cstring(FILE *out, const char *s);
 
+/* Write n bytes of a page template (flamegraph.html, heatmap.html) with the
+ * shared flame-graph renderer (tools/outputs/flame.js) in place of each
+ * "@RINGPROF_FLAME_JS@" marker. In out_html.c. @return 0, or -1 after a write
+ * error on out. */
+int out_page_write(FILE *out, const char *s, size_t n);
+
 #endif

@@ -3,9 +3,11 @@
  * interactive flame graph page; and `ringprof diff --format html`, the same page
  * in its diff mode (below, "the differential page").
  *
- * The page (tools/outputs/flamegraph.html: HTML, CSS and a canvas renderer in one file)
- * is compiled into the binary by tools/outputs/embed.py. This writer copies it, putting
- * the profile as JSON where the template has its data marker:
+ * The page (tools/outputs/flamegraph.html: HTML, CSS and the page's script) and the
+ * canvas renderer it shares with the heatmap page (tools/outputs/flame.js) are
+ * compiled into the binary by tools/outputs/embed.py. This writer copies the page,
+ * putting the profile as JSON where the template has its data marker, and the
+ * renderer where it has the script marker (out_page_write):
  *
  *   {"v":1,"title":..,"kind":..,"unit":..,"ns_per_unit":..,"info":..,
  *    "nodes":[name,type,weight,samples,nchildren, ...],"strings":[..],
@@ -42,11 +44,29 @@
 #include "legend.h"
 #include "out_common.h"
 
-/* From the build (tools/outputs/embed.py over tools/outputs/flamegraph.html). */
+/* From the build (tools/outputs/embed.py over tools/outputs/flamegraph.html and
+ * flame.js). */
 extern const char rp_flamegraph_html[];
 extern const unsigned long rp_flamegraph_html_len;
+extern const char rp_flame_js[];
+extern const unsigned long rp_flame_js_len;
 
 #define DATA_MARKER "@RINGPROF_DATA@"
+#define FLAME_JS_MARKER "@RINGPROF_FLAME_JS@"
+
+int out_page_write(FILE *out, const char *s, size_t n)
+{
+    const size_t mlen = strlen(FLAME_JS_MARKER);
+    const char *m;
+    while ((m = memmem(s, n, FLAME_JS_MARKER, mlen)) != NULL) {
+        fwrite(s, 1, (size_t)(m - s), out);
+        fwrite(rp_flame_js, 1, rp_flame_js_len, out);
+        n -= (size_t)(m - s) + mlen;
+        s = m + mlen;
+    }
+    fwrite(s, 1, n, out);
+    return ferror(out) ? -1 : 0;
+}
 
 /* The page's frame types: rp_frame_type values 0..6, then its own. */
 enum { PT_CLASS = 7, PT_THREAD = 8, PT_ROOT = 9 };
@@ -151,7 +171,7 @@ static const char *page_open(FILE *out, size_t nnodes)
                 mark ? "empty profile" : "page template has no data marker (build bug)");
         return NULL;
     }
-    fwrite(page, 1, (size_t)(mark - page), out);
+    out_page_write(out, page, (size_t)(mark - page));
     return mark + strlen(DATA_MARKER);
 }
 
@@ -206,8 +226,7 @@ static int page_close(FILE *out, struct rp_strtab *names, const struct out_legen
     struct marker_arg a = {out, 0};
     out_legend_each(legend, marker_json, &a);
     fputs("]}", out);
-    fwrite(rest, 1, rp_flamegraph_html_len - (size_t)(rest - rp_flamegraph_html), out);
-    return ferror(out) ? -1 : 0;
+    return out_page_write(out, rest, rp_flamegraph_html_len - (size_t)(rest - rp_flamegraph_html));
 }
 
 int rp_out_html(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)

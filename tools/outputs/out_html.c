@@ -7,14 +7,14 @@
  * canvas renderer it shares with the heatmap page (tools/outputs/flame.js) are
  * compiled into the binary by tools/outputs/embed.py. This writer copies the page,
  * putting the profile as JSON where the template has its data marker, and the
- * renderer where it has the script marker (out_page_write):
+ * renderer where it has the script marker (out_page, out_flame_js_slot):
  *
  *   {"v":1,"title":..,"kind":..,"unit":..,"ns_per_unit":..,"info":..,
  *    "nodes":[name,type,weight,samples,nchildren, ...],"strings":[..],
  *    "markers":[[label,meaning,doc,match], ...]}
  *
  * Nodes are flat, in pre-order (children in the model's sorted order), each five
- * integers: an index into "strings", the page's frame type (see page_type), total
+ * integers: an index into "strings", the page's frame type (see out_page_type), total
  * weight, total samples, and the number of children that follow. Names are
  * interned, so a method that appears in many stacks costs one string. The nodes
  * stream out of rp_prof_walk, so memory is the string table only, and nothing
@@ -54,24 +54,10 @@ extern const unsigned long rp_flame_js_len;
 #define DATA_MARKER "@RINGPROF_DATA@"
 #define FLAME_JS_MARKER "@RINGPROF_FLAME_JS@"
 
-int out_page_write(FILE *out, const char *s, size_t n)
-{
-    const size_t mlen = strlen(FLAME_JS_MARKER);
-    const char *m;
-    while ((m = memmem(s, n, FLAME_JS_MARKER, mlen)) != NULL) {
-        fwrite(s, 1, (size_t)(m - s), out);
-        fwrite(rp_flame_js, 1, rp_flame_js_len, out);
-        n -= (size_t)(m - s) + mlen;
-        s = m + mlen;
-    }
-    fwrite(s, 1, n, out);
-    return ferror(out) ? -1 : 0;
-}
-
 /* The page's frame types: rp_frame_type values 0..6, then its own. */
 enum { PT_CLASS = 7, PT_THREAD = 8, PT_ROOT = 9 };
 
-static int page_type(const struct rp_profile *p, uint32_t node)
+int out_page_type(const struct rp_profile *p, uint32_t node)
 {
     const struct rp_prof_node *n = &p->nodes[node];
     if (n->kind == RP_PNODE_THREAD)
@@ -108,7 +94,7 @@ static int visit(const struct rp_profile *p, uint32_t node, size_t depth, void *
         kids += kept(w, &p->nodes[c]) != 0;
     uint32_t name = rp_strtab_cstr(&w->names, rp_prof_node_name(p, node));
     fprintf(w->out, "%s%u,%d,%llu,%llu,%u", w->count ? ",\n" : "", name,
-            page_type(p, node), (unsigned long long)n->total[RP_PV_WEIGHT],
+            out_page_type(p, node), (unsigned long long)n->total[RP_PV_WEIGHT],
             (unsigned long long)n->total[RP_PV_SAMPLES], kids);
     w->count++;
     out_legend_add_node(&w->legend, p, node);
@@ -160,19 +146,24 @@ static void write_info(FILE *out, const struct rp_profile *p, const struct rp_li
     out_json_cstring(out, info);
 }
 
-/* The page before the data marker; @return where the rest starts, or NULL after
- * printing why the page cannot be written. */
-static const char *page_open(FILE *out, size_t nnodes)
+/* Whether there is nothing to draw (after printing so). */
+static int page_empty(size_t nnodes)
 {
-    const char *page = rp_flamegraph_html;
-    const char *mark = strstr(page, DATA_MARKER);
-    if (!mark || !nnodes) {
-        fprintf(stderr, "ringprof: html: %s\n",
-                mark ? "empty profile" : "page template has no data marker (build bug)");
-        return NULL;
-    }
-    out_page_write(out, page, (size_t)(mark - page));
-    return mark + strlen(DATA_MARKER);
+    if (!nnodes)
+        fputs("ringprof: html: empty profile\n", stderr);
+    return !nnodes;
+}
+
+/* The page: the template with the data (written by `data`) and the renderer at
+ * their markers. @return 0, or -1 on a write error. */
+static int write_page(FILE *out, void (*data)(FILE *out, void *arg), void *arg)
+{
+    const struct out_slot slots[] = {
+        {DATA_MARKER, data, arg},
+        {FLAME_JS_MARKER, out_flame_js_slot, NULL},
+    };
+    return out_page(out, rp_flamegraph_html, rp_flamegraph_html_len, slots,
+                    sizeof slots / sizeof slots[0]);
 }
 
 /* The data's first fields, up to "info" (its value is the caller's). */
@@ -211,10 +202,16 @@ static void marker_json(const char *label, const char *meaning, const char *doc,
     fputc(']', out);
 }
 
-/* The string table, the markers' legend, the data's end and the page after the
- * marker. */
-static int page_close(FILE *out, struct rp_strtab *names, const struct out_legend *legend,
-                      const char *rest)
+void out_markers_json(FILE *out, const struct out_legend *legend)
+{
+    fputc('[', out);
+    struct marker_arg a = {out, 0};
+    out_legend_each(legend, marker_json, &a);
+    fputc(']', out);
+}
+
+/* The data's end: the string table and the markers' legend. */
+static void data_tail(FILE *out, const struct rp_strtab *names, const struct out_legend *legend)
 {
     fputs("],\n\"strings\":[", out);
     for (size_t i = 0; i < names->n; i++) {
@@ -222,32 +219,41 @@ static int page_close(FILE *out, struct rp_strtab *names, const struct out_legen
             fputs(",\n", out);
         out_json_string(out, names->s[i], names->len[i]);
     }
-    fputs("],\n\"markers\":[", out);
-    struct marker_arg a = {out, 0};
-    out_legend_each(legend, marker_json, &a);
-    fputs("]}", out);
-    return out_page_write(out, rest, rp_flamegraph_html_len - (size_t)(rest - rp_flamegraph_html));
+    fputs("],\n\"markers\":", out);
+    out_markers_json(out, legend);
+    fputc('}', out);
+}
+
+struct html_arg {
+    const struct rp_profile *p;
+    const struct rp_out_options *o;
+};
+
+static void html_data(FILE *out, void *arg)
+{
+    const struct html_arg *a = arg;
+    const struct rp_profile *p = a->p;
+    struct walk w = {.out = out};
+    rp_strtab_init(&w.names);
+    out_legend_init(&w.legend);
+    if (a->o->cutoff_pct > 0)
+        w.min_weight = (uint64_t)((double)p->nodes[0].total[RP_PV_WEIGHT] *
+                                  a->o->cutoff_pct / 100.0);
+    char title[1024];
+    data_head(out, p, out_title(p, a->o->title, title, sizeof title));
+    write_info(out, p, a->o->live);
+    fputs(",\n\"nodes\":[\n", out);
+    rp_prof_walk(p, 0, visit, &w);
+    data_tail(out, &w.names, &w.legend);
+    rp_strtab_free(&w.names);
 }
 
 int rp_out_html(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)
 {
-    const char *rest = page_open(out, p->nnodes);
-    if (!rest)
+    if (page_empty(p->nnodes))
         return -1;
-    struct walk w = {.out = out};
-    rp_strtab_init(&w.names);
-    out_legend_init(&w.legend);
-    if (o->cutoff_pct > 0)
-        w.min_weight = (uint64_t)((double)p->nodes[0].total[RP_PV_WEIGHT] *
-                                  o->cutoff_pct / 100.0);
-    char title[1024];
-    data_head(out, p, out_title(p, o->title, title, sizeof title));
-    write_info(out, p, o->live);
-    fputs(",\n\"nodes\":[\n", out);
-    rp_prof_walk(p, 0, visit, &w);
-    int rc = page_close(out, &w.names, &w.legend, rest);
-    rp_strtab_free(&w.names);
-    return rc;
+    struct html_arg a = {p, o};
+    return write_page(out, html_data, &a);
 }
 
 /* ------------------------------------------------- the differential page -- */
@@ -350,17 +356,21 @@ static const char *diff_title(const struct rp_diff *d, const char *paths, char *
     return buf;
 }
 
-int rp_out_diff_html(FILE *out, const struct rp_diff *d, const struct rp_out_options *o)
+struct diff_arg {
+    const struct rp_diff *d;
+    const struct rp_out_options *o;
+};
+
+static void diff_data(FILE *out, void *arg)
 {
-    const char *rest = page_open(out, d->whole[1] ? d->nnodes : 0);
-    if (!rest)
-        return -1;
+    const struct diff_arg *a = arg;
+    const struct rp_diff *d = a->d;
     struct rp_strtab names;
     rp_strtab_init(&names);
     struct out_legend legend;
     out_legend_init(&legend);
     char title[2048];
-    data_head(out, d->p[1], diff_title(d, o->title, title, sizeof title));
+    data_head(out, d->p[1], diff_title(d, a->o->title, title, sizeof title));
     diff_info(out, d);
     fprintf(out, ",\n\"diff\":{\"scale\":%.17g,\"base_total\":%llu,\"new_total\":%llu}",
             d->scale, (unsigned long long)d->whole[0], (unsigned long long)d->whole[1]);
@@ -368,7 +378,20 @@ int rp_out_diff_html(FILE *out, const struct rp_diff *d, const struct rp_out_opt
     diff_nodes(out, d, &names, 1, NULL);
     fputs("],\n\"nodes\":[\n", out);
     diff_nodes(out, d, &names, 0, &legend);
-    int rc = page_close(out, &names, &legend, rest);
+    data_tail(out, &names, &legend);
     rp_strtab_free(&names);
-    return rc;
+}
+
+int rp_out_diff_html(FILE *out, const struct rp_diff *d, const struct rp_out_options *o)
+{
+    if (page_empty(d->whole[1] ? d->nnodes : 0))
+        return -1;
+    struct diff_arg a = {d, o};
+    return write_page(out, diff_data, &a);
+}
+
+void out_flame_js_slot(FILE *out, void *arg)
+{
+    (void)arg;
+    fwrite(rp_flame_js, 1, rp_flame_js_len, out);
 }

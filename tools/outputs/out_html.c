@@ -224,14 +224,16 @@ static void data_tail(FILE *out, const struct rp_strtab *names, const struct out
     fputc('}', out);
 }
 
-struct html_arg {
+/* What a page's data slot writes: a profile (the flame graph) or a diff. */
+struct page_arg {
     const struct rp_profile *p;
+    const struct rp_diff *d;
     const struct rp_out_options *o;
 };
 
 static void html_data(FILE *out, void *arg)
 {
-    const struct html_arg *a = arg;
+    const struct page_arg *a = arg;
     const struct rp_profile *p = a->p;
     struct walk w = {.out = out};
     rp_strtab_init(&w.names);
@@ -252,7 +254,7 @@ int rp_out_html(FILE *out, const struct rp_profile *p, const struct rp_out_optio
 {
     if (page_empty(p->nnodes))
         return -1;
-    struct html_arg a = {p, o};
+    struct page_arg a = {.p = p, .o = o};
     return write_page(out, html_data, &a);
 }
 
@@ -356,14 +358,9 @@ static const char *diff_title(const struct rp_diff *d, const char *paths, char *
     return buf;
 }
 
-struct diff_arg {
-    const struct rp_diff *d;
-    const struct rp_out_options *o;
-};
-
 static void diff_data(FILE *out, void *arg)
 {
-    const struct diff_arg *a = arg;
+    const struct page_arg *a = arg;
     const struct rp_diff *d = a->d;
     struct rp_strtab names;
     rp_strtab_init(&names);
@@ -386,7 +383,7 @@ int rp_out_diff_html(FILE *out, const struct rp_diff *d, const struct rp_out_opt
 {
     if (page_empty(d->whole[1] ? d->nnodes : 0))
         return -1;
-    struct diff_arg a = {d, o};
+    struct page_arg a = {.d = d, .o = o};
     return write_page(out, diff_data, &a);
 }
 

@@ -4,6 +4,7 @@
 # writes rp_testwriter's split recording where -agentpath's dir= points, with the
 # recording id record gave it, as the agent would.
 #   - "recording to DIR/recording/" is printed when the program starts;
+#   - the heatmap (every kind) is written beside them, and named;
 #   - a second run into the same DIR is refused (exit 2) and leaves the first alone;
 #     --force replaces it, and the profile then holds one run, not two;
 #   - a command that loads no agent: "no JVM was profiled", exit 1;
@@ -37,10 +38,12 @@ check "first run: the flame graph and the text profile" test -s out/flamegraph.h
 check "first run: the text profile is the tree, then the flat table" \
     bash -c "grep -q '^# ringprof tree' out/profile.txt && grep -q '^# ringprof flat' out/profile.txt"
 check "first run: the profile holds the one run" test "$(weight out/recording)" = "$whole"
+check "first run: the heatmap of every kind, and record names it" \
+    bash -c "grep -q '\"section\":\"kind:cpu\"' out/heatmap.html && grep -q '\"section\":\"kind:alloc\"' out/heatmap.html && grep -q '  heatmap       out/heatmap.html' r1.err"
 check "the agent options are dir=DIR/recording,recording=ID,quiet=on (record says where itself)" \
     grep -Eq "=dir=out/recording,recording=rec(-[0-9a-f]{8}){4},quiet=on Main" java.args
 check "DIR holds the outputs and the recording, no temporary" \
-    test "$(ls -A out | tr '\n' ' ')" = "flamegraph.html profile.txt recording "
+    test "$(ls -A out | tr '\n' ' ')" = "flamegraph.html heatmap.html profile.txt recording "
 
 record -o out -- "$java" Main >/dev/null 2>r2.err
 check "second run into the same DIR: exit 2" test $? -eq 2
@@ -107,7 +110,7 @@ check "symlinks at the outputs: their targets are untouched" \
 check "symlinks at the outputs: replaced by the outputs" \
     bash -c "[ -f links/profile.txt ] && [ ! -L links/profile.txt ] && [ ! -L links/flamegraph.html ] && grep -q '^# ringprof tree' links/profile.txt"
 check "symlinks at the outputs: no temporary left" \
-    test "$(ls -A links | tr '\n' ' ')" = "flamegraph.html profile.txt recording "
+    test "$(ls -A links | tr '\n' ' ')" = "flamegraph.html heatmap.html profile.txt recording "
 
 # DIR/recording a symlink (to a recording of one's own): refused, nothing touched.
 mkdir -p linked elsewhere

@@ -25,9 +25,9 @@ usage_error() {
 }
 
 # The words of the issue: formats, events, states, groups, with a suggestion.
-usage_error convert "ringprof convert: unknown format 'colapsed' (did you mean 'collapsed'?); the formats are tree, backtrace, flat, histogram, collapsed, pprof, html, jfr, otlp, timeline" \
+usage_error convert "ringprof convert: unknown format 'colapsed' (did you mean 'collapsed'?); the formats are tree, backtrace, flat, histogram, collapsed, pprof, heatmap, html, jfr, otlp, timeline" \
     --format colapsed a.rpc
-usage_error convert "ringprof convert: unknown format 'svg'; the formats are tree, backtrace, flat, histogram, collapsed, pprof, html, jfr, otlp, timeline" \
+usage_error convert "ringprof convert: unknown format 'svg'; the formats are tree, backtrace, flat, histogram, collapsed, pprof, heatmap, html, jfr, otlp, timeline" \
     --format svg a.rpc
 usage_error convert "ringprof convert: unknown event 'allocs' (did you mean 'alloc'?); the valid names are cpu, alloc, live, gc, wall, lock, lock.waiting" \
     --event allocs a.rpc

@@ -43,6 +43,7 @@
 #include "outputs/out_common.h"
 #include "query.h"
 #include "ringprof/labels.h"
+#include "ringprof/units.h"
 #include "usage.h"
 
 static void usage(FILE *f)
@@ -102,6 +103,9 @@ static void usage(FILE *f)
         "                      its agent's service=, else its main class or jar)\n"
         "  --label K=V         otlp, pprof: a label on every recording (repeatable;\n"
         "                      wins over the agent's labels= of the same key)\n"
+        "  --resolution D      heatmap: the finest time bucket (default 20ms; it\n"
+        "                      grows as far as the page's budget needs: the\n"
+        "                      converter says which it chose)\n"
         "  --html              timeline: the HTML page whatever -o says (it is\n"
         "                      HTML for -o x.html, SVG for x.svg, else text)\n"
         "  --strict            exit 1 if any input was missing or damaged\n"
@@ -178,7 +182,8 @@ struct convert {
 enum {
     OPT_EVENT = RP_QOPT_END, OPT_FORMAT, OPT_LINES, OPT_BCI, OPT_PER_THREAD, OPT_CUTOFF,
     OPT_TOP, OPT_VALUE, OPT_SNAPSHOT, OPT_MIN_GCS, OPT_STATE, OPT_STATE_FRAMES,
-    OPT_TL_WIDTH, OPT_TL_ROWS, OPT_TL_SORT, OPT_TL_HTML, OPT_SERVICE, OPT_LABEL, OPT_RECORDING
+    OPT_TL_WIDTH, OPT_TL_ROWS, OPT_TL_SORT, OPT_TL_HTML, OPT_SERVICE, OPT_LABEL, OPT_RECORDING,
+    OPT_RESOLUTION
 };
 
 /* The kinds that are off unless asked for, and the agent option that records
@@ -331,6 +336,12 @@ static int parse_one(void *cmd, int opt, const char *arg)
         c->oo.service = arg;
         return 0;
     case OPT_LABEL: return parse_label(c, arg);
+    case OPT_RESOLUTION:
+        if (rp_parse_duration(arg, &c->oo.resolution_ns) < 0 || !c->oo.resolution_ns ||
+            c->oo.resolution_ns > 86400ull * 1000000000ull)
+            return rp_query_bad_usage(&c->q, "--resolution '%s': a duration from 10ms to "
+                                      "1d (10ms, 1s, 5m)", arg);
+        return 0;
     case OPT_TL_WIDTH:
     case OPT_TL_ROWS:
     case OPT_TL_SORT:
@@ -353,6 +364,7 @@ static int parse_args(struct convert *c, int argc, char **argv)
         {"width", 1, 0, OPT_TL_WIDTH},  {"rows", 1, 0, OPT_TL_ROWS},
         {"sort", 1, 0, OPT_TL_SORT},    {"html", 0, 0, OPT_TL_HTML},
         {"service", 1, 0, OPT_SERVICE}, {"label", 1, 0, OPT_LABEL},
+        {"resolution", 1, 0, OPT_RESOLUTION},
         RP_QUERY_NORM_LONGOPTS,         RP_QUERY_LONGOPTS,
         {0, 0, 0, 0}};
     int rc = rp_query_parse(&c->q, argc, argv, ":o:h", longopts, parse_one, c);
@@ -388,7 +400,12 @@ static int parse_args(struct convert *c, int argc, char **argv)
                                       "live", c->po.event);
     }
     /* JFR and OTLP frames are methods with their lines; viewers group them. */
-    if (c->fmt->model == RP_MODEL_EVENTS && c->q.norm.group != RP_GROUP_METHOD)
+    if (c->oo.resolution_ns && c->fmt->write_events != rp_out_heatmap)
+        return rp_query_bad_usage(&c->q, "--resolution is the heatmap's time bucket: it "
+                                  "takes --format heatmap (or -o x.heatmap.html), not %s",
+                                  c->fmt->name);
+    if (c->fmt->model == RP_MODEL_EVENTS && c->fmt->write_events != rp_out_heatmap &&
+        c->q.norm.group != RP_GROUP_METHOD)
         return rp_query_bad_usage(&c->q, c->fmt->write_events == rp_out_jfr
                                   ? "--group %s: a JFR file holds methods (with their "
                                     "line and bci); its viewers group them by class or "

@@ -31,9 +31,10 @@
  *   - the agent gets a fresh random recording id (its option recording=): record
  *     counts, and convert reads (--recording), only the chunks that carry it, and
  *     says in one line that it left any other out;
- *   - flamegraph.html and profile.txt are temporaries in the held DIR renamed into
- *     place, written by the convert runs as their stdout; those run in the held
- *     DIR and read "recording" there, so they look up no path another user owns.
+ *   - flamegraph.html, profile.txt and heatmap.html are temporaries in the held
+ *     DIR renamed into place, written by the convert runs as their stdout; those
+ *     run in the held DIR and read "recording" there, so they look up no path
+ *     another user owns.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -64,6 +65,8 @@ static void usage(FILE *f)
         "Run a Java program under the ringprof agent; at exit write\n"
         "  DIR/flamegraph.html  an interactive flame graph (open it in a browser)\n"
         "  DIR/profile.txt      the call tree and the flat method table\n"
+        "  DIR/heatmap.html     every kind over time: select a window, see its flame\n"
+        "                       graph and how it differs from another\n"
         "  DIR/recording/       the chunk files, for `ringprof convert` later\n"
         "\n"
         "  -o, --out DIR      where to write (default ringprof-record): a new\n"
@@ -129,10 +132,26 @@ static int self_exe(char *buf, size_t cap)
 static int convert(const char *self, const struct held *h, const char *event,
                    const char *format, int out_fd)
 {
-    int flat = !strcmp(format, "flat");
-    char *argv[] = {(char *)self, "convert", "--quiet", "--recording", (char *)h->id,
-                    "--event", (char *)event, "--format", (char *)format, "recording",
-                    flat ? "--top" : NULL, RECORD_FLAT_TOP, NULL};
+    char *argv[16];
+    int n = 0;
+    argv[n++] = (char *)self;
+    argv[n++] = "convert";
+    argv[n++] = "--quiet";
+    argv[n++] = "--recording";
+    argv[n++] = (char *)h->id;
+    /* the heatmap shows every kind; the other files the one asked */
+    if (strcmp(format, "heatmap")) {
+        argv[n++] = "--event";
+        argv[n++] = (char *)event;
+    }
+    argv[n++] = "--format";
+    argv[n++] = (char *)format;
+    argv[n++] = "recording";
+    if (!strcmp(format, "flat")) {
+        argv[n++] = "--top";
+        argv[n++] = RECORD_FLAT_TOP;
+    }
+    argv[n] = NULL;
     return run_wait(argv, out_fd, h->dfd);
 }
 
@@ -441,7 +460,8 @@ static int run_and_convert(const struct held *h, const char *agent, const char *
     int rc = check_census(h, prog, status);
     if (rc != 0 || no_convert)
         return rc ? rc : status;
-    static const char *const html[] = {"html"}, *const text[] = {"tree", "flat"};
+    static const char *const html[] = {"html"}, *const text[] = {"tree", "flat"},
+                             *const heat[] = {"heatmap"};
     rc = write_file(self, h, event, "flamegraph.html", html, 1);
     if (rc == 0)
         rc = write_file(self, h, event, "profile.txt", text, 2);
@@ -450,9 +470,17 @@ static int run_and_convert(const struct held *h, const char *agent, const char *
                         "converted (program exit status %d)\n", h->dir, status);
         return status ? status : 1;
     }
+    /* The flame graph and the profile are there: a heatmap that cannot be
+     * written (its convert said why) leaves them, and says so. */
+    int heat_rc = write_file(self, h, event, "heatmap.html", heat, 1);
     fprintf(stderr, "ringprof record: program exit status %d\n"
-                    "  flame graph   %s/flamegraph.html\n  text profile  %s/profile.txt\n"
-                    "  recording     %s/recording/\n", status, h->dir, h->dir, h->dir);
+                    "  flame graph   %s/flamegraph.html\n  text profile  %s/profile.txt\n",
+            status, h->dir, h->dir);
+    if (heat_rc == 0)
+        fprintf(stderr, "  heatmap       %s/heatmap.html\n", h->dir);
+    else
+        fprintf(stderr, "  heatmap       none: its conversion failed (above)\n");
+    fprintf(stderr, "  recording     %s/recording/\n", h->dir);
     return status;
 }
 

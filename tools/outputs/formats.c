@@ -27,6 +27,9 @@ const struct rp_format rp_formats[] = {
     {"pprof", ".pb.gz .pprof", PROFILE(rp_out_pprof), .binary = 1,
      .summary = "gzipped profile.proto for go tool pprof, Pyroscope, Grafana",
      .needs = RP_FMT_THREADS | RP_FMT_LINES | RP_FMT_STATES},
+    /* Before html, whose ".html" would take "x.heatmap.html". */
+    {"heatmap", ".heatmap.html", .model = RP_MODEL_EVENTS, .write_events = rp_out_heatmap,
+     .summary = "the incident view: heatmaps over time, telemetry, flame graph of a window"},
     {"html", ".html .htm", PROFILE(rp_out_html),
      .summary = "self-contained interactive flame graph page (works offline)"},
     {"jfr", ".jfr", .model = RP_MODEL_EVENTS, .write_events = rp_out_jfr, .binary = 1,

@@ -18,6 +18,7 @@
 
 #include <regex.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "model/profile.h"
@@ -51,6 +52,8 @@ struct rp_out_options {
     const char *service;
     const char *const *labels;
     size_t nlabels;
+    uint64_t resolution_ns;   /* heatmap: the finest time bucket (--resolution; 0:  */
+                              /* the model's default, model/heatmap.h)              */
 };
 
 /* The model a format draws; the command builds that one and nothing else. */
@@ -166,6 +169,11 @@ int rp_out_jfr(FILE *out, rp_jfr_build_fn build, void *build_arg,
  * the Collector v0.165.0 reads), one resource per recording and one profile
  * per sample type of each kind. Any set of chunk files into any FILE (a file,
  * a pipe, open_memstream): what build reads is what it writes. */
+/* The incident view (out_heatmap.c): a heatmap of every kind over time, the
+ * telemetry, and the flame graph of a window selected on it, one page. */
+int rp_out_heatmap(FILE *out, rp_jfr_build_fn build, void *build_arg,
+                   struct rp_prof_options *po, const struct rp_out_options *o,
+                   struct rp_profile **built);
 int rp_out_otlp(FILE *out, rp_jfr_build_fn build, void *build_arg,
                 struct rp_prof_options *po, const struct rp_out_options *o,
                 struct rp_profile **built);

@@ -413,3 +413,33 @@ void out_events_hooks(struct rp_prof_options *po, void *arg, rp_prof_sample_fn *
     po->on_chunk = on_chunk;
     po->on_sample_arg = arg;
 }
+
+int out_page(FILE *out, const char *tpl, size_t len, const struct out_slot *slots,
+             size_t nslots)
+{
+    for (size_t i = 0; i < nslots; i++)
+        if (!memmem(tpl, len, slots[i].marker, strlen(slots[i].marker))) {
+            fprintf(stderr, "ringprof: page template has no %s (build bug)\n",
+                    slots[i].marker);
+            return -1;
+        }
+    const char *at = tpl, *end = tpl + len;
+    while (at < end) {
+        const char *next = end;
+        const struct out_slot *which = NULL;
+        for (size_t i = 0; i < nslots; i++) {
+            const char *m = memmem(at, (size_t)(end - at), slots[i].marker,
+                                   strlen(slots[i].marker));
+            if (m && m < next) {
+                next = m;
+                which = &slots[i];
+            }
+        }
+        fwrite(at, 1, (size_t)(next - at), out);
+        if (!which)
+            break;
+        which->write(out, which->arg);
+        at = next + strlen(which->marker);
+    }
+    return ferror(out) ? -1 : 0;
+}

@@ -119,4 +119,31 @@ const char *out_fmt_weight(const struct rp_profile *p, int have, double w, int s
 void out_json_string(FILE *out, const char *s, size_t len);
 void out_json_cstring(FILE *out, const char *s);
 
+/* The flame graph page's frame type of `node` (docs/profiles.md, "html"):
+ * rp_frame_type 0..6, then 7 an allocated class, 8 a thread, 9 the root. */
+int out_page_type(const struct rp_profile *p, uint32_t node);
+
+/* The markers among those `legend` holds, as the pages' JSON:
+ * [[label, meaning, doc, match], ...] (legend.h). */
+struct out_legend;
+void out_markers_json(FILE *out, const struct out_legend *legend);
+
+/* A page template's marker and what writes in its place. */
+struct out_slot {
+    const char *marker;       /* "@RINGPROF_...@"                                  */
+    void (*write)(FILE *out, void *arg);
+    void *arg;
+};
+
+/* Write template `tpl` (len bytes) with each slot's marker replaced by what its
+ * writer writes, every occurrence, in the template's order. @return 0, or -1
+ * on a write error, or when a slot's marker is missing from the template
+ * (after printing that it is a build bug). */
+int out_page(FILE *out, const char *tpl, size_t len, const struct out_slot *slots,
+             size_t nslots);
+
+/* An out_slot writer: the flame graph's renderer (tools/outputs/flame.js), which
+ * the flame graph page and the heatmap page share. */
+void out_flame_js_slot(FILE *out, void *arg);
+
 #endif

@@ -12,7 +12,7 @@
  *    "markers":[[label,meaning,doc,match], ...]}
  *
  * Nodes are flat, in pre-order (children in the model's sorted order), each five
- * integers: an index into "strings", the page's frame type (see page_type), total
+ * integers: an index into "strings", the page's frame type (see out_page_type), total
  * weight, total samples, and the number of children that follow. Names are
  * interned, so a method that appears in many stacks costs one string. The nodes
  * stream out of rp_prof_walk, so memory is the string table only, and nothing
@@ -51,7 +51,7 @@ extern const unsigned long rp_flamegraph_html_len;
 /* The page's frame types: rp_frame_type values 0..6, then its own. */
 enum { PT_CLASS = 7, PT_THREAD = 8, PT_ROOT = 9 };
 
-static int page_type(const struct rp_profile *p, uint32_t node)
+int out_page_type(const struct rp_profile *p, uint32_t node)
 {
     const struct rp_prof_node *n = &p->nodes[node];
     if (n->kind == RP_PNODE_THREAD)
@@ -88,7 +88,7 @@ static int visit(const struct rp_profile *p, uint32_t node, size_t depth, void *
         kids += kept(w, &p->nodes[c]) != 0;
     uint32_t name = rp_strtab_cstr(&w->names, rp_prof_node_name(p, node));
     fprintf(w->out, "%s%u,%d,%llu,%llu,%u", w->count ? ",\n" : "", name,
-            page_type(p, node), (unsigned long long)n->total[RP_PV_WEIGHT],
+            out_page_type(p, node), (unsigned long long)n->total[RP_PV_WEIGHT],
             (unsigned long long)n->total[RP_PV_SAMPLES], kids);
     w->count++;
     out_legend_add_node(&w->legend, p, node);
@@ -191,6 +191,14 @@ static void marker_json(const char *label, const char *meaning, const char *doc,
     fputc(']', out);
 }
 
+void out_markers_json(FILE *out, const struct out_legend *legend)
+{
+    fputc('[', out);
+    struct marker_arg a = {out, 0};
+    out_legend_each(legend, marker_json, &a);
+    fputc(']', out);
+}
+
 /* The string table, the markers' legend, the data's end and the page after the
  * marker. */
 static int page_close(FILE *out, struct rp_strtab *names, const struct out_legend *legend,
@@ -202,10 +210,9 @@ static int page_close(FILE *out, struct rp_strtab *names, const struct out_legen
             fputs(",\n", out);
         out_json_string(out, names->s[i], names->len[i]);
     }
-    fputs("],\n\"markers\":[", out);
-    struct marker_arg a = {out, 0};
-    out_legend_each(legend, marker_json, &a);
-    fputs("]}", out);
+    fputs("],\n\"markers\":", out);
+    out_markers_json(out, legend);
+    fputc('}', out);
     fwrite(rest, 1, rp_flamegraph_html_len - (size_t)(rest - rp_flamegraph_html), out);
     return ferror(out) ? -1 : 0;
 }
@@ -352,4 +359,10 @@ int rp_out_diff_html(FILE *out, const struct rp_diff *d, const struct rp_out_opt
     int rc = page_close(out, &names, &legend, rest);
     rp_strtab_free(&names);
     return rc;
+}
+
+void out_flame_js_slot(FILE *out, void *arg)
+{
+    (void)out;
+    (void)arg;
 }

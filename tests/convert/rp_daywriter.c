@@ -4,15 +4,16 @@
  * heatmap's size-and-time test (test_heatmap_day.py) and of bench/heatmap.py.
  *
  * usage: rp_daywriter DIR [--hours H] [--threads N] [--seed N] [--stacks N]
- *                         [--burst FROM_S:TO_S] [--manifest FILE]
+ *                         [--burst FROM_S:TO_S] [--chunksize MIB] [--manifest FILE]
  *
  * DIR (created; it must hold no chunk yet) receives the chunk files of one
  * recording that starts at 2026-11-21T00:00:00Z and lasts H hours (default 24, a
  * decimal number), named and rotated as the agent's are: a pass every 100 ms
  * drains each thread's samples (cpu and alloc interleaved in time order, as in a
  * thread's ring), a segment every second (flush=1s), a new chunk at 16 MiB or 1 h
- * (chunksize, chunktime), the samples drained just after a rotation timed before
- * their chunk's start. The defaults of docs/options.md: interval=10ms (timer=posix:
+ * (chunksize, chunktime; --chunksize sets another size, as the agent's option
+ * does), the samples drained just after a rotation timed before their chunk's
+ * start. The defaults of docs/options.md: interval=10ms (timer=posix:
  * a sample weighs one 10 ms period, 3% of them two), alloc=512k (weights and
  * object counts by docs/agent.md's formula), telemetry=1s (every RP_GAUGE_* of
  * events.h that the agent writes without lock=), wall and lock off. Every flush
@@ -71,7 +72,6 @@
 #define DRAIN      (100 * MS)               /* the flusher's pass                */
 #define SLOT       (10 * MS)                /* interval=10ms                     */
 #define ALLOC_I    524288.0                 /* alloc=512k                        */
-#define CHUNK_SIZE (16ull << 20)            /* chunksize=16m                     */
 #define CHUNK_TIME (3600 * SEC)             /* chunktime=1h                      */
 #define PID        4242
 #define MAXDEPTH   64
@@ -616,9 +616,10 @@ static void make_threads(uint32_t busy)
 static struct {
     double hours;
     uint64_t seed, duration, burst_from, burst_to;     /* ns from the start */
+    uint64_t chunk_size;                               /* chunksize=16m      */
     uint32_t busy, stacks;
     const char *dir, *manifest;
-} opt = {24, 1, 0, 0, 0, 8, 3000, NULL, NULL};
+} opt = {24, 1, 0, 0, 0, 16ull << 20, 8, 3000, NULL, NULL};
 
 static double bump(double h, double at, double width)
 {
@@ -962,7 +963,7 @@ static void flush_step(uint64_t now)
         die("flush");
     struct rp_chunk_writer_stats st;
     rp_chunk_writer_stats(C.w, &st);
-    if (st.bytes_written >= CHUNK_SIZE || now - C.opened >= CHUNK_TIME)
+    if (st.bytes_written >= opt.chunk_size || now - C.opened >= CHUNK_TIME)
         close_chunk();
 }
 
@@ -1030,7 +1031,7 @@ static void write_manifest(void)
 static void usage(void)
 {
     fprintf(stderr, "usage: rp_daywriter DIR [--hours H] [--threads N] [--seed N] "
-            "[--stacks N] [--burst FROM_S:TO_S] [--manifest FILE]\n");
+            "[--stacks N] [--burst FROM_S:TO_S] [--chunksize MIB] [--manifest FILE]\n");
     exit(2);
 }
 
@@ -1058,6 +1059,8 @@ static void parse(int argc, char **argv)
             opt.seed = (uint64_t)number(v, 0, 1e15), i++;
         else if (!strcmp(a, "--stacks"))
             opt.stacks = (uint32_t)number(v, 60, 1e6), i++;
+        else if (!strcmp(a, "--chunksize"))
+            opt.chunk_size = (uint64_t)(number(v, 0.0625, 1024) * (1 << 20)), i++;
         else if (!strcmp(a, "--manifest") && v)
             opt.manifest = v, i++;
         else if (!strcmp(a, "--burst") && v && sscanf(v, "%lf:%lf", &from, &to) == 2 &&

@@ -13,6 +13,8 @@ converter and the format, not the page against itself.
     page.path(node)                frame names from the root's child to `node`
     page.entries["cpu"]            [(bucket, leaf, thread, samples, weight), ...]
     page.thread_names[thread]      the thread's label ("[worker-1]")
+    page.density["cpu"]            [(bucket, thread, samples, weight), ...] on the
+                                   density's own axis (meta["density"])
     page.bucket_of(wall_ns)        the bucket a time stamp falls in
 """
 import base64
@@ -50,9 +52,11 @@ class Page:
         self.sections = {name: (off, off + n) for name, off, n in self.meta["sections"]}
         self._nodes()
         self.thread_names = [t["name"] for t in self.meta["threads"]]
-        self.entries = {}
+        self.entries, self.density = {}, {}
         for k in self.meta["kinds"]:
             self.entries[k["name"]] = self._kind(k["section"])
+            self.density[k["name"]] = [(b, t, n, w) for b, leaf, t, n, w in
+                                       self._kind("density:" + k["name"])]
 
     @classmethod
     def read(cls, path):
@@ -108,9 +112,10 @@ class Page:
             node = self.parent[node]
         return out[::-1]
 
-    def bucket_of(self, wall_ns):
-        return wall_ns // (self.meta["bucket_ms"] * 1000000) - \
-            self.meta["t0_ms"] // self.meta["bucket_ms"]
+    def bucket_of(self, wall_ns, axis=None):
+        """The bucket of wall_ns on the stacks' axis (or `axis`: meta["density"])."""
+        a = axis or self.meta
+        return wall_ns // (a["bucket_ms"] * 1000000) - a["t0_ms"] // a["bucket_ms"]
 
     def telemetry(self, name):
         return [s for s in self.meta["telemetry"] if s["name"] == name]

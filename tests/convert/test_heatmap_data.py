@@ -9,6 +9,7 @@ rp_burstwriter's manifest (60 s of two threads, one stack hot only from 30 s to
     in the data, exactly: the (kind, bucket, path) counts and weights the data
     holds equal the manifest's;
   - the heatmap's cells (per bucket sums) equal the samples in each bucket, and
+    so does the density (per bucket and thread, without the stacks), and
     the burst's stack has weight in 30 s <= t < 40 s only, all of it;
   - the gc lane holds the pauses; the telemetry holds the RSS level and the
     CPU rate of each second (300 MiB and 200 % in the burst);
@@ -84,6 +85,17 @@ def check_cells(page, m):
                                if s["kind"] == "cpu")
     c.check(cells == want, "cpu cells equal the samples in each bucket",
             len(set(cells.items()) ^ set(want.items())))
+    axis = page.meta["density"]
+    for k in ("cpu", "alloc"):
+        dens = collections.Counter()
+        for bucket, thread, n, w in page.density[k]:
+            dens[(bucket, page.thread_names[thread])] += w
+        want = collections.Counter()
+        for s in m["samples"]:
+            if s["kind"] == k:
+                want[(page.bucket_of(s["t"], axis), "[%s]" % s["thread"])] += s["weight"]
+        c.check(dens == want, "the %s density: each thread's weight in each bucket" % k,
+                len(set(dens.items()) ^ set(want.items())))
     burst = m["burst"]
     hot = [display(f) for f in m["stacks"][burst["stack"]]["frames"]]
     lo, hi = page.bucket_of(burst["from"]), page.bucket_of(burst["to"])

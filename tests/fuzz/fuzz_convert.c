@@ -84,6 +84,10 @@ static const char *const runs[][MAXARGS] = {
     {"convert", "--quiet", "--format", "jfr", "-o", "%", "@"},
     {"convert", "--quiet", "--format", "jfr", "--from", "+0.1s", "--thread", ".",
      "--exclude", "Z", "-o", "%", "@"},
+    /* issue 26: the heatmap page, every kind; one bucket width forced */
+    {"convert", "--quiet", "--format", "heatmap", "@"},
+    {"convert", "--quiet", "--format", "heatmap", "--resolution", "1s", "--state",
+     "running", "@"},
 };
 
 static const char *jfr_path;   /* "%": a memfd of its own, /proc/self/fd/N */

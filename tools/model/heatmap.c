@@ -4,9 +4,9 @@
  *
  * The entries live in one array, found through an open-addressing table of
  * their indexes (linear probing, at most half full). Stepping the width up
- * re-buckets every entry, sorts them and adds the ones that now share a
- * (kind, bucket, leaf), then rebuilds the table: rare (once per ladder step)
- * and linear in the entries but for the sort.
+ * re-buckets every entry and rebuilds the table, adding together the entries
+ * that now share a key: linear in the entries, once per ladder step. They are
+ * sorted once, at the end.
  */
 #include "heatmap.h"
 
@@ -23,8 +23,8 @@
 #define S  1000000000ull
 
 const uint64_t rp_hm_widths[] = {
-    10 * MS, 20 * MS, 100 * MS, 200 * MS, 1 * S, 2 * S, 10 * S, 20 * S, 60 * S,
-    120 * S, 600 * S, 1200 * S, 3600 * S, 7200 * S, 86400 * S,
+    10 * MS, 20 * MS, 100 * MS, 200 * MS, 1 * S, 2 * S, 10 * S, 30 * S, 60 * S,
+    300 * S, 600 * S, 1200 * S, 3600 * S, 7200 * S, 86400 * S,
 };
 const size_t rp_hm_nwidths = sizeof rp_hm_widths / sizeof rp_hm_widths[0];
 
@@ -51,6 +51,11 @@ static int same_key(const struct rp_hm_entry *a, const struct rp_hm_entry *b)
            a->kind == b->kind;
 }
 
+/*
+ * Rebuild the table over the entries, adding together those whose keys are now
+ * the same (after a coarsen re-bucketed them): the first of a key stays, moved
+ * down over the ones merged away, so the array stays dense and no sort is needed.
+ */
 static void table_build(struct rp_heatmap *h)
 {
     size_t want = 1024;
@@ -62,12 +67,24 @@ static void table_build(struct rp_heatmap *h)
         h->nslots = want;
     } else
         memset(h->slot, 0, want * sizeof *h->slot);
+    size_t out = 0;
     for (size_t i = 0; i < h->n; i++) {
         size_t s = key_hash(&h->e[i]) & (h->nslots - 1);
-        while (h->slot[s])
-            s = (s + 1) & (h->nslots - 1);
-        h->slot[s] = (uint32_t)i + 1;
+        for (; h->slot[s]; s = (s + 1) & (h->nslots - 1)) {
+            struct rp_hm_entry *e = &h->e[h->slot[s] - 1];
+            if (same_key(e, &h->e[i])) {
+                e->samples += h->e[i].samples;
+                e->weight += h->e[i].weight;
+                break;
+            }
+        }
+        if (!h->slot[s]) {
+            h->e[out] = h->e[i];
+            h->slot[s] = (uint32_t)++out;
+        }
     }
+    h->n = out;
+    h->last = 0;
 }
 
 static int cmp_entry(const void *a, const void *b)
@@ -121,7 +138,6 @@ static void coarsen(struct rp_heatmap *h)
     h->base = base;
     h->width = rp_hm_widths[i];
     h->coarsened++;
-    sort_merge(h);
     table_build(h);
 }
 
@@ -206,18 +222,27 @@ void rp_hm_add(struct rp_heatmap *h, int kind, uint64_t t, uint32_t leaf, uint32
         h->lo = h->hi = b;
     struct rp_hm_entry key = {.weight = weight, .leaf = leaf, .bucket = b, .samples = 1,
                               .thread = thread, .kind = (uint32_t)kind};
+    /* A thread's samples come in runs (the agent drains a thread at a time):
+     * the entry last added to is the likeliest, and costs no cache miss. */
+    if (h->last && same_key(&h->e[h->last - 1], &key)) {
+        h->e[h->last - 1].samples++;
+        h->e[h->last - 1].weight += weight;
+        return;
+    }
     size_t s = key_hash(&key) & (h->nslots - 1);
     for (; h->slot[s]; s = (s + 1) & (h->nslots - 1)) {
         struct rp_hm_entry *e = &h->e[h->slot[s] - 1];
         if (same_key(e, &key)) {
             e->samples++;
             e->weight += weight;
+            h->last = h->slot[s];
             return;
         }
     }
     rp_xgrow((void **)&h->e, &h->cap, h->n, sizeof *h->e, 4096);
     h->e[h->n] = key;
     h->slot[s] = (uint32_t)++h->n;
+    h->last = h->slot[s];
     if (b < h->lo)
         h->lo = b;
     if (b > h->hi)
@@ -322,7 +347,7 @@ void rp_hm_finish(struct rp_heatmap *h)
     fmt_width(h->width, w, sizeof w);
     if (h->coarsened)
         snprintf(h->why, sizeof h->why, "buckets of %s: the finest that keeps the page "
-                 "within %zu stack counts and %zu buckets (convert a shorter --from/--to "
+                 "within %zu entries and %zu buckets (convert a shorter --from/--to "
                  "range for finer ones)", w, h->max_entries, h->max_buckets);
     else
         snprintf(h->why, sizeof h->why, "buckets of %s", w);

@@ -41,8 +41,9 @@
  * eight busy threads at 10 ms fits 2 M entries in buckets of a few seconds;
  * the page then weighs about 10 MB (docs/profiles.md, "heatmap"). */
 #define RP_HM_FINEST_NS      20000000ull     /* 20 ms: FlameScope's row        */
-#define RP_HM_MAX_ENTRIES    2000000u
+#define RP_HM_MAX_ENTRIES    4000000u
 #define RP_HM_MAX_BUCKETS    500000u
+#define RP_HM_MAX_DENSITY    1000000u        /* per (kind, bucket, thread) alone */
 #define RP_HM_MAX_BINS       20000u          /* telemetry bins per series      */
 
 /* The bucket widths, ns, finest first; each divides the next. */
@@ -88,6 +89,7 @@ struct rp_heatmap {
     struct rp_hm_kind *kinds;      size_t nkinds;
     struct rp_hm_entry *e;         size_t n, cap;
     uint32_t *slot;                size_t nslots;   /* hash: entry index + 1, 0 free */
+    uint32_t last;                 /* the entry added to last, + 1; 0: none        */
     struct rp_hm_series *series;   size_t nseries;
     uint64_t coarsened;            /* how many times the width stepped up           */
     char why[256];                 /* the width chosen, in words                    */

@@ -13,8 +13,10 @@
  * (tools/outputs/heatmap.html, compiled in by embed.py) with
  *   - META, a JSON object: the time axis, the kinds, the string, frame and
  *     marker tables, the binned telemetry and where each section lies in BLOB;
- *   - BLOB: the call tree's nodes (parent, frame) and each kind's (bucket, leaf,
- *     thread, samples, weight) entries as LEB128 varints, deflated (zlib) and written as
+ *   - BLOB: the call tree's nodes (parent, frame), each kind's (bucket, leaf,
+ *     thread, samples, weight) entries, and each kind's density, the same without
+ *     the leaf at buckets as fine as their own budget allows (when the stack
+ *     entries had to take coarse buckets, the heatmap still shows minutes) as LEB128 varints, deflated (zlib) and written as
  *     base64, so the page inflates it with DecompressionStream("deflate");
  *   - the flame graph page's renderer (flame.js), which the page reuses.
  * Memory: the profile's nodes and the model's bounded entries; the varint
@@ -50,7 +52,9 @@ struct hm_thread {
 };
 
 struct hm {
-    struct rp_heatmap h;
+    struct rp_heatmap h;       /* per (kind, bucket, leaf, thread)                 */
+    struct rp_heatmap d;       /* the density: per (kind, bucket, thread), leaf 0, */
+                               /* at finer buckets than h's when h had to coarsen  */
     int *kmap;                 /* the chunk's KIND id -> heatmap kind + 2; 0: unset */
     size_t nkmap;
     struct rp_idmap tcache;    /* the chunk's (THREAD id << 32 | VTHREAD id) ->     */
@@ -66,6 +70,8 @@ static int hm_kind_of(struct hm *x, struct rp_stream *st, uint32_t id)
         return x->kmap[id] - 2;
     const struct rp_stream_kind *k = rp_stream_kind(st, id);
     int hk = k->info ? rp_hm_kind(&x->h, k->name, k->unit, k->period) : -1;
+    if (hk >= 0)
+        rp_hm_kind(&x->d, k->name, k->unit, k->period);   /* the same index */
     if (id < 1u << 16) {
         if (id >= x->nkmap) {
             size_t n = (size_t)id + 16;
@@ -130,9 +136,12 @@ static void on_sample(void *arg, const struct rp_profile *p, uint32_t leaf,
     (void)ki;
     struct rp_stream *st = rp_prof_stream(p);
     int k = hm_kind_of(x, st, ev->u.sample.kind);
-    if (k >= 0)
-        rp_hm_add(&x->h, k, rp_clock_time(&st->clock, ev->u.sample.time), leaf,
-                  hm_thread_of(x, p, st, ev), ev->u.sample.weight);
+    if (k < 0)
+        return;
+    uint64_t t = rp_clock_time(&st->clock, ev->u.sample.time);
+    uint32_t thread = hm_thread_of(x, p, st, ev);
+    rp_hm_add(&x->h, k, t, leaf, thread, ev->u.sample.weight);
+    rp_hm_add(&x->d, k, t, 0, thread, ev->u.sample.weight);
 }
 
 static void on_event(void *arg, const struct rp_profile *p, const struct rp_event *ev)
@@ -244,18 +253,20 @@ static int write_nodes(struct page *g)
     return 0;
 }
 
-/* Kind k's entries (sorted by kind, bucket, leaf, thread), from entry *at on. */
-static void write_kind(struct page *g, uint32_t k, size_t *at)
+/* Kind k's entries of model h (sorted by kind, bucket, leaf, thread), from entry
+ * *at on, as section "PREFIX:NAME". */
+static void write_kind(struct page *g, const struct rp_heatmap *h, const char *prefix,
+                       uint32_t k, size_t *at)
 {
-    char name[64];
-    snprintf(name, sizeof name, "kind:%s", g->h->kinds[k].name);
+    char name[96];
+    snprintf(name, sizeof name, "%s:%s", prefix, h->kinds[k].name);
     section_begin(g, name);
-    const struct rp_hm_entry *e = g->h->e;
+    const struct rp_hm_entry *e = h->e;
     size_t i = *at;
-    int64_t prev = g->h->lo;
-    while (i < g->h->n && e[i].kind == k) {
+    int64_t prev = h->lo;
+    while (i < h->n && e[i].kind == k) {
         size_t j = i;
-        while (j < g->h->n && e[j].kind == k && e[j].bucket == e[i].bucket)
+        while (j < h->n && e[j].kind == k && e[j].bucket == e[i].bucket)
             j++;
         put_varint(&g->blob, (uint64_t)((int64_t)e[i].bucket - prev));
         put_varint(&g->blob, j - i);
@@ -462,6 +473,18 @@ static void write_tables(FILE *out, const struct page *g)
     fputc(']', out);
 }
 
+/* The density's axis: its buckets are a divisor of the stack buckets' width. */
+static void write_density(FILE *out, const struct rp_heatmap *d)
+{
+    uint64_t nb = d->n ? (uint64_t)((int64_t)d->hi - d->lo) + 1 : 0;
+    uint64_t t0 = (uint64_t)(d->base + d->lo) * d->width;
+    fprintf(out, ",\n\"density\":{\"t0_ms\":%llu,\"bucket_ms\":%llu,\"nbuckets\":%llu,"
+                 "\"resolution\":", (unsigned long long)(t0 / 1000000),
+            (unsigned long long)(d->width / 1000000), (unsigned long long)nb);
+    out_json_cstring(out, d->why);
+    fputc('}', out);
+}
+
 static void meta_slot(FILE *out, void *arg)
 {
     const struct page *g = arg;
@@ -479,6 +502,7 @@ static void meta_slot(FILE *out, void *arg)
     out_json_cstring(out, h->why);
     fprintf(out, ",\"nnodes\":%zu", g->p->nnodes);
     write_kinds(out, g);
+    write_density(out, &g->x->d);
     write_telemetry(out, g, t0, nb * h->width);
     write_threads(out, g->x);
     write_recordings(out, g->p);
@@ -561,9 +585,11 @@ static int build_blob(struct page *g)
 {
     if (write_nodes(g))
         return -1;
-    size_t at = 0;
-    for (uint32_t k = 0; k < g->h->nkinds; k++)
-        write_kind(g, k, &at);
+    size_t at = 0, dat = 0;
+    for (uint32_t k = 0; k < g->h->nkinds; k++) {
+        write_kind(g, g->h, "kind", k, &at);
+        write_kind(g, &g->x->d, "density", k, &dat);
+    }
     return 0;
 }
 
@@ -583,6 +609,7 @@ int rp_out_heatmap(FILE *out, rp_jfr_build_fn build, void *build_arg,
     struct hm x;
     memset(&x, 0, sizeof x);
     rp_hm_init(&x.h, o->resolution_ns, 0, 0);
+    rp_hm_init(&x.d, o->resolution_ns, RP_HM_MAX_DENSITY, 0);
     rp_strtab_init(&x.tkeys);
     po->per_thread = 0;
     po->state_frames = 1;
@@ -593,6 +620,7 @@ int rp_out_heatmap(FILE *out, rp_jfr_build_fn build, void *build_arg,
     struct rp_profile *p = build(build_arg, po);
     *built = p;
     rp_hm_finish(&x.h);
+    rp_hm_finish(&x.d);
     int rc = -1;
     if (!x.h.n) {
         fprintf(stderr, "ringprof: convert: heatmap: no sample of a kind it shows "
@@ -600,7 +628,8 @@ int rp_out_heatmap(FILE *out, rp_jfr_build_fn build, void *build_arg,
         goto done;
     }
     if (!o->quiet)
-        fprintf(stderr, "ringprof convert: heatmap: %s; %zu stack counts\n", x.h.why, x.h.n);
+        fprintf(stderr, "ringprof convert: heatmap: %s; %zu stack counts; the density in "
+                        "%s\n", x.h.why, x.h.n, x.d.why);
     struct page g = {.p = p, .h = &x.h, .x = &x, .o = o};
     rp_strtab_init(&g.names);
     out_legend_init(&g.legend);
@@ -622,5 +651,6 @@ done:
         free(x.threads[i].label);
     free(x.threads);
     rp_hm_free(&x.h);
+    rp_hm_free(&x.d);
     return rc;
 }

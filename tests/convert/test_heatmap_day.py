@@ -22,7 +22,9 @@ wrote per kind, and those on the incident's stacks). Then
           entries in the format's order (buckets, then leaf and thread,
           increasing) and in range; per kind, their samples and weight add up
           exactly to the manifest's, and to the kind's figures in META; cpu's
-          samples per thread are the manifest's; the entries whose leaf lies
+          samples per thread are the manifest's; each kind's density (its
+          per-bucket, per-thread counts at finer buckets) likewise, in all, per
+          thread and summed into each stack bucket; the entries whose leaf lies
           under the incident's frame (the manifest names a method only the
           incident's stacks hold) add up to the manifest's incident samples and
           weight, for cpu and alloc, all in buckets that overlap the incident
@@ -87,7 +89,8 @@ def convert(rec, page):
 
 def check_order(page, kind):
     """A kind's entries as the format orders them: buckets increasing, (leaf,
-    thread) increasing within a bucket, every bucket and leaf in range."""
+    thread) increasing within a bucket, every bucket and leaf in range; its
+    density's the same, by (bucket, thread)."""
     nb, nn = page.meta['nbuckets'], page.meta['nnodes']
     prev, bad = None, 0
     for bucket, leaf, thread, s, w in page.entries[kind]:
@@ -96,6 +99,46 @@ def check_order(page, kind):
         prev = key
     check(bad == 0, 'kind %s: entries in order, in range, each of a sample or more '
           '(%d are not)' % (kind, bad))
+    nb, prev, bad = page.meta['density']['nbuckets'], None, 0
+    for bucket, thread, s, w in page.density[kind]:
+        bad += not ((prev is None or (bucket, thread) > prev) and bucket < nb and s >= 1)
+        prev = (bucket, thread)
+    check(bad == 0, 'kind %s: density entries in order and in range (%d are not)'
+          % (kind, bad))
+
+
+def check_density(page, name, manifest):
+    """A kind's density: its samples and weight, in all and per thread (cpu),
+    are the manifest's; every bucket of the stacks' axis holds the samples of
+    the density's buckets inside it."""
+    want = manifest['kinds'][name]
+    d = page.meta['density']
+    samples = sum(e[2] for e in page.density[name])
+    weight = sum(e[3] for e in page.density[name])
+    check(samples == want['samples'] and weight == want['weight'],
+          'kind %s: the density holds %d samples weighing %d, the manifest %d weighing %d'
+          % (name, samples, weight, want['samples'], want['weight']))
+    check(page.meta['bucket_ms'] % d['bucket_ms'] == 0,
+          "the density's %d ms buckets divide the stacks' %d ms"
+          % (d['bucket_ms'], page.meta['bucket_ms']))
+    coarse, fine = collections.Counter(), collections.Counter()
+    for bucket, leaf, thread, s, w in page.entries[name]:
+        coarse[bucket] += s
+    for bucket, thread, s, w in page.density[name]:
+        fine[page.bucket_of((d['t0_ms'] + bucket * d['bucket_ms']) * 1000000)] += s
+    check(coarse == fine, "kind %s: the density's samples add up to each stack bucket's"
+          % name)
+    if name == 'cpu':
+        got = collections.Counter()
+        for bucket, thread, s, w in page.density[name]:
+            got[page.thread_names[thread]] += s
+        check(dict(got) == thread_samples(manifest), "cpu's density per thread")
+
+
+def thread_samples(manifest):
+    """The manifest's cpu samples per thread, by the page's thread labels."""
+    return {'[%s]' % t['name']: t['cpu_samples'] for t in manifest['threads']
+            if t['cpu_samples']}
 
 
 def under_frame(page, name):
@@ -133,8 +176,7 @@ def check_kind(page, name, manifest, under):
           "kind %s: the meta's figures (%s, %s) are the entries'"
           % (name, k.get('samples'), k.get('weight')))
     if name == 'cpu':
-        want_t = {'[%s]' % t['name']: t['cpu_samples'] for t in manifest['threads']
-                  if t['cpu_samples']}
+        want_t = thread_samples(manifest)
         check(dict(per_thread) == want_t, 'cpu samples per thread: %s, the manifest %s'
               % (sorted(per_thread.items())[:4], sorted(want_t.items())[:4]))
     if name in ('cpu', 'alloc'):
@@ -152,16 +194,18 @@ def check_page(path, manifest):
     start = time.monotonic()
     page = Page.read(path)
     meta = page.meta
-    print('data: %d nodes, %d threads, %d buckets of %d ms (%s), blob %.1f MB inflated; '
-          'decoded in %.1f s' % (meta['nnodes'], len(page.thread_names), meta['nbuckets'],
-                                 meta['bucket_ms'], meta['resolution'], len(page.blob) / 1e6,
-                                 time.monotonic() - start))
+    print('data: %d nodes, %d threads, %d stack buckets of %d ms (%s), %d density buckets '
+          'of %d ms, blob %.1f MB inflated; decoded in %.1f s'
+          % (meta['nnodes'], len(page.thread_names), meta['nbuckets'], meta['bucket_ms'],
+             meta['resolution'], meta['density']['nbuckets'], meta['density']['bucket_ms'],
+             len(page.blob) / 1e6, time.monotonic() - start))
     check(set(page.entries) == set(manifest['kinds']), 'the page has the kinds %s (it has %s)'
           % (sorted(manifest['kinds']), sorted(page.entries)))
     under = under_frame(page, manifest['incident']['frame'])
     for name in sorted(manifest['kinds']):
         check_order(page, name)
         check_kind(page, name, manifest, under)
+        check_density(page, name, manifest)
 
 
 def main():

@@ -26,7 +26,8 @@ short, long, ...), for each recording:
             (tests/fetch-maven is run once to fetch it) or java is missing.
 
 It prints each run as it ends (for the heatmap, the buckets the converter
-chose, from its stderr), then a table of medians (peak RSS: the largest of the
+chose, from its stderr, and what its page is made of: the META and BLOB
+elements and the rest), then a table of medians (peak RSS: the largest of the
 rounds). When bench/heatmap_page.py is there, it runs it on the last
 round's pages too (time to first paint and to a selection's flame graph in
 headless Chromium) and prints what it prints. The recordings, JFR files and
@@ -35,6 +36,7 @@ pages go to a temporary directory, removed at the end unless --keep DIR.
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -60,6 +62,18 @@ def run(argv, log):
 
 def mb(path):
     return os.path.getsize(path) / 1e6
+
+
+def page_parts(path):
+    """What a ringprof heatmap page is made of: the MB of its META element, of
+    its BLOB element (base64) and of the rest (the page's code and style)."""
+    with open(path, encoding='utf-8') as f:
+        text = f.read()
+    sizes = []
+    for name in ('meta', 'blob'):
+        m = re.search(r'<script id="heatmap-%s"[^>]*>(.*?)</script>' % name, text, re.S)
+        sizes.append(len(m.group(1)) / 1e6 if m else float('nan'))
+    return sizes + [len(text) / 1e6 - sum(sizes)]
 
 
 def write_recording(build, work, hours):
@@ -131,6 +145,8 @@ def one_round(rp, rec, hours, work, ap_why, figs, rnd):
             print('  ' + text.replace('\n', '\n  ')[-600:])
         elif name == 'heatmap' and rnd == 1:
             print('  ' + '\n  '.join(l for l in text.split('\n') if 'heatmap:' in l))
+            print('  the page: META %.2f MB, BLOB %.2f MB, the rest %.2f MB'
+                  % tuple(page_parts(out)))
     return page
 
 

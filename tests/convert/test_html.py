@@ -33,13 +33,12 @@ import json
 import os
 import re
 import shutil
-import struct
 import sys
 import urllib.parse
-import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from consumers import Checks, Truth, load_manifest, run, skip_unless, tempdir  # noqa
+from cdp import chromium_args, decode_png  # noqa
 
 RINGPROF, WRITER, BIGWRITER = sys.argv[1:4]
 CHROMIUM = skip_unless("chromium", "chromium")
@@ -55,10 +54,7 @@ def chromium(url, *extra):
     profile_n += 1
     udd = os.path.join(T, "chromium-%d" % profile_n)
     os.mkdir(udd)
-    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-           "--no-first-run", "--disable-background-networking",
-           "--disable-component-update", "--disable-sync", "--disable-extensions",
-           "--user-data-dir=" + udd, "--window-size=%d,%d" % WINDOW] + list(extra) + [url]
+    cmd = chromium_args(CHROMIUM, udd, *WINDOW) + list(extra) + [url]
     try:
         return run(cmd, env=dict(os.environ, HOME=T), timeout=180)
     finally:
@@ -101,63 +97,6 @@ def convert(out, *inputs, extra=()):
 
 def pct(x):
     return "%.2f%%" % x
-
-
-def unfilter(ftype, line, prev, bpp, swar):
-    """Undo one PNG row filter (PNG spec, 9.2). `swar` holds the masks for adding
-    two rows bytewise as big integers (the common filter, Up, at C speed)."""
-    n = len(line)
-    if ftype == 0:
-        return bytearray(line)
-    if ftype == 2:
-        hi, lo = swar
-        a, b = int.from_bytes(line, "big"), int.from_bytes(prev, "big")
-        return bytearray((((a & lo) + (b & lo)) ^ ((a ^ b) & hi)).to_bytes(n, "big"))
-    out = bytearray(line)
-    for x in range(n):
-        a = out[x - bpp] if x >= bpp else 0
-        if ftype == 1:
-            out[x] = (out[x] + a) & 255
-        elif ftype == 3:
-            out[x] = (out[x] + ((a + prev[x]) >> 1)) & 255
-        else:
-            b, c = prev[x], prev[x - bpp] if x >= bpp else 0
-            pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
-            out[x] = (out[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-    return out
-
-
-def png_rows(path):
-    """Decode an 8-bit RGB or RGBA PNG (what Chromium writes): (width, height,
-    rows as RGB bytes, 3 a pixel)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        raise ValueError("not a PNG")
-    i, idat, w, h, bpp = 8, b"", 0, 0, 3
-    while i < len(data):
-        n, kind = struct.unpack(">I4s", data[i:i + 8])
-        body = data[i + 8:i + 8 + n]
-        if kind == b"IHDR":
-            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
-            if depth != 8 or ctype not in (2, 6) or interlace:
-                raise ValueError("PNG type %d/%d/%d" % (depth, ctype, interlace))
-            bpp = 3 if ctype == 2 else 4
-        elif kind == b"IDAT":
-            idat += body
-        i += 12 + n
-    raw, stride = zlib.decompress(idat), w * bpp
-    hi = int.from_bytes(b"\x80" * stride, "big")
-    swar = (hi, hi ^ ((1 << 8 * stride) - 1))
-    rows, prev = [], bytearray(stride)
-    for y in range(h):
-        at = y * (stride + 1)
-        prev = unfilter(raw[at], raw[at + 1:at + 1 + stride], prev, bpp, swar)
-        if bpp == 3:
-            rows.append(bytes(prev))
-        else:   # drop alpha
-            rows.append(bytes(b for k, b in enumerate(prev) if k % 4 != 3))
-    return w, h, rows
 
 
 def rgb(css):
@@ -308,7 +247,8 @@ c.check(back.get("zoom") == "all" and not back.get("reversed") and not back.get(
 # bottom and the rows below it have a fixed height, so the root's bar is where
 # the page says, shifted by the difference in window height.
 try:
-    w, h, px = png_rows(shot)
+    with open(shot, "rb") as f:
+        w, h, px = decode_png(f.read())
 except (OSError, ValueError) as e:
     w, h, px = 0, 0, []
     c.check(False, "jit: the screenshot decodes", e)

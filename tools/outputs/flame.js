@@ -23,9 +23,10 @@
   it), so nothing recurses on deep stacks. Types: 0 interpreted, 1 JIT, 2
   inlined, 3 native, 4 C++, 5 kernel, 6 marker, 7 allocated class, 8 thread, 9
   root. "markers" explains the marker frames the nodes hold: the legend names
-  them, the tooltip of such a frame says what it is. setData(data) draws
-  another profile, keeping the search, reversed and icicle settings and
-  zooming out.
+  them, the tooltip of such a frame says what it is. The renderer starts with
+  the search, reversed and icicle settings its inputs hold (set by the page, or
+  restored by the browser on a reload); setData(data) draws another profile,
+  keeping them and zooming out.
 
   The graph opens on the root: a flame graph (root at the bottom) of deep
   stacks is taller than its scroller, so every change of view (load, zoom,
@@ -334,14 +335,16 @@ function ringprofFlame(els, data, options) {
       (DIFF ? "; base " + pct(sumB, data.diff.base_total) + " (" + fmtWeight(sumB) +
               "), change " + signed(sum - sumB * SCALE) : "");
   }
-  function setSearch(text, isRegex, caseSensitive) {
+  // the search's expression, null for none (or a bad one, marked so)
+  function searchRegex(text, isRegex, caseSensitive) {
     els.search.classList.remove("bad");
-    matchRe = null;
-    if (text) {
-      const src = isRegex ? text : text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-      try { matchRe = new RegExp(src, caseSensitive ? "" : "i"); }
-      catch (e) { els.search.classList.add("bad"); }
-    }
+    if (!text) return null;
+    const src = isRegex ? text : text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    try { return new RegExp(src, caseSensitive ? "" : "i"); }
+    catch (e) { els.search.classList.add("bad"); return null; }
+  }
+  function setSearch(text, isRegex, caseSensitive) {
+    matchRe = searchRegex(text, isRegex, caseSensitive);
     // The result's text may change the height of what is above the graph, and
     // so the graph's: the view keeps its place against the graph's bottom (the
     // root, in a flame graph), or its top in an icicle.
@@ -543,6 +546,10 @@ function ringprofFlame(els, data, options) {
     };
   }
 
+  // the view the inputs hold
+  inverted = els.reverse.checked;
+  icicle = els.icicle.checked;
+  matchRe = searchRegex(els.search.value, els.regex.checked, els.caseSensitive.checked);
   setData(data);
   loadMs = Math.round(performance.now() - t0);   // parse, build, first draw
 

@@ -3,9 +3,11 @@
  * interactive flame graph page; and `ringprof diff --format html`, the same page
  * in its diff mode (below, "the differential page").
  *
- * The page (tools/outputs/flamegraph.html: HTML, CSS and a canvas renderer in one file)
- * is compiled into the binary by tools/outputs/embed.py. This writer copies it, putting
- * the profile as JSON where the template has its data marker:
+ * The page (tools/outputs/flamegraph.html: HTML, CSS and the page's script) and the
+ * canvas renderer it shares with the heatmap page (tools/outputs/flame.js) are
+ * compiled into the binary by tools/outputs/embed.py. This writer copies the page,
+ * putting the profile as JSON where the template has its data marker, and the
+ * renderer where it has the script marker (out_page, out_flame_js_slot):
  *
  *   {"v":1,"title":..,"kind":..,"unit":..,"ns_per_unit":..,"info":..,
  *    "nodes":[name,type,weight,samples,nchildren, ...],"strings":[..],
@@ -42,11 +44,15 @@
 #include "legend.h"
 #include "out_common.h"
 
-/* From the build (tools/outputs/embed.py over tools/outputs/flamegraph.html). */
+/* From the build (tools/outputs/embed.py over tools/outputs/flamegraph.html and
+ * flame.js). */
 extern const char rp_flamegraph_html[];
 extern const unsigned long rp_flamegraph_html_len;
+extern const char rp_flame_js[];
+extern const unsigned long rp_flame_js_len;
 
 #define DATA_MARKER "@RINGPROF_DATA@"
+#define FLAME_JS_MARKER "@RINGPROF_FLAME_JS@"
 
 /* The page's frame types: rp_frame_type values 0..6, then its own. */
 enum { PT_CLASS = 7, PT_THREAD = 8, PT_ROOT = 9 };
@@ -140,19 +146,24 @@ static void write_info(FILE *out, const struct rp_profile *p, const struct rp_li
     out_json_cstring(out, info);
 }
 
-/* The page before the data marker; @return where the rest starts, or NULL after
- * printing why the page cannot be written. */
-static const char *page_open(FILE *out, size_t nnodes)
+/* Whether there is nothing to draw (after printing so). */
+static int page_empty(size_t nnodes)
 {
-    const char *page = rp_flamegraph_html;
-    const char *mark = strstr(page, DATA_MARKER);
-    if (!mark || !nnodes) {
-        fprintf(stderr, "ringprof: html: %s\n",
-                mark ? "empty profile" : "page template has no data marker (build bug)");
-        return NULL;
-    }
-    fwrite(page, 1, (size_t)(mark - page), out);
-    return mark + strlen(DATA_MARKER);
+    if (!nnodes)
+        fputs("ringprof: html: empty profile\n", stderr);
+    return !nnodes;
+}
+
+/* The page: the template with the data (written by `data`) and the renderer at
+ * their markers. @return 0, or -1 on a write error. */
+static int write_page(FILE *out, void (*data)(FILE *out, void *arg), void *arg)
+{
+    const struct out_slot slots[] = {
+        {DATA_MARKER, data, arg},
+        {FLAME_JS_MARKER, out_flame_js_slot, NULL},
+    };
+    return out_page(out, rp_flamegraph_html, rp_flamegraph_html_len, slots,
+                    sizeof slots / sizeof slots[0]);
 }
 
 /* The data's first fields, up to "info" (its value is the caller's). */
@@ -199,10 +210,8 @@ void out_markers_json(FILE *out, const struct out_legend *legend)
     fputc(']', out);
 }
 
-/* The string table, the markers' legend, the data's end and the page after the
- * marker. */
-static int page_close(FILE *out, struct rp_strtab *names, const struct out_legend *legend,
-                      const char *rest)
+/* The data's end: the string table and the markers' legend. */
+static void data_tail(FILE *out, const struct rp_strtab *names, const struct out_legend *legend)
 {
     fputs("],\n\"strings\":[", out);
     for (size_t i = 0; i < names->n; i++) {
@@ -213,29 +222,40 @@ static int page_close(FILE *out, struct rp_strtab *names, const struct out_legen
     fputs("],\n\"markers\":", out);
     out_markers_json(out, legend);
     fputc('}', out);
-    fwrite(rest, 1, rp_flamegraph_html_len - (size_t)(rest - rp_flamegraph_html), out);
-    return ferror(out) ? -1 : 0;
+}
+
+/* What a page's data slot writes: a profile (the flame graph) or a diff. */
+struct page_arg {
+    const struct rp_profile *p;
+    const struct rp_diff *d;
+    const struct rp_out_options *o;
+};
+
+static void html_data(FILE *out, void *arg)
+{
+    const struct page_arg *a = arg;
+    const struct rp_profile *p = a->p;
+    struct walk w = {.out = out};
+    rp_strtab_init(&w.names);
+    out_legend_init(&w.legend);
+    if (a->o->cutoff_pct > 0)
+        w.min_weight = (uint64_t)((double)p->nodes[0].total[RP_PV_WEIGHT] *
+                                  a->o->cutoff_pct / 100.0);
+    char title[1024];
+    data_head(out, p, out_title(p, a->o->title, title, sizeof title));
+    write_info(out, p, a->o->live);
+    fputs(",\n\"nodes\":[\n", out);
+    rp_prof_walk(p, 0, visit, &w);
+    data_tail(out, &w.names, &w.legend);
+    rp_strtab_free(&w.names);
 }
 
 int rp_out_html(FILE *out, const struct rp_profile *p, const struct rp_out_options *o)
 {
-    const char *rest = page_open(out, p->nnodes);
-    if (!rest)
+    if (page_empty(p->nnodes))
         return -1;
-    struct walk w = {.out = out};
-    rp_strtab_init(&w.names);
-    out_legend_init(&w.legend);
-    if (o->cutoff_pct > 0)
-        w.min_weight = (uint64_t)((double)p->nodes[0].total[RP_PV_WEIGHT] *
-                                  o->cutoff_pct / 100.0);
-    char title[1024];
-    data_head(out, p, out_title(p, o->title, title, sizeof title));
-    write_info(out, p, o->live);
-    fputs(",\n\"nodes\":[\n", out);
-    rp_prof_walk(p, 0, visit, &w);
-    int rc = page_close(out, &w.names, &w.legend, rest);
-    rp_strtab_free(&w.names);
-    return rc;
+    struct page_arg a = {.p = p, .o = o};
+    return write_page(out, html_data, &a);
 }
 
 /* ------------------------------------------------- the differential page -- */
@@ -338,17 +358,16 @@ static const char *diff_title(const struct rp_diff *d, const char *paths, char *
     return buf;
 }
 
-int rp_out_diff_html(FILE *out, const struct rp_diff *d, const struct rp_out_options *o)
+static void diff_data(FILE *out, void *arg)
 {
-    const char *rest = page_open(out, d->whole[1] ? d->nnodes : 0);
-    if (!rest)
-        return -1;
+    const struct page_arg *a = arg;
+    const struct rp_diff *d = a->d;
     struct rp_strtab names;
     rp_strtab_init(&names);
     struct out_legend legend;
     out_legend_init(&legend);
     char title[2048];
-    data_head(out, d->p[1], diff_title(d, o->title, title, sizeof title));
+    data_head(out, d->p[1], diff_title(d, a->o->title, title, sizeof title));
     diff_info(out, d);
     fprintf(out, ",\n\"diff\":{\"scale\":%.17g,\"base_total\":%llu,\"new_total\":%llu}",
             d->scale, (unsigned long long)d->whole[0], (unsigned long long)d->whole[1]);
@@ -356,14 +375,17 @@ int rp_out_diff_html(FILE *out, const struct rp_diff *d, const struct rp_out_opt
     diff_nodes(out, d, &names, 1, NULL);
     fputs("],\n\"nodes\":[\n", out);
     diff_nodes(out, d, &names, 0, &legend);
-    int rc = page_close(out, &names, &legend, rest);
+    data_tail(out, &names, &legend);
     rp_strtab_free(&names);
-    return rc;
 }
 
-/* From the build (tools/outputs/embed.py over tools/outputs/flame.js). */
-extern const char rp_flame_js[];
-extern const unsigned long rp_flame_js_len;
+int rp_out_diff_html(FILE *out, const struct rp_diff *d, const struct rp_out_options *o)
+{
+    if (page_empty(d->whole[1] ? d->nnodes : 0))
+        return -1;
+    struct page_arg a = {.d = d, .o = o};
+    return write_page(out, diff_data, &a);
+}
 
 void out_flame_js_slot(FILE *out, void *arg)
 {

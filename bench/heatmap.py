@@ -28,9 +28,10 @@ short, long, ...), for each recording:
 It prints each run as it ends (for the heatmap, the buckets the converter
 chose, from its stderr, and what its page is made of: the META and BLOB
 elements and the rest), then a table of medians (peak RSS: the largest of the
-rounds). When bench/heatmap_page.py is there, it runs it on the last
-round's pages too (time to first paint and to a selection's flame graph in
-headless Chromium) and prints what it prints. The recordings, JFR files and
+rounds). When bench/heatmap_page.py is there, it runs it on the last round's
+pages too, ringprof's and async-profiler's cpu one (the time to the page ready
+and its first frame, and to a selection's flame graph, in headless Chromium),
+and prints what it prints. The recordings, JFR files and
 pages go to a temporary directory, removed at the end unless --keep DIR.
 """
 import argparse
@@ -118,7 +119,8 @@ class Figures:
 
 
 def one_round(rp, rec, hours, work, ap_why, figs, rnd):
-    """The heatmap, jfr and ap steps on one recording; the page's path."""
+    """The heatmap, jfr and ap steps on one recording: the paths of its
+    ringprof page and async-profiler's cpu page."""
     tag = '%gh' % hours
     page = os.path.join(work, 'rp-%s.html' % tag)
     jfr = os.path.join(work, 'rp-%s.jfr' % tag)
@@ -147,7 +149,7 @@ def one_round(rp, rec, hours, work, ap_why, figs, rnd):
             print('  ' + '\n  '.join(l for l in text.split('\n') if 'heatmap:' in l))
             print('  the page: META %.2f MB, BLOB %.2f MB, the rest %.2f MB'
                   % tuple(page_parts(out)))
-    return page
+    return [page, appage]
 
 
 def table(figs, recs, ap_why):
@@ -206,8 +208,8 @@ def main():
         figs = Figures()
         pages = []
         for r in range(1, a.rounds + 1):
-            pages = [one_round(rp, rec, man['hours'], work, ap_why, figs, r)
-                     for rec, man in recs]
+            pages = [p for rec, man in recs
+                     for p in one_round(rp, rec, man['hours'], work, ap_why, figs, r)]
         table(figs, [('%gh' % m['hours'], m) for _, m in recs], ap_why)
         print('load average at the end %.2f %.2f %.2f' % os.getloadavg())
         page_bench([p for p in pages if os.path.exists(p)])

@@ -497,7 +497,7 @@ broken_stacks() {
           s = ""; for (i = nf; i >= 2 && i > nf - 8; i--) s = s (s == "" ? "" : " <- ") f[i]
           w[s] += $1 }
         END { for (s in w) printf "%8.1f ms  %s\n", w[s] / 1e6, s }' "$1" |
-        sort -rn | head -12 | sed 's/^/# broken: /'
+        sort -rn | awk 'NR <= 12 { print "# broken: " $0 }'   # reads it all: no SIGPIPE
 }
 
 shares_vs_truth() {

@@ -153,6 +153,9 @@ def check_page(path, label):
     c.check(utf8, "%s: valid UTF-8" % label)
     c.check("http://" not in text and "https://" not in text,
             "%s: self-contained (no http:// or https://)" % label)
+    counts = [text.count('id="heatmap-meta"'), text.count('id="heatmap-blob"'),
+              text.count("function ringprofFlame(")]
+    c.check(counts == [1, 1, 1], "%s: the data and the renderer once each" % label, counts)
     return Page(text)
 
 

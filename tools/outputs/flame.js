@@ -2,7 +2,7 @@
   tools/outputs/flame.js: the flame-graph renderer that the pages of
   `ringprof convert --format html` (flamegraph.html) and `--format heatmap`
   (heatmap.html) share. embed.py compiles it into the binary; the writers put it
-  where a page has the marker @RINGPROF_FLAME_JS@, inside the page's own script
+  where a page has its FLAME_JS marker, inside the page's own script
   element: a page ends a script element only where its own scripts end, so this
   file never holds the closing tag's text, nor an HTML comment's opening.
 

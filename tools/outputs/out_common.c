@@ -417,12 +417,17 @@ void out_events_hooks(struct rp_prof_options *po, void *arg, rp_prof_sample_fn *
 int out_page(FILE *out, const char *tpl, size_t len, const struct out_slot *slots,
              size_t nslots)
 {
-    for (size_t i = 0; i < nslots; i++)
-        if (!memmem(tpl, len, slots[i].marker, strlen(slots[i].marker))) {
-            fprintf(stderr, "ringprof: page template has no %s (build bug)\n",
-                    slots[i].marker);
+    for (size_t i = 0; i < nslots; i++) {
+        size_t mlen = strlen(slots[i].marker);
+        const char *m = memmem(tpl, len, slots[i].marker, mlen);
+        const char *again = m ? memmem(m + mlen, len - (size_t)(m + mlen - tpl),
+                                       slots[i].marker, mlen) : NULL;
+        if (!m || again) {
+            fprintf(stderr, "ringprof: the page template has %s %s (build bug)\n",
+                    m ? "more than one" : "no", slots[i].marker);
             return -1;
         }
+    }
     const char *at = tpl, *end = tpl + len;
     while (at < end) {
         const char *next = end;

@@ -136,9 +136,10 @@ struct out_slot {
 };
 
 /* Write template `tpl` (len bytes) with each slot's marker replaced by what its
- * writer writes, every occurrence, in the template's order. @return 0, or -1
- * on a write error, or when a slot's marker is missing from the template
- * (after printing that it is a build bug). */
+ * writer writes. Each marker must be in the template exactly once (a marker
+ * named in a comment would write its data twice). @return 0, or -1 on a write
+ * error, or when a marker is missing or repeated (after printing that it is a
+ * build bug). */
 int out_page(FILE *out, const char *tpl, size_t len, const struct out_slot *slots,
              size_t nslots);
 

@@ -12,7 +12,7 @@ wrote per kind, and those on the incident's stacks). Then
   exit    it exits 0;
   size    the page is under 20 MB (issue 26's bound), printed;
   memory  its peak resident set (wait4's ru_maxrss) is under the bound of its
-          length, printed: about twice what was measured (a day: 344 MB in
+          length, printed: about twice what was measured (a day: 343 MB in
           bench/README.md, "The incident view (issue 26)", bound 700 MB; a
           quarter of an hour: 64 MB here, bound 130 MB);
   time    its CPU time is printed; RLIMIT_CPU of CPU_SECONDS is a hang detector,

@@ -168,10 +168,10 @@ static void telemetry(void)
         rss = &h.series[1];
         cpu = &h.series[0];
     }
-    rp_hm_bin(&h, rss, T0, S, 3, v);
+    rp_hm_bin(rss, T0, S, 3, v);
     CHECK(fabs(v[0] - 15) < 1e-9 && isnan(v[1]) && fabs(v[2] - 40) < 1e-9,
           "rss bins: %g %g %g (MiB)", v[0], v[1], v[2]);
-    rp_hm_bin(&h, cpu, T0, S, 3, v);
+    rp_hm_bin(cpu, T0, S, 3, v);
     CHECK(isnan(v[0]) && fabs(v[1] - 100) < 0.01 && fabs(v[2] - 300) < 0.01,
           "cpu bins: %g %g %g (%% of a CPU)", v[0], v[1], v[2]);
     rp_hm_free(&h);

@@ -295,10 +295,9 @@ static int cmp_series(const void *a, const void *b)
     return x->rec < y->rec ? -1 : x->rec > y->rec;
 }
 
-void rp_hm_bin(const struct rp_heatmap *h, const struct rp_hm_series *s, uint64_t t0,
-               uint64_t bin_ns, size_t nbins, double *out)
+void rp_hm_bin(const struct rp_hm_series *s, uint64_t t0, uint64_t bin_ns, size_t nbins,
+               double *out)
 {
-    (void)h;
     const struct rp_tl_gauge_def *g = &rp_tl_gauges[s->gauge];
     double *num = rp_xcalloc(nbins + 1, sizeof *num), *den = rp_xcalloc(nbins + 1, sizeof *den);
     for (size_t i = 0; i < s->n; i++) {

@@ -124,7 +124,7 @@ void rp_hm_finish(struct rp_heatmap *h);
  * the bin's value in the gauge's unit (rp_tl_gauges scale), NAN when the bin
  * has no reading (a level) or no interval ending in it (a rate). After finish.
  */
-void rp_hm_bin(const struct rp_heatmap *h, const struct rp_hm_series *s, uint64_t t0,
-               uint64_t bin_ns, size_t nbins, double *out);
+void rp_hm_bin(const struct rp_hm_series *s, uint64_t t0, uint64_t bin_ns, size_t nbins,
+               double *out);
 
 #endif

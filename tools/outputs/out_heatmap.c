@@ -404,7 +404,7 @@ static void write_telemetry(FILE *out, const struct page *g, uint64_t t0, uint64
         uint64_t bin = series_bin(g->h, s, span);
         size_t nbins = (size_t)((span + bin - 1) / bin);
         double *v = rp_xcalloc(nbins + 1, sizeof *v);
-        rp_hm_bin(g->h, s, t0, bin, nbins, v);
+        rp_hm_bin(s, t0, bin, nbins, v);
         fputs(i ? ",\n{\"name\":" : "{\"name\":", out);
         out_json_cstring(out, d->name);
         field(out, "label", d->label);

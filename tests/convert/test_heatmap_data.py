@@ -34,7 +34,7 @@ T = tempdir()
 c = Checks("heatmap_data")
 
 
-def convert(*args, check=True):
+def convert(*args):
     return subprocess.run([RINGPROF, "convert"] + list(args), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, check=False)
 
